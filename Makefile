@@ -1,0 +1,26 @@
+# The two set-up commands of the README.  Each creates its own virtual
+# environment (.venv), installs linsep into it and runs one job.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test venv clean
+
+venv: $(BIN)/python
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# Main job: a quick run of the paper's comparison on the bundled data.
+demo: venv
+	$(BIN)/python -m pip install --quiet -e ".[bench]"
+	$(BIN)/python -m linsep.demo
+
+# Test suite (unit, oracle, property and scikit-learn checks).
+test: venv
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(BIN)/python -m pytest -n 2 -q
+
+clean:
+	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .hypothesis

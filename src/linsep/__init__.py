@@ -1,0 +1,28 @@
+"""linsep: classical linear-discriminant learners, scikit-learn native.
+
+Ho–Kashyap family, MSE / Widrow–Hoff, perceptrons, Kozinec and
+Schlesinger–Kozinec, Lagrangian SVM — each a pure solver in
+:mod:`linsep.solvers` under a thin estimator — plus separability verdicts
+with certificates and the experiment of Lauer & Bloch (2006).
+"""
+
+from ._registry import available_classifiers, make_classifier
+from ._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
+from .estimators import HoKashyapClassifier
+from .separability import SeparabilityResult, check_separability
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "HoKashyapClassifier",
+    "SeparabilityResult",
+    "SolveResult",
+    "available_classifiers",
+    "check_separability",
+    "make_classifier",
+    "SEPARABLE",
+    "NOT_SEPARABLE",
+    "CONVERGED",
+    "MAX_ITER",
+    "__version__",
+]

@@ -1,0 +1,203 @@
+"""One base classifier for every linsep estimator.
+
+The estimator layer does four things and nothing else (the numerical work is
+in :mod:`linsep.solvers`):
+
+1. validate ``X`` and ``y`` once, with scikit-learn's validators;
+2. encode the labels: two classes become ``-1 / +1`` (``classes_[1]`` is
+   ``+1``), more classes become one ``±1`` column per class (one-vs-rest);
+3. call the subclass's ``_solve_binary`` once per column, which returns a
+   :class:`~linsep._result.SolveResult`;
+4. unpack the results into ``coef_``, ``intercept_``, ``n_iter_``,
+   ``status_``, ``history_`` and raise one
+   :class:`~sklearn.exceptions.ConvergenceWarning` if any solve hit its
+   iteration budget.
+
+``decision_function`` / ``predict`` come from scikit-learn's
+:class:`~sklearn.linear_model._base.LinearClassifierMixin` for primal models,
+and from :class:`BaseKernelSeparator` for models with ``dual_coef_``.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model._base import LinearClassifierMixin
+from sklearn.preprocessing import LabelBinarizer
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._result import MAX_ITER
+
+__all__ = ["BaseSeparator", "BaseLinearSeparator", "BaseKernelSeparator", "encode_pm1"]
+
+
+def encode_pm1(y, classes=None):
+    """Encode labels as ``±1`` columns.
+
+    Returns ``(targets, binarizer)``: ``targets`` has shape ``(N, 1)`` for two
+    classes (``classes_[1]`` ↦ +1) and ``(N, K)`` for ``K > 2`` classes
+    (one-vs-rest: class ``k`` ↦ +1 in column ``k``).
+    """
+    binarizer = LabelBinarizer(neg_label=-1, pos_label=1)
+    if classes is not None:
+        binarizer.fit(classes)
+        targets = binarizer.transform(y)
+    else:
+        targets = binarizer.fit_transform(y)
+    return targets.astype(float), binarizer
+
+
+class BaseSeparator(ClassifierMixin, BaseEstimator):
+    """Validation, label encoding, one-vs-rest and unpacking shared by all estimators.
+
+    Subclasses implement ``_solve_binary(X, y, **fit_params) -> SolveResult``
+    for one ``±1`` problem and ``_store(results)`` to set their model
+    attributes; everything else lives here.
+    """
+
+    # Solvers work in float64: numerically safer for the least-squares and
+    # projection steps, and float32 input is then fitted the same way.
+    _accept_sparse = ("csr", "csc")
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = bool(self._accept_sparse)
+        return tags
+
+    def _validate_fit(self, X, y):
+        X, y = validate_data(
+            self, X, y, accept_sparse=self._accept_sparse, dtype=np.float64,
+            ensure_min_samples=2, y_numeric=False,
+        )
+        check_classification_targets(y)
+        classes = np.unique(y)
+        if classes.size < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs samples of at least 2 classes in the data, "
+                f"but the data contain only one class: {classes[0]!r}"
+            )
+        return X, y
+
+    def _validate_extra(self, X_extra, y_extra):
+        """Validate an extra labelled set (e.g. validation data) against the fitted shape."""
+        X_extra = validate_data(self, X_extra, accept_sparse=self._accept_sparse,
+                                dtype=np.float64, reset=False)
+        y_extra = np.asarray(y_extra)
+        if y_extra.ndim != 1 or y_extra.shape[0] != X_extra.shape[0]:
+            raise ValueError(
+                f"validation labels must be a 1-d array with one label per row of X_val; "
+                f"got shape {y_extra.shape} for {X_extra.shape[0]} rows"
+            )
+        unknown = np.setdiff1d(np.unique(y_extra), self.classes_)
+        if unknown.size:
+            raise ValueError(f"validation labels {unknown.tolist()} are not among the training classes")
+        return X_extra, y_extra
+
+    def _fit_problems(self, X, y, extra_targets=None, **fit_params):
+        """Encode ``y`` and solve each binary (or one-vs-rest) problem.
+
+        ``extra_targets`` maps a keyword of ``_solve_binary`` to labels to be
+        encoded like ``y`` (e.g. ``{"y_val": y_val}``); column ``k`` of each
+        encoded array goes to problem ``k``.
+        """
+        targets, binarizer = encode_pm1(y)
+        self.classes_ = binarizer.classes_
+        encoded_extra = {name: encode_pm1(labels, self.classes_)[0]
+                         for name, labels in (extra_targets or {}).items()}
+        results = []
+        for column in range(targets.shape[1]):
+            per_problem = {name: values[:, column] for name, values in encoded_extra.items()}
+            results.append(self._solve_binary(X, targets[:, column], **per_problem, **fit_params))
+        self._unpack_common(results)
+        self._store(results)
+        return self
+
+    def _unpack_common(self, results):
+        binary = len(results) == 1
+        statuses = np.array([r.status for r in results], dtype=object)
+        n_iters = np.array([r.n_iter for r in results])
+        self.status_ = statuses[0] if binary else statuses
+        self.n_iter_ = int(n_iters[0]) if binary else n_iters
+        histories = [r.history for r in results]
+        if any(h is not None for h in histories):
+            self.history_ = histories[0] if binary else histories
+        elif hasattr(self, "history_"):
+            del self.history_
+        stuck = [self.classes_[i] if not binary else None for i, r in enumerate(results) if r.status == MAX_ITER]
+        if stuck:
+            which = "" if binary else f" for class(es) {stuck} (one-vs-rest)"
+            warnings.warn(
+                f"{type(self).__name__} reached max_iter={getattr(self, 'max_iter', '?')} without "
+                f"converging{which}; status_ is 'max_iter'. Increase max_iter or loosen tol.",
+                ConvergenceWarning,
+            )
+
+    def _solve_binary(self, X, y, **kwargs):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _store(self, results):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class BaseLinearSeparator(LinearClassifierMixin, BaseSeparator):
+    """Base of primal models: the solver returns augmented weights (bias last)."""
+
+    def _store(self, results):
+        W = np.vstack([r.weights for r in results])
+        self.coef_ = W[:, :-1].copy()
+        self.intercept_ = W[:, -1].copy()
+
+    def fit(self, X, y):
+        """Fit the model to ``X`` (N, d) and labels ``y`` (any two or more values)."""
+        X, y = self._validate_fit(X, y)
+        return self._fit_problems(X, y)
+
+
+class BaseKernelSeparator(BaseSeparator):
+    """Base of kernel models: ``f(x) = Σ_i α_i k(x_i, x) + b`` per problem.
+
+    Subclasses' solvers return ``weights`` = dual coefficients ``α`` (already
+    multiplied by the ``±1`` labels) and ``intercept`` ``b``.  The training
+    samples are kept in ``X_fit_`` (``kernel="precomputed"`` keeps nothing and
+    expects ``K(X, X_fit)`` at prediction time).
+    """
+
+    def _kernel_params(self):
+        return {"gamma": getattr(self, "gamma", None), "degree": getattr(self, "degree", 3),
+                "coef0": getattr(self, "coef0", 1)}
+
+    def _kernel_matrix(self, A, B):
+        from .kernels import kernel_matrix
+
+        return kernel_matrix(A, B, kernel=self.kernel, **self._kernel_params())
+
+    def _store(self, results):
+        self.dual_coef_ = np.vstack([r.weights for r in results])
+        self.intercept_ = np.array([r.intercept if r.intercept is not None else 0.0 for r in results])
+
+    def fit(self, X, y):
+        """Fit the model to ``X`` (N, d) — or a Gram matrix (N, N) for ``kernel="precomputed"``."""
+        X, y = self._validate_fit(X, y)
+        if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
+            raise ValueError(f"kernel='precomputed' needs a square Gram matrix, got shape {X.shape}")
+        self.X_fit_ = X
+        return self._fit_problems(X, y)
+
+    def decision_function(self, X):
+        """Signed score per sample: shape (N,) for two classes, (N, K) otherwise."""
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse=self._accept_sparse, dtype=np.float64, reset=False)
+        K = X if self.kernel == "precomputed" else self._kernel_matrix(X, self.X_fit_)
+        scores = np.asarray(K @ self.dual_coef_.T) + self.intercept_
+        return scores.ravel() if scores.shape[1] == 1 else scores
+
+    def predict(self, X):
+        """Predicted class labels."""
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(int)]
+        return self.classes_[np.argmax(scores, axis=1)]

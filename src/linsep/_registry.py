@@ -1,0 +1,69 @@
+"""``make_classifier(name, **params)``: every algorithm of linsep by its short name.
+
+The CLI (``linsep fit ALGO``) and the paper's experiment build estimators only
+through this table.  Each entry names the estimator class (imported lazily, so
+the registry stays import-cycle free), the parameters that turn the class into
+the named method, and a one-line summary for ``linsep list``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib import import_module
+
+
+@dataclass(frozen=True)
+class _Entry:
+    target: str  # "module:Class" relative to the linsep package
+    summary: str
+    preset: dict = field(default_factory=dict)
+
+
+_REGISTRY: dict[str, _Entry] = {
+    "hk": _Entry("estimators.ho_kashyap:HoKashyapClassifier",
+                 "Ho–Kashyap: W = Y⁺B, B ← B + μ(E+|E|); separability verdict with proof"),
+    "modified_hk": _Entry("estimators.ho_kashyap:HoKashyapClassifier",
+                          "modified Ho–Kashyap: W ← W + μY⁺|E|", {"update": "weights"}),
+    "mhks": _Entry("estimators.ho_kashyap:HoKashyapClassifier",
+                   "Łęski's modified HK, squared errors, regularisation C (Lauer & Bloch §2.2)",
+                   {"C": 1.0, "loss": "squared"}),
+    "mhka": _Entry("estimators.ho_kashyap:HoKashyapClassifier",
+                   "Łęski's modified HK, absolute errors (IRLS), regularisation C",
+                   {"C": 1.0, "loss": "absolute"}),
+    "hkes": _Entry("estimators.ho_kashyap:HoKashyapClassifier",
+                   "Ho–Kashyap with early stopping on a validation set (Lauer & Bloch §2.3)",
+                   {"early_stopping": True}),
+    "hkesa": _Entry("estimators.ho_kashyap:HoKashyapClassifier",
+                    "HKES with absolute errors (IRLS) (Lauer & Bloch §2.4)",
+                    {"early_stopping": True, "loss": "absolute"}),
+}
+
+
+def _resolve(entry):
+    module, cls = entry.target.split(":")
+    return getattr(import_module(f"linsep.{module}"), cls)
+
+
+def make_classifier(name, **params):
+    """Return a new estimator for the algorithm ``name`` with ``params`` set.
+
+    Parameters
+    ----------
+    name : str
+        A registered name; :func:`available_classifiers` lists them.
+    **params
+        Estimator parameters; they override the preset that defines ``name``
+        (e.g. ``make_classifier("mhks", C=0.25)``).
+    """
+    try:
+        entry = _REGISTRY[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown classifier {name!r}; available: {', '.join(sorted(_REGISTRY))}"
+        ) from None
+    return _resolve(entry)(**{**entry.preset, **params})
+
+
+def available_classifiers():
+    """Return ``{name: one-line summary}`` for every registered algorithm, sorted by name."""
+    return {name: _REGISTRY[name].summary for name in sorted(_REGISTRY)}

@@ -1,0 +1,5 @@
+"""Thin scikit-learn estimators over :mod:`linsep.solvers`."""
+
+from .ho_kashyap import HoKashyapClassifier
+
+__all__ = ["HoKashyapClassifier"]

@@ -1,0 +1,243 @@
+"""scikit-learn estimator for the whole Ho–Kashyap family.
+
+=====================  =====================================================
+Paper name             :class:`HoKashyapClassifier` parameters
+=====================  =====================================================
+HK (Ho & Kashyap)      defaults (``make_classifier("hk")``)
+modified HK            ``update="weights"``  (``"modified_hk"``)
+MHKS (Łęski)           ``C=<float>, loss="squared"``  (``"mhks"``)
+MHKA (Łęski)           ``C=<float>, loss="absolute"``  (``"mhka"``)
+HKES (Lauer & Bloch)   ``early_stopping=True``  (``"hkes"``)
+HKESA (Lauer & Bloch)  ``early_stopping=True, loss="absolute"``  (``"hkesa"``)
+=====================  =====================================================
+
+The equations and the stopping rules are documented in
+:mod:`linsep.solvers.ho_kashyap`.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.model_selection import train_test_split
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.base import _fit_context
+
+from .._base import BaseLinearSeparator
+from .._design import augmented_weights, sign_normalized
+from ..solvers.ho_kashyap import STOPPING_RULES, ho_kashyap
+
+
+class HoKashyapClassifier(BaseLinearSeparator):
+    """Ho–Kashyap linear classifier and its variants (HK, modified HK, MHKS, MHKA, HKES, HKESA).
+
+    Parameters
+    ----------
+    learning_rate : float, default=0.4
+        ``μ`` of the margin update ``B ← B + μ(E + |E|)``, ``0 < μ < 1``
+        (the paper's 0.4).
+    b0 : float, default=1e-6
+        Initial margin ``B_0 = b_0 1`` (the paper's value).
+    C : float or None, default=None
+        ``None`` for HK / HKES; a number for Łęski's modified HK (MHKS,
+        MHKA): target ``1 + B`` and penalty ``C wᵀw`` (bias unpenalised).
+    loss : {"squared", "absolute"}, default="squared"
+        ``D = I`` or IRLS weights ``D_k = diag(1/|e_i|)`` (MHKA, HKESA).
+    update : {"margin", "weights"}, default="margin"
+        ``W = Y⁺B`` (HK) or ``W ← W + μ Y⁺|E|`` (modified HK).
+    early_stopping : bool, default=False
+        HKES / HKESA: keep the weights at the first minimum of the
+        validation error over all iterations (``best_iter_``, ``history_``).
+    validation_fraction : float, default=1/3
+        Share of the training data held out (stratified) when
+        ``early_stopping`` and ``fit`` receives no ``X_val``.
+    max_iter : int, default=10000
+        Largest number of margin updates per binary problem (so ``n_iter_``
+        is at most ``max_iter + 1``).
+    tol : float or None, default=1e-6
+        Tolerance of ``stopping``; ``None`` with ``stopping="paper"`` gives
+        the paper's ``0.5 b_0²``.
+    stopping : {"relative", "paper"}, default="relative"
+        ``|J_k − J_{k−1}| <= tol·J_{k−1}`` (scale-free; keeps HK's promise
+        that separable data end separated) or the paper's
+        ``|J_k − J_{k−1}| < tol``.
+    stop_at_separation : bool or "auto", default="auto"
+        Stop as soon as every training point is strictly on its side.
+        ``"auto"``: only for plain HK / modified HK (no ``C``, no early
+        stopping), whose goal is a separating hyperplane.
+    irls_floor : float, default=1e-6
+        Floor of ``|e_i|`` relative to ``max|e|`` in the IRLS weights.
+    record_history : bool, default=False
+        Keep the per-iteration traces in ``history_``.
+    random_state : int, RandomState or None, default=None
+        Seed of the validation split.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, d) or (K, d)
+    intercept_ : ndarray of shape (1,) or (K,)
+    classes_ : ndarray
+    n_iter_ : int or ndarray of shape (K,)
+        Index ``k`` of the final iterate ``W_k`` (``k = 1`` is the first
+        least-squares solution), per class for more than two classes.
+    status_ : str or ndarray of str
+        ``"separable"``, ``"not_separable"``, ``"converged"`` or
+        ``"max_iter"`` (per class for more than two classes).
+    certificate_ : ndarray, None or list
+        For ``"not_separable"``: ``u >= 0``, ``u != 0`` with
+        ``Yᵀu = 0`` on the training data.
+    margin_vector_ : ndarray or list
+        Final margin vector ``B``.
+    history_ : dict or list of dict
+        ``criterion``, ``training_errors`` and (early stopping)
+        ``validation_error`` per iteration; only when recorded.
+    best_iter_ : int or ndarray
+        Early stopping: ``k̂``, the iterate whose weights were kept
+        (``history_["validation_error"][k̂ - 1]`` is its validation error).
+
+    Examples
+    --------
+    >>> from linsep import HoKashyapClassifier
+    >>> clf = HoKashyapClassifier().fit([[0, 0], [0, 1], [2, 0], [2, 1]], [0, 0, 1, 1])
+    >>> clf.status_
+    'separable'
+    """
+
+    _parameter_constraints = {
+        "learning_rate": [Interval(Real, 0, 1, closed="neither")],
+        "b0": [Interval(Real, 0, None, closed="neither")],
+        "C": [None, Interval(Real, 0, None, closed="left")],
+        "loss": [StrOptions({"squared", "absolute"})],
+        "update": [StrOptions({"margin", "weights"})],
+        "early_stopping": ["boolean"],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "max_iter": [Interval(Integral, 0, None, closed="left")],
+        "tol": [None, Interval(Real, 0, None, closed="left")],
+        "stopping": [StrOptions(set(STOPPING_RULES))],
+        "stop_at_separation": ["boolean", StrOptions({"auto"})],
+        "irls_floor": [Interval(Real, 0, 1, closed="left")],
+        "record_history": ["boolean"],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        *,
+        learning_rate=0.4,
+        b0=1e-6,
+        C=None,
+        loss="squared",
+        update="margin",
+        early_stopping=False,
+        validation_fraction=1 / 3,
+        max_iter=10_000,
+        tol=1e-6,
+        stopping="relative",
+        stop_at_separation="auto",
+        irls_floor=1e-6,
+        record_history=False,
+        random_state=None,
+    ):
+        self.learning_rate = learning_rate
+        self.b0 = b0
+        self.C = C
+        self.loss = loss
+        self.update = update
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.max_iter = max_iter
+        self.tol = tol
+        self.stopping = stopping
+        self.stop_at_separation = stop_at_separation
+        self.irls_floor = irls_floor
+        self.record_history = record_history
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, X_val=None, y_val=None, coef_init=None, intercept_init=None):
+        """Fit on ``X, y``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (N, d)
+        y : array-like of shape (N,)
+            Any two or more labels.
+        X_val, y_val : array-like, optional
+            Validation data for early stopping; if omitted (and
+            ``early_stopping``), ``validation_fraction`` of ``X`` is held out.
+        coef_init, intercept_init : array-like, optional
+            Starting weights ``W_0`` for a two-class problem (the lecture's
+            example starts from ``a = 1``); default ``W_0 = Y⁺B_0``.
+        """
+        X, y = self._validate_fit(X, y)
+        if (X_val is None) != (y_val is None):
+            raise ValueError("give both X_val and y_val, or neither")
+        if X_val is not None and not self.early_stopping:
+            raise ValueError("X_val / y_val are only used with early_stopping=True")
+        if X_val is not None:
+            X_val, y_val = self._validate_extra(X_val, y_val)
+        elif self.early_stopping:
+            X, X_val, y, y_val = self._holdout(X, y)
+        self._initial_weights = None
+        if coef_init is not None or intercept_init is not None:
+            if np.unique(y).size != 2:
+                raise ValueError("coef_init / intercept_init are supported for two-class problems only")
+            coef = np.zeros(X.shape[1]) if coef_init is None else np.asarray(coef_init, dtype=float).ravel()
+            if coef.shape[0] != X.shape[1]:
+                raise ValueError(f"coef_init has {coef.shape[0]} entries, X has {X.shape[1]} features")
+            self._initial_weights = augmented_weights(coef, 0.0 if intercept_init is None else intercept_init)
+        extra = {"y_val": y_val} if X_val is not None else None
+        self._X_val = X_val
+        try:
+            return self._fit_problems(X, y, extra_targets=extra)
+        finally:
+            del self._X_val, self._initial_weights
+
+    def _holdout(self, X, y):
+        seed = self.random_state
+        try:
+            X_tr, X_val, y_tr, y_val = train_test_split(
+                X, y, test_size=self.validation_fraction, stratify=y, random_state=seed)
+        except ValueError:  # a class too small to stratify: plain random split
+            X_tr, X_val, y_tr, y_val = train_test_split(
+                X, y, test_size=self.validation_fraction, random_state=seed)
+        if np.unique(y_tr).size < np.unique(y).size:
+            raise ValueError(
+                "early stopping holds out validation_fraction of the data, which left a class "
+                "without training samples; give more samples, X_val/y_val, or a smaller validation_fraction"
+            )
+        return X_tr, X_val, y_tr, y_val
+
+    def _resolved_stop_at_separation(self):
+        if self.stop_at_separation == "auto":
+            return self.C is None and not self.early_stopping
+        return bool(self.stop_at_separation)
+
+    def _solve_binary(self, X, y, y_val=None):
+        Y_val = None if y_val is None else sign_normalized(self._X_val, y_val)
+        return ho_kashyap(
+            sign_normalized(X, y),
+            learning_rate=self.learning_rate,
+            b0=self.b0,
+            max_iter=self.max_iter,
+            tol=self.tol,
+            stopping=self.stopping,
+            stop_at_separation=self._resolved_stop_at_separation(),
+            update=self.update,
+            C=self.C,
+            loss=self.loss,
+            irls_floor=self.irls_floor,
+            initial_weights=self._initial_weights,
+            Y_val=Y_val,
+            record_history=self.record_history,
+        )
+
+    def _store(self, results):
+        super()._store(results)
+        binary = len(results) == 1
+        pick = (lambda values: values[0]) if binary else list
+        self.certificate_ = pick([r.certificate for r in results])
+        self.margin_vector_ = pick([r.margin for r in results])
+        if self.early_stopping:
+            self.best_iter_ = results[0].best_iter if binary else np.array([r.best_iter for r in results])
