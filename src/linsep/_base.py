@@ -80,6 +80,9 @@ class BaseSeparator(ClassifierMixin, BaseEstimator):
                 f"{type(self).__name__} needs samples of at least 2 classes in the data, "
                 f"but the data contain only one class: {classes[0]!r}"
             )
+        # _validate_extra checks validation labels against these classes
+        # before _fit_problems sets the same (sorted, unique) classes_ again.
+        self.classes_ = classes
         return X, y
 
     def _validate_extra(self, X_extra, y_extra):
