@@ -1,0 +1,226 @@
+"""Ho–Kashyap family: lecture example, textbook oracles, verdicts, early stopping."""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.exceptions import ConvergenceWarning
+
+from linsep import HoKashyapClassifier, make_classifier
+from linsep._design import sign_normalized
+from linsep.solvers.ho_kashyap import ho_kashyap
+
+# The lecture's example: class 1 {(6,9),(5,7)}, class 2 {(5,9),(0,10)}.
+LECTURE_X = np.array([[6.0, 9.0], [5.0, 7.0], [5.0, 9.0], [0.0, 10.0]])
+LECTURE_Y = np.array([1, 1, -1, -1])
+XOR_X = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
+XOR_Y = np.array([1, 1, -1, -1])
+
+
+def lecture_to_ours(a):
+    """The lecture puts the bias first; linsep puts it last."""
+    return np.r_[a[1:], a[0]]
+
+
+# --------------------------------------------------------------------------- oracles
+def oracle_hk(Y, b, mu, n_updates, w=None, C=None, absolute=False, modified=False):
+    """Textbook HK / MHK loop with an explicit pseudo-inverse (tests only)."""
+    p = Y.shape[1]
+    offset = 0.0 if C is None else 1.0
+    reg = np.zeros((p, p)) if C is None else C * np.diag(np.r_[np.ones(p - 1), 0.0])
+    D = np.ones(len(b))
+
+    def solve(rhs):
+        return np.linalg.pinv(Y.T @ (D[:, None] * Y) + reg) @ Y.T @ (D * rhs)
+
+    w = solve(b + offset) if w is None else w
+    for _ in range(n_updates):
+        e = Y @ w - offset - b
+        if absolute:
+            D = 1 / np.maximum(np.abs(e), 1e-6 * np.abs(e).max())
+        w = w + mu * solve(np.abs(e)) if modified else solve(b + mu * (e + np.abs(e)) + offset)
+        b = b + mu * (e + np.abs(e))
+    return w, b
+
+
+def random_problem(seed, n=40, d=3, separable=False):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    w = rng.normal(size=d)
+    score = X @ w + 0.3
+    if separable:
+        keep = np.abs(score) > 0.3
+        X, score = X[keep], score[keep]
+        y = np.where(score > 0, 1, -1)
+    else:
+        y = np.where(score + rng.normal(scale=1.0, size=score.size) > 0, 1, -1)
+    return X, y
+
+
+# --------------------------------------------------------------------------- lecture
+def test_lecture_first_iteration():
+    Y = sign_normalized(LECTURE_X, LECTURE_Y)
+    r = ho_kashyap(Y, learning_rate=0.9, initial_weights=np.ones(3), initial_margin=np.ones(4),
+                   max_iter=1, tol=0.0, stop_at_separation=False)
+    np.testing.assert_allclose(r.margin, [28, 22.6, 1, 1])
+    np.testing.assert_allclose(r.weights, lecture_to_ours(np.array([34.6, 2.7, -3.8])), atol=0.05)
+    assert r.n_iter == 2  # a(1) given, a(2) computed
+
+
+def test_lecture_reaches_separation_after_about_104_iterations():
+    Y = sign_normalized(LECTURE_X, LECTURE_Y)
+    r = ho_kashyap(Y, learning_rate=0.9, initial_weights=np.ones(3), initial_margin=np.ones(4))
+    assert r.status == "separable"
+    assert r.n_iter in (103, 104)
+    np.testing.assert_allclose(r.weights, lecture_to_ours(np.array([-34.9, 27.3, -11.3])), atol=0.05)
+    np.testing.assert_allclose(r.margin, [28, 23, 1, 147], atol=0.5)
+    assert (Y @ r.weights > 0).all()
+
+
+def test_lecture_example_through_the_estimator():
+    clf = HoKashyapClassifier(learning_rate=0.9, b0=1.0).fit(
+        LECTURE_X, LECTURE_Y, coef_init=[1.0, 1.0], intercept_init=1.0)
+    assert clf.status_ == "separable" and clf.n_iter_ in (103, 104)
+    assert clf.score(LECTURE_X, LECTURE_Y) == 1.0
+
+
+def test_paper_rule_stops_before_separation_relative_rule_separates():
+    """The issue's measured fact: eps = 0.5 b0^2 on the raw J is loose."""
+    Y = sign_normalized(LECTURE_X, LECTURE_Y)
+    paper = ho_kashyap(Y, stopping="paper", tol=None)
+    assert paper.status == "converged" and (Y @ paper.weights <= 0).any()
+    relative = ho_kashyap(Y)
+    assert relative.status == "separable" and (Y @ relative.weights > 0).all()
+
+
+# --------------------------------------------------------------------------- oracles
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_hk_matches_textbook_oracle(seed):
+    X, y = random_problem(seed)
+    Y = sign_normalized(X, y)
+    r = ho_kashyap(Y, max_iter=25, tol=0.0, stop_at_separation=False)
+    w, b = oracle_hk(Y, np.full(len(y), 1e-6), 0.4, r.n_iter - 1)
+    np.testing.assert_allclose(r.weights, w, rtol=1e-6, atol=1e-12)
+    np.testing.assert_allclose(r.margin, b, rtol=1e-9, atol=1e-15)
+
+
+def test_modified_hk_equals_hk_from_least_squares_start_and_oracle_otherwise():
+    X, y = random_problem(3)
+    Y = sign_normalized(X, y)
+    kw = dict(max_iter=15, tol=0.0, stop_at_separation=False)
+    hk = ho_kashyap(Y, **kw)
+    modified = ho_kashyap(Y, update="weights", **kw)
+    np.testing.assert_allclose(modified.weights, hk.weights, rtol=1e-6, atol=1e-12)
+    w0 = np.array([1.0, -1.0, 0.5, 0.2])
+    start = ho_kashyap(Y, update="weights", initial_weights=w0, **kw)
+    w, _ = oracle_hk(Y, np.full(len(y), 1e-6), 0.4, 15, w=w0, modified=True)
+    np.testing.assert_allclose(start.weights, w, rtol=1e-6, atol=1e-10)
+
+
+@pytest.mark.parametrize("loss", ["squared", "absolute"])
+def test_mhk_matches_oracle(loss):
+    X, y = random_problem(4)
+    Y = sign_normalized(X, y)
+    r = ho_kashyap(Y, C=0.5, loss=loss, max_iter=10, tol=0.0, stop_at_separation=False)
+    w, b = oracle_hk(Y, np.full(len(y), 1e-6), 0.4, 10, C=0.5, absolute=loss == "absolute")
+    np.testing.assert_allclose(r.weights, w, rtol=1e-6, atol=1e-9)
+
+
+# --------------------------------------------------------------------------- verdicts
+def check_proof(Y, u):
+    assert (u >= 0).all() and u.sum() > 0
+    assert np.abs(Y.T @ u).max() <= 1e-9 * (np.abs(Y).T @ u).max()
+
+
+def test_xor_is_proved_not_separable():
+    clf = make_classifier("hk").fit(XOR_X, XOR_Y)
+    assert clf.status_ == "not_separable"
+    Y = sign_normalized(XOR_X, np.where(XOR_Y == clf.classes_[1], 1, -1))
+    u = clf.certificate_
+    check_proof(Y, u)
+    E = -u  # the certificate is -E: E <= 0, E != 0, Yᵀ E = 0
+    assert (E <= 0).all() and np.any(E < 0)
+
+
+def test_irls_variant_proof_is_valid():
+    X = np.r_[XOR_X, XOR_X + 0.05]
+    y = np.r_[XOR_Y, XOR_Y]
+    r = ho_kashyap(sign_normalized(X, y), loss="absolute")
+    assert r.status == "not_separable"
+    check_proof(sign_normalized(X, y), r.certificate)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(6, 60), d=st.integers(1, 6))
+def test_separable_data_end_separated(seed, n, d):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * rng.uniform(0.1, 10)
+    w = rng.normal(size=d)
+    score = X @ w + rng.normal()
+    margin = 0.1 * np.abs(score).max()
+    keep = np.abs(score) > margin
+    if len(np.unique(np.sign(score[keep]))) < 2:
+        return
+    X, y = X[keep], np.where(score[keep] > 0, 1, -1)
+    clf = HoKashyapClassifier(max_iter=50_000).fit(X, y)
+    assert clf.status_ == "separable"
+    assert clf.score(X, y) == 1.0
+
+
+def test_max_iter_status_and_warning():
+    X, y = random_problem(5, n=200)
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        clf = HoKashyapClassifier(max_iter=1, tol=0.0).fit(X, y)
+    assert clf.status_ == "max_iter"
+
+
+def test_converged_status_without_verdict():
+    X, y = random_problem(6, n=200)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        clf = HoKashyapClassifier().fit(X, y)
+    assert clf.status_ in ("converged", "not_separable")
+
+
+def test_multiclass_status_per_class():
+    rng = np.random.default_rng(0)
+    centers = np.array([[0, 0], [6, 0], [0, 6]])
+    X = np.vstack([c + rng.normal(size=(20, 2)) for c in centers])
+    y = np.repeat(["a", "b", "c"], 20)
+    clf = make_classifier("hk").fit(X, y)
+    assert clf.coef_.shape == (3, 2) and clf.status_.shape == (3,)
+    assert clf.score(X, y) > 0.95
+
+
+# --------------------------------------------------------------------------- early stopping
+@pytest.mark.parametrize("loss", ["squared", "absolute"])
+def test_hkes_keeps_first_argmin_of_its_recorded_curve(loss):
+    X, y = random_problem(7, n=150, d=5)
+    X_val, y_val = random_problem(8, n=80, d=5)
+    clf = HoKashyapClassifier(early_stopping=True, loss=loss).fit(X, y, X_val=X_val, y_val=y_val)
+    curve = clf.history_["validation_error"]
+    assert clf.best_iter_ == int(np.argmin(curve)) + 1
+    assert len(curve) == clf.n_iter_
+    # the kept weights are those of iterate best_iter_: rerun HK exactly that far
+    rerun = ho_kashyap(sign_normalized(X, np.where(y == clf.classes_[1], 1, -1)), loss=loss,
+                       max_iter=clf.best_iter_ - 1, tol=0.0, stop_at_separation=False)
+    np.testing.assert_allclose(np.r_[clf.coef_.ravel(), clf.intercept_], rerun.weights, rtol=1e-8)
+    assert np.mean(clf.predict(X_val) != y_val) == pytest.approx(curve.min())
+
+
+def test_hkes_splits_validation_off_the_training_data_reproducibly():
+    X, y = random_problem(9, n=120, d=4)
+    a = make_classifier("hkes", random_state=0).fit(X, y)
+    b = make_classifier("hkes", random_state=0).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert a.history_["validation_error"].size == a.n_iter_
+
+
+def test_validation_arguments_need_early_stopping():
+    X, y = random_problem(10)
+    with pytest.raises(ValueError, match="early_stopping"):
+        HoKashyapClassifier().fit(X, y, X_val=X, y_val=y)
+    with pytest.raises(ValueError, match="both"):
+        HoKashyapClassifier(early_stopping=True).fit(X, y, X_val=X)
