@@ -1,0 +1,144 @@
+"""One run of Lauer & Bloch (2006), §3: a (data set, method, split) → test error.
+
+Protocols
+---------
+``"validation"`` (§3.2, Table 1)
+    The training split is divided at random (seeded) into a training part of
+    2/3 of its size and a validation part (the other 1/3).  Models are fitted
+    on the 2/3 part, hyperparameters chosen on the validation part, and the
+    error is measured on the untouched test split.  The final model is the
+    one fitted on the 2/3 part (the paper does not refit on the whole split).
+``"test"`` (§3.3, Table 3)
+    Models are fitted on the whole training split and the hyperparameters
+    chosen on the test split itself — the error reported on that same split
+    is optimistic (biased low), and the output says so.
+
+Tuning (§3.1)
+-------------
+``C`` grid: ``C = 2^-10, 2^-8, …, 2^10`` (11 values), then 9 values evenly
+spaced in exponent over ``[2^(p-1), 2^(p+1)]`` around the best ``2^p`` —
+20 tested values.  Ties keep the first value in scan order (smallest ``C``
+of the coarse grid; the best of the fine scan, which contains ``2^p``, is
+never worse than the coarse best).  HKES/HKESA receive the tuning set as
+``fit(X, y, X_val=..., y_val=...)`` and choose their stopping iteration
+``k̂`` within that one fit.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from functools import lru_cache
+
+import numpy as np
+from sklearn.preprocessing import StandardScaler
+
+from ..datasets import BENCHMARKS, load_benchmark, split_indices
+from .methods import get_method
+
+PROTOCOLS = ("validation", "test")
+COARSE_EXPONENTS = np.arange(-10, 11, 2)
+FINE_POINTS = 9
+TRAIN_FRACTION = 2 / 3
+
+
+def coarse_grid():
+    """``2^-10, 2^-8, …, 2^10`` (11 values)."""
+    return 2.0 ** COARSE_EXPONENTS
+
+
+def fine_grid(p):
+    """9 values ``2^t``, ``t`` evenly spaced in ``[p - 1, p + 1]`` (contains ``2^p``)."""
+    return 2.0 ** np.linspace(p - 1, p + 1, FINE_POINTS)
+
+
+@lru_cache(maxsize=None)
+def _data(name):
+    return load_benchmark(name)
+
+
+def load_split(dataset, split, protocol="validation", random_state=0):
+    """Arrays ``(X_fit, y_fit, X_tune, y_tune, X_test, y_test)`` of one run.
+
+    Realization ``split`` is the one :func:`linsep.datasets.benchmark_splits`
+    yields (same indices from :func:`~linsep.datasets.split_indices`, same
+    standardisation with the training split's statistics); the validation
+    protocol then divides its training part with a generator seeded by
+    ``(random_state, split)`` so every method sees the same three sets.
+    """
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"unknown protocol {protocol!r}; choose from {', '.join(PROTOCOLS)}")
+    X, y = _data(dataset)
+    train, test = split_indices(dataset, split, random_state)
+    scaler = StandardScaler().fit(X[train])
+    X_train, y_train = scaler.transform(X[train]), y[train]
+    X_test, y_test = scaler.transform(X[test]), y[test]
+    if protocol == "test":
+        return X_train, y_train, X_test, y_test, X_test, y_test
+    order = np.random.default_rng([int(random_state), int(split), 2]).permutation(len(y_train))
+    n_fit = int(round(TRAIN_FRACTION * len(y_train)))
+    fit, val = order[:n_fit], order[n_fit:]
+    return X_train[fit], y_train[fit], X_train[val], y_train[val], X_test, y_test
+
+
+def error_rate(estimator, X, y):
+    """Misclassification rate in percent."""
+    return 100.0 * float(np.mean(estimator.predict(X) != y))
+
+
+def _grid_search(method, X_fit, y_fit, X_tune, y_tune):
+    """Two-step grid of §3.1; returns (best estimator, best C, [(C, tuning error %)] in scan order)."""
+    tested, models = [], {}
+
+    def evaluate(C):
+        key = float(C)
+        if key not in models:  # the fine scan repeats 2^p: reuse that fit
+            models[key] = method.build(C=key).fit(X_fit, y_fit)
+        error = error_rate(models[key], X_tune, y_tune)
+        tested.append((key, error))
+        return error
+
+    coarse = [evaluate(C) for C in coarse_grid()]
+    p = COARSE_EXPONENTS[int(np.argmin(coarse))]
+    fine = [(evaluate(C), float(C)) for C in fine_grid(p)]
+    best_C = min(fine, key=lambda pair: pair[0])[1]  # min() keeps the first of equal errors
+    return models[best_C], best_C, tested
+
+
+def run_one(dataset, method, split, protocol="validation", random_state=0, keep_curve=False):
+    """Tune and fit ``method`` on realization ``split`` of ``dataset``; return a JSON-ready dict.
+
+    The time ``time_s`` covers everything the method needs on that split
+    (all grid fits, or the one early-stopping fit), not the final test
+    prediction — as in the paper's Table 2.  ``keep_curve`` stores the
+    validation error per iteration of an early-stopping fit (Fig. 1).
+    """
+    if dataset not in BENCHMARKS:
+        raise ValueError(f"unknown data set {dataset!r}; available: {', '.join(BENCHMARKS)}")
+    spec = get_method(method)
+    X_fit, y_fit, X_tune, y_tune, X_test, y_test = load_split(dataset, split, protocol, random_state)
+    record = {"dataset": dataset, "method": method, "split": int(split), "protocol": protocol,
+              "seed": int(random_state), "tuning": spec.tuning}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        start = time.perf_counter()
+        if spec.tuning == "C":
+            est, best_C, tested = _grid_search(spec, X_fit, y_fit, X_tune, y_tune)
+            record.update(C=best_C, n_fits=len(tested), c_curve=tested)
+        elif spec.tuning == "early_stopping":
+            est = spec.build().fit(X_fit, y_fit, X_val=X_tune, y_val=y_tune)
+            record.update(best_iter=int(est.best_iter_), n_fits=1)
+        else:
+            est = spec.build().fit(X_fit, y_fit)
+            record.update(n_fits=1)
+        record["time_s"] = time.perf_counter() - start
+    record["n_warnings"] = len(caught)
+    record["tuning_error"] = error_rate(est, X_tune, y_tune)
+    record["test_error"] = error_rate(est, X_test, y_test)
+    for attr in ("n_iter_", "status_"):
+        value = getattr(est, attr, None)
+        if value is not None:
+            record[attr.rstrip("_")] = np.asarray(value).tolist()
+    if keep_curve and spec.tuning == "early_stopping":
+        record["iter_curve"] = (100.0 * np.asarray(est.history_["validation_error"])).tolist()
+    return record

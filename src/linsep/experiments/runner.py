@@ -1,0 +1,184 @@
+"""``run_benchmark``: every (data set, method, split) run, in parallel, cached, then the report.
+
+Each run's result is written as one JSON file under
+``OUT/cache/<protocol>-seed<seed>/<data set>/<method>/<split>.json`` as soon as
+it finishes (atomically), so an interrupted run continues where it stopped;
+a cached file is reused only if it was produced by the same configuration
+(protocol, seed, linsep version, cache format).  Results do not depend on
+``jobs``: every random choice is seeded by ``(seed, split)``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..datasets import BENCHMARKS
+from .methods import default_methods, get_method
+from .protocol import PROTOCOLS, run_one
+from .report import (TABLE_OF_PROTOCOL, error_markdown, error_table, figure_grid, figure_iterations,
+                     time_markdown, time_table, write_csv, write_raw)
+from .stats import TESTS
+
+CACHE_FORMAT = 1
+QUICK_SPLITS = 5
+# Rough cost order, so the slow runs start first and the workers finish together.
+_COST = {"svm": 0, "linear_svc": 1, "mhka": 2, "lsvm": 3, "hkesa": 4, "mhks": 5}
+
+
+@dataclass
+class BenchmarkReport:
+    """What :func:`run_benchmark` produced."""
+
+    out: Path
+    protocol: str
+    results: list
+    error_rows: list
+    time_rows: list
+    markdown: str
+    files: list = field(default_factory=list)
+    failures: list = field(default_factory=list)
+    n_computed: int = 0
+    n_cached: int = 0
+
+
+def _config(protocol, seed):
+    from .. import __version__
+    return {"cache_format": CACHE_FORMAT, "protocol": protocol, "seed": int(seed), "linsep": __version__}
+
+
+def _cache_path(out, protocol, seed, dataset, method, split):
+    return Path(out) / "cache" / f"{protocol}-seed{seed}" / dataset / method / f"{split:03d}.json"
+
+
+def _load_cached(path, config):
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return record if record.get("config") == config and "test_error" in record else None
+
+
+def _task(dataset, method, split, protocol, seed, path, config):
+    """Worker: one run, written to its cache file; exceptions are returned, not raised."""
+    try:
+        record = run_one(dataset, method, split, protocol, seed, keep_curve=(split == 0))
+    except Exception as exc:  # one failing method must not lose the others' results
+        return {"dataset": dataset, "method": method, "split": split,
+                "error": f"{type(exc).__name__}: {exc}"}
+    record["config"] = config
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    tmp.write_text(json.dumps(record))
+    os.replace(tmp, path)
+    return record
+
+
+def plan(datasets=None, methods=None, n_splits=None, quick=False):
+    """The data sets, methods and per-data-set split counts a run would use."""
+    datasets = list(BENCHMARKS) if not datasets else list(datasets)
+    for d in datasets:
+        if d not in BENCHMARKS:
+            raise ValueError(f"unknown data set {d!r}; available: {', '.join(BENCHMARKS)}")
+    methods = default_methods(quick) if not methods else list(methods)
+    for m in methods:
+        get_method(m)  # fails early on an unknown name
+    if n_splits is None and quick:
+        n_splits = QUICK_SPLITS
+    if n_splits is not None and int(n_splits) < 1:
+        raise ValueError("the number of splits must be at least 1")
+    counts = {d: BENCHMARKS[d].n_realizations if n_splits is None else min(int(n_splits), BENCHMARKS[d].n_realizations)
+              for d in datasets}
+    return datasets, methods, counts
+
+
+def run_benchmark(datasets=None, methods=None, protocol="validation", n_splits=None, quick=False,
+                  jobs=1, out="results", seed=0, test="ttest", progress=True):
+    """Run the comparison of Lauer & Bloch (2006), §3, and write its tables and figures.
+
+    Parameters
+    ----------
+    datasets, methods : list of str or None
+        Default: the nine data sets; the paper's seven methods (``quick``:
+        ``linear_svc`` instead of the slow libsvm ``svm``).
+    protocol : {"validation", "test"}
+        §3.2 (Table 1) or §3.3 (Table 3, optimistic).
+    n_splits : int or None
+        Realizations per data set; default the protocol's 100 (20 for image
+        and splice), ``quick``: 5.
+    jobs : int
+        joblib workers over the runs (-1: all cores).
+    out : path
+        Output folder (tables, figures, raw results, cache).
+    seed : int
+        Seed of the splits.
+    test : {"ttest", "wilcoxon"}
+        Paired test of the asterisks.
+
+    Returns
+    -------
+    BenchmarkReport
+    """
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"unknown protocol {protocol!r}; choose from {', '.join(PROTOCOLS)}")
+    if test not in TESTS:
+        raise ValueError(f"unknown test {test!r}; choose from {', '.join(TESTS)}")
+    datasets, methods, counts = plan(datasets, methods, n_splits, quick)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    config = _config(protocol, seed)
+
+    results, todo = [], []
+    for d in datasets:
+        for m in methods:
+            for s in range(counts[d]):
+                path = _cache_path(out, protocol, seed, d, m, s)
+                cached = _load_cached(path, config)
+                if cached is not None:
+                    results.append(cached)
+                else:
+                    todo.append((d, m, s, path))
+    n_cached = len(results)
+    todo.sort(key=lambda t: (_COST.get(t[1], 9), -BENCHMARKS[t[0]].n_train, t[0], t[2]))
+
+    failures = []
+    if todo:
+        from joblib import Parallel, delayed
+        from tqdm.auto import tqdm
+
+        runs = Parallel(n_jobs=jobs, return_as="generator_unordered")(
+            delayed(_task)(d, m, s, protocol, seed, path, config) for d, m, s, path in todo)
+        for record in tqdm(runs, total=len(todo), desc=f"linsep bench ({protocol})", unit="run",
+                           disable=not progress, smoothing=0.05):
+            (failures if "error" in record else results).append(record)
+    results.sort(key=lambda r: (datasets.index(r["dataset"]), methods.index(r["method"]), r["split"]))
+
+    table = TABLE_OF_PROTOCOL[protocol]
+    error_rows = error_table(results, datasets, methods, protocol, test)
+    time_rows = time_table(results, datasets, methods) if "hkes" in methods else []
+    md = error_markdown(error_rows, datasets, methods, protocol, test)
+    files = []
+    (out / f"table{table}.md").write_text(md)
+    write_csv(out / f"table{table}.csv", error_rows)
+    files += [out / f"table{table}.md", out / f"table{table}.csv"]
+    if time_rows:
+        tmd = time_markdown(time_rows, datasets, methods)
+        (out / "table2.md").write_text(tmd + f"\nMachine: {platform.processor() or platform.machine()}, "
+                                       f"{jobs} joblib worker(s).\n")
+        write_csv(out / "table2.csv", time_rows)
+        files += [out / "table2.md", out / "table2.csv"]
+        md += "\n" + tmd
+    files += write_raw(out, results)
+    for fig in (figure_iterations(results, out / "fig1_hkes_validation.png", datasets),
+                figure_grid(results, out / "fig2_lsvm_validation_vs_C.png", datasets)):
+        if fig is not None:
+            files.append(fig)
+    if failures:
+        (out / "failures.json").write_text(json.dumps(failures, indent=1))
+        files.append(out / "failures.json")
+    return BenchmarkReport(out=out, protocol=protocol, results=results, error_rows=error_rows,
+                           time_rows=time_rows, markdown=md, files=files, failures=failures,
+                           n_computed=len(todo), n_cached=n_cached)
