@@ -7,7 +7,10 @@ Gram matrices; a callable ``k(A, B) -> ndarray`` is used as it is.
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import numpy as np
+import scipy.sparse as sp
 from sklearn.metrics.pairwise import pairwise_kernels
 
 KERNELS = ("linear", "poly", "rbf", "sigmoid", "precomputed")
@@ -34,3 +37,118 @@ def kernel_matrix(A, B, *, kernel="rbf", gamma=None, degree=3, coef0=1.0):
     if callable(kernel):
         return np.asarray(kernel(A, B))
     return pairwise_kernels(A, B, metric=kernel, **kernel_params(kernel, gamma, degree, coef0))
+
+
+def resolve_gamma(gamma, X):
+    """Return the numeric ``gamma`` of SVC's conventions for the training data ``X``.
+
+    ``"scale"``: ``1 / (d · Var(X))``; ``"auto"`` and ``None``: ``1 / d``
+    (``None`` is also scikit-learn's pairwise-kernel default); a number is kept.
+    """
+    n_features = X.shape[1]
+    if gamma == "scale":
+        if sp.issparse(X):
+            mean = np.asarray(X.mean())
+            variance = float(np.asarray(X.multiply(X).mean()) - mean**2)
+        else:
+            variance = float(np.asarray(X).var())
+        return 1.0 / (n_features * variance) if variance > 0 else 1.0
+    if gamma is None or gamma == "auto":
+        return 1.0 / n_features
+    return float(gamma)
+
+
+class KernelColumnCache:
+    """Kernel columns ``K[:, j] = k(X, x_j)`` computed on demand, least recently used evicted.
+
+    Memory is ``n_columns × N`` floats, never the ``N × N`` Gram matrix: with
+    ``cache_size`` megabytes (SVC's unit) ``n_columns = cache_size·2²⁰ / (8N)``,
+    at least one and at most ``N``.  Solvers that revisit few samples (the
+    support vectors of SK, SMO) then compute each of their columns once.
+
+    The column returned is a view of the cache's storage: read it before the
+    next call, which may overwrite it.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (N, d)
+        Training samples; for ``kernel="precomputed"`` the Gram matrix itself
+        (columns are then slices of it and nothing is cached).
+    kernel, gamma, degree, coef0
+        As in :func:`kernel_matrix` (``gamma`` numeric or None here; see
+        :func:`resolve_gamma`).  Columns equal ``kernel_matrix(X, X[[j]])``
+        up to rounding.
+    cache_size : float, default=200
+        Megabytes of column storage.
+
+    Attributes
+    ----------
+    n_computed : int
+        Columns computed (cache misses).
+    n_requests : int
+        Columns asked for.
+    """
+
+    def __init__(self, X, *, kernel="rbf", gamma=None, degree=3, coef0=1.0, cache_size=200.0):
+        if not (callable(kernel) or kernel in KERNELS):
+            raise ValueError(f"kernel must be one of {KERNELS} or a callable, got {kernel!r}")
+        self.X = X
+        self.kernel = kernel
+        self.gamma = 1.0 / X.shape[1] if gamma is None else float(gamma)
+        self.degree = degree
+        self.coef0 = float(coef0)
+        n = X.shape[0]
+        self.n_columns = int(min(n, max(1, cache_size * 2**20 // (8 * n))))
+        self.n_computed = 0
+        self.n_requests = 0
+        self._slots = OrderedDict()  # column index -> row of _store, oldest first
+        self._store = None
+        self._sq_norms = None
+        if kernel == "rbf":  # ‖x_i - x_j‖² = ‖x_i‖² + ‖x_j‖² - 2⟨x_i, x_j⟩
+            self._sq_norms = (np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X)
+                              else np.einsum("ij,ij->i", X, X))
+
+    def column(self, j):
+        """Return ``K[:, j]`` (read-only view, valid until the next call)."""
+        self.n_requests += 1
+        if self.kernel == "precomputed":
+            return (np.asarray(self.X[:, [j]].toarray()).ravel() if sp.issparse(self.X)
+                    else self.X[:, j])
+        slot = self._slots.get(j)
+        if slot is not None:
+            self._slots.move_to_end(j)
+            return self._store[slot]
+        if self._store is None:
+            self._store = np.empty((self.n_columns, self.X.shape[0]))
+        if len(self._slots) < self.n_columns:
+            slot = len(self._slots)
+        else:
+            _, slot = self._slots.popitem(last=False)
+        self._compute(j, self._store[slot])
+        self._slots[j] = slot
+        self.n_computed += 1
+        return self._store[slot]
+
+    def _compute(self, j, out):
+        X, kernel = self.X, self.kernel
+        if callable(kernel):
+            out[:] = np.asarray(kernel(X, X[[j]])).ravel()
+            return
+        x_j = np.asarray(X[[j]].toarray()).ravel() if sp.issparse(X) else X[j]
+        np.copyto(out, np.asarray(X @ x_j).ravel())  # ⟨x_i, x_j⟩, one BLAS gemv
+        if kernel == "linear":
+            return
+        if kernel == "rbf":
+            out *= -2.0
+            out += self._sq_norms
+            out += self._sq_norms[j]
+            np.maximum(out, 0.0, out=out)  # rounding can make a distance negative
+            out *= -self.gamma
+            np.exp(out, out=out)
+            return
+        out *= self.gamma
+        out += self.coef0
+        if kernel == "poly":
+            out **= self.degree
+        else:  # sigmoid
+            np.tanh(out, out=out)

@@ -1,0 +1,280 @@
+"""scikit-learn estimators for Kozinec and Schlesinger–Kozinec (linear and kernel).
+
+=========================  ==============================================  ==============
+Method                     class                                            registry name
+=========================  ==============================================  ==============
+Kozinec                    :class:`KozinecClassifier`                       ``kozinec``
+Schlesinger–Kozinec        :class:`SchlesingerKozinecClassifier`            ``sk``
+kernel SK (Franc–Hlaváč)   :class:`KernelSchlesingerKozinecClassifier`      ``kernel_sk``
+=========================  ==============================================  ==============
+
+The equations and stopping rules are in :mod:`linsep.solvers.kozinec`.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from .._base import BaseKernelSeparator, BaseLinearSeparator
+from ..kernels import KERNELS, KernelColumnCache, resolve_gamma
+from ..solvers.kozinec import FORMULATIONS, kernel_schlesinger_kozinec, schlesinger_kozinec
+
+
+def _store_margins(estimator, results):
+    """``margin_``, ``margin_upper_bound_`` (float, or one per class for one-vs-rest)."""
+    margins = np.array([r.extra["margin"] for r in results])
+    bounds = np.array([r.extra["margin_upper_bound"] for r in results])
+    binary = len(results) == 1
+    estimator.margin_ = float(margins[0]) if binary else margins
+    estimator.margin_upper_bound_ = float(bounds[0]) if binary else bounds
+
+
+class _LinearKozinecBase(BaseLinearSeparator):
+    _rule = "sk"
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit on ``X`` (N, d), dense or sparse, and labels ``y`` (two or more classes)."""
+        X, y = self._validate_fit(X, y)
+        return self._fit_problems(X, y)
+
+    def _solve_binary(self, X, y):
+        return schlesinger_kozinec(
+            X, y, formulation=self.formulation, rule=self._rule,
+            epsilon=getattr(self, "epsilon", None), tol=getattr(self, "tol", 0.0),
+            max_iter=self.max_iter, record_history=self.record_history)
+
+    def _store(self, results):
+        super()._store(results)
+        _store_margins(self, results)
+
+
+_SHARED_DOC = """
+    formulation : {"two_hull", "augmented"}, default="two_hull"
+        ``"two_hull"``: nearest points ``w_1, w_2`` of the two class hulls,
+        ``w = w_1 - w_2``, ``b = (‖w_2‖² - ‖w_1‖²)/2`` (Franc & Hlaváč 2003);
+        its limit is the maximal-margin hyperplane with an unpenalised bias
+        (the hard-margin SVM).  ``"augmented"``: the seed note's
+        ``ξ_i = y_i (x_i, 1)``, nearest point of ``conv{ξ_i}`` to the origin;
+        the bias is inside the norm, so the margin is measured in ``R^{d+1}``.
+    max_iter : int, default=10000
+        Largest number of updates per binary problem.  Non-separable data end
+        here with status ``"max_iter"`` and a ConvergenceWarning.
+    record_history : bool, default=False
+        Keep ``margin`` and ``margin_upper_bound`` per iteration in ``history_``.
+"""
+
+_SHARED_ATTRS = """
+    coef_ : ndarray of shape (1, d) or (K, d)
+    intercept_ : ndarray of shape (1,) or (K,)
+    classes_ : ndarray
+    margin_ : float or ndarray of shape (K,)
+        Margin of the returned hyperplane on the training data:
+        ``min_i y_i (w·x_i + b) / ‖w‖`` (``"two_hull"``) or
+        ``min_i ⟨ω, ξ_i⟩ / ‖ω‖`` with ``ω = (w, b)`` (``"augmented"``).
+        Negative or zero when the data are not separated.
+    margin_upper_bound_ : float or ndarray of shape (K,)
+        Upper bound of the optimal margin: ``‖w_1 - w_2‖/2`` or ``‖ω‖``.
+        ``margin_upper_bound_ - margin_`` bounds how far the hyperplane is
+        from the maximal-margin one (ε-optimality).
+    n_iter_ : int or ndarray of shape (K,)
+        Updates made.
+    status_ : str or ndarray of str
+        ``"separable"`` (Kozinec), ``"converged"`` (SK, ε-optimal),
+        ``"max_iter"`` or ``"not_separable"`` (the hulls touch to rounding).
+    history_ : dict or list of dict
+        Only with ``record_history``.
+"""
+
+
+class KozinecClassifier(_LinearKozinecBase):
+    __doc__ = f"""Kozinec's rule: stops at the first separating hyperplane.
+
+    Each update moves the hull point to the point of a segment nearest to the
+    other hull (or to the origin, ``"augmented"``), towards the worst point;
+    see :mod:`linsep.solvers.kozinec`.
+
+    Parameters
+    ----------{_SHARED_DOC}
+    Attributes
+    ----------{_SHARED_ATTRS}
+    Examples
+    --------
+    >>> from linsep import KozinecClassifier
+    >>> clf = KozinecClassifier().fit([[0, 0], [0, 1], [2, 0], [2, 1]], [0, 0, 1, 1])
+    >>> clf.status_
+    'separable'
+    """
+
+    _rule = "kozinec"
+    _parameter_constraints = {
+        "formulation": [StrOptions(set(FORMULATIONS))],
+        "max_iter": [Interval(Integral, 0, None, closed="left")],
+        "record_history": ["boolean"],
+    }
+
+    def __init__(self, *, formulation="two_hull", max_iter=10_000, record_history=False):
+        self.formulation = formulation
+        self.max_iter = max_iter
+        self.record_history = record_history
+
+
+class SchlesingerKozinecClassifier(_LinearKozinecBase):
+    __doc__ = f"""Schlesinger–Kozinec: an ε-optimal maximal-margin hyperplane.
+
+    Stops when ``margin_upper_bound_ - margin_ <= ε`` (and the margin is
+    positive), so the returned margin is within ``ε`` of the optimal one.
+
+    Parameters
+    ----------
+    tol : float, default=1e-3
+        Relative ε: stop when ``margin_upper_bound_ - margin_ <=
+        tol · margin_upper_bound_`` (invariant to the scale of ``X``), i.e.
+        the margin is at least ``(1 - tol)`` times the optimal one.
+    epsilon : float or None, default=None
+        Absolute ε of the seed note; when given it replaces ``tol``.{_SHARED_DOC}
+    Attributes
+    ----------{_SHARED_ATTRS}
+    Examples
+    --------
+    >>> from linsep import SchlesingerKozinecClassifier
+    >>> clf = SchlesingerKozinecClassifier().fit([[0, 0], [0, 1], [2, 0], [2, 1]], [0, 0, 1, 1])
+    >>> round(clf.margin_, 2), clf.status_
+    (1.0, 'converged')
+    """
+
+    _rule = "sk"
+    _parameter_constraints = {
+        "tol": [Interval(Real, 0, 1, closed="left")],
+        "epsilon": [None, Interval(Real, 0, None, closed="left")],
+        **KozinecClassifier._parameter_constraints,
+    }
+
+    def __init__(self, *, tol=1e-3, epsilon=None, formulation="two_hull", max_iter=100_000,
+                 record_history=False):
+        self.tol = tol
+        self.epsilon = epsilon
+        self.formulation = formulation
+        self.max_iter = max_iter
+        self.record_history = record_history
+
+
+class KernelSchlesingerKozinecClassifier(BaseKernelSeparator):
+    """Two-hull Schlesinger–Kozinec in a kernel space (Franc & Hlaváč 2003).
+
+    ``f(x) = Σ_i α_i y_i k(x_i, x) + b`` with ``α`` convex weights on each
+    class hull.  Each iteration asks for one kernel column, served by a
+    bounded least-recently-used cache (:class:`linsep.kernels.KernelColumnCache`),
+    so memory is ``O(N · cache)`` and the Gram matrix is never formed.
+
+    Parameters
+    ----------
+    kernel : {"linear", "poly", "rbf", "sigmoid", "precomputed"} or callable, default="rbf"
+        As SVC; ``"precomputed"`` takes Gram matrices in fit and predict.
+    gamma : {"scale", "auto"} or float, default="scale"
+        SVC's convention: ``"scale"`` is ``1 / (d · Var(X))``, ``"auto"`` ``1 / d``.
+    degree : int, default=3
+    coef0 : float, default=0.0
+    C : float or None, default=None
+        ``None``: hard margin (the maximal-margin classifier in the kernel
+        space; non-separable data end at ``max_iter`` with a
+        ConvergenceWarning).  A number: soft margin with quadratic slacks
+        (L2-SVM), i.e. hard margin for ``K + I/C``; always converges.
+    tol : float, default=1e-3
+        Relative ε: stop when ``margin_upper_bound_ - margin_ <= tol · margin_upper_bound_``.
+    epsilon : float or None, default=None
+        Absolute ε; when given it replaces ``tol``.
+    max_iter : int, default=100000
+        Largest number of updates (one kernel column each) per binary problem.
+    cache_size : float, default=200
+        Megabytes for cached kernel columns (shared by the one-vs-rest problems).
+    record_history : bool, default=False
+        Keep ``margin`` and ``margin_upper_bound`` per iteration in ``history_``.
+
+    Attributes
+    ----------
+    dual_coef_ : ndarray of shape (1, N) or (K, N)
+        ``α_i y_i`` per problem.
+    intercept_ : ndarray of shape (1,) or (K,)
+    X_fit_ : ndarray of shape (N, d)
+    margin_ : float or ndarray of shape (K,)
+        Margin in the feature space (of ``K + I/C`` when ``C`` is given).
+    margin_upper_bound_ : float or ndarray of shape (K,)
+        ``‖w_1 - w_2‖ / 2`` ≥ the optimal margin.
+    n_iter_, status_, history_
+        As for :class:`SchlesingerKozinecClassifier`.
+    n_kernel_columns_ : int
+        Kernel columns computed (cache misses), over all problems.
+
+    Examples
+    --------
+    >>> from linsep import KernelSchlesingerKozinecClassifier
+    >>> X, y = [[0, 0], [1, 1], [0, 1], [1, 0]], [0, 0, 1, 1]   # XOR
+    >>> KernelSchlesingerKozinecClassifier(gamma=2.0).fit(X, y).predict(X).tolist()
+    [0, 0, 1, 1]
+    """
+
+    _parameter_constraints = {
+        "kernel": [StrOptions(set(KERNELS)), callable],
+        "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0, None, closed="left")],
+        "degree": [Interval(Integral, 0, None, closed="left")],
+        "coef0": [Real],
+        "C": [None, Interval(Real, 0, None, closed="neither")],
+        "tol": [Interval(Real, 0, 1, closed="left")],
+        "epsilon": [None, Interval(Real, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 0, None, closed="left")],
+        "cache_size": [Interval(Real, 0, None, closed="neither")],
+        "record_history": ["boolean"],
+    }
+
+    def __init__(self, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0, C=None, tol=1e-3,
+                 epsilon=None, max_iter=100_000, cache_size=200.0, record_history=False):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.C = C
+        self.tol = tol
+        self.epsilon = epsilon
+        self.max_iter = max_iter
+        self.cache_size = cache_size
+        self.record_history = record_history
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        return tags
+
+    def _kernel_params(self):
+        # gamma is resolved once on the training data ("scale" depends on it)
+        return {"gamma": self._gamma, "degree": self.degree, "coef0": self.coef0}
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit on ``X`` (N, d) — or the Gram matrix (N, N) for ``kernel="precomputed"``."""
+        X, y = self._validate_fit(X, y)
+        if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
+            raise ValueError(f"kernel='precomputed' needs a square Gram matrix, got shape {X.shape}")
+        self.X_fit_ = X
+        self._gamma = resolve_gamma(self.gamma, X)
+        self._cache = KernelColumnCache(X, kernel=self.kernel, cache_size=self.cache_size,
+                                        **self._kernel_params())
+        try:
+            self._fit_problems(X, y)
+            self.n_kernel_columns_ = self._cache.n_computed
+        finally:
+            del self._cache  # the cache is fit-time memory only
+        return self
+
+    def _solve_binary(self, X, y):
+        return kernel_schlesinger_kozinec(
+            self._cache.column, y, C=self.C, epsilon=self.epsilon, tol=self.tol,
+            max_iter=self.max_iter, record_history=self.record_history)
+
+    def _store(self, results):
+        super()._store(results)
+        _store_margins(self, results)

@@ -1,0 +1,359 @@
+"""Kozinec and Schlesinger–Kozinec (SK): nearest points of convex hulls.
+
+Both algorithms look for the point of a convex hull nearest to another point
+(or hull) by moving, at every step, to the nearest point of a segment.  Two
+formulations are implemented.
+
+Augmented form (the seed note, Huber after [1]_)
+    With ``ξ_i = y_i (x_i, 1)`` and ``ω = (w, b)``, a separating hyperplane is
+    an ``ω`` with ``⟨ω, ξ_i⟩ > 0`` for all ``i``.  Starting from ``ω = ξ_1``,
+
+    .. math::
+
+        ω \\leftarrow (1 - t_*)\\,ω + t_*\\,ξ_k, \\qquad
+        t_* = \\min\\Bigl(1, \\frac{⟨ω, ω - ξ_k⟩}{\\lVert ω - ξ_k \\rVert^2}\\Bigr),
+
+    i.e. ``ω`` moves to the point of the segment ``[ω, ξ_k]`` nearest to the
+    origin.  The iterates stay in ``conv{ξ_i}`` and their norm decreases; the
+    limit ``ω_* = argmin_{ω ∈ conv Ξ} ‖ω‖`` is the maximal-margin hyperplane
+    *through the origin of the augmented space*, so the bias is inside the
+    norm (the margin is that of ``(w, b)`` in ``R^{d+1}``).
+    ``‖ω‖`` bounds the optimal (augmented) margin from above and
+    ``min_i ⟨ω, ξ_i⟩ / ‖ω‖`` is the margin of ``ω``.
+
+Two-hull form (Franc & Hlaváč [1]_, the default)
+    ``w_1 ∈ conv{x_i : y_i = +1}``, ``w_2 ∈ conv{x_i : y_i = -1}``, started at
+    one sample of each class.  With ``w = w_1 - w_2`` and
+
+    .. math::
+
+        m(x_i) = \\frac{⟨x_i - w_2, w⟩}{\\lVert w \\rVert} \\ (y_i = +1), \\qquad
+        m(x_i) = \\frac{⟨w_1 - x_i, w⟩}{\\lVert w \\rVert} \\ (y_i = -1),
+
+    the point ``x_t = argmin_i m(x_i)`` moves its own class's point:
+    ``w_1 ← (1-k) w_1 + k x_t`` with
+    ``k = min(1, ⟨w_1 - w_2, w_1 - x_t⟩ / ‖w_1 - x_t‖²)`` (symmetrically for
+    ``w_2``).  The hyperplane is the bisector of ``[w_2, w_1]``:
+
+    .. math::
+
+        f(x) = ⟨w, x⟩ + b, \\qquad b = \\tfrac12(\\lVert w_2\\rVert^2 - \\lVert w_1\\rVert^2),
+
+    whose geometric margin is ``min_i m(x_i) - ‖w‖/2``; half the distance
+    ``‖w‖/2`` bounds the optimal margin from above.  The limit is the true
+    maximal-margin (hard-margin SVM) hyperplane with an unpenalised bias.
+
+Stopping rules
+    Kozinec: stop at the first separating hyperplane (every point strictly on
+    its side), status ``"separable"``.  SK: stop when the hyperplane is
+    ε-optimal, ``margin_upper_bound - margin <= ε`` with a positive margin,
+    status ``"converged"``; ``ε`` is absolute (``epsilon``) or relative to the
+    upper bound (``tol``), which makes the rule invariant to the data scale.
+    Both pick the worst point ``argmin_i m(x_i)`` (for Kozinec any violator
+    would do; the worst one is Franc & Hlaváč's choice and needs fewer steps).
+    Non-separable data never satisfy either rule: the loop ends at
+    ``max_iter`` (status ``"max_iter"``), unless the hulls are found to
+    touch — ``‖w‖`` (or ``‖ω‖``) at rounding level — which gives
+    ``"not_separable"`` with the convex coefficients as certificate
+    (``u >= 0``, ``Yᵀu ≈ 0``).
+
+Kernel two-hull SK (Franc & Hlaváč 2003, §5)
+    :func:`kernel_schlesinger_kozinec` runs the two-hull SK on
+    ``w_1 = Σ_{y_i=+1} α_i φ(x_i)``, ``w_2 = Σ_{y_i=-1} α_i φ(x_i)`` and keeps
+    only inner products: ``A = ⟨w_1, w_1⟩``, ``B = ⟨w_2, w_2⟩``,
+    ``C = ⟨w_1, w_2⟩`` and, for every sample, ``f_1(i) = ⟨w_1, φ(x_i)⟩``,
+    ``f_2(i) = ⟨w_2, φ(x_i)⟩``.  One step needs the single kernel column
+    ``K[:, t]``; with ``w_1 ← (1-k) w_1 + k φ(x_t)``
+
+    .. math::
+
+        A ← (1-k)^2 A + 2k(1-k) f_1(t) + k^2 K_{tt}, \\quad
+        C ← (1-k) C + k f_2(t), \\quad
+        f_1 ← (1-k) f_1 + k K_{:,t},
+
+    and ``k = min(1, (A - C - f_1(t) + f_2(t)) / (A - 2 f_1(t) + K_{tt}))``.
+    A soft margin with quadratic slacks (the L2-SVM) is the hard margin for
+    the kernel ``K + I/C`` [1]_ (§6): the column gains ``1/C`` on its own row.
+
+References
+----------
+.. [1] V. Franc and V. Hlaváč, "An iterative algorithm learning the maximal
+   margin classifier", Pattern Recognition 36(9):1985–1996, 2003.
+.. [2] M. I. Schlesinger and V. Hlaváč, Ten Lectures on Statistical and
+   Structural Pattern Recognition, Springer, 2002, lecture 5.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._design import sign_normalized
+from ..kernels import KernelColumnCache
+from .._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
+
+FORMULATIONS = ("two_hull", "augmented")
+RULES = ("kozinec", "sk")
+
+# The hulls "touch" when the squared distance between the current points,
+# a difference of numbers of the size of the largest squared norm seen, is
+# within ~100 ulps of that size: the search direction is then rounding noise,
+# and the convex coefficients prove overlap up to that rounding.
+_TOUCH_RTOL = 1e-14
+
+
+def _threshold(epsilon, tol, upper_bound):
+    """The ε of the SK rule: absolute ``epsilon`` if given, else ``tol · upper bound``."""
+    return float(epsilon) if epsilon is not None else float(tol) * upper_bound
+
+
+def _check_args(rule, formulation, y):
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
+    if formulation not in FORMULATIONS:
+        raise ValueError(f"formulation must be one of {FORMULATIONS}, got {formulation!r}")
+    y = np.asarray(y, dtype=float)
+    if not (np.any(y > 0) and np.any(y < 0)):
+        raise ValueError("both classes (+1 and -1) are needed")
+    return y
+
+
+def _stopped(rule, margin, upper_bound, epsilon, tol):
+    """Status if the stopping rule of ``rule`` holds, else None."""
+    if margin <= 0.0:
+        return None
+    if rule == "kozinec":
+        return SEPARABLE
+    if upper_bound - margin <= _threshold(epsilon, tol, upper_bound):
+        return CONVERGED
+    return None
+
+
+def _augmented(X, y, rule, epsilon, tol, max_iter, record_history):
+    # ω = Σ α_i ξ_i is kept through p_i = ⟨ω, ξ_i⟩ and ‖ω‖², updated with one
+    # column of G_ij = ⟨ξ_i, ξ_j⟩ = y_i y_j (⟨x_i, x_j⟩ + 1) per step.
+    cache = KernelColumnCache(X, kernel="linear")
+    alpha = np.zeros(X.shape[0])  # convex coefficients: ω = Yᵀα
+    alpha[0] = 1.0
+    p = y * y[0] * (cache.column(0) + 1.0)
+    norm2 = p[0]
+    scale = norm2  # largest ‖ξ_k‖² seen: the yardstick of rounding in ‖ω‖²
+    hist = {"margin": [], "margin_upper_bound": []}
+    status, certificate = MAX_ITER, None
+    margin = upper_bound = 0.0
+    n_iter = 0
+    for n_iter in range(max_iter + 1):
+        if norm2 <= _TOUCH_RTOL * scale:  # the origin is in the hull, to rounding
+            status, certificate, margin, upper_bound = NOT_SEPARABLE, alpha.copy(), 0.0, 0.0
+            break
+        norm = np.sqrt(norm2)
+        k = int(np.argmin(p))
+        margin, upper_bound = p[k] / norm, norm
+        if record_history:
+            hist["margin"].append(margin)
+            hist["margin_upper_bound"].append(upper_bound)
+        stop = _stopped(rule, margin, upper_bound, epsilon, tol)
+        if stop is not None:
+            status = stop
+            break
+        if n_iter == max_iter:
+            break
+        g = y * (y[k] * (cache.column(k) + 1.0))  # G[:, k]
+        # t* = ⟨ω, ω - ξ_k⟩ / ‖ω - ξ_k‖², positive whenever the rule failed
+        num = norm2 - p[k]
+        den = norm2 - 2.0 * p[k] + g[k]
+        t = min(1.0, max(0.0, num / den)) if den > 0 else 0.0
+        scale = max(scale, g[k])
+        norm2 = (1 - t) ** 2 * norm2 + 2 * t * (1 - t) * p[k] + t * t * g[k]
+        p *= 1.0 - t
+        p += t * g
+        alpha *= 1.0 - t
+        alpha[k] += t
+    omega = np.append(np.asarray(X.T @ (alpha * y)).ravel(), float(alpha @ y))  # Yᵀα
+    history = {key: np.asarray(v) for key, v in hist.items()} if record_history else None
+    return SolveResult(weights=omega, n_iter=n_iter, status=status, certificate=certificate,
+                       history=history,
+                       extra={"margin": float(margin), "margin_upper_bound": float(upper_bound),
+                              "coefficients": alpha})
+
+
+def _two_hull(X, y, rule, epsilon, tol, max_iter, record_history):
+    # The linear two-hull SK is the kernel one with k(x, z) = ⟨x, z⟩: the
+    # cached column form updates the projections ⟨w_j, x_i⟩ with one column
+    # (a gemv, or nothing on a cache hit) instead of recomputing X @ w.
+    if sp.issparse(X):
+        center, Xc = np.zeros(X.shape[1]), X  # keep sparsity
+    else:
+        # The hull distance is translation invariant; centring keeps the inner
+        # products free of the cancellation a large common offset would cause.
+        center = X.mean(axis=0)
+        Xc = X - center
+    cache = KernelColumnCache(Xc, kernel="linear")
+    result = kernel_schlesinger_kozinec(cache.column, y, rule=rule, epsilon=epsilon, tol=tol,
+                                        max_iter=max_iter, record_history=record_history)
+    w = np.asarray(Xc.T @ result.weights).ravel()  # w_1 - w_2 = Σ α_i y_i x_i
+    intercept = result.intercept - float(w @ center)
+    certificate = result.extra["coefficients"] if result.status == NOT_SEPARABLE else None
+    return replace(result, weights=np.append(w, intercept), intercept=None, certificate=certificate)
+
+
+def kozinec(X, y, *, formulation="two_hull", max_iter=10_000, record_history=False):
+    """Kozinec's rule: the first separating hyperplane (see the module docstring).
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (N, d)
+    y : ndarray of shape (N,)
+        Labels in {-1, +1}, both present.
+    formulation : {"two_hull", "augmented"}
+        Nearest points of the two class hulls (bias unpenalised) or the
+        seed note's ``ξ_i = y_i (x_i, 1)`` (bias inside the norm).
+    max_iter : int
+        Largest number of updates.
+    record_history : bool
+        Keep ``margin`` and ``margin_upper_bound`` per iteration.
+
+    Returns
+    -------
+    SolveResult
+        ``weights = (w, b)`` (bias last), ``n_iter`` updates, ``status``
+        ``"separable"`` / ``"max_iter"`` / ``"not_separable"``, ``extra`` with
+        ``margin``, ``margin_upper_bound`` and the convex ``coefficients``.
+    """
+    return schlesinger_kozinec(X, y, formulation=formulation, max_iter=max_iter,
+                               record_history=record_history, rule="kozinec")
+
+
+def schlesinger_kozinec(X, y, *, formulation="two_hull", epsilon=None, tol=1e-3,
+                        max_iter=10_000, record_history=False, rule="sk"):
+    """Schlesinger–Kozinec: an ε-optimal maximal-margin hyperplane.
+
+    Stops when ``margin_upper_bound - margin <= ε`` with ``ε = epsilon`` if
+    given, else ``ε = tol · margin_upper_bound`` (relative, scale free).
+    Other parameters and the result as in :func:`kozinec`; ``rule="kozinec"``
+    gives Kozinec's stopping rule instead.  One iteration costs one product
+    ``X @ w`` (O(N d)).
+    """
+    y = _check_args(rule, formulation, y)
+    solve = _two_hull if formulation == "two_hull" else _augmented
+    return solve(X, y, rule, epsilon, tol, int(max_iter), record_history)
+
+
+def kernel_schlesinger_kozinec(column, y, *, C=None, epsilon=None, tol=1e-3, max_iter=100_000,
+                               record_history=False, rule="sk"):
+    """Two-hull SK in a kernel space (Franc & Hlaváč 2003), one kernel column per step.
+
+    Parameters
+    ----------
+    column : callable
+        ``column(j)`` returns the kernel column ``K[:, j]`` (length N); it is
+        read at once and never kept, so a bounded cache may recycle it
+        (:class:`linsep.kernels.KernelColumnCache`).  The full Gram matrix is
+        never formed.
+    y : ndarray of shape (N,)
+        Labels in {-1, +1}, both present.
+    C : float or None
+        ``None``: hard margin.  A number: quadratic-slack soft margin, i.e.
+        the hard margin for ``K + I/C``.
+    epsilon, tol : float
+        SK stop ``upper_bound - margin <= ε`` with ``ε = epsilon`` if given,
+        else ``tol · upper_bound``.
+    max_iter : int
+        Largest number of updates (kernel columns requested, cache hits included).
+    record_history : bool
+        Keep ``margin`` and ``margin_upper_bound`` per iteration.
+    rule : {"sk", "kozinec"}
+        ε-optimal stop, or stop at the first separating hyperplane
+        (status ``"separable"``).
+
+    Returns
+    -------
+    SolveResult
+        ``weights = α_i y_i`` (``f(x) = Σ_i α_i y_i k(x_i, x) + b``),
+        ``intercept = b = (‖w_2‖² - ‖w_1‖²)/2``, ``status`` ``"converged"``
+        (ε-optimal), ``"max_iter"`` (e.g. non-separable data with
+        ``C=None``) or ``"not_separable"`` (hulls touching to rounding),
+        ``extra`` with ``margin`` (in the feature space of ``K + I/C``) and
+        ``margin_upper_bound``.
+    """
+    y = _check_args(rule, "two_hull", y)
+    positive = y > 0
+    shift = 0.0 if C is None else 1.0 / float(C)
+    i1, i2 = int(np.flatnonzero(positive)[0]), int(np.flatnonzero(~positive)[0])
+    f1 = np.array(column(i1), dtype=float)
+    f1[i1] += shift
+    f2 = np.array(column(i2), dtype=float)
+    f2[i2] += shift
+    A, B, Cr = f1[i1], f2[i2], f1[i2]  # ⟨w1,w1⟩, ⟨w2,w2⟩, ⟨w1,w2⟩
+    scale = max(A, B)  # largest K_tt seen: the yardstick of rounding in ‖w‖²
+    # α_i = shrink[class] · beta_i: the (1-k) shrink of a whole class is O(1).
+    beta = np.zeros_like(f1)
+    beta[i1] = beta[i2] = 1.0
+    shrink = {True: 1.0, False: 1.0}
+    sign = np.where(positive, 1.0, -1.0)
+    hist = {"margin": [], "margin_upper_bound": []}
+    status = MAX_ITER
+    margin = upper_bound = 0.0
+    n_iter = 0
+    for n_iter in range(max_iter + 1):
+        norm2 = A - 2.0 * Cr + B
+        # norm2 is a difference of O(scale) numbers: below ~100 ulps it is noise.
+        if norm2 <= _TOUCH_RTOL * scale:
+            status, margin, upper_bound = NOT_SEPARABLE, 0.0, 0.0
+            break
+        norm = np.sqrt(norm2)
+        # m(x_i)·‖w‖ = ±(f1 - f2) + (B - C or A - C)
+        m = sign * (f1 - f2)
+        m += np.where(positive, B - Cr, A - Cr)
+        t = int(np.argmin(m))
+        margin, upper_bound = m[t] / norm - 0.5 * norm, 0.5 * norm
+        if record_history:
+            hist["margin"].append(margin)
+            hist["margin_upper_bound"].append(upper_bound)
+        stop = _stopped(rule, margin, upper_bound, epsilon, tol)
+        if stop is not None:
+            status = stop
+            break
+        if n_iter == max_iter:
+            break
+        col = column(t)
+        k_tt = col[t] + shift
+        scale = max(scale, k_tt)
+        cls = bool(positive[t])
+        if cls:
+            num = A - Cr - f1[t] + f2[t]
+            den = A - 2.0 * f1[t] + k_tt
+        else:
+            num = B - Cr - f2[t] + f1[t]
+            den = B - 2.0 * f2[t] + k_tt
+        k = min(1.0, max(0.0, num / den)) if den > 0 else 0.0
+        if cls:
+            A = (1 - k) ** 2 * A + 2 * k * (1 - k) * f1[t] + k * k * k_tt
+            Cr = (1 - k) * Cr + k * f2[t]
+            f1 *= 1.0 - k
+            f1 += k * col
+            f1[t] += k * shift
+        else:
+            B = (1 - k) ** 2 * B + 2 * k * (1 - k) * f2[t] + k * k * k_tt
+            Cr = (1 - k) * Cr + k * f1[t]
+            f2 *= 1.0 - k
+            f2 += k * col
+            f2[t] += k * shift
+        if k >= 1.0:  # the class's point jumps to x_t: restart its coefficients
+            beta[positive == cls] = 0.0
+            shrink[cls] = 1.0
+            beta[t] = 1.0
+        else:
+            shrink[cls] *= 1.0 - k
+            beta[t] += k / shrink[cls]
+            if shrink[cls] < 1e-150:  # renormalise before underflow
+                beta[positive == cls] *= shrink[cls]
+                shrink[cls] = 1.0
+    alpha = beta * np.where(positive, shrink[True], shrink[False])
+    history = {key: np.asarray(v) for key, v in hist.items()} if record_history else None
+    return SolveResult(weights=alpha * sign, n_iter=n_iter, status=status, intercept=0.5 * (B - A),
+                       history=history,
+                       extra={"margin": float(margin), "margin_upper_bound": float(upper_bound),
+                              "coefficients": alpha})
