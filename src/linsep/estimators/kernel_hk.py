@@ -1,0 +1,168 @@
+"""scikit-learn estimator for kernel Ho–Kashyap (``make_classifier("kernel_hk")``).
+
+The iteration is linear Ho–Kashyap run in the empirical kernel map; see
+:mod:`linsep.solvers.kernel_ho_kashyap` for the equivalence and
+:mod:`linsep.solvers.ho_kashyap` for the iteration, stopping rules and
+verdicts.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from .._base import BaseKernelSeparator
+from ..kernels import KERNELS
+from ..solvers.ho_kashyap import STOPPING_RULES
+from ..solvers.kernel_ho_kashyap import EmpiricalKernelMap, kernel_ho_kashyap
+
+
+class KernelHoKashyapClassifier(BaseKernelSeparator):
+    """Kernel Ho–Kashyap classifier: HK / Łęski's MHKS / MHKA with ``w = Σ_i a_i φ(x_i)``.
+
+    Parameters
+    ----------
+    kernel : {"linear", "poly", "rbf", "sigmoid", "precomputed"} or callable, default="rbf"
+    gamma : float or None, default=None
+        Kernel coefficient (``None``: ``1/n_features``).
+    degree : int, default=3
+    coef0 : float, default=1.0
+    C : float or None, default=None
+        ``None``: plain Ho–Kashyap in feature space (target ``B``, with the
+        non-separability proof).  A number ``>= 0``: Łęski's kernel MHKS /
+        MHKA, target ``1 + B`` and penalty ``C wᵗw`` (bias unpenalised).
+    learning_rate : float, default=0.4
+        ``μ`` of ``B ← B + μ(E + |E|)``, ``0 < μ < 1``.
+    b0 : float, default=1e-6
+        Initial margin ``B_0 = b_0 1``.
+    loss : {"squared", "absolute"}, default="squared"
+        ``D = I`` or the IRLS weights ``D_k = diag(1/|e_i|)``.
+    update : {"margin", "weights"}, default="margin"
+        ``W = Y⁺B`` (HK) or ``W ← W + μY⁺|E|`` (modified HK).
+    max_iter : int, default=10000
+    tol : float or None, default=1e-6
+    stopping : {"relative", "paper"}, default="relative"
+    stop_at_separation : bool or "auto", default="auto"
+        ``"auto"``: stop at separation only for plain HK (``C=None``).
+    irls_floor : float, default=1e-6
+    record_history : bool, default=False
+
+    Attributes
+    ----------
+    dual_coef_ : ndarray of shape (1, N) or (K, N)
+        ``a`` with ``f(x) = Σ_i a_i k(x_i, x) + intercept_``.
+    intercept_ : ndarray of shape (1,) or (K,)
+    status_ : str or ndarray of str
+        ``"separable"``, ``"not_separable"`` (in feature space, with proof),
+        ``"converged"`` or ``"max_iter"``.
+    certificate_ : ndarray, None or list
+        For ``"not_separable"``: ``u >= 0, u != 0`` with
+        ``Σ_i u_i y_i φ(x_i) = 0`` and ``Σ_i u_i y_i = 0``.
+    margin_vector_ : ndarray or list
+        Final margin vector ``B``.
+    rank_ : int
+        Rank ``r`` of the Gram matrix kept by the empirical kernel map.
+    X_fit_, classes_, n_iter_, history_
+
+    Examples
+    --------
+    >>> from linsep import KernelHoKashyapClassifier
+    >>> X, y = [[0, 0], [1, 1], [0, 1], [1, 0]], [0, 0, 1, 1]  # XOR
+    >>> KernelHoKashyapClassifier(kernel="linear").fit(X, y).status_
+    'not_separable'
+    >>> KernelHoKashyapClassifier(kernel="rbf", gamma=1.0).fit(X, y).predict(X).tolist()
+    [0, 0, 1, 1]
+    """
+
+    _parameter_constraints = {
+        "kernel": [StrOptions(set(KERNELS)), callable],
+        "gamma": [None, Interval(Real, 0, None, closed="neither")],
+        "degree": [Interval(Integral, 0, None, closed="left")],
+        "coef0": [Real],
+        "C": [None, Interval(Real, 0, None, closed="left")],
+        "learning_rate": [Interval(Real, 0, 1, closed="neither")],
+        "b0": [Interval(Real, 0, None, closed="neither")],
+        "loss": [StrOptions({"squared", "absolute"})],
+        "update": [StrOptions({"margin", "weights"})],
+        "max_iter": [Interval(Integral, 0, None, closed="left")],
+        "tol": [None, Interval(Real, 0, None, closed="left")],
+        "stopping": [StrOptions(set(STOPPING_RULES))],
+        "stop_at_separation": ["boolean", StrOptions({"auto"})],
+        "irls_floor": [Interval(Real, 0, 1, closed="left")],
+        "record_history": ["boolean"],
+    }
+
+    def __init__(
+        self,
+        *,
+        kernel="rbf",
+        gamma=None,
+        degree=3,
+        coef0=1.0,
+        C=None,
+        learning_rate=0.4,
+        b0=1e-6,
+        loss="squared",
+        update="margin",
+        max_iter=10_000,
+        tol=1e-6,
+        stopping="relative",
+        stop_at_separation="auto",
+        irls_floor=1e-6,
+        record_history=False,
+    ):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.C = C
+        self.learning_rate = learning_rate
+        self.b0 = b0
+        self.loss = loss
+        self.update = update
+        self.max_iter = max_iter
+        self.tol = tol
+        self.stopping = stopping
+        self.stop_at_separation = stop_at_separation
+        self.irls_floor = irls_floor
+        self.record_history = record_history
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit on ``X`` (N, d) — or the Gram matrix (N, N) for ``kernel="precomputed"``."""
+        self._kernel_map = None
+        try:
+            return super().fit(X, y)
+        finally:
+            del self._kernel_map
+
+    def _solve_binary(self, X, y):
+        if self._kernel_map is None:  # one eigendecomposition for every one-vs-rest problem
+            K = X if self.kernel == "precomputed" else self._kernel_matrix(X, X)
+            self._kernel_map = EmpiricalKernelMap(K)
+        stop = self.C is None if self.stop_at_separation == "auto" else bool(self.stop_at_separation)
+        return kernel_ho_kashyap(
+            None, y,
+            kernel_map=self._kernel_map,
+            learning_rate=self.learning_rate,
+            b0=self.b0,
+            C=self.C,
+            loss=self.loss,
+            update=self.update,
+            max_iter=self.max_iter,
+            tol=self.tol,
+            stopping=self.stopping,
+            stop_at_separation=stop,
+            irls_floor=self.irls_floor,
+            record_history=self.record_history,
+        )
+
+    def _store(self, results):
+        super()._store(results)
+        pick = (lambda values: values[0]) if len(results) == 1 else list
+        self.certificate_ = pick([r.certificate for r in results])
+        self.margin_vector_ = pick([r.margin for r in results])
+        self.rank_ = int(results[0].extra["rank"])

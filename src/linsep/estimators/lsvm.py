@@ -1,0 +1,178 @@
+"""scikit-learn estimators for the Lagrangian SVM (Lauer & Bloch 2006, §2.6).
+
+Two classes, because the two forms store different models:
+
+* :class:`LagrangianSVMClassifier` (``make_classifier("lsvm")``) — the
+  linear LSVM of the paper: ``coef_`` / ``intercept_``, Sherman–Morrison–
+  Woodbury, one ``(d+1)×(d+1)`` Cholesky factor shared by all one-vs-rest
+  problems; suited to ``N ≫ d`` (millions of samples).
+* :class:`KernelLagrangianSVMClassifier` (``make_classifier("kernel_lsvm")``)
+  — the same iteration with ``X̃X̃ᵗ`` replaced by a kernel matrix:
+  ``dual_coef_`` / ``intercept_``, an ``N×N`` factor; for small ``N``.
+  With ``kernel="linear"`` it fits the same model as the linear class.
+
+Equations, sign convention and stopping rule: :mod:`linsep.solvers.lsvm`.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from .._base import BaseKernelSeparator, BaseLinearSeparator
+from ..kernels import KERNELS
+from ..solvers.lsvm import LSVMFactor, kernel_lagrangian_svm, lagrangian_svm
+
+_COMMON_CONSTRAINTS = {
+    "C": [Interval(Real, 0, None, closed="neither")],
+    "mu": [None, Interval(Real, 0, None, closed="neither")],
+    "tol": [Interval(Real, 0, None, closed="left")],
+    "max_iter": [Interval(Integral, 0, None, closed="left")],
+    "record_history": ["boolean"],
+}
+
+
+def _store_alpha(estimator, results):
+    alphas = [r.extra["alpha"] for r in results]
+    estimator.alpha_ = alphas[0] if len(results) == 1 else np.vstack(alphas)
+
+
+class LagrangianSVMClassifier(BaseLinearSeparator):
+    """Linear Lagrangian SVM (Mangasarian & Musicant 2001; Lauer & Bloch 2006, eqs. 18–22).
+
+    Minimises ``½(wᵗw + w_0²) + (C/2)‖ξ‖²`` subject to
+    ``y_i(x_iᵗw + w_0) >= 1 − ξ_i`` by the iteration (22) on the dual.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        The paper's ``C``: weight of the squared slacks (larger ``C`` fits the
+        training data harder).  ``LinearSVC(loss="squared_hinge")`` with
+        ``C_svc = C/2`` has the same loss term (its bias is handled
+        differently).
+    mu : float or None, default=None
+        Step of (22), ``0 < μ < 2/C``; ``None`` means ``1.9/C``.
+    tol : float, default=1e-6
+        Stop when ``‖α_{k+1} − α_k‖ <= tol·‖α_{k+1}‖`` (relative, so the
+        accuracy is the same for every ``C``).
+    max_iter : int, default=10000
+        Largest number of updates per binary problem.
+    record_history : bool, default=False
+        Keep the dual objective and the step per iteration in ``history_``.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, d) or (K, d)
+        ``w = X̃ᵗYα`` (eq. 20).
+    intercept_ : ndarray of shape (1,) or (K,)
+        ``w_0 = +1ᵗYα``: linsep's ``+1`` bias column; the paper's ``ŵ_0`` in
+        eq. 20 is the same number with the opposite sign (its ``H`` has a
+        ``−1`` column).
+    alpha_ : ndarray of shape (N,) or (K, N)
+        Dual solution ``α >= 0`` of (19) (per one-vs-rest problem).
+    classes_, n_iter_, status_ (``"converged"`` or ``"max_iter"``), history_
+
+    Examples
+    --------
+    >>> from linsep import LagrangianSVMClassifier
+    >>> clf = LagrangianSVMClassifier(C=10.0).fit([[0, 0], [0, 1], [2, 0], [2, 1]], [0, 0, 1, 1])
+    >>> clf.predict([[0, 0.5], [2, 0.5]]).tolist()
+    [0, 1]
+    """
+
+    _parameter_constraints = dict(_COMMON_CONSTRAINTS)
+
+    def __init__(self, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, record_history=False):
+        self.C = C
+        self.mu = mu
+        self.tol = tol
+        self.max_iter = max_iter
+        self.record_history = record_history
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit on ``X`` (N, d), dense or sparse, and labels ``y`` (two or more classes)."""
+        self._lsvm_factor = None
+        try:
+            return super().fit(X, y)
+        finally:
+            del self._lsvm_factor
+
+    def _solve_binary(self, X, y):
+        if self._lsvm_factor is None:  # Q's small factor ignores labels: share it across classes
+            self._lsvm_factor = LSVMFactor(X, self.C)
+        return lagrangian_svm(X, y, C=self.C, mu=self.mu, tol=self.tol, max_iter=self.max_iter,
+                              factor=self._lsvm_factor, record_history=self.record_history)
+
+    def _store(self, results):
+        super()._store(results)
+        _store_alpha(self, results)
+
+
+class KernelLagrangianSVMClassifier(BaseKernelSeparator):
+    """Kernel Lagrangian SVM: iteration (22) with ``Q = I/C + (yyᵗ)∘(K + 11ᵗ)``.
+
+    ``f(x) = Σ_i y_i α_i (k(x_i, x) + 1)``: the penalised bias of (18) acts
+    as a constant ``+1`` added to the kernel, so ``intercept_ = Σ_i y_i α_i``.
+    ``Q`` is ``N×N`` and factored once: meant for small ``N``.
+
+    Parameters
+    ----------
+    kernel : {"linear", "poly", "rbf", "sigmoid", "precomputed"} or callable, default="rbf"
+    gamma : float or None, default=None
+        Kernel coefficient (``None``: ``1/n_features``).
+    degree : int, default=3
+    coef0 : float, default=1.0
+    C, mu, tol, max_iter, record_history
+        As in :class:`LagrangianSVMClassifier`.
+
+    Attributes
+    ----------
+    dual_coef_ : ndarray of shape (1, N) or (K, N)
+        ``y∘α``.
+    intercept_ : ndarray of shape (1,) or (K,)
+    alpha_ : ndarray of shape (N,) or (K, N)
+    X_fit_, classes_, n_iter_, status_, history_
+    """
+
+    _parameter_constraints = {
+        "kernel": [StrOptions(set(KERNELS)), callable],
+        "gamma": [None, Interval(Real, 0, None, closed="neither")],
+        "degree": [Interval(Integral, 0, None, closed="left")],
+        "coef0": [Real],
+        **_COMMON_CONSTRAINTS,
+    }
+
+    def __init__(self, *, kernel="rbf", gamma=None, degree=3, coef0=1.0, C=1.0, mu=None, tol=1e-6,
+                 max_iter=10_000, record_history=False):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.C = C
+        self.mu = mu
+        self.tol = tol
+        self.max_iter = max_iter
+        self.record_history = record_history
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit on ``X`` (N, d) — or the Gram matrix (N, N) for ``kernel="precomputed"``."""
+        self._gram = None
+        try:
+            return super().fit(X, y)
+        finally:
+            del self._gram
+
+    def _solve_binary(self, X, y):
+        if self._gram is None:  # one Gram matrix for every one-vs-rest problem
+            self._gram = X if self.kernel == "precomputed" else self._kernel_matrix(X, X)
+        return kernel_lagrangian_svm(self._gram, y, C=self.C, mu=self.mu, tol=self.tol,
+                                     max_iter=self.max_iter, record_history=self.record_history)
+
+    def _store(self, results):
+        super()._store(results)
+        _store_alpha(self, results)
