@@ -1,0 +1,254 @@
+"""scikit-learn estimators for the minimum-squared-error rules.
+
+=====================  ==========================  ==========================
+Lecture name           Estimator                   ``make_classifier`` name
+=====================  ==========================  ==========================
+MSE (pseudo-inverse)   :class:`MSEClassifier`      ``"mse"``
+Widrow–Hoff (batch)    :class:`WidrowHoffClassifier`  ``"widrow_hoff"``
+Widrow–Hoff (single)   :class:`LMSClassifier`      ``"lms"``
+=====================  ==========================  ==========================
+
+All three take the margin vector ``b`` as a ``fit`` argument
+(``fit(X, y, margin=b)``), since it has one entry per training sample.  The
+equations are in :mod:`linsep.solvers.mse`.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import _fit_context
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from .._base import BaseLinearSeparator
+from .._design import augment, sign_normalized
+from .._result import SolveResult
+from ..solvers.mse import lms, mse, mse_linear_machine, widrow_hoff
+from ..solvers.perceptron import SCHEDULES
+
+
+def _check_margin(margin, n_samples):
+    """``None``, a positive number or a positive vector of length ``N`` → ``b`` (or ``None``)."""
+    if margin is None:
+        return None
+    b = np.asarray(margin, dtype=np.float64)
+    if b.ndim == 0:
+        b = np.full(n_samples, float(b))
+    if b.shape != (n_samples,):
+        raise ValueError(f"margin must be a number or have one entry per sample ({n_samples}), "
+                         f"got shape {b.shape}")
+    if not np.all(np.isfinite(b)) or b.min() <= 0:
+        raise ValueError("margin must be finite and strictly positive (the MSE procedure needs b > 0)")
+    return b
+
+
+class _MarginFitMixin:
+    """``fit(X, y, margin=None)`` shared by the three MSE estimators."""
+
+    def _fit_with_margin(self, X, y, margin):
+        X, y = self._validate_fit(X, y)
+        b = _check_margin(margin, X.shape[0])
+        return self._fit_problems(X, y, margin=b)
+
+    def _store(self, results):
+        super()._store(results)
+        margins = [r.margin for r in results]
+        self.margin_vector_ = margins[0] if len(results) == 1 else np.column_stack(margins)
+
+
+class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
+    """Minimum-squared-error linear classifier ``a = Y⁺ b`` (the lecture's pseudo-inverse rule).
+
+    Two classes: ``a = argmin ‖Y a − b‖²`` on ``Y = diag(y)[X, 1]``.  More
+    classes: the lecture's linear machine, ``A = [X, 1]⁺ B`` with the
+    indicator matrix ``B`` as right-hand side — one factorisation and one
+    solve for all classes, not one-vs-rest.  Never an explicit inverse.
+
+    Parameters
+    ----------
+    C : float, default=0.0
+        Ridge penalty ``C‖w‖²`` (the bias is not penalised).  0 gives the
+        lecture's solution (minimum-norm when ``Y`` is rank-deficient).
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, d) or (K, d)
+    intercept_ : ndarray of shape (1,) or (K,)
+    classes_ : ndarray
+    status_ : str or ndarray of str
+        ``"separable"`` when the solution classifies every training sample
+        strictly correctly (``Y a > 0``; for the linear machine: each
+        sample's own discriminant strictly largest), else ``"converged"``.
+    n_iter_ : int or ndarray
+        Always 1 (one solve).
+    margin_vector_ : ndarray of shape (N,) or (N, K)
+        The ``b`` (or ``B``) that was used.
+
+    Examples
+    --------
+    The lecture's example (bias first there, last here):
+
+    >>> from linsep import MSEClassifier
+    >>> X, y = [[6, 9], [5, 7], [5, 9], [0, 10]], [1, 1, 2, 2]
+    >>> clf = MSEClassifier().fit(X, y, margin=[1, 1, 1, 10])
+    >>> clf.status_
+    'separable'
+    """
+
+    _parameter_constraints = {"C": [Interval(Real, 0, None, closed="left")]}
+
+    def __init__(self, *, C=0.0):
+        self.C = C
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, margin=None):
+        """Fit on ``X, y`` with margin vector ``b`` (default all ones).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (N, d)
+        y : array-like of shape (N,)
+        margin : float or array-like of shape (N,), optional
+            Positive ``b`` (only relative sizes matter).  For more than two
+            classes, ``B_ik = b_i`` for the sample's own class.
+        """
+        X, y = self._validate_fit(X, y)
+        b = _check_margin(margin, X.shape[0])
+        classes, labels = np.unique(y, return_inverse=True)
+        if classes.size == 2:
+            return self._fit_problems(X, y, margin=b)
+        solved = mse_linear_machine(augment(X), labels, b, C=self.C)
+        self.classes_ = classes
+        results = [SolveResult(weights=solved.weights[:, k], n_iter=1, status=solved.status,
+                               margin=solved.margin[:, k], extra=solved.extra)
+                   for k in range(classes.size)]
+        self._unpack_common(results)
+        self._store(results)
+        return self
+
+    def _solve_binary(self, X, y, margin=None):
+        return mse(sign_normalized(X, y), margin, C=self.C)
+
+
+class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
+    """Batch Widrow–Hoff: gradient descent ``a ← a − η_k Yᵗ(Y a − b)`` to the MSE solution.
+
+    Parameters
+    ----------
+    learning_rate : float or None, default=None
+        ``η_1``; ``None`` sets ``2/λ_max(YᵗY)`` for ``schedule="inverse"``
+        and ``1/λ_max`` for ``"constant"`` (power iteration).
+    schedule : {"inverse", "constant"}, default="inverse"
+        ``η_k = η_1/k`` (the lecture) or ``η_k = η_1``.  The error decays like
+        ``k^(−2λ_min/λ_max)`` under ``1/k`` and like
+        ``(1 − λ_min/λ_max)^k`` with constant steps: prefer ``"constant"``
+        (or standardise the features) on ill-conditioned data.
+    max_iter : int, default=10000
+        Largest number of gradient steps per binary problem.
+    tol : float, default=1e-5
+        Stop when ``‖Yᵗ(Y a − b)‖ <= tol ‖Yᵗ b‖``.
+
+    Attributes
+    ----------
+    coef_, intercept_, classes_
+    status_ : str or ndarray of str
+        ``"separable"`` if the final weights separate the training data,
+        else ``"converged"`` or ``"max_iter"`` (with a ConvergenceWarning).
+    n_iter_ : int or ndarray
+        Gradient steps made.
+    history_ : dict or list of dict
+        ``criterion``: ``J_s(a_k)`` for every iterate.
+    margin_vector_ : ndarray
+
+    Notes
+    -----
+    More than two classes are fitted one-vs-rest with ``±1`` targets; with
+    ``b = 1`` the resulting argmax classifier is the MSE linear machine's
+    (``A⁺(2 t_k − 1) = 2 a_k − e_bias``).
+    """
+
+    _parameter_constraints = {
+        "learning_rate": [None, Interval(Real, 0, None, closed="neither")],
+        "schedule": [StrOptions(set(SCHEDULES))],
+        "max_iter": [Interval(Integral, 0, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+    }
+
+    def __init__(self, *, learning_rate=None, schedule="inverse", max_iter=10_000, tol=1e-5):
+        self.learning_rate = learning_rate
+        self.schedule = schedule
+        self.max_iter = max_iter
+        self.tol = tol
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, margin=None):
+        """Fit on ``X, y`` with margin vector ``b`` (default all ones)."""
+        return self._fit_with_margin(X, y, margin)
+
+    def _solve_binary(self, X, y, margin=None):
+        return widrow_hoff(sign_normalized(X, y), margin, learning_rate=self.learning_rate,
+                           schedule=self.schedule, max_iter=self.max_iter, tol=self.tol)
+
+
+class LMSClassifier(_MarginFitMixin, BaseLinearSeparator):
+    """Single-sample Widrow–Hoff (LMS): ``a ← a − η_k y_i (y_iᵗ a − b_i)``, sample by sample.
+
+    Dense input only (a compiled sequential loop over the rows of ``X``).
+
+    Parameters
+    ----------
+    learning_rate : float or None, default=None
+        ``η_1``; ``None`` sets ``1/max_i ‖(x_i, 1)‖²`` (every update a
+        contraction, so the rule cannot diverge).
+    schedule : {"inverse", "constant"}, default="inverse"
+        ``η_k = η_1/k`` with ``k`` the pass over the data, or constant.
+    max_iter : int, default=1000
+        Largest number of passes per binary problem.
+    tol : float, default=1e-5
+        Stop when a pass moves the weights by at most ``tol ‖a‖``.
+    shuffle : bool, default=True
+        New random order of the samples at each pass.
+    random_state : int, RandomState or None, default=None
+
+    Attributes
+    ----------
+    coef_, intercept_, classes_, status_, margin_vector_
+    n_iter_ : int or ndarray
+        Passes made.
+    history_ : dict or list of dict
+        ``criterion``: sum of squared residuals met during each pass.
+    """
+
+    _accept_sparse = False
+    _parameter_constraints = {
+        "learning_rate": [None, Interval(Real, 0, None, closed="neither")],
+        "schedule": [StrOptions(set(SCHEDULES))],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "shuffle": ["boolean"],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, *, learning_rate=None, schedule="inverse", max_iter=1000, tol=1e-5, shuffle=True,
+                 random_state=None):
+        self.learning_rate = learning_rate
+        self.schedule = schedule
+        self.max_iter = max_iter
+        self.tol = tol
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, margin=None):
+        """Fit on ``X, y`` with margin vector ``b`` (default all ones)."""
+        self._rng = check_random_state(self.random_state)
+        try:
+            return self._fit_with_margin(X, y, margin)
+        finally:
+            del self._rng
+
+    def _solve_binary(self, X, y, margin=None):
+        return lms(X, y, margin, learning_rate=self.learning_rate, schedule=self.schedule,
+                   max_iter=self.max_iter, tol=self.tol, shuffle=self.shuffle, rng=self._rng)

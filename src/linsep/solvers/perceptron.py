@@ -1,0 +1,230 @@
+"""Perceptron rules: single-sample, batch, and the kernel (dual) perceptron.
+
+All three minimise the perceptron criterion of the lecture [1]_ (Duda, Hart &
+Stork §5.5 [2]_) over the augmented, sign-normalised samples
+``y_i = y_i (x_i, 1)`` (bias last):
+
+.. math::
+
+    J_p(a) = \\sum_{y \\in \\mathcal{Y}_M} (b - a^t y), \\qquad
+    \\mathcal{Y}_M = \\{ y_i : a^t y_i \\le b \\},
+
+with margin ``b >= 0`` (``b = 0`` is the plain perceptron).
+
+* Single-sample rule (:func:`perceptron`): visit the samples one at a time and
+  correct on every mistake, ``a ← a + η_k y_i`` if ``aᵗ y_i <= b``.
+* Batch rule (:func:`batch_perceptron`): gradient step over all mistakes of
+  the current iterate, ``a ← a + η_k Σ_{y ∈ 𝒴_M} y``.
+* Kernel perceptron (:func:`kernel_perceptron`, the seed article [3]_): the
+  single-sample rule written in the dual.  With ``a = Σ_j α_j y_j`` (``α_j``
+  counts the corrections made at sample ``j``), the test ``aᵗ y_i <= 0``
+  becomes ``y_i f(x_i) <= 0`` with ``f(x) = Σ_j α_j y_j (k(x_j, x) + 1)``
+  (the ``+ 1`` is the bias coordinate), so only kernel values are needed.
+
+Learning rate: ``η_k = η_1`` (fixed increment) or ``η_k = η_1 / k``
+(variable increment, the lecture's choice to force convergence on
+non-separable data).  ``k`` counts passes over the data (epochs); for the
+batch rule a pass is one iteration, so this is the lecture's ``k``.  For the
+single-sample rule the rate stays fixed within a pass — decreasing it after
+every correction would freeze the weights after a few thousand samples.
+
+Verdict: ``separable`` as soon as a pass makes no correction (then
+``aᵗ y_i > b >= 0`` for every sample), else ``max_iter`` after ``max_iter``
+passes (a final check of the last weights may still find them separating).
+Non-separable data never end otherwise: the perceptron has no convergence
+test besides a clean pass.
+
+References
+----------
+.. [1] O. Veksler, CS434b/641a Pattern Recognition, Lecture 10 (linear
+   discriminant functions), the seed lecture of linsep.
+.. [2] R. O. Duda, P. E. Hart and D. G. Stork, Pattern Classification, 2nd
+   ed., Wiley 2001, §5.5.
+.. [3] Y. Freund and R. E. Schapire, "Large margin classification using the
+   perceptron algorithm", Machine Learning 37(3), 1999 (the kernel
+   perceptron; M. A. Aizerman et al. 1964 for the potential-function form).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._loops import add_column_and_scan, next_mistake, perceptron_epoch
+from .._result import MAX_ITER, SEPARABLE, SolveResult
+
+SCHEDULES = ("constant", "inverse")
+
+
+def _rate(learning_rate, schedule, k):
+    return learning_rate / k if schedule == "inverse" else learning_rate
+
+
+def _orders(n_samples, shuffle, rng):
+    """Yield the visiting order of each pass (a fresh permutation per pass when shuffling)."""
+    fixed = np.arange(n_samples, dtype=np.int64)
+    while True:
+        yield rng.permutation(n_samples).astype(np.int64) if shuffle else fixed
+
+
+def perceptron(X, y, *, learning_rate=1.0, schedule="constant", margin=0.0, max_iter=1000,
+               shuffle=True, rng=None, initial_weights=None):
+    """Single-sample perceptron: ``a ← a + η_k y_i`` whenever ``aᵗ y_i <= b``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (N, d)
+        Dense samples (read row by row by the compiled loop; never copied into
+        ``Y``).
+    y : ndarray of shape (N,)
+        Labels in {-1, +1}.
+    learning_rate : float
+        ``η_1 > 0``.  With ``margin = 0`` and ``a_0 = 0`` its value only
+        scales ``a``, so it does not change the classifier.
+    schedule : {"constant", "inverse"}
+        Fixed increment ``η_k = η_1`` or variable increment ``η_k = η_1/k``
+        (``k`` = pass number).
+    margin : float
+        ``b >= 0``: a sample counts as a mistake while ``aᵗ y_i <= b``.
+    max_iter : int
+        Largest number of passes.
+    shuffle : bool
+        Visit the samples in a new random order at each pass.
+    rng : numpy.random.RandomState or None
+        Source of the permutations (needed when ``shuffle``).
+    initial_weights : ndarray of shape (d + 1,) or None
+        ``a_0`` (bias last); zeros by default.
+
+    Returns
+    -------
+    SolveResult
+        ``weights`` (bias last), ``n_iter`` = passes made, ``status``
+        (``separable`` / ``max_iter``) and ``history["mistakes"]``, the
+        number of corrections per pass.
+    """
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    n_samples, n_features = X.shape
+    w = np.zeros(n_features + 1) if initial_weights is None else np.array(initial_weights, dtype=np.float64)
+    orders = _orders(n_samples, shuffle, rng)
+    mistakes = []
+    status = MAX_ITER
+    for k in range(1, max_iter + 1):
+        mistakes.append(perceptron_epoch(X, y, next(orders), w, _rate(learning_rate, schedule, k),
+                                         float(margin)))
+        if mistakes[-1] == 0:
+            status = SEPARABLE
+            break
+    if status == MAX_ITER and np.min(y * (X @ w[:-1] + w[-1])) > margin:
+        status = SEPARABLE
+    return SolveResult(weights=w, n_iter=len(mistakes), status=status,
+                       history={"mistakes": np.asarray(mistakes, dtype=np.int64)})
+
+
+def batch_perceptron(Y, *, learning_rate=1.0, schedule="inverse", margin=0.0, max_iter=1000,
+                     initial_weights=None):
+    """Batch perceptron: ``a ← a + η_k Σ_{aᵗy_i <= b} y_i`` with ``η_k = η_1/k``.
+
+    Parameters
+    ----------
+    Y : ndarray or sparse matrix of shape (N, p)
+        Sign-normalised augmented samples, bias column last
+        (:func:`linsep._design.sign_normalized`).
+    learning_rate, schedule, margin, max_iter, initial_weights
+        As in :func:`perceptron`; the default schedule is the lecture's
+        ``η_k = η_1/k``.
+
+    Returns
+    -------
+    SolveResult
+        ``weights`` (bias last), ``n_iter`` = iterations (one product
+        ``Y a`` each), ``status`` and ``history["mistakes"]`` (the size of
+        ``𝒴_M`` at each iterate).
+    """
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
+    a = np.zeros(Y.shape[1]) if initial_weights is None else np.array(initial_weights, dtype=np.float64)
+    mistakes = []
+    status = MAX_ITER
+    for k in range(1, max_iter + 1):
+        wrong = np.asarray(Y @ a) <= margin
+        mistakes.append(int(np.count_nonzero(wrong)))
+        if mistakes[-1] == 0:
+            status = SEPARABLE
+            break
+        # Σ over the mistakes = Yᵀ·1_M: one sparse-friendly product, no row gather.
+        a = a + _rate(learning_rate, schedule, k) * np.asarray(Y.T @ wrong.astype(np.float64)).ravel()
+    if status == MAX_ITER and np.asarray(Y @ a).min() > margin:
+        status = SEPARABLE
+    return SolveResult(weights=a, n_iter=len(mistakes), status=status,
+                       history={"mistakes": np.asarray(mistakes, dtype=np.int64)})
+
+
+def kernel_perceptron(column, y, *, max_iter=100, fit_intercept=True, shuffle=True, rng=None):
+    """Dual (kernel) perceptron with correction counts ``α``.
+
+    For each pass and each sample ``i`` (in the pass's order): if
+    ``y_i f(x_i) <= 0`` then ``α_i ← α_i + 1`` and, for every training point
+    ``j``, ``f(x_j) ← f(x_j) + y_i (k(x_j, x_i) + c)`` with ``c = 1`` for the
+    intercept (``c = 0`` without).  The decision values ``f`` on the training
+    set are kept current this way — one kernel column per correction, never a
+    recomputation of ``Σ_j α_j y_j k(x_j, x_i)`` — so a pass costs ``O(N)``
+    comparisons plus ``O(N)`` per correction.
+
+    With the linear kernel ``k(x, x') = x·x'`` this is exactly the
+    single-sample perceptron (``η = 1``, ``b = 0``) started from ``a = 0``
+    with ``a = Σ_j α_j y_j (x_j, 1)``.
+
+    Parameters
+    ----------
+    column : callable ``i -> ndarray of shape (N,)``
+        Returns ``k(x_j, x_i)`` for all training points ``j`` (the caller
+        may cache columns).
+    y : ndarray of shape (N,)
+        Labels in {-1, +1}.
+    max_iter : int
+        Largest number of passes.
+    fit_intercept : bool
+        Include the bias coordinate (``+1`` in every kernel value).
+    shuffle, rng
+        As in :func:`perceptron`; the same ``rng`` state gives the same
+        orders as :func:`perceptron`.
+
+    Returns
+    -------
+    SolveResult
+        ``weights`` = ``α_j y_j`` (dual coefficients), ``intercept`` =
+        ``Σ_j α_j y_j`` (0 without intercept), ``n_iter`` = passes,
+        ``status``, ``history["mistakes"]`` and ``extra["alpha"]`` (the
+        integer counts).
+    """
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    n_samples = y.shape[0]
+    f = np.zeros(n_samples)
+    alpha = np.zeros(n_samples, dtype=np.int64)
+    bias = 1.0 if fit_intercept else 0.0
+    orders = _orders(n_samples, shuffle, rng)
+    mistakes = []
+    status = MAX_ITER
+    for _ in range(max_iter):
+        order = next(orders)
+        count = 0
+        t = next_mistake(f, y, order, 0)
+        while t >= 0:
+            i = order[t]
+            alpha[i] += 1
+            count += 1
+            col = np.ascontiguousarray(column(i), dtype=np.float64).ravel()
+            t = add_column_and_scan(f, y, order, t, col, y[i], bias)
+        mistakes.append(count)
+        if count == 0:
+            status = SEPARABLE
+            break
+    if status == MAX_ITER and np.min(y * f) > 0:
+        status = SEPARABLE
+    dual = alpha * y
+    return SolveResult(weights=dual, n_iter=len(mistakes), status=status,
+                       intercept=float(dual.sum()) if fit_intercept else 0.0,
+                       history={"mistakes": np.asarray(mistakes, dtype=np.int64)},
+                       extra={"alpha": alpha})
