@@ -9,12 +9,28 @@ with certificates and the experiment of Lauer & Bloch (2006).
 from ._registry import available_classifiers, make_classifier
 from ._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
 from .estimators import HoKashyapClassifier
+from .estimators import BatchPerceptronClassifier, KernelPerceptronClassifier, PerceptronClassifier
+from .estimators import LMSClassifier, MSEClassifier, WidrowHoffClassifier
+from .estimators import KernelHoKashyapClassifier, KernelLagrangianSVMClassifier, LagrangianSVMClassifier
+from .estimators import KernelSchlesingerKozinecClassifier, KozinecClassifier, SchlesingerKozinecClassifier
 from .separability import SeparabilityResult, check_separability
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "BatchPerceptronClassifier",
+    "KernelPerceptronClassifier",
+    "LMSClassifier",
+    "MSEClassifier",
+    "PerceptronClassifier",
+    "WidrowHoffClassifier",
     "HoKashyapClassifier",
+    "KernelHoKashyapClassifier",
+    "KernelLagrangianSVMClassifier",
+    "LagrangianSVMClassifier",
+    "KernelSchlesingerKozinecClassifier",
+    "KozinecClassifier",
+    "SchlesingerKozinecClassifier",
     "SeparabilityResult",
     "SolveResult",
     "available_classifiers",
