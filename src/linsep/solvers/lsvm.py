@@ -157,7 +157,10 @@ def _iterate(solve_q, n_samples, mu, tol, max_iter, record_history):
             status = CONVERGED
             break
     history = {name: np.asarray(v) for name, v in hist.items()} if record_history else None
-    return alpha, k, status, history
+    # The iterates reach α >= 0 only in the limit (entries of inactive
+    # constraints end at ±rounding); return the feasible projection, a change
+    # below the stopping tolerance.
+    return np.maximum(alpha, 0.0, out=alpha), k, status, history
 
 
 class LSVMFactor:
@@ -230,7 +233,8 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
     factor : LSVMFactor or None
         A factor of the same ``X`` and ``C`` to reuse (one-vs-rest).
     record_history : bool, default=False
-        Keep the dual objective ``f(α_k)`` (21) and the step ``‖α_k − α_{k−1}‖``.
+        Keep the dual objective ``f(α_k)`` (21) and the step ``‖α_k − α_{k−1}‖``
+        (``f`` is not monotone: ``α_0 = Q⁻¹1`` is the unconstrained minimiser).
 
     Returns
     -------

@@ -1,0 +1,114 @@
+"""Kernel Ho–Kashyap: verdicts in feature space, equivalence with linear HK, estimator contract."""
+
+import numpy as np
+import pytest
+
+from linsep import HoKashyapClassifier, KernelHoKashyapClassifier, make_classifier
+from linsep.kernels import kernel_matrix
+from linsep.solvers.kernel_ho_kashyap import EmpiricalKernelMap, kernel_ho_kashyap
+
+XOR_X = np.array([[0, 0], [1, 1], [0, 1], [1, 0]], dtype=float)
+XOR_Y = np.array([0, 0, 1, 1])
+
+
+def _noisy_xor(n=120, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, 2))
+    return X, np.where(X[:, 0] * X[:, 1] > 0, "same", "diff")
+
+
+def _blobs(n=60, d=3, gap=3.0, seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.where(np.arange(n) % 2 == 0, -1.0, 1.0)
+    return rng.standard_normal((n, d)) + gap * y[:, None] / np.sqrt(d), y
+
+
+def test_rbf_separates_xor():
+    clf = make_classifier("kernel_hk", gamma=1.0).fit(XOR_X, XOR_Y)
+    assert clf.status_ == "separable"
+    np.testing.assert_array_equal(clf.predict(XOR_X), XOR_Y)
+    X, y = _noisy_xor()
+    X_test, y_test = _noisy_xor(400, seed=9)
+    plain = KernelHoKashyapClassifier(kernel="rbf", gamma=2.0).fit(X, y)
+    assert plain.status_ == "separable" and plain.score(X, y) == 1.0
+    regularised = KernelHoKashyapClassifier(kernel="rbf", gamma=2.0, C=0.1).fit(X, y)
+    assert regularised.status_ == "converged"
+    assert regularised.score(X, y) > 0.97 and regularised.score(X_test, y_test) > 0.9
+
+
+def test_linear_kernel_on_xor_is_proved_not_separable():
+    clf = KernelHoKashyapClassifier(kernel="linear").fit(XOR_X, XOR_Y)
+    assert clf.status_ == "not_separable"
+    u = clf.certificate_
+    y = np.where(XOR_Y == clf.classes_[1], 1.0, -1.0)
+    assert u.min() >= 0 and u.max() > 0
+    # Gordan: Σ u_i y_i φ(x_i) = 0 and Σ u_i y_i = 0, here with φ(x) = x
+    np.testing.assert_allclose(XOR_X.T @ (u * y), 0, atol=1e-9 * u.max())
+    np.testing.assert_allclose(np.sum(u * y), 0, atol=1e-9 * u.max())
+
+
+def test_verdict_on_separable_data():
+    X, y = _blobs()
+    for kernel in ("linear", "rbf", "poly"):
+        clf = KernelHoKashyapClassifier(kernel=kernel).fit(X, y)
+        assert clf.status_ == "separable", kernel
+        assert clf.score(X, y) == 1.0
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("C", [None, 0.5])
+def test_linear_kernel_reproduces_linear_ho_kashyap(C):
+    # With the linear kernel the empirical map is an orthogonal change of the
+    # coordinates of X, which HK's criterion (and ‖w‖) does not see.
+    # Overlapping data: both run the same 60 iterations (same trajectory, same end).
+    X, y = _blobs(gap=1.0, seed=1)
+    lin = HoKashyapClassifier(C=C, max_iter=60).fit(X, y)
+    ker = KernelHoKashyapClassifier(kernel="linear", C=C, max_iter=60).fit(X, y)
+    assert ker.status_ == lin.status_ and ker.n_iter_ == lin.n_iter_
+    scale = np.abs(lin.decision_function(X)).max()
+    np.testing.assert_allclose(ker.decision_function(X), lin.decision_function(X), atol=1e-7 * scale)
+    np.testing.assert_allclose(ker.margin_vector_, lin.margin_vector_, rtol=1e-6, atol=1e-12)
+
+
+def test_precomputed_equals_named_kernel_and_solver_returns_dual_form():
+    X, y = _noisy_xor(60, seed=2)
+    named = KernelHoKashyapClassifier(kernel="rbf", gamma=1.5, C=1.0).fit(X, y)
+    K = kernel_matrix(X, X, kernel="rbf", gamma=1.5)
+    pre = KernelHoKashyapClassifier(kernel="precomputed", C=1.0).fit(K, y)
+    np.testing.assert_allclose(pre.decision_function(K), named.decision_function(X), atol=1e-8)
+    y_pm = np.where(y == named.classes_[1], 1.0, -1.0)
+    res = kernel_ho_kashyap(K, y_pm, C=1.0)
+    np.testing.assert_allclose(K @ res.weights + res.intercept, named.decision_function(X), atol=1e-8)
+    kmap = EmpiricalKernelMap(K)
+    np.testing.assert_allclose(kmap.features @ kmap.features.T, K, atol=1e-10)
+    np.testing.assert_allclose(kmap.transform(K), kmap.features, atol=1e-8)
+
+
+def test_multiclass_one_vs_rest():
+    rng = np.random.default_rng(3)
+    centers = np.array([[0, 0], [3, 0], [0, 3]])
+    y = np.repeat([10, 20, 30], 25)
+    X = centers[np.repeat(np.arange(3), 25)] + 0.7 * rng.standard_normal((75, 2))
+    clf = KernelHoKashyapClassifier(C=1.0, gamma=0.5).fit(X, y)
+    assert clf.dual_coef_.shape == (3, 75) and clf.status_.shape == (3,)
+    assert clf.score(X, y) > 0.9
+
+
+def test_bad_input_errors_and_caller_arrays_untouched():
+    X, y = _blobs(n=12)
+    est = KernelHoKashyapClassifier()
+    bad = X.copy()
+    bad[1, 1] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        est.fit(bad, y)
+    with pytest.raises(ValueError, match="only one class"):
+        est.fit(X, np.zeros(12))
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        est.fit(X, y[:5])
+    with pytest.raises(ValueError, match="square Gram matrix"):
+        KernelHoKashyapClassifier(kernel="precomputed").fit(X, y)
+    X32 = X.astype(np.float32)
+    X_copy, y_copy = X32.copy(), y.copy()
+    est.fit(X32, y)
+    np.testing.assert_array_equal(X32, X_copy)
+    np.testing.assert_array_equal(y, y_copy)
