@@ -1,0 +1,118 @@
+"""The experiment of Lauer & Bloch (2006): grid, splits, protocols, statistics, outputs, cache."""
+
+import json
+
+import numpy as np
+import pytest
+
+from linsep.cli import main
+from linsep.datasets import BENCHMARKS, benchmark_splits
+from linsep.experiments import (coarse_grid, fine_grid, get_method, load_split, paired_pvalue, paper_tables,
+                                run_benchmark, run_one, summarize)
+
+
+def test_c_grid_is_the_papers():
+    np.testing.assert_allclose(coarse_grid(), [2.0 ** p for p in range(-10, 11, 2)])
+    fine = fine_grid(4)
+    assert fine.size == 9 and fine[0] == 2.0 ** 3 and fine[-1] == 2.0 ** 5 and 2.0 ** 4 in fine
+
+
+def test_grid_search_tests_20_values_and_keeps_the_best():
+    r = run_one("heart", "mhks", 0)
+    curve = np.array(r["c_curve"])
+    assert r["n_fits"] == 20 and curve.shape == (20, 2)
+    np.testing.assert_allclose(curve[:11, 0], coarse_grid())
+    p = np.log2(curve[:11][np.argmin(curve[:11, 1]), 0])
+    np.testing.assert_allclose(curve[11:, 0], fine_grid(p))
+    assert r["tuning_error"] == curve[11:, 1].min() and r["C"] in curve[11:, 0]
+
+
+def test_splits_are_benchmark_splits_and_protocols_differ():
+    X_tr, y_tr, X_te, y_te = list(benchmark_splits("thyroid", 2, random_state=3))[1]
+    X_fit, y_fit, X_val, y_val, X_test, y_test = load_split("thyroid", 1, "validation", 3)
+    np.testing.assert_array_equal(X_test, X_te)
+    assert len(y_fit) == round(2 / 3 * len(y_tr)) and len(y_fit) + len(y_val) == len(y_tr)
+    np.testing.assert_array_equal(np.sort(np.r_[y_fit, y_val]), np.sort(y_tr))
+    t = load_split("thyroid", 1, "test", 3)
+    np.testing.assert_array_equal(t[0], X_tr)
+    np.testing.assert_array_equal(t[2], X_te)  # tuned on the test split (§3.3)
+    with pytest.raises(ValueError, match="protocol"):
+        load_split("thyroid", 0, "cv")
+
+
+def test_early_stopping_gets_the_tuning_set_explicitly():
+    r = run_one("thyroid", "hkes", 0, keep_curve=True)
+    curve = np.array(r["iter_curve"])
+    assert r["n_fits"] == 1 and curve[r["best_iter"] - 1] == curve.min() == pytest.approx(r["tuning_error"])
+    test = run_one("thyroid", "hkes", 0, protocol="test")
+    assert test["tuning_error"] == test["test_error"]
+
+
+def test_method_tuning_kinds():
+    assert get_method("hk").tuning == "none" and get_method("hkesa").tuning == "early_stopping"
+    assert get_method("mhka").tuning == "C" and get_method("svm").tuning == "C"
+    bias = get_method("linear_svc").build(C=1.0)
+    assert bias.loss == "hinge"
+    with pytest.raises(ValueError, match="unknown method"):
+        get_method("nope")
+
+
+def test_paired_statistics():
+    a = {s: 10.0 + s % 3 for s in range(20)}
+    assert paired_pvalue([1, 2, 3], [1, 2, 3]) == 1.0
+    assert np.isnan(paired_pvalue([1.0], [2.0]))
+    far = {s: v + 5 for s, v in a.items()}
+    near = {s: v + (0.02 if s % 2 else -0.01) for s, v in a.items()}
+    for test in ("ttest", "wilcoxon"):
+        s = summarize({"a": a, "far": far, "near": near}, test=test)
+        assert s["a"]["best"] and not s["far"]["star"] and s["near"]["star"]
+    tie = summarize({"a": a, "b": dict(a)})
+    assert tie["a"]["best"] and tie["b"]["best"]
+
+
+def test_paper_tables_transcribed():
+    t = paper_tables()
+    assert len([k for k in t if k[0] == 1]) == len([k for k in t if k[0] == 3]) == 9 * 7
+    assert (t[(1, "thyroid", "svm")]["mean"], t[(1, "thyroid", "svm")]["std"]) == (10.39, 2.86)
+    assert t[(1, "titanic", "hk")]["bold"] == "1" and t[(3, "splice", "hkes")]["bold"] == "1"
+    assert t[(2, "image", "hkesa")]["mean"] == 2760 and t[(2, "splice", "lsvm")]["runs"] == 20
+    assert {k[1] for k in t} == set(BENCHMARKS)
+
+
+def test_bench_outputs_cache_and_determinism(tmp_path, capsys):
+    argv = ["bench", "--datasets", "heart", "thyroid", "--methods", "hk", "hkes", "mhks",
+            "--splits", "2", "--out", str(tmp_path / "a"), "--no-progress"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "paired t-test" in out and "wrote:" in out and "12 runs computed" in out
+    a = tmp_path / "a"
+    for name in ("table1.md", "table1.csv", "table2.md", "table2.csv", "results.csv", "results.json",
+                 "fig1_hkes_validation.png", "fig2_lsvm_validation_vs_C.png"):
+        assert (a / name).stat().st_size > 0, name
+    md = (a / "table1.md").read_text()
+    assert "paper" in md and "18.20 ± 3.92" in md and "**" in md  # HK heart, Table 1
+    rows = json.loads((a / "results.json").read_text())
+    assert len(rows) == 12 and {r["split"] for r in rows} == {0, 1}
+    # resumes: a second call computes nothing and gives the same numbers
+    assert main(argv) == 0
+    assert "0 runs computed, 12 reused" in capsys.readouterr().out
+    # deterministic whatever the number of workers
+    report = run_benchmark(datasets=["thyroid"], methods=["hkes", "mhks"], n_splits=2, jobs=2,
+                           out=tmp_path / "b", progress=False)
+    key = lambda r: (r["dataset"], r["method"], r["split"])  # noqa: E731
+    assert sorted((key(r), r["test_error"]) for r in report.results) == sorted(
+        (key(r), r["test_error"]) for r in rows if r["dataset"] == "thyroid" and r["method"] != "hk")
+
+
+def test_test_protocol_is_flagged_optimistic(tmp_path, capsys):
+    assert main(["bench", "--protocol", "test", "--datasets", "titanic", "--methods", "hk", "linear_svc",
+                 "--splits", "1", "--out", str(tmp_path), "--no-progress", "--test", "wilcoxon"]) == 0
+    out = capsys.readouterr().out
+    assert "Table 3" in out and "OPTIMISTIC" in out and "Wilcoxon" in out
+    assert (tmp_path / "table3.csv").exists()
+
+
+def test_bench_refuses_unknown_names(tmp_path, capsys):
+    assert main(["bench", "--datasets", "iris", "--out", str(tmp_path)]) == 2
+    assert main(["bench", "--methods", "nope", "--out", str(tmp_path)]) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 2
