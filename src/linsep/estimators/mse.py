@@ -145,7 +145,7 @@ class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
         ``k^(−2λ_min/λ_max)`` under ``1/k`` and like
         ``(1 − λ_min/λ_max)^k`` with constant steps: prefer ``"constant"``
         (or standardise the features) on ill-conditioned data.
-    max_iter : int, default=10000
+    max_iter : int, default=1000
         Largest number of gradient steps per binary problem.
     tol : float, default=1e-5
         Stop when ``‖Yᵗ(Y a − b)‖ <= tol ‖Yᵗ b‖``.
@@ -176,7 +176,7 @@ class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
         "tol": [Interval(Real, 0, None, closed="left")],
     }
 
-    def __init__(self, *, learning_rate=None, schedule="inverse", max_iter=10_000, tol=1e-5):
+    def __init__(self, *, learning_rate=None, schedule="inverse", max_iter=1000, tol=1e-5):
         self.learning_rate = learning_rate
         self.schedule = schedule
         self.max_iter = max_iter

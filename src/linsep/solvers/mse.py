@@ -48,6 +48,7 @@ References
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._linalg import LeastSquaresFactor
 from .._loops import lms_epoch
@@ -152,7 +153,7 @@ def _check_finite(a, rule, k):
         )
 
 
-def widrow_hoff(Y, margin=None, *, learning_rate=None, schedule="inverse", max_iter=10_000, tol=1e-5,
+def widrow_hoff(Y, margin=None, *, learning_rate=None, schedule="inverse", max_iter=1000, tol=1e-5,
                 initial_weights=None):
     """Batch Widrow–Hoff: ``a_{k+1} = a_k − η_k Yᵗ(Y a_k − b)``, ``η_k = η_1/k``.
 
@@ -199,15 +200,19 @@ def widrow_hoff(Y, margin=None, *, learning_rate=None, schedule="inverse", max_i
         # the fastest (its first step may overshoot, the second cancels that).
         lam = largest_gram_eigenvalue(Y)
         learning_rate = (2.0 if schedule == "inverse" else 1.0) / lam if lam > 0 else 1.0
+    # Sparse: CSR copies of Y and Yᵗ make both products of every step row-wise
+    # (a CSC or COO matrix would be re-converted at each product).
+    YT = Y.T.tocsr() if sp.issparse(Y) else Y.T
+    Y = Y.tocsr() if sp.issparse(Y) else Y
     a = np.zeros(Y.shape[1]) if initial_weights is None else np.array(initial_weights, dtype=np.float64)
-    target = tol * np.linalg.norm(np.asarray(Y.T @ b))
+    target = tol * np.linalg.norm(np.asarray(YT @ b))
     criterion = []
     status = MAX_ITER
     k = 0
     while True:
         r = np.asarray(Y @ a) - b
         criterion.append(float(r @ r))
-        g = np.asarray(Y.T @ r).ravel()
+        g = np.asarray(YT @ r).ravel()
         if np.linalg.norm(g) <= target:
             status = CONVERGED
             break
