@@ -44,7 +44,7 @@ class _LinearKozinecBase(BaseLinearSeparator):
 
     def _solve_binary(self, X, y):
         return schlesinger_kozinec(
-            X, y, formulation=self.formulation, rule=self._rule,
+            X, y, formulation=self.formulation, rule=self._rule, C=getattr(self, "C", None),
             epsilon=getattr(self, "epsilon", None), tol=getattr(self, "tol", 0.0),
             max_iter=self.max_iter, record_history=self.record_history)
 
@@ -61,9 +61,11 @@ _SHARED_DOC = """
         (the hard-margin SVM).  ``"augmented"``: the seed note's
         ``ξ_i = y_i (x_i, 1)``, nearest point of ``conv{ξ_i}`` to the origin;
         the bias is inside the norm, so the margin is measured in ``R^{d+1}``.
-    max_iter : int, default=10000
+    max_iter : int, default=10000 (Kozinec), 100000 (SK)
         Largest number of updates per binary problem.  Non-separable data end
-        here with status ``"max_iter"`` and a ConvergenceWarning.
+        here with status ``"max_iter"`` and a ConvergenceWarning (or earlier
+        with ``"not_separable"`` when the hulls are seen to touch); the
+        iterate with the fewest training errors is then kept.
     record_history : bool, default=False
         Keep ``margin`` and ``margin_upper_bound`` per iteration in ``history_``.
 """
@@ -78,7 +80,8 @@ _SHARED_ATTRS = """
         ``min_i ⟨ω, ξ_i⟩ / ‖ω‖`` with ``ω = (w, b)`` (``"augmented"``).
         Negative or zero when the data are not separated.
     margin_upper_bound_ : float or ndarray of shape (K,)
-        Upper bound of the optimal margin: ``‖w_1 - w_2‖/2`` or ``‖ω‖``.
+        Upper bound of the optimal margin: ``‖w_1 - w_2‖/2`` or ``‖ω‖``
+        (of ``G + I/C`` when ``C`` is given).
         ``margin_upper_bound_ - margin_`` bounds how far the hyperplane is
         from the maximal-margin one (ε-optimality).
     n_iter_ : int or ndarray of shape (K,)
@@ -131,12 +134,16 @@ class SchlesingerKozinecClassifier(_LinearKozinecBase):
 
     Parameters
     ----------
-    tol : float, default=1e-3
+    tol : float, default=1e-2
         Relative ε: stop when ``margin_upper_bound_ - margin_ <=
         tol · margin_upper_bound_`` (invariant to the scale of ``X``), i.e.
         the margin is at least ``(1 - tol)`` times the optimal one.
     epsilon : float or None, default=None
-        Absolute ε of the seed note; when given it replaces ``tol``.{_SHARED_DOC}
+        Absolute ε of the seed note; when given it replaces ``tol``.
+    C : float or None, default=None
+        ``None``: hard margin.  A number: soft margin with quadratic slacks
+        (L2-SVM with unpenalised bias for ``"two_hull"``): the hard margin
+        for the Gram matrix ``G + I/C``; always converges.{_SHARED_DOC}
     Attributes
     ----------{_SHARED_ATTRS}
     Examples
@@ -151,13 +158,15 @@ class SchlesingerKozinecClassifier(_LinearKozinecBase):
     _parameter_constraints = {
         "tol": [Interval(Real, 0, 1, closed="left")],
         "epsilon": [None, Interval(Real, 0, None, closed="left")],
+        "C": [None, Interval(Real, 0, None, closed="neither")],
         **KozinecClassifier._parameter_constraints,
     }
 
-    def __init__(self, *, tol=1e-3, epsilon=None, formulation="two_hull", max_iter=100_000,
+    def __init__(self, *, tol=1e-2, epsilon=None, C=None, formulation="two_hull", max_iter=100_000,
                  record_history=False):
         self.tol = tol
         self.epsilon = epsilon
+        self.C = C
         self.formulation = formulation
         self.max_iter = max_iter
         self.record_history = record_history
@@ -179,12 +188,13 @@ class KernelSchlesingerKozinecClassifier(BaseKernelSeparator):
         SVC's convention: ``"scale"`` is ``1 / (d · Var(X))``, ``"auto"`` ``1 / d``.
     degree : int, default=3
     coef0 : float, default=0.0
-    C : float or None, default=None
-        ``None``: hard margin (the maximal-margin classifier in the kernel
-        space; non-separable data end at ``max_iter`` with a
-        ConvergenceWarning).  A number: soft margin with quadratic slacks
-        (L2-SVM), i.e. hard margin for ``K + I/C``; always converges.
-    tol : float, default=1e-3
+    C : float or None, default=1.0
+        A number: soft margin with quadratic slacks (L2-SVM), i.e. the hard
+        margin for ``K + I/C``; it always converges (``K + I/C`` is positive
+        definite), hence the default (SVC's value).  ``None``: hard margin,
+        the maximal-margin classifier in the kernel space; non-separable
+        data then end at ``max_iter`` with a ConvergenceWarning.
+    tol : float, default=1e-2
         Relative ε: stop when ``margin_upper_bound_ - margin_ <= tol · margin_upper_bound_``.
     epsilon : float or None, default=None
         Absolute ε; when given it replaces ``tol``.
@@ -231,7 +241,7 @@ class KernelSchlesingerKozinecClassifier(BaseKernelSeparator):
         "record_history": ["boolean"],
     }
 
-    def __init__(self, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0, C=None, tol=1e-3,
+    def __init__(self, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0, C=1.0, tol=1e-2,
                  epsilon=None, max_iter=100_000, cache_size=200.0, record_history=False):
         self.kernel = kernel
         self.gamma = gamma

@@ -53,9 +53,18 @@ Stopping rules
     would do; the worst one is Franc & Hlaváč's choice and needs fewer steps).
     Non-separable data never satisfy either rule: the loop ends at
     ``max_iter`` (status ``"max_iter"``), unless the hulls are found to
-    touch — ``‖w‖`` (or ``‖ω‖``) at rounding level — which gives
+    touch — ``‖w‖²`` (or ``‖ω‖²``) at rounding level — which gives
     ``"not_separable"`` with the convex coefficients as certificate
-    (``u >= 0``, ``Yᵀu ≈ 0``).
+    (``u >= 0``, ``Yᵀu ≈ 0``).  In both cases the iterate with the fewest
+    training errors seen ("pocket") is returned rather than the last one,
+    whose direction is meaningless once the hulls overlap.
+
+Implementation
+    All three forms run on inner products only: the augmented form keeps
+    ``p_i = ⟨ω, ξ_i⟩`` and ``‖ω‖²``, the two-hull form is the kernel one with
+    the linear kernel (on centred data, where the hull distance is unchanged
+    and rounding smaller).  A step then costs one Gram column (an ``O(Nd)``
+    product, or nothing when cached) plus ``O(N)`` vector updates.
 
 Kernel two-hull SK (Franc & Hlaváč 2003, §5)
     :func:`kernel_schlesinger_kozinec` runs the two-hull SK on
@@ -131,46 +140,56 @@ def _stopped(rule, margin, upper_bound, epsilon, tol):
     return None
 
 
-def _augmented(X, y, rule, epsilon, tol, max_iter, record_history):
+def _augmented(X, y, rule, C, epsilon, tol, max_iter, record_history):
     # ω = Σ α_i ξ_i is kept through p_i = ⟨ω, ξ_i⟩ and ‖ω‖², updated with one
-    # column of G_ij = ⟨ξ_i, ξ_j⟩ = y_i y_j (⟨x_i, x_j⟩ + 1) per step.
+    # column of G_ij = ⟨ξ_i, ξ_j⟩ = y_i y_j (⟨x_i, x_j⟩ + 1) (+ δ_ij / C) per step.
     cache = KernelColumnCache(X, kernel="linear")
+    shift = 0.0 if C is None else 1.0 / float(C)
     alpha = np.zeros(X.shape[0])  # convex coefficients: ω = Yᵀα
     alpha[0] = 1.0
     p = y * y[0] * (cache.column(0) + 1.0)
+    p[0] += shift
     norm2 = p[0]
     scale = norm2  # largest ‖ξ_k‖² seen: the yardstick of rounding in ‖ω‖²
-    hist = {"margin": [], "margin_upper_bound": []}
+    hist = {"margin": [], "margin_upper_bound": [], "training_errors": []}
     status, certificate = MAX_ITER, None
     margin = upper_bound = 0.0
+    errors, pocket = X.shape[0] + 1, None
     n_iter = 0
     for n_iter in range(max_iter + 1):
         if norm2 <= _TOUCH_RTOL * scale:  # the origin is in the hull, to rounding
-            status, certificate, margin, upper_bound = NOT_SEPARABLE, alpha.copy(), 0.0, 0.0
+            status, certificate, errors = NOT_SEPARABLE, alpha.copy(), X.shape[0] + 1
             break
         norm = np.sqrt(norm2)
         k = int(np.argmin(p))
         margin, upper_bound = p[k] / norm, norm
+        errors = int(np.count_nonzero(p <= 0.0)) if p[k] <= 0.0 else 0
         if record_history:
             hist["margin"].append(margin)
             hist["margin_upper_bound"].append(upper_bound)
+            hist["training_errors"].append(errors)
         stop = _stopped(rule, margin, upper_bound, epsilon, tol)
         if stop is not None:
             status = stop
             break
         if n_iter == max_iter:
             break
+        if pocket is None or errors < pocket[0]:  # see kernel_schlesinger_kozinec
+            pocket = (errors, alpha.copy(), margin, upper_bound)
         g = y * (y[k] * (cache.column(k) + 1.0))  # G[:, k]
+        g[k] += shift
+        scale = max(scale, g[k])
         # t* = ⟨ω, ω - ξ_k⟩ / ‖ω - ξ_k‖², positive whenever the rule failed
         num = norm2 - p[k]
         den = norm2 - 2.0 * p[k] + g[k]
         t = min(1.0, max(0.0, num / den)) if den > 0 else 0.0
-        scale = max(scale, g[k])
         norm2 = (1 - t) ** 2 * norm2 + 2 * t * (1 - t) * p[k] + t * t * g[k]
         p *= 1.0 - t
         p += t * g
         alpha *= 1.0 - t
         alpha[k] += t
+    if status in (MAX_ITER, NOT_SEPARABLE) and pocket is not None and pocket[0] < errors:
+        _, alpha, margin, upper_bound = pocket
     omega = np.append(np.asarray(X.T @ (alpha * y)).ravel(), float(alpha @ y))  # Yᵀα
     history = {key: np.asarray(v) for key, v in hist.items()} if record_history else None
     return SolveResult(weights=omega, n_iter=n_iter, status=status, certificate=certificate,
@@ -179,7 +198,7 @@ def _augmented(X, y, rule, epsilon, tol, max_iter, record_history):
                               "coefficients": alpha})
 
 
-def _two_hull(X, y, rule, epsilon, tol, max_iter, record_history):
+def _two_hull(X, y, rule, C, epsilon, tol, max_iter, record_history):
     # The linear two-hull SK is the kernel one with k(x, z) = ⟨x, z⟩: the
     # cached column form updates the projections ⟨w_j, x_i⟩ with one column
     # (a gemv, or nothing on a cache hit) instead of recomputing X @ w.
@@ -191,12 +210,11 @@ def _two_hull(X, y, rule, epsilon, tol, max_iter, record_history):
         center = X.mean(axis=0)
         Xc = X - center
     cache = KernelColumnCache(Xc, kernel="linear")
-    result = kernel_schlesinger_kozinec(cache.column, y, rule=rule, epsilon=epsilon, tol=tol,
+    result = kernel_schlesinger_kozinec(cache.column, y, rule=rule, C=C, epsilon=epsilon, tol=tol,
                                         max_iter=max_iter, record_history=record_history)
     w = np.asarray(Xc.T @ result.weights).ravel()  # w_1 - w_2 = Σ α_i y_i x_i
     intercept = result.intercept - float(w @ center)
-    certificate = result.extra["coefficients"] if result.status == NOT_SEPARABLE else None
-    return replace(result, weights=np.append(w, intercept), intercept=None, certificate=certificate)
+    return replace(result, weights=np.append(w, intercept), intercept=None)
 
 
 def kozinec(X, y, *, formulation="two_hull", max_iter=10_000, record_history=False):
@@ -222,26 +240,29 @@ def kozinec(X, y, *, formulation="two_hull", max_iter=10_000, record_history=Fal
         ``"separable"`` / ``"max_iter"`` / ``"not_separable"``, ``extra`` with
         ``margin``, ``margin_upper_bound`` and the convex ``coefficients``.
     """
-    return schlesinger_kozinec(X, y, formulation=formulation, max_iter=max_iter,
+    return schlesinger_kozinec(X, y, formulation=formulation, C=None, max_iter=max_iter,
                                record_history=record_history, rule="kozinec")
 
 
-def schlesinger_kozinec(X, y, *, formulation="two_hull", epsilon=None, tol=1e-3,
-                        max_iter=10_000, record_history=False, rule="sk"):
+def schlesinger_kozinec(X, y, *, formulation="two_hull", C=None, epsilon=None, tol=1e-2,
+                        max_iter=100_000, record_history=False, rule="sk"):
     """Schlesinger–Kozinec: an ε-optimal maximal-margin hyperplane.
 
     Stops when ``margin_upper_bound - margin <= ε`` with ``ε = epsilon`` if
     given, else ``ε = tol · margin_upper_bound`` (relative, scale free).
+    ``C`` (a number) gives the quadratic-slack soft margin: ``ξ_i`` (or each
+    hull point) gains the coordinate ``e_i/√C``, i.e. the Gram matrix becomes
+    ``G + I/C`` (Franc & Hlaváč 2003, §6); ``None`` is the hard margin.
     Other parameters and the result as in :func:`kozinec`; ``rule="kozinec"``
     gives Kozinec's stopping rule instead.  One iteration costs one product
     ``X @ w`` (O(N d)).
     """
     y = _check_args(rule, formulation, y)
     solve = _two_hull if formulation == "two_hull" else _augmented
-    return solve(X, y, rule, epsilon, tol, int(max_iter), record_history)
+    return solve(X, y, rule, C, epsilon, tol, int(max_iter), record_history)
 
 
-def kernel_schlesinger_kozinec(column, y, *, C=None, epsilon=None, tol=1e-3, max_iter=100_000,
+def kernel_schlesinger_kozinec(column, y, *, C=None, epsilon=None, tol=1e-2, max_iter=100_000,
                                record_history=False, rule="sk"):
     """Two-hull SK in a kernel space (Franc & Hlaváč 2003), one kernel column per step.
 
@@ -293,15 +314,16 @@ def kernel_schlesinger_kozinec(column, y, *, C=None, epsilon=None, tol=1e-3, max
     beta[i1] = beta[i2] = 1.0
     shrink = {True: 1.0, False: 1.0}
     sign = np.where(positive, 1.0, -1.0)
-    hist = {"margin": [], "margin_upper_bound": []}
+    hist = {"margin": [], "margin_upper_bound": [], "training_errors": []}
     status = MAX_ITER
     margin = upper_bound = 0.0
+    errors, pocket = len(y) + 1, None
     n_iter = 0
     for n_iter in range(max_iter + 1):
         norm2 = A - 2.0 * Cr + B
         # norm2 is a difference of O(scale) numbers: below ~100 ulps it is noise.
         if norm2 <= _TOUCH_RTOL * scale:
-            status, margin, upper_bound = NOT_SEPARABLE, 0.0, 0.0
+            status, errors = NOT_SEPARABLE, len(y) + 1
             break
         norm = np.sqrt(norm2)
         # m(x_i)·‖w‖ = ±(f1 - f2) + (B - C or A - C)
@@ -309,15 +331,24 @@ def kernel_schlesinger_kozinec(column, y, *, C=None, epsilon=None, tol=1e-3, max
         m += np.where(positive, B - Cr, A - Cr)
         t = int(np.argmin(m))
         margin, upper_bound = m[t] / norm - 0.5 * norm, 0.5 * norm
+        # points not strictly on their side of the bisector (m(x_i) <= ‖w‖/2)
+        errors = int(np.count_nonzero(m <= 0.5 * norm2)) if m[t] <= 0.5 * norm2 else 0
         if record_history:
             hist["margin"].append(margin)
             hist["margin_upper_bound"].append(upper_bound)
+            hist["training_errors"].append(errors)
         stop = _stopped(rule, margin, upper_bound, epsilon, tol)
         if stop is not None:
             status = stop
             break
         if n_iter == max_iter:
             break
+        if pocket is None or errors < pocket[0]:
+            # Pocket: the iterate with the fewest training errors so far, returned
+            # if the rule is never met (non-separable data); snapshots only on a
+            # strict decrease, so at most N of them.
+            pocket = (errors, beta * np.where(positive, shrink[True], shrink[False]), A, B,
+                      margin, upper_bound)
         col = column(t)
         k_tt = col[t] + shift
         scale = max(scale, k_tt)
@@ -352,8 +383,11 @@ def kernel_schlesinger_kozinec(column, y, *, C=None, epsilon=None, tol=1e-3, max
                 beta[positive == cls] *= shrink[cls]
                 shrink[cls] = 1.0
     alpha = beta * np.where(positive, shrink[True], shrink[False])
+    certificate = alpha if status == NOT_SEPARABLE else None
+    if status in (MAX_ITER, NOT_SEPARABLE) and pocket is not None and pocket[0] < errors:
+        _, alpha, A, B, margin, upper_bound = pocket
     history = {key: np.asarray(v) for key, v in hist.items()} if record_history else None
     return SolveResult(weights=alpha * sign, n_iter=n_iter, status=status, intercept=0.5 * (B - A),
-                       history=history,
+                       history=history, certificate=certificate,
                        extra={"margin": float(margin), "margin_upper_bound": float(upper_bound),
                               "coefficients": alpha})
