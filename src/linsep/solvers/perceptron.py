@@ -56,7 +56,8 @@ SCHEDULES = ("constant", "inverse")
 
 
 def _rate(learning_rate, schedule, k):
-    return learning_rate / k if schedule == "inverse" else learning_rate
+    # always a Python float: an int here would compile a second numba specialisation
+    return float(learning_rate) / k if schedule == "inverse" else float(learning_rate)
 
 
 def _orders(n_samples, shuffle, rng):
