@@ -27,6 +27,11 @@ non-separable data).  ``k`` counts passes over the data (epochs); for the
 batch rule a pass is one iteration, so this is the lecture's ``k``.  For the
 single-sample rule the rate stays fixed within a pass — decreasing it after
 every correction would freeze the weights after a few thousand samples.
+Under ``1/k`` the weights can grow only like ``log k`` after the first step
+(which, from ``a = 0``, is the sum of all samples), so on separable data the
+rule still converges but may need exponentially many iterations; fixed
+increment is the practical choice there (e.g. three separated blobs: about
+50 batch iterations fixed, none within 2·10⁵ under ``1/k``).
 
 Verdict: ``separable`` as soon as a pass makes no correction (then
 ``aᵗ y_i > b >= 0`` for every sample), else ``max_iter`` after ``max_iter``
