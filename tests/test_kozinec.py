@@ -110,6 +110,7 @@ def test_two_hull_update_matches_textbook_oracle(seed):
     lambda: SchlesingerKozinecClassifier(formulation="augmented"),
     lambda: KernelSchlesingerKozinecClassifier(C=None),
     lambda: KernelSchlesingerKozinecClassifier(kernel="linear", C=None),
+    lambda: KernelSchlesingerKozinecClassifier(C=None, update="mdm"),
 ])
 @pytest.mark.parametrize("seed", [0, 3])
 def test_zero_training_error_on_separable_data(make, seed):
@@ -174,20 +175,22 @@ def test_linear_kernel_sk_equals_linear_two_hull_sk():
     np.testing.assert_allclose(ker.decision_function(X), lin.decision_function(X), rtol=1e-7, atol=1e-9)
 
 
+@pytest.mark.parametrize("update", ["sk", "mdm"])
 @pytest.mark.parametrize("C", [None, 1.0, 100.0])
-def test_kernel_sk_rbf_separates_xor(C):
-    clf = KernelSchlesingerKozinecClassifier(kernel="rbf", gamma=2.0, C=C).fit(XOR_X, XOR_Y)
+def test_kernel_sk_rbf_separates_xor(C, update):
+    clf = KernelSchlesingerKozinecClassifier(kernel="rbf", gamma=2.0, C=C, update=update).fit(XOR_X, XOR_Y)
     assert clf.status_ == "converged"
     assert np.all(clf.predict(XOR_X) == XOR_Y)
 
 
-def test_kernel_sk_matches_svm_margin_rbf():
+@pytest.mark.parametrize("update", ["sk", "mdm"])
+def test_kernel_sk_matches_svm_margin_rbf(update):
     rng = np.random.RandomState(0)
     X = rng.uniform(-1, 1, size=(150, 2))
     r = np.hypot(X[:, 0], X[:, 1])
     keep = np.abs(r - 0.6) > 0.08
     X, y = X[keep], (r[keep] > 0.6).astype(int)
-    clf = KernelSchlesingerKozinecClassifier(gamma=2.0, C=None, tol=1e-3).fit(X, y)
+    clf = KernelSchlesingerKozinecClassifier(gamma=2.0, C=None, tol=1e-3, update=update).fit(X, y)
     svc = SVC(kernel="rbf", gamma=2.0, C=1e6, tol=1e-6).fit(X, y)
     K = kernel_matrix(X[svc.support_], X[svc.support_], kernel="rbf", gamma=2.0)
     svm = 1.0 / np.sqrt(svc.dual_coef_ @ K @ svc.dual_coef_.T).item()
@@ -328,3 +331,14 @@ def test_invalid_arguments():
         SchlesingerKozinecClassifier(tol=-1).fit(XOR_X, XOR_Y)
     with pytest.raises(ValueError, match="kernel"):
         KernelColumnCache(XOR_X, kernel="bogus")
+
+
+def test_mdm_update_needs_fewer_steps_and_fewer_support_vectors():
+    X, y = separable(12, n=150)
+    sk = KernelSchlesingerKozinecClassifier(C=None, gamma=0.5).fit(X, y)
+    mdm = KernelSchlesingerKozinecClassifier(C=None, gamma=0.5, update="mdm").fit(X, y)
+    assert mdm.status_ == sk.status_ == "converged"
+    assert mdm.n_iter_ < sk.n_iter_
+    assert np.count_nonzero(mdm.dual_coef_) <= np.count_nonzero(sk.dual_coef_)
+    alpha = np.abs(mdm.dual_coef_[0])
+    assert alpha.min() >= 0 and alpha[y == 1].sum() == pytest.approx(1) and alpha[y == 0].sum() == pytest.approx(1)

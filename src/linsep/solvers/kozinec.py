@@ -105,6 +105,7 @@ from .._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
 
 FORMULATIONS = ("two_hull", "augmented")
 RULES = ("kozinec", "sk")
+UPDATES = ("sk", "mdm")
 
 # The hulls "touch" when the squared distance between the current points,
 # a difference of numbers of the size of the largest squared norm seen, is
@@ -263,7 +264,7 @@ def schlesinger_kozinec(X, y, *, formulation="two_hull", C=None, epsilon=None, t
 
 
 def kernel_schlesinger_kozinec(column, y, *, C=None, epsilon=None, tol=1e-2, max_iter=100_000,
-                               record_history=False, rule="sk"):
+                               record_history=False, rule="sk", update="sk"):
     """Two-hull SK in a kernel space (Franc & Hlaváč 2003), one kernel column per step.
 
     Parameters
@@ -288,6 +289,16 @@ def kernel_schlesinger_kozinec(column, y, *, C=None, epsilon=None, tol=1e-2, max
     rule : {"sk", "kozinec"}
         ε-optimal stop, or stop at the first separating hyperplane
         (status ``"separable"``).
+    update : {"sk", "mdm"}
+        ``"sk"``: Franc & Hlaváč's step towards ``x_t`` (the class point
+        shrinks towards ``φ(x_t)``).  ``"mdm"``: the Mitchell–Dem'yanov–
+        Malozemov step of the same family: weight ``λ`` moves from the support
+        point ``x_r`` of ``x_t``'s class with the largest ``m(x_r)`` to
+        ``x_t``, ``w_c ← w_c + λ(φ(x_t) - φ(x_r))``,
+        ``λ = min(α_r, (m_r - m_t)‖w‖ / ‖φ(x_t) - φ(x_r)‖²)`` (two columns per
+        step).  It can drop points from the support (``α_r → 0``), which the
+        SK step never does, and needs far fewer steps to the same ε; the
+        stopping rule and its guarantee are unchanged.
 
     Returns
     -------
@@ -300,6 +311,8 @@ def kernel_schlesinger_kozinec(column, y, *, C=None, epsilon=None, tol=1e-2, max
         ``margin_upper_bound``.
     """
     y = _check_args(rule, "two_hull", y)
+    if update not in UPDATES:
+        raise ValueError(f"update must be one of {UPDATES}, got {update!r}")
     positive = y > 0
     shift = 0.0 if C is None else 1.0 / float(C)
     i1, i2 = int(np.flatnonzero(positive)[0]), int(np.flatnonzero(~positive)[0])
@@ -349,10 +362,37 @@ def kernel_schlesinger_kozinec(column, y, *, C=None, epsilon=None, tol=1e-2, max
             # strict decrease, so at most N of them.
             pocket = (errors, beta * np.where(positive, shrink[True], shrink[False]), A, B,
                       margin, upper_bound)
+        cls = bool(positive[t])
+        if update == "mdm":
+            # r: the support point of x_t's class farthest on its side.  The
+            # α-weighted mean of m over a class is ‖w‖², above m_t whenever
+            # the rule failed, so r exists and m_r > m_t.
+            r = int(np.argmax(np.where((beta > 0) & (positive == cls), m, -np.inf)))
+            if r != t and m[r] > m[t]:
+                col_t = np.array(column(t))  # copied: the next call may recycle its slot
+                col_r = column(r)
+                k_tt, k_rr = col_t[t] + shift, col_r[r] + shift
+                scale = max(scale, k_tt, k_rr)
+                dist2 = k_tt + k_rr - 2.0 * col_t[r]  # ‖φ(x_t) - φ(x_r)‖²
+                alpha_r = beta[r] * shrink[cls]
+                lam = min(alpha_r, (m[r] - m[t]) / dist2) if dist2 > 0 else alpha_r
+                step = col_t - col_r
+                step[t] += shift
+                step[r] -= shift
+                if cls:
+                    A += 2.0 * lam * (f1[t] - f1[r]) + lam * lam * dist2
+                    Cr += lam * (f2[t] - f2[r])
+                    f1 += lam * step
+                else:
+                    B += 2.0 * lam * (f2[t] - f2[r]) + lam * lam * dist2
+                    Cr += lam * (f1[t] - f1[r])
+                    f2 += lam * step
+                beta[t] += lam / shrink[cls]
+                beta[r] = 0.0 if lam >= alpha_r else beta[r] - lam / shrink[cls]
+                continue
         col = column(t)
         k_tt = col[t] + shift
         scale = max(scale, k_tt)
-        cls = bool(positive[t])
         if cls:
             num = A - Cr - f1[t] + f2[t]
             den = A - 2.0 * f1[t] + k_tt
