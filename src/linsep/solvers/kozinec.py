@@ -98,6 +98,7 @@ from dataclasses import replace
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 
 from .._design import sign_normalized
 from ..kernels import KernelColumnCache
@@ -263,6 +264,44 @@ def schlesinger_kozinec(X, y, *, formulation="two_hull", C=None, epsilon=None, t
     return solve(X, y, rule, C, epsilon, tol, int(max_iter), record_history)
 
 
+# The O(N) work of one kernel SK step, fused into single passes: the step
+# itself is inherently sequential, and NumPy would make ~10 passes (and
+# temporaries) over N floats for what is one scan and one axpy.
+@njit(cache=True)
+def _scan(f1, f2, positive, beta, const_pos, const_neg, half_norm2):
+    """``m_i‖w‖ = ±(f1_i - f2_i) + const``: argmin, errors, best support point per class."""
+    t, m_t, errors = 0, np.inf, 0
+    best = np.array([[-1.0, -np.inf], [-1.0, -np.inf]])  # (index, m) for class +1, -1
+    for i in range(f1.shape[0]):
+        if positive[i]:
+            m, c = f1[i] - f2[i] + const_pos, 0
+        else:
+            m, c = f2[i] - f1[i] + const_neg, 1
+        if m < m_t:
+            t, m_t = i, m
+        if m <= half_norm2:
+            errors += 1
+        if beta[i] > 0.0 and m > best[c, 1]:
+            best[c, 0], best[c, 1] = i, m
+    return t, m_t, errors, best
+
+
+@njit(cache=True)
+def _move_weight(f, lam, col_t, col_r, t, r, shift):
+    """``f += λ (K̃[:, t] - K̃[:, r])`` with ``K̃ = K + I·shift``."""
+    for i in range(f.shape[0]):
+        f[i] += lam * (col_t[i] - col_r[i])
+    f[t] += lam * shift
+    f[r] -= lam * shift
+
+
+@njit(cache=True)
+def _shrink_towards(f, k, col):
+    """``f ← (1 - k) f + k col``."""
+    for i in range(f.shape[0]):
+        f[i] = (1.0 - k) * f[i] + k * col[i]
+
+
 def kernel_schlesinger_kozinec(column, y, *, C=None, epsilon=None, tol=1e-2, max_iter=100_000,
                                record_history=False, rule="sk", update="sk"):
     """Two-hull SK in a kernel space (Franc & Hlaváč 2003), one kernel column per step.
@@ -339,13 +378,8 @@ def kernel_schlesinger_kozinec(column, y, *, C=None, epsilon=None, tol=1e-2, max
             status, errors = NOT_SEPARABLE, len(y) + 1
             break
         norm = np.sqrt(norm2)
-        # m(x_i)·‖w‖ = ±(f1 - f2) + (B - C or A - C)
-        m = sign * (f1 - f2)
-        m += np.where(positive, B - Cr, A - Cr)
-        t = int(np.argmin(m))
-        margin, upper_bound = m[t] / norm - 0.5 * norm, 0.5 * norm
-        # points not strictly on their side of the bisector (m(x_i) <= ‖w‖/2)
-        errors = int(np.count_nonzero(m <= 0.5 * norm2)) if m[t] <= 0.5 * norm2 else 0
+        t, m_t, errors, support_best = _scan(f1, f2, positive, beta, B - Cr, A - Cr, 0.5 * norm2)
+        margin, upper_bound = m_t / norm - 0.5 * norm, 0.5 * norm
         if record_history:
             hist["margin"].append(margin)
             hist["margin_upper_bound"].append(upper_bound)
@@ -367,26 +401,24 @@ def kernel_schlesinger_kozinec(column, y, *, C=None, epsilon=None, tol=1e-2, max
             # r: the support point of x_t's class farthest on its side.  The
             # α-weighted mean of m over a class is ‖w‖², above m_t whenever
             # the rule failed, so r exists and m_r > m_t.
-            r = int(np.argmax(np.where((beta > 0) & (positive == cls), m, -np.inf)))
-            if r != t and m[r] > m[t]:
+            r, m_r = support_best[0 if cls else 1]
+            r = int(r)
+            if r != t and m_r > m_t:
                 col_t = np.array(column(t))  # copied: the next call may recycle its slot
                 col_r = column(r)
                 k_tt, k_rr = col_t[t] + shift, col_r[r] + shift
                 scale = max(scale, k_tt, k_rr)
                 dist2 = k_tt + k_rr - 2.0 * col_t[r]  # ‖φ(x_t) - φ(x_r)‖²
                 alpha_r = beta[r] * shrink[cls]
-                lam = min(alpha_r, (m[r] - m[t]) / dist2) if dist2 > 0 else alpha_r
-                step = col_t - col_r
-                step[t] += shift
-                step[r] -= shift
+                lam = min(alpha_r, (m_r - m_t) / dist2) if dist2 > 0 else alpha_r
                 if cls:
                     A += 2.0 * lam * (f1[t] - f1[r]) + lam * lam * dist2
                     Cr += lam * (f2[t] - f2[r])
-                    f1 += lam * step
+                    _move_weight(f1, lam, col_t, col_r, t, r, shift)
                 else:
                     B += 2.0 * lam * (f2[t] - f2[r]) + lam * lam * dist2
                     Cr += lam * (f1[t] - f1[r])
-                    f2 += lam * step
+                    _move_weight(f2, lam, col_t, col_r, t, r, shift)
                 beta[t] += lam / shrink[cls]
                 beta[r] = 0.0 if lam >= alpha_r else beta[r] - lam / shrink[cls]
                 continue
@@ -403,14 +435,12 @@ def kernel_schlesinger_kozinec(column, y, *, C=None, epsilon=None, tol=1e-2, max
         if cls:
             A = (1 - k) ** 2 * A + 2 * k * (1 - k) * f1[t] + k * k * k_tt
             Cr = (1 - k) * Cr + k * f2[t]
-            f1 *= 1.0 - k
-            f1 += k * col
+            _shrink_towards(f1, k, col)
             f1[t] += k * shift
         else:
             B = (1 - k) ** 2 * B + 2 * k * (1 - k) * f2[t] + k * k * k_tt
             Cr = (1 - k) * Cr + k * f1[t]
-            f2 *= 1.0 - k
-            f2 += k * col
+            _shrink_towards(f2, k, col)
             f2[t] += k * shift
         if k >= 1.0:  # the class's point jumps to x_t: restart its coefficients
             beta[positive == cls] = 0.0
