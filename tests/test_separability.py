@@ -90,3 +90,8 @@ def test_agrees_with_exact_lp_and_certificate_is_valid(seed, n, d, noise):
     result = check_separability(X, y)
     assert result.separable == lp_separable(X, y)
     assert_valid_certificate(result, X, y)
+
+
+def test_one_class_is_an_error():
+    with pytest.raises(ValueError, match="two classes; got 1"):
+        check_separability(np.eye(3), [1, 1, 1])

@@ -26,7 +26,6 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model._base import LinearClassifierMixin
-from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -36,19 +35,28 @@ __all__ = ["BaseSeparator", "BaseLinearSeparator", "BaseKernelSeparator", "encod
 
 
 def encode_pm1(y, classes=None):
-    """Encode labels as ``±1`` columns.
+    """Encode labels as ``±1`` columns, as ``LabelBinarizer(neg_label=-1)`` does.
 
-    Returns ``(targets, binarizer)``: ``targets`` has shape ``(N, 1)`` for two
-    classes (``classes_[1]`` ↦ +1) and ``(N, K)`` for ``K > 2`` classes
-    (one-vs-rest: class ``k`` ↦ +1 in column ``k``).
+    Returns ``(targets, classes)``: ``classes`` are the sorted distinct labels
+    (or the given ones); ``targets`` has shape ``(N, 1)`` for two classes
+    (``classes[1]`` ↦ +1) and ``(N, K)`` for ``K > 2`` classes (one-vs-rest:
+    class ``k`` ↦ +1 in column ``k``).  Labels must already be validated
+    (``check_classification_targets``) and, with ``classes`` given, belong to
+    them.  Written with ``np.unique`` because ``LabelBinarizer`` re-runs its
+    target-type checks at every call, which cost milliseconds: more than a
+    whole Ho–Kashyap fit on the paper's data sets.
     """
-    binarizer = LabelBinarizer(neg_label=-1, pos_label=1)
-    if classes is not None:
-        binarizer.fit(classes)
-        targets = binarizer.transform(y)
+    y = np.asarray(y)
+    if classes is None:
+        classes, index = np.unique(y, return_inverse=True)
     else:
-        targets = binarizer.fit_transform(y)
-    return targets.astype(float), binarizer
+        classes = np.asarray(classes)
+        index = np.searchsorted(classes, y)
+    if classes.size == 2:
+        return np.where(index == 1, 1.0, -1.0)[:, None], classes
+    targets = np.full((y.shape[0], classes.size), -1.0)
+    targets[np.arange(y.shape[0]), index.ravel()] = 1.0
+    return targets, classes
 
 
 class BaseSeparator(ClassifierMixin, BaseEstimator):
@@ -107,8 +115,7 @@ class BaseSeparator(ClassifierMixin, BaseEstimator):
         encoded like ``y`` (e.g. ``{"y_val": y_val}``); column ``k`` of each
         encoded array goes to problem ``k``.
         """
-        targets, binarizer = encode_pm1(y)
-        self.classes_ = binarizer.classes_
+        targets, self.classes_ = encode_pm1(y)
         encoded_extra = {name: encode_pm1(labels, self.classes_)[0]
                          for name, labels in (extra_targets or {}).items()}
         results = []

@@ -5,16 +5,16 @@ least-squares problem per iteration with the same matrix ``Y`` and a new
 right-hand side.  :class:`LeastSquaresFactor` factors once and then costs one
 pass ``Yᵀ r`` plus two triangular solves per right-hand side.
 
-Choice of factorisation (all on the column-equilibrated matrix ``Y S``, with
-``S = diag(1/‖Y_j‖)``, so features of wildly different scales do not ruin the
-conditioning of the Gram matrix):
+Choice of factorisation:
 
-* full column rank, or ``C > 0``: Cholesky of ``S(YᵀDY + CĨ)S`` (the cheapest
-  path; about the cost of forming ``YᵀY``);
-* rank-deficient or ``d + 1 > N`` with ``C = 0``: a thin SVD of ``D^{1/2} Y S``
-  truncated as in :func:`numpy.linalg.pinv`, which yields the minimum-norm
-  least-squares solution.  The SVD factors are applied, never multiplied into
-  an explicit pseudo-inverse.
+* full column rank, or ``C > 0``: Cholesky of ``S(YᵀDY + CĨ)S``, the Gram
+  matrix equilibrated by ``S = diag(1/‖Y_j‖)`` so that features of wildly
+  different scales do not ruin its conditioning (the cheapest path: about
+  the cost of forming ``YᵀY`` with one BLAS ``syrk``);
+* rank-deficient or ``d + 1 > N`` with ``C = 0``: a thin SVD of ``D^{1/2} Y``
+  (through a QR factorisation), truncated as in :func:`numpy.linalg.pinv`,
+  which yields the minimum-norm least-squares solution ``W = Y⁺ r``.  The
+  SVD factors are applied, never multiplied into an explicit pseudo-inverse.
 """
 
 from __future__ import annotations
@@ -23,14 +23,27 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-# A Cholesky pivot below this (relative to the unit diagonal of the
-# equilibrated Gram matrix) signals numerical rank deficiency: the normal
-# equations would then lose all accuracy, so the SVD path takes over.
-_PIVOT_TOL = 1e-7
+# A Cholesky pivot ratio below this signals (near) rank deficiency: the
+# equilibrated Gram matrix then has a condition number above 1/_PIVOT_TOL² =
+# 1e10 and the normal equations lose more than 6 digits, enough to break the
+# orthogonality YᵀE = 0 that Ho–Kashyap relies on (exactly collinear features,
+# as in the IDA "image" set, give ratios near 1e-8).  The SVD path takes over.
+_PIVOT_TOL = 1e-5
 
 
 def _to_dense(Y):
     return Y.toarray() if sp.issparse(Y) else Y
+
+
+def _gram(A):
+    """``AᵀA``; for a dense ``A`` through BLAS ``syrk`` (half the flops of ``A.T @ A``)."""
+    if sp.issparse(A):
+        return np.asarray((A.T @ A).toarray(), dtype=float)
+    A = np.asarray(A, dtype=float)
+    syrk = sla.get_blas_funcs("syrk", (A,))
+    # A.T of a C-ordered A is Fortran-ordered: syrk reads it without a copy.
+    upper = syrk(1.0, A.T, trans=0, lower=0) if A.flags.c_contiguous else syrk(1.0, A, trans=1, lower=0)
+    return np.triu(upper) + np.triu(upper, 1).T
 
 
 class LeastSquaresFactor:
@@ -61,11 +74,10 @@ class LeastSquaresFactor:
         n_samples, n_cols = Y.shape
         self._p = n_cols
         if self.sample_weight is None:
-            gram = Y.T @ Y
+            gram = _gram(Y)
         else:
-            gram = Y.T @ (Y.multiply(self.sample_weight[:, None]) if sp.issparse(Y)
-                          else Y * self.sample_weight[:, None])
-        gram = np.asarray(_to_dense(gram), dtype=float)
+            root = np.sqrt(self.sample_weight)
+            gram = _gram(Y.multiply(root[:, None]).tocsr() if sp.issparse(Y) else Y * root[:, None])
         norms = np.sqrt(np.maximum(np.diag(gram), 0.0))
         norms[norms == 0.0] = 1.0
         self._scale = 1.0 / norms
@@ -76,12 +88,16 @@ class LeastSquaresFactor:
         use_cholesky = self.ridge > 0 or n_cols <= n_samples
         if use_cholesky:
             try:
-                self._cho = sla.cho_factor(gram_scaled, lower=True, check_finite=False)
-                pivots = np.abs(np.diag(self._cho[0]))
+                lower = sla.cholesky(gram_scaled, lower=True, check_finite=False)
+                pivots = np.abs(np.diag(lower))
                 ok = np.all(np.isfinite(pivots)) and pivots.min() > _PIVOT_TOL * pivots.max()
             except (np.linalg.LinAlgError, ValueError):
                 ok = False
             if ok:
+                # S G S = L Lᵀ  ⇒  G = (S⁻¹L)(S⁻¹L)ᵀ: S⁻¹L is still lower triangular, so
+                # it is the Cholesky factor of G itself and solves need no rescaling.
+                self._chol = np.asfortranarray(lower * norms[:, None])
+                self._potrs = sla.get_lapack_funcs("potrs", (self._chol,))
                 self.method, self.rank = "cholesky", n_cols
                 return
             if self.ridge > 0:
@@ -99,10 +115,17 @@ class LeastSquaresFactor:
         self.method = "eigh"
 
     def _factor_svd(self):
-        A = _to_dense(self.Y) * self._scale
+        # No column equilibration here: the minimum-norm solution must be the one of
+        # Y itself (W = Y⁺ r), and the SVD is insensitive to column scaling anyway.
+        A = np.array(_to_dense(self.Y), dtype=float)
         if self.sample_weight is not None:
             A = A * np.sqrt(self.sample_weight)[:, None]
-        U, s, Vt = sla.svd(A, full_matrices=False, check_finite=False, lapack_driver="gesdd")
+        # QR first, then the SVD of the small square factor R: much cheaper than a
+        # direct SVD of a tall (or wide) matrix, and as accurate.
+        tall = A.shape[0] >= A.shape[1]
+        Q, R = sla.qr(A if tall else A.T, mode="economic", check_finite=False)
+        U_r, s, Vt_r = sla.svd(R, check_finite=False, lapack_driver="gesvd")
+        U, Vt = (Q @ U_r, Vt_r) if tall else (Vt_r.T, (Q @ U_r).T)
         cutoff = s.max(initial=0.0) * max(A.shape) * np.finfo(float).eps
         keep = s > cutoff
         self._U, self._s, self._Vt = U[:, keep], s[keep], Vt[keep]
@@ -115,23 +138,23 @@ class LeastSquaresFactor:
         if self.method == "svd":
             if self.sample_weight is not None:
                 rhs = rhs * np.sqrt(self.sample_weight) if rhs.ndim == 1 else rhs * np.sqrt(self.sample_weight)[:, None]
-            coef = self._Vt.T @ ((self._U.T @ rhs) / (self._s if rhs.ndim == 1 else self._s[:, None]))
-        else:
-            weighted = rhs if self.sample_weight is None else (
-                rhs * self.sample_weight if rhs.ndim == 1 else rhs * self.sample_weight[:, None])
-            g = np.asarray(self.Y.T @ weighted)
-            return self.solve_normal(g)
-        return coef * (self._scale if coef.ndim == 1 else self._scale[:, None])
+            return self._Vt.T @ ((self._U.T @ rhs) / (self._s if rhs.ndim == 1 else self._s[:, None]))
+        weighted = rhs if self.sample_weight is None else (
+            rhs * self.sample_weight if rhs.ndim == 1 else rhs * self.sample_weight[:, None])
+        return self.solve_normal(np.asarray(self.Y.T @ weighted))
 
     def solve_normal(self, g):
         """Return ``(YᵀDY + CĨ)⁻¹ g`` on the Cholesky/eigh paths (``g`` in original coordinates)."""
-        s = self._scale if np.ndim(g) == 1 else self._scale[:, None]
-        g_scaled = g * s
         if self.method == "cholesky":
-            z = sla.cho_solve(self._cho, g_scaled, check_finite=False)
-        elif self.method == "eigh":
-            coeffs = self._evecs.T @ g_scaled
+            # LAPACK potrs directly: the iterations call this thousands of times on
+            # small systems, where scipy.linalg.cho_solve's checks dominate.
+            z, info = self._potrs(self._chol, g, lower=1)
+            if info != 0:  # pragma: no cover - only on invalid arguments
+                raise np.linalg.LinAlgError(f"potrs failed with info={info}")
+            return z
+        if self.method == "eigh":
+            s = self._scale if np.ndim(g) == 1 else self._scale[:, None]
+            coeffs = self._evecs.T @ (g * s)
             z = self._evecs @ (coeffs / (self._evals if coeffs.ndim == 1 else self._evals[:, None]))
-        else:  # pragma: no cover - solve() handles the SVD path itself
-            raise RuntimeError("solve_normal is not available on the SVD path")
-        return z * s
+            return z * s
+        raise RuntimeError("solve_normal is not available on the SVD path")  # pragma: no cover

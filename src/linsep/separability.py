@@ -140,14 +140,13 @@ def check_separability(X, y, *, max_iter=1000):
     """
     X, y = check_X_y(X, y, accept_sparse=("csr", "csc"), dtype=np.float64)
     check_classification_targets(y)
-    targets, binarizer = encode_pm1(y)
-    if targets.shape[1] != 1:
+    targets, classes = encode_pm1(y)
+    if len(classes) != 2:
         raise ValueError(
-            f"check_separability decides between two classes; got {len(binarizer.classes_)} "
-            f"(check each one-vs-rest problem separately)")
+            f"check_separability decides between two classes; got {len(classes)} "
+            f"(for more, check each one-vs-rest problem separately)")
     Y = sign_normalized(X, targets[:, 0])
     Yn, _ = _row_normalized(Y)
-    classes = binarizer.classes_
 
     hk = ho_kashyap(Yn, b0=1.0, max_iter=max_iter, tol=0.0, stop_at_separation=True)
     if hk.status == SEPARABLE:
