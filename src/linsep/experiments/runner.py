@@ -4,12 +4,14 @@ Each run's result is written as one JSON file under
 ``OUT/cache/<protocol>-seed<seed>/<data set>/<method>/<split>.json`` as soon as
 it finishes (atomically), so an interrupted run continues where it stopped;
 a cached file is reused only if it was produced by the same configuration
-(protocol, seed, linsep version, cache format).  Results do not depend on
+(protocol, seed, linsep version, cache format, and the same linsep source
+code — a digest of the package's ``.py`` files).  Results do not depend on
 ``jobs``: every random choice is seeded by ``(seed, split)``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
@@ -45,9 +47,20 @@ class BenchmarkReport:
     n_cached: int = 0
 
 
+def _code_digest():
+    """SHA-256 of linsep's Python sources: editing any solver invalidates cached runs."""
+    root = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def _config(protocol, seed):
     from .. import __version__
-    return {"cache_format": CACHE_FORMAT, "protocol": protocol, "seed": int(seed), "linsep": __version__}
+    return {"cache_format": CACHE_FORMAT, "protocol": protocol, "seed": int(seed), "linsep": __version__,
+            "code": _code_digest()}
 
 
 def _cache_path(out, protocol, seed, dataset, method, split):
