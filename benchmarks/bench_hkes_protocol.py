@@ -12,6 +12,10 @@ For every split of every data set (``linsep.datasets.benchmark_splits``):
 
 Prints the mean test error of HKES beside the paper's Table 1 value and the total time of each
 method, with the ratios LinearSVC / HKES (goal >= 100) and RidgeClassifierCV / HKES (goal >= 3).
+
+BLAS runs on one thread for every method (``--blas-threads``): the problems are tiny (at most
+1000 x 60), liblinear is single-threaded anyway, and on a busy machine the wake-up latency of
+idle BLAS threads (milliseconds) would otherwise dominate every small matrix product.
 """
 
 import argparse
@@ -22,6 +26,7 @@ import numpy as np
 from sklearn.linear_model import RidgeClassifierCV
 from sklearn.model_selection import train_test_split
 from sklearn.svm import LinearSVC
+from threadpoolctl import threadpool_limits
 
 from linsep import make_classifier
 from linsep.datasets import BENCHMARKS, benchmark_splits
@@ -47,9 +52,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--splits", type=int, default=None, help="realizations per data set (default: all)")
     parser.add_argument("--datasets", nargs="*", default=list(BENCHMARKS))
+    parser.add_argument("--blas-threads", type=int, default=1)
     args = parser.parse_args()
     warnings.simplefilter("ignore")
+    with threadpool_limits(limits=args.blas_threads, user_api="blas"):
+        run(args)
 
+
+def run(args):
     totals = {"hkes": 0.0, "svc": 0.0, "ridge": 0.0}
     print(f"{'data set':<14}{'HKES err %':>11}{'paper':>8}{'HKES s':>9}{'LinearSVC s':>13}{'Ridge s':>9}")
     for name in args.datasets:

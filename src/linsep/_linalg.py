@@ -10,7 +10,7 @@ Choice of factorisation:
 * full column rank, or ``C > 0``: Cholesky of ``S(YᵀDY + CĨ)S``, the Gram
   matrix equilibrated by ``S = diag(1/‖Y_j‖)`` so that features of wildly
   different scales do not ruin its conditioning (the cheapest path: about
-  the cost of forming ``YᵀY`` with one BLAS ``syrk``);
+  the cost of forming ``YᵀY``);
 * rank-deficient or ``d + 1 > N`` with ``C = 0``: a thin SVD of ``D^{1/2} Y``
   (through a QR factorisation), truncated as in :func:`numpy.linalg.pinv`,
   which yields the minimum-norm least-squares solution ``W = Y⁺ r``.  The
@@ -36,14 +36,16 @@ def _to_dense(Y):
 
 
 def _gram(A):
-    """``AᵀA``; for a dense ``A`` through BLAS ``syrk`` (half the flops of ``A.T @ A``)."""
+    """``AᵀA`` as a dense array.
+
+    NumPy recognises ``A.T @ A`` and calls BLAS ``syrk`` (half the flops of a
+    general product).  SciPy's own ``syrk`` would do the same through a second
+    OpenBLAS copy, whose threads then compete with NumPy's on small problems.
+    """
     if sp.issparse(A):
         return np.asarray((A.T @ A).toarray(), dtype=float)
     A = np.asarray(A, dtype=float)
-    syrk = sla.get_blas_funcs("syrk", (A,))
-    # A.T of a C-ordered A is Fortran-ordered: syrk reads it without a copy.
-    upper = syrk(1.0, A.T, trans=0, lower=0) if A.flags.c_contiguous else syrk(1.0, A, trans=1, lower=0)
-    return np.triu(upper) + np.triu(upper, 1).T
+    return A.T @ A
 
 
 class LeastSquaresFactor:

@@ -22,7 +22,6 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.base import _fit_context
-from sklearn.utils import check_random_state
 
 from .._base import BaseLinearSeparator
 from .._design import augmented_weights, sign_normalized
@@ -200,7 +199,10 @@ class HoKashyapClassifier(BaseLinearSeparator):
         A few NumPy calls instead of ``train_test_split(stratify=...)``, whose fixed cost
         (about 3 ms) would dominate the whole HKES fit on the paper's small data sets.
         """
-        rng = check_random_state(self.random_state)
+        # A RandomState passed by the caller is used as it is; an int or None seeds a
+        # numpy Generator, which is ~10x cheaper to create than a RandomState.
+        seed = self.random_state
+        rng = seed if isinstance(seed, np.random.RandomState) else np.random.default_rng(seed)
         validation = []
         for label in np.unique(y):
             members = np.flatnonzero(y == label)
