@@ -224,3 +224,24 @@ def test_validation_arguments_need_early_stopping():
         HoKashyapClassifier().fit(X, y, X_val=X, y_val=y)
     with pytest.raises(ValueError, match="both"):
         HoKashyapClassifier(early_stopping=True).fit(X, y, X_val=X)
+
+
+@pytest.mark.parametrize("C", [None, 0.3])
+def test_fused_one_pass_sweep_gives_the_same_iterates(monkeypatch, C):
+    """Large dense data take the one-pass blocked sweep; it must reproduce the plain iteration."""
+    import linsep.solvers.ho_kashyap as module
+
+    X, y = random_problem(11, n=300, d=4)
+    Y = sign_normalized(X, y)
+    kw = dict(C=C, max_iter=40, tol=0.0, stop_at_separation=False, record_history=True)
+    plain = ho_kashyap(Y, **kw)
+    monkeypatch.setattr(module, "_FUSED_MIN_ROWS", 10)
+    monkeypatch.setattr(module, "_SWEEP_ROWS", 7)
+    monkeypatch.setattr(module, "_REFRESH_EVERY", 16)
+    fused = ho_kashyap(Y, **kw)
+    np.testing.assert_allclose(fused.weights, plain.weights, rtol=1e-8, atol=1e-14)
+    np.testing.assert_allclose(fused.history["criterion"], plain.history["criterion"], rtol=1e-8)
+    xor = sign_normalized(np.r_[XOR_X, XOR_X + 0.01, XOR_X - 0.01], np.r_[XOR_Y, XOR_Y, XOR_Y])
+    proof = ho_kashyap(xor)
+    assert proof.status == "not_separable"
+    check_proof(xor, proof.certificate)
