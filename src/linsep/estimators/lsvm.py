@@ -56,12 +56,14 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
     mu : float or None, default=None
         Step of (22), ``0 < μ < 2/C``; ``None`` means ``1.9/C``.
     tol : float, default=1e-6
-        Stop when ``‖α_{k+1} − α_k‖ <= tol·‖α_{k+1}‖`` (relative, so the
-        accuracy is the same for every ``C``).
+        Stop when ``‖α_{k+1} − α_k‖ <= tol·‖α_{k+1}‖`` and the weights
+        ``W = (w, w_0)`` change by at most ``tol·‖W‖`` (relative, so the
+        accuracy is the same for every ``C``; see :mod:`linsep.solvers.lsvm`).
     max_iter : int, default=10000
         Largest number of updates per binary problem.
     record_history : bool, default=False
-        Keep the dual objective and the step per iteration in ``history_``.
+        Keep the dual objective and the steps of ``α`` and ``W`` per
+        iteration in ``history_``.
 
     Attributes
     ----------
