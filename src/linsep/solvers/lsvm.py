@@ -52,8 +52,11 @@ Sherman–Morrison–Woodbury identity
 so only the ``(d+1)×(d+1)`` matrix ``S`` is factored (Cholesky, once; it
 does not depend on the labels).  Because ``α_{k+1} = Q⁻¹ r_k``, the product
 ``Qα_{k+1}`` *is* ``r_k``: it is carried over instead of recomputed, so one
-iteration costs exactly one pass ``X̃ᵗ u`` and one pass ``X̃ v`` plus a few
-vector operations.  ``H`` is never formed: ``Hᵗr = [X̃, 1]ᵗ(y∘r)``.
+iteration costs exactly one product ``X̃ v`` and one ``X̃ᵗ u`` plus a few
+vector operations, all fused over cache-sized row blocks so that ``X̃``
+streams from memory once per iteration (:class:`_LinearStep`; measured at
+``N = 10⁶, d = 20``: 1.05× one pass ``X̃v`` plus ``X̃ᵗu``).  ``H`` is never
+formed: ``Hᵗr = [X̃, 1]ᵗ(y∘r)``.
 
 *Kernel form* (:func:`kernel_lagrangian_svm`): ``X̃X̃ᵗ`` becomes a Gram
 matrix ``K``, ``Q = I/C + (yyᵗ)∘(K + 11ᵗ)`` is ``N×N`` and is factored once
