@@ -13,7 +13,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 # Main job: a quick run of the paper's comparison on the bundled data
-# (5 splits of all nine data sets, every method but the slow libsvm SVC);
+# (10 splits of all nine data sets, every method but the slow libsvm SVC);
 # it ends by naming the tables and figures it wrote under results/quick.
 JOBS ?= 2
 demo: venv

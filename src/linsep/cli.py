@@ -365,7 +365,7 @@ def build_parser():
                        help="hk hkes hkesa mhks mhka lsvm svm linear_svc or any `linsep list` name")
     bench.add_argument("--splits", type=int, metavar="N", help="realizations per data set (default 100/20)")
     bench.add_argument("--quick", action="store_true",
-                       help="5 splits, all nine data sets, LinearSVC instead of the slow libsvm SVC")
+                       help="10 splits, all nine data sets, LinearSVC instead of the slow libsvm SVC")
     bench.add_argument("--jobs", type=int, default=1, metavar="J", help="parallel workers (-1: all cores)")
     bench.add_argument("--out", default="results", metavar="DIR", help="output folder (default: results)")
     bench.add_argument("--seed", type=int, default=0, help="seed of the splits (default 0)")

@@ -26,7 +26,7 @@ from .report import (TABLE_OF_PROTOCOL, error_markdown, error_table, figure_grid
 from .stats import TESTS
 
 CACHE_FORMAT = 1
-QUICK_SPLITS = 5
+QUICK_SPLITS = 10
 # Rough cost order, so the slow runs start first and the workers finish together.
 _COST = {"svm": 0, "linear_svc": 1, "mhka": 2, "lsvm": 3, "hkesa": 4, "mhks": 5}
 
@@ -121,7 +121,7 @@ def run_benchmark(datasets=None, methods=None, protocol="validation", n_splits=N
         §3.2 (Table 1) or §3.3 (Table 3, optimistic).
     n_splits : int or None
         Realizations per data set; default the protocol's 100 (20 for image
-        and splice), ``quick``: 5.
+        and splice), ``quick``: 10.
     jobs : int
         joblib workers over the runs (-1: all cores).
     out : path
