@@ -20,10 +20,13 @@ demo: venv
 	$(BIN)/python -m pip install --quiet -e ".[bench]"
 	$(BIN)/linsep bench --quick --jobs $(JOBS) --out results/quick
 
-# Test suite (unit, oracle, property and scikit-learn checks).
+# Test suite (unit, oracle, property and scikit-learn checks), two workers.
+# One BLAS thread per worker: NumPy and SciPy each load their own OpenBLAS, and
+# two workers with two pools of threads each on two cores spend their time
+# waiting for each other (a 4 s test took 126 s that way).
 test: venv
 	$(BIN)/python -m pip install --quiet -e ".[test]"
-	$(BIN)/python -m pytest -n 2 -q
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 -q
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .hypothesis
