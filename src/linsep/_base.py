@@ -21,17 +21,28 @@ and from :class:`BaseKernelSeparator` for models with ``dual_coef_``.
 from __future__ import annotations
 
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model._base import LinearClassifierMixin
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._result import MAX_ITER
+from .kernels import KERNELS, kernel_matrix, resolve_gamma
 
-__all__ = ["BaseSeparator", "BaseLinearSeparator", "BaseKernelSeparator", "encode_pm1"]
+__all__ = ["BaseSeparator", "BaseLinearSeparator", "BaseKernelSeparator", "KERNEL_CONSTRAINTS", "encode_pm1"]
+
+KERNEL_CONSTRAINTS = {
+    "kernel": [StrOptions(set(KERNELS)), callable],
+    "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0, None, closed="neither")],
+    "degree": [Interval(Integral, 0, None, closed="left")],
+    "coef0": [Real],
+}
+"""Parameter constraints of the kernel parameters, shared by every kernel estimator."""
 
 
 def encode_pm1(y, classes=None):
@@ -174,28 +185,48 @@ class BaseKernelSeparator(BaseSeparator):
     multiplied by the ``±1`` labels) and ``intercept`` ``b``.  The training
     samples are kept in ``X_fit_`` (``kernel="precomputed"`` keeps nothing and
     expects ``K(X, X_fit)`` at prediction time).
+
+    Kernel parameters follow SVC: ``kernel``, ``gamma`` (``"scale"``,
+    ``"auto"`` or a number, resolved once on the training data into
+    ``_gamma``), ``degree``, ``coef0``; their constraints are
+    :data:`KERNEL_CONSTRAINTS`.  A subclass whose one-vs-rest problems share
+    fit-time work (a kernel column cache, a Gram matrix, an eigendecomposition)
+    builds it in ``_prepare_fit(X)``; the result is ``self._fit_state`` during
+    the solves and is dropped afterwards.
     """
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        return tags
+
     def _kernel_params(self):
-        return {"gamma": getattr(self, "gamma", None), "degree": getattr(self, "degree", 3),
-                "coef0": getattr(self, "coef0", 1)}
+        return {"gamma": self._gamma, "degree": self.degree, "coef0": self.coef0}
 
     def _kernel_matrix(self, A, B):
-        from .kernels import kernel_matrix
-
         return kernel_matrix(A, B, kernel=self.kernel, **self._kernel_params())
+
+    def _prepare_fit(self, X):
+        """Fit-time state shared by the one-vs-rest problems (``None`` by default)."""
+        return None
 
     def _store(self, results):
         self.dual_coef_ = np.vstack([r.weights for r in results])
         self.intercept_ = np.array([r.intercept if r.intercept is not None else 0.0 for r in results])
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Fit the model to ``X`` (N, d) — or a Gram matrix (N, N) for ``kernel="precomputed"``."""
         X, y = self._validate_fit(X, y)
         if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
             raise ValueError(f"kernel='precomputed' needs a square Gram matrix, got shape {X.shape}")
         self.X_fit_ = X
-        return self._fit_problems(X, y)
+        self._gamma = resolve_gamma(self.gamma, X)
+        self._fit_state = self._prepare_fit(X)
+        try:
+            return self._fit_problems(X, y)
+        finally:
+            del self._fit_state  # fit-time memory only
 
     def decision_function(self, X):
         """Signed score per sample: shape (N,) for two classes, (N, K) otherwise."""

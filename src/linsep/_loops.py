@@ -19,7 +19,6 @@ machine pays the compilation (about a second for all three).
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 __all__ = ["perceptron_epoch", "lms_epoch", "next_mistake", "add_column_and_scan"]

@@ -16,7 +16,7 @@ from sklearn.metrics.pairwise import pairwise_kernels
 KERNELS = ("linear", "poly", "rbf", "sigmoid", "precomputed")
 
 
-def kernel_params(kernel, gamma=None, degree=3, coef0=1.0):
+def kernel_params(kernel, gamma=None, degree=3, coef0=0.0):
     """Keyword arguments of :func:`~sklearn.metrics.pairwise.pairwise_kernels` for ``kernel``."""
     if callable(kernel) or kernel in ("linear", "precomputed"):
         return {}
@@ -30,7 +30,7 @@ def kernel_params(kernel, gamma=None, degree=3, coef0=1.0):
     raise ValueError(f"kernel must be one of {KERNELS} or a callable, got {kernel!r}")
 
 
-def kernel_matrix(A, B, *, kernel="rbf", gamma=None, degree=3, coef0=1.0):
+def kernel_matrix(A, B, *, kernel="rbf", gamma=None, degree=3, coef0=0.0):
     """Return ``K[i, j] = k(A_i, B_j)``."""
     if kernel == "precomputed":
         return np.asarray(A)
@@ -89,7 +89,7 @@ class KernelColumnCache:
         Columns asked for.
     """
 
-    def __init__(self, X, *, kernel="rbf", gamma=None, degree=3, coef0=1.0, cache_size=200.0):
+    def __init__(self, X, *, kernel="rbf", gamma=None, degree=3, coef0=0.0, cache_size=200.0):
         if not (callable(kernel) or kernel in KERNELS):
             raise ValueError(f"kernel must be one of {KERNELS} or a callable, got {kernel!r}")
         self.X = X

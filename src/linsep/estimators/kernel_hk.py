@@ -10,12 +10,9 @@ from __future__ import annotations
 
 from numbers import Integral, Real
 
-import numpy as np
-from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._base import BaseKernelSeparator
-from ..kernels import KERNELS
+from .._base import KERNEL_CONSTRAINTS, BaseKernelSeparator
 from ..solvers.ho_kashyap import STOPPING_RULES
 from ..solvers.kernel_ho_kashyap import EmpiricalKernelMap, kernel_ho_kashyap
 
@@ -26,10 +23,10 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
     Parameters
     ----------
     kernel : {"linear", "poly", "rbf", "sigmoid", "precomputed"} or callable, default="rbf"
-    gamma : float or None, default=None
-        Kernel coefficient (``None``: ``1/n_features``).
+    gamma : {"scale", "auto"} or float, default="scale"
+        Kernel coefficient, as in SVC (``"scale"``: ``1/(d·Var(X))``; ``"auto"``: ``1/d``).
     degree : int, default=3
-    coef0 : float, default=1.0
+    coef0 : float, default=0.0
     C : float or None, default=None
         ``None``: plain Ho–Kashyap in feature space (target ``B``, with the
         non-separability proof).  A number ``>= 0``: Łęski's kernel MHKS /
@@ -78,10 +75,7 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
     """
 
     _parameter_constraints = {
-        "kernel": [StrOptions(set(KERNELS)), callable],
-        "gamma": [None, Interval(Real, 0, None, closed="neither")],
-        "degree": [Interval(Integral, 0, None, closed="left")],
-        "coef0": [Real],
+        **KERNEL_CONSTRAINTS,
         "C": [None, Interval(Real, 0, None, closed="left")],
         "learning_rate": [Interval(Real, 0, 1, closed="neither")],
         "b0": [Interval(Real, 0, None, closed="neither")],
@@ -99,9 +93,9 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
         self,
         *,
         kernel="rbf",
-        gamma=None,
+        gamma="scale",
         degree=3,
-        coef0=1.0,
+        coef0=0.0,
         C=None,
         learning_rate=0.4,
         b0=1e-6,
@@ -130,23 +124,15 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
         self.irls_floor = irls_floor
         self.record_history = record_history
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        """Fit on ``X`` (N, d) — or the Gram matrix (N, N) for ``kernel="precomputed"``."""
-        self._kernel_map = None
-        try:
-            return super().fit(X, y)
-        finally:
-            del self._kernel_map
+    def _prepare_fit(self, X):
+        # one eigendecomposition for every one-vs-rest problem
+        return EmpiricalKernelMap(X if self.kernel == "precomputed" else self._kernel_matrix(X, X))
 
     def _solve_binary(self, X, y):
-        if self._kernel_map is None:  # one eigendecomposition for every one-vs-rest problem
-            K = X if self.kernel == "precomputed" else self._kernel_matrix(X, X)
-            self._kernel_map = EmpiricalKernelMap(K)
         stop = self.C is None if self.stop_at_separation == "auto" else bool(self.stop_at_separation)
         return kernel_ho_kashyap(
             None, y,
-            kernel_map=self._kernel_map,
+            kernel_map=self._fit_state,
             learning_rate=self.learning_rate,
             b0=self.b0,
             C=self.C,

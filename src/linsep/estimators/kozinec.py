@@ -19,8 +19,8 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._base import BaseKernelSeparator, BaseLinearSeparator
-from ..kernels import KERNELS, KernelColumnCache, resolve_gamma
+from .._base import KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
+from ..kernels import KernelColumnCache
 from ..solvers.kozinec import FORMULATIONS, kernel_schlesinger_kozinec, schlesinger_kozinec
 
 
@@ -235,10 +235,7 @@ class KernelSchlesingerKozinecClassifier(BaseKernelSeparator):
     """
 
     _parameter_constraints = {
-        "kernel": [StrOptions(set(KERNELS)), callable],
-        "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0, None, closed="left")],
-        "degree": [Interval(Integral, 0, None, closed="left")],
-        "coef0": [Real],
+        **KERNEL_CONSTRAINTS,
         "C": [None, Interval(Real, 0, None, closed="neither")],
         "tol": [Interval(Real, 0, 1, closed="left")],
         "epsilon": [None, Interval(Real, 0, None, closed="left")],
@@ -262,37 +259,16 @@ class KernelSchlesingerKozinecClassifier(BaseKernelSeparator):
         self.update = update
         self.record_history = record_history
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = self.kernel == "precomputed"
-        return tags
-
-    def _kernel_params(self):
-        # gamma is resolved once on the training data ("scale" depends on it)
-        return {"gamma": self._gamma, "degree": self.degree, "coef0": self.coef0}
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        """Fit on ``X`` (N, d) — or the Gram matrix (N, N) for ``kernel="precomputed"``."""
-        X, y = self._validate_fit(X, y)
-        if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
-            raise ValueError(f"kernel='precomputed' needs a square Gram matrix, got shape {X.shape}")
-        self.X_fit_ = X
-        self._gamma = resolve_gamma(self.gamma, X)
-        self._cache = KernelColumnCache(X, kernel=self.kernel, cache_size=self.cache_size,
-                                        **self._kernel_params())
-        try:
-            self._fit_problems(X, y)
-            self.n_kernel_columns_ = self._cache.n_computed
-        finally:
-            del self._cache  # the cache is fit-time memory only
-        return self
+    def _prepare_fit(self, X):
+        # one column cache for all one-vs-rest problems: they share the samples
+        return KernelColumnCache(X, kernel=self.kernel, cache_size=self.cache_size, **self._kernel_params())
 
     def _solve_binary(self, X, y):
         return kernel_schlesinger_kozinec(
-            self._cache.column, y, C=self.C, epsilon=self.epsilon, tol=self.tol,
+            self._fit_state.column, y, C=self.C, epsilon=self.epsilon, tol=self.tol,
             max_iter=self.max_iter, record_history=self.record_history, update=self.update)
 
     def _store(self, results):
         super()._store(results)
         _store_margins(self, results)
+        self.n_kernel_columns_ = self._fit_state.n_computed

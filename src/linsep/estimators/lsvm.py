@@ -20,10 +20,9 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval
 
-from .._base import BaseKernelSeparator, BaseLinearSeparator
-from ..kernels import KERNELS
+from .._base import KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
 from ..solvers.lsvm import LSVMFactor, kernel_lagrangian_svm, lagrangian_svm
 
 _COMMON_CONSTRAINTS = {
@@ -124,10 +123,10 @@ class KernelLagrangianSVMClassifier(BaseKernelSeparator):
     Parameters
     ----------
     kernel : {"linear", "poly", "rbf", "sigmoid", "precomputed"} or callable, default="rbf"
-    gamma : float or None, default=None
-        Kernel coefficient (``None``: ``1/n_features``).
+    gamma : {"scale", "auto"} or float, default="scale"
+        Kernel coefficient, as in SVC (``"scale"``: ``1/(d·Var(X))``; ``"auto"``: ``1/d``).
     degree : int, default=3
-    coef0 : float, default=1.0
+    coef0 : float, default=0.0
     C, mu, tol, max_iter, record_history
         As in :class:`LagrangianSVMClassifier`.
 
@@ -140,15 +139,9 @@ class KernelLagrangianSVMClassifier(BaseKernelSeparator):
     X_fit_, classes_, n_iter_, status_, history_
     """
 
-    _parameter_constraints = {
-        "kernel": [StrOptions(set(KERNELS)), callable],
-        "gamma": [None, Interval(Real, 0, None, closed="neither")],
-        "degree": [Interval(Integral, 0, None, closed="left")],
-        "coef0": [Real],
-        **_COMMON_CONSTRAINTS,
-    }
+    _parameter_constraints = {**KERNEL_CONSTRAINTS, **_COMMON_CONSTRAINTS}
 
-    def __init__(self, *, kernel="rbf", gamma=None, degree=3, coef0=1.0, C=1.0, mu=None, tol=1e-6,
+    def __init__(self, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0, C=1.0, mu=None, tol=1e-6,
                  max_iter=10_000, record_history=False):
         self.kernel = kernel
         self.gamma = gamma
@@ -160,19 +153,12 @@ class KernelLagrangianSVMClassifier(BaseKernelSeparator):
         self.max_iter = max_iter
         self.record_history = record_history
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        """Fit on ``X`` (N, d) — or the Gram matrix (N, N) for ``kernel="precomputed"``."""
-        self._gram = None
-        try:
-            return super().fit(X, y)
-        finally:
-            del self._gram
+    def _prepare_fit(self, X):
+        # one Gram matrix for every one-vs-rest problem
+        return X if self.kernel == "precomputed" else self._kernel_matrix(X, X)
 
     def _solve_binary(self, X, y):
-        if self._gram is None:  # one Gram matrix for every one-vs-rest problem
-            self._gram = X if self.kernel == "precomputed" else self._kernel_matrix(X, X)
-        return kernel_lagrangian_svm(self._gram, y, C=self.C, mu=self.mu, tol=self.tol,
+        return kernel_lagrangian_svm(self._fit_state, y, C=self.C, mu=self.mu, tol=self.tol,
                                      max_iter=self.max_iter, record_history=self.record_history)
 
     def _store(self, results):

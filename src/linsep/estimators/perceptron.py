@@ -21,9 +21,9 @@ from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._base import BaseKernelSeparator, BaseLinearSeparator
+from .._base import KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
 from .._design import sign_normalized
-from ..kernels import KERNELS, KernelColumnCache, resolve_gamma
+from ..kernels import KernelColumnCache
 from ..solvers.perceptron import SCHEDULES, batch_perceptron, kernel_perceptron, perceptron
 
 _RULE_PARAMS = {
@@ -183,10 +183,7 @@ class KernelPerceptronClassifier(BaseKernelSeparator):
     """
 
     _parameter_constraints = {
-        "kernel": [StrOptions(set(KERNELS)), callable],
-        "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0, None, closed="neither")],
-        "degree": [Interval(Integral, 0, None, closed="left")],
-        "coef0": [Real],
+        **KERNEL_CONSTRAINTS,
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "fit_intercept": ["boolean"],
         "shuffle": ["boolean"],
@@ -206,39 +203,18 @@ class KernelPerceptronClassifier(BaseKernelSeparator):
         self.random_state = random_state
         self.cache_size = cache_size
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = self.kernel == "precomputed"
-        return tags
-
-    def _kernel_params(self):
-        # gamma is resolved once on the training data ("scale" depends on it)
-        return {"gamma": self._gamma, "degree": self.degree, "coef0": self.coef0}
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        """Fit on ``X`` (N, d) — or the Gram matrix (N, N) for ``kernel="precomputed"``."""
-        X, y = self._validate_fit(X, y)
-        if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
-            raise ValueError(f"kernel='precomputed' needs a square Gram matrix, got shape {X.shape}")
-        self.X_fit_ = X
-        self._gamma = resolve_gamma(self.gamma, X)
-        self._rng = check_random_state(self.random_state)
+    def _prepare_fit(self, X):
         # one column cache for all one-vs-rest problems: they correct on the same samples
-        self._cache = KernelColumnCache(X, kernel=self.kernel, cache_size=self.cache_size,
-                                        **self._kernel_params())
-        try:
-            self._fit_problems(X, y)
-            self.n_kernel_columns_ = self._cache.n_computed
-        finally:
-            del self._rng, self._cache  # fit-time memory only
-        return self
+        cache = KernelColumnCache(X, kernel=self.kernel, cache_size=self.cache_size, **self._kernel_params())
+        return cache, check_random_state(self.random_state)
 
     def _solve_binary(self, X, y):
-        return kernel_perceptron(self._cache.column, y, max_iter=self.max_iter,
-                                 fit_intercept=self.fit_intercept, shuffle=self.shuffle, rng=self._rng)
+        cache, rng = self._fit_state
+        return kernel_perceptron(cache.column, y, max_iter=self.max_iter,
+                                 fit_intercept=self.fit_intercept, shuffle=self.shuffle, rng=rng)
 
     def _store(self, results):
         super()._store(results)
         alphas = [r.extra["alpha"] for r in results]
         self.alpha_ = alphas[0] if len(results) == 1 else np.vstack(alphas)
+        self.n_kernel_columns_ = self._fit_state[0].n_computed

@@ -149,7 +149,7 @@ def time_markdown(rows, datasets, methods):
         lines.append("| ↳ paper | " + " | ".join(paper) + " |")
     ratio = mean_lsvm_ratio(rows)
     paper_ratio = np.nanmean([by[(d, "lsvm")]["paper_ratio_to_hkes"] for d in datasets]) if "lsvm" in methods else np.nan
-    lines += ["", f"Mean ratio of LSVM to HKES time over the data sets: ours "
+    lines += ["", "Mean ratio of LSVM to HKES time over the data sets: ours "
               + (f"{ratio:.3g}" if np.isfinite(ratio) else "— (LSVM or HKES not run)")
               + f"; paper: {PAPER_LSVM_HKES_RATIO} (stated), "
               + (f"{paper_ratio:.3g} from its Table 2 over these data sets." if np.isfinite(paper_ratio) else "")]

@@ -100,7 +100,6 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from .._design import sign_normalized
 from ..kernels import KernelColumnCache
 from .._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
 
