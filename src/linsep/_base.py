@@ -21,6 +21,7 @@ and from :class:`BaseKernelSeparator` for models with ``dual_coef_``.
 from __future__ import annotations
 
 import warnings
+from abc import ABCMeta, abstractmethod
 from numbers import Integral, Real
 
 import numpy as np
@@ -70,7 +71,7 @@ def encode_pm1(y, classes=None):
     return targets, classes
 
 
-class BaseSeparator(ClassifierMixin, BaseEstimator):
+class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
     """Validation, label encoding, one-vs-rest and unpacking shared by all estimators.
 
     Subclasses implement ``_solve_binary(X, y, **fit_params) -> SolveResult``
@@ -157,11 +158,13 @@ class BaseSeparator(ClassifierMixin, BaseEstimator):
                 ConvergenceWarning,
             )
 
-    def _solve_binary(self, X, y, **kwargs):  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def _solve_binary(self, X, y, **kwargs):
+        """Solve one ``±1`` problem and return its :class:`~linsep._result.SolveResult`."""
 
-    def _store(self, results):  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def _store(self, results):
+        """Set the model attributes (``coef_`` or ``dual_coef_``, ...) from the results."""
 
 
 class BaseLinearSeparator(LinearClassifierMixin, BaseSeparator):
