@@ -129,6 +129,36 @@ class KernelColumnCache:
         self.n_computed += 1
         return self._store[slot]
 
+    def block(self, rows, cols):
+        """Return the submatrix ``K[rows][:, cols]`` (a new array), computed directly.
+
+        Nothing is cached: solvers that work on a small working set (kernel
+        SK with shrinking) ask for its Gram block once per outer round.  The
+        arithmetic is that of :meth:`column`, so both agree to rounding.
+        """
+        rows, cols = np.asarray(rows), np.asarray(cols)
+        X, kernel = self.X, self.kernel
+        if kernel == "precomputed":
+            sub = X[rows][:, cols]
+            return np.asarray(sub.toarray() if sp.issparse(sub) else sub, dtype=float)
+        if callable(kernel):
+            return np.asarray(kernel(X[rows], X[cols]), dtype=float)
+        out = X[rows] @ X[cols].T  # ⟨x_i, x_j⟩, one BLAS gemm
+        out = np.array(out.toarray() if sp.issparse(out) else out, dtype=float)
+        self._finish(out, None if self._sq_norms is None else self._sq_norms[rows][:, None],
+                     None if self._sq_norms is None else self._sq_norms[cols])
+        return out
+
+    def dot(self, cols, coef):
+        """Return ``K[:, cols] @ coef`` from (cached) columns, one at a time.
+
+        Memory stays that of the cache; columns already cached cost one axpy.
+        """
+        out = np.zeros(self.X.shape[0])
+        for j, c in zip(np.asarray(cols).tolist(), np.asarray(coef, dtype=float).tolist()):
+            out += c * self.column(j)
+        return out
+
     def _compute(self, j, out):
         X, kernel = self.X, self.kernel
         if callable(kernel):
@@ -136,12 +166,17 @@ class KernelColumnCache:
             return
         x_j = np.asarray(X[[j]].toarray()).ravel() if sp.issparse(X) else X[j]
         np.copyto(out, np.asarray(X @ x_j).ravel())  # ⟨x_i, x_j⟩, one BLAS gemv
+        self._finish(out, self._sq_norms, None if self._sq_norms is None else self._sq_norms[j])
+
+    def _finish(self, out, sq_rows, sq_cols):
+        """Turn the inner products in ``out`` into kernel values, in place."""
+        kernel = self.kernel
         if kernel == "linear":
             return
         if kernel == "rbf":
             out *= -2.0
-            out += self._sq_norms
-            out += self._sq_norms[j]
+            out += sq_rows
+            out += sq_cols
             np.maximum(out, 0.0, out=out)  # rounding can make a distance negative
             out *= -self.gamma
             np.exp(out, out=out)

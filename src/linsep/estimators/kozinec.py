@@ -242,11 +242,13 @@ class KernelSchlesingerKozinecClassifier(BaseKernelSeparator):
         "max_iter": [Interval(Integral, 0, None, closed="left")],
         "cache_size": [Interval(Real, 0, None, closed="neither")],
         "update": [StrOptions({"sk", "mdm"})],
+        "shrinking": ["boolean"],
         "record_history": ["boolean"],
     }
 
     def __init__(self, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0, C=1.0, tol=1e-2,
-                 epsilon=None, max_iter=100_000, cache_size=200.0, update="sk", record_history=False):
+                 epsilon=None, max_iter=100_000, cache_size=200.0, update="sk", shrinking=True,
+                 record_history=False):
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -257,6 +259,7 @@ class KernelSchlesingerKozinecClassifier(BaseKernelSeparator):
         self.max_iter = max_iter
         self.cache_size = cache_size
         self.update = update
+        self.shrinking = shrinking
         self.record_history = record_history
 
     def _prepare_fit(self, X):
@@ -265,8 +268,8 @@ class KernelSchlesingerKozinecClassifier(BaseKernelSeparator):
 
     def _solve_binary(self, X, y):
         return kernel_schlesinger_kozinec(
-            self._fit_state.column, y, C=self.C, epsilon=self.epsilon, tol=self.tol,
-            max_iter=self.max_iter, record_history=self.record_history, update=self.update)
+            self._fit_state, y, C=self.C, epsilon=self.epsilon, tol=self.tol, max_iter=self.max_iter,
+            record_history=self.record_history, update=self.update, shrinking=self.shrinking)
 
     def _store(self, results):
         super()._store(results)

@@ -106,6 +106,7 @@ from .._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
 FORMULATIONS = ("two_hull", "augmented")
 RULES = ("kozinec", "sk")
 UPDATES = ("sk", "mdm")
+SECOND = True
 
 # The hulls "touch" when the squared distance between the current points,
 # a difference of numbers of the size of the largest squared norm seen, is
@@ -301,8 +302,240 @@ def _shrink_towards(f, k, col):
         f[i] = (1.0 - k) * f[i] + k * col[i]
 
 
+@njit(cache=True)
+def _solve_block(K, positive, alpha, f1, f2, A, B, Cr, max_steps, mdm, first_separating, eps_abs, tol,
+                 scale, second_order):
+    """SK / MDM steps on a working set whose Gram block ``K`` (shift on its diagonal) is dense.
+
+    The same steps as :func:`kernel_schlesinger_kozinec` without shrinking,
+    restricted to the working set; ``alpha``, ``f1``, ``f2`` are updated in
+    place.  Returns ``(steps, code, A, B, Cr)`` with code 1 when the stopping
+    rule holds *on the working set* (ε of the rule ``eps_abs``, or
+    ``tol · upper bound`` when ``eps_abs < 0``), 2 when the hulls touch, 0
+    when ``max_steps`` ran out.
+    """
+    n = K.shape[0]
+    for step in range(max_steps + 1):
+        norm2 = A - 2.0 * Cr + B
+        if norm2 <= _TOUCH_RTOL * scale:
+            return step, 2, A, B, Cr
+        norm = np.sqrt(norm2)
+        const_pos, const_neg = B - Cr, A - Cr
+        t, m_t = 0, np.inf
+        r1, m1, r2, m2 = -1, -np.inf, -1, -np.inf
+        for i in range(n):
+            if positive[i]:
+                m = f1[i] - f2[i] + const_pos
+                if alpha[i] > 0.0 and m > m1:
+                    r1, m1 = i, m
+            else:
+                m = f2[i] - f1[i] + const_neg
+                if alpha[i] > 0.0 and m > m2:
+                    r2, m2 = i, m
+            if m < m_t:
+                t, m_t = i, m
+        margin, upper = m_t / norm - 0.5 * norm, 0.5 * norm
+        if margin > 0.0:
+            if first_separating:
+                return step, 1, A, B, Cr
+            eps = eps_abs if eps_abs >= 0.0 else tol * upper
+            if upper - margin <= eps:
+                return step, 1, A, B, Cr
+        if step == max_steps:
+            return step, 0, A, B, Cr
+        cls = positive[t]
+        Kt = K[t]
+        if cls:
+            r, m_r = r1, m1
+        else:
+            r, m_r = r2, m2
+        if second_order:
+            # r: the support point of t's class whose transfer to t decreases
+            # ‖w‖² most, 2λg - λ²d with g = m_r - m_t, d = ‖φ_t - φ_r‖², λ = min(α_r, g/d)
+            best = -1.0
+            c = const_pos if cls else const_neg
+            for i in range(n):
+                if alpha[i] > 0.0 and positive[i] == cls and i != t:
+                    g = (f1[i] - f2[i] if cls else f2[i] - f1[i]) + c - m_t
+                    if g > 0.0:
+                        d = Kt[t] + K[i, i] - 2.0 * Kt[i]
+                        lam = min(alpha[i], g / d) if d > 0.0 else alpha[i]
+                        gain = 2.0 * lam * g - lam * lam * d
+                        if gain > best:
+                            best, r, m_r = gain, i, g + m_t
+        if mdm and r >= 0 and r != t and m_r > m_t:
+            Kr = K[r]
+            dist2 = Kt[t] + Kr[r] - 2.0 * Kt[r]
+            a_r = alpha[r]
+            lam = min(a_r, (m_r - m_t) / dist2) if dist2 > 0.0 else a_r
+            if cls:
+                A += 2.0 * lam * (f1[t] - f1[r]) + lam * lam * dist2
+                Cr += lam * (f2[t] - f2[r])
+                for i in range(n):
+                    f1[i] += lam * (Kt[i] - Kr[i])
+            else:
+                B += 2.0 * lam * (f2[t] - f2[r]) + lam * lam * dist2
+                Cr += lam * (f1[t] - f1[r])
+                for i in range(n):
+                    f2[i] += lam * (Kt[i] - Kr[i])
+            alpha[t] += lam
+            alpha[r] = 0.0 if lam >= a_r else a_r - lam
+            continue
+        k_tt = Kt[t]
+        if cls:
+            num = A - Cr - f1[t] + f2[t]
+            den = A - 2.0 * f1[t] + k_tt
+        else:
+            num = B - Cr - f2[t] + f1[t]
+            den = B - 2.0 * f2[t] + k_tt
+        k = min(1.0, max(0.0, num / den)) if den > 0.0 else 0.0
+        if cls:
+            A = (1 - k) ** 2 * A + 2 * k * (1 - k) * f1[t] + k * k * k_tt
+            Cr = (1 - k) * Cr + k * f2[t]
+            for i in range(n):
+                f1[i] = (1.0 - k) * f1[i] + k * Kt[i]
+        else:
+            B = (1 - k) ** 2 * B + 2 * k * (1 - k) * f2[t] + k * k * k_tt
+            Cr = (1 - k) * Cr + k * f1[t]
+            for i in range(n):
+                f2[i] = (1.0 - k) * f2[i] + k * Kt[i]
+        for i in range(n):
+            if positive[i] == cls:
+                alpha[i] = 0.0 if k >= 1.0 else (1.0 - k) * alpha[i]
+        alpha[t] += k
+    return max_steps, 0, A, B, Cr
+
+
+def _hull_products(f1, f2, alpha, positive):
+    """``A = ⟨w1,w1⟩``, ``B = ⟨w2,w2⟩``, ``C = ⟨w1,w2⟩`` from the projections ``f``."""
+    a1, a2 = np.where(positive, alpha, 0.0), np.where(positive, 0.0, alpha)
+    return float(a1 @ f1), float(a2 @ f2), float(a1 @ f2)
+
+
+# Working-set sizes of the shrinking solver: the first working set, and the
+# smallest number of candidate points (beyond the support) it keeps.
+_WORKING_SET = 512
+_MIN_CANDIDATES = 256
+
+
+def _initial_working_set(positive, size):
+    """``size`` points spread evenly over each class (in proportion), deterministic."""
+    n = positive.size
+    if n <= size:
+        return np.arange(n)
+    parts = []
+    for members in (np.flatnonzero(positive), np.flatnonzero(~positive)):
+        k = max(1, min(members.size, round(size * members.size / n)))
+        parts.append(members[np.linspace(0, members.size - 1, k).round().astype(int)])
+        parts.append(members[:1])  # the plain solver's starting point
+    return np.unique(np.concatenate(parts))
+
+
+def _kernel_sk_shrinking(cache, y, positive, shift, rule, epsilon, tol, max_iter, record_history, mdm):
+    """Kernel SK with a shrunk working set; the stopping rule is checked on all points.
+
+    Outer rounds: (1) solve on the working set ``W`` (which always holds the
+    support ``α > 0``) with its dense Gram block, to a tighter ε than asked;
+    (2) recompute ``f_1, f_2`` on *all* N points from the kernel columns of
+    the support and test the rule there — ``margin_`` and the upper bound
+    are therefore exact over the whole training set; (3) if it fails, the new
+    ``W`` is the support plus the points of smallest margin (the violators
+    first).  Iterates only move within ``conv`` of each class, so ``‖w‖``
+    never increases across rounds, and a round that fails the test on all
+    points brings its worst point into ``W``, where the next step moves.
+    """
+    n = y.size
+    # inner ε on a proper subset: half the asked one, so that a pass on W
+    # rarely fails on all points; on W = all points it is the rule itself
+    eps_abs = -1.0 if epsilon is None else float(epsilon)
+    tol_in = float(tol)
+    # the Gram block of W and the cache's columns share the memory budget
+    # (as many floats in the block as in the cache, O(N · cache) in all)
+    max_block = int(np.sqrt(cache.n_columns * n))
+    n_min = min(_MIN_CANDIDATES, max_block // 2)
+    alpha = np.zeros(n)
+    alpha[np.flatnonzero(positive)[0]] = alpha[np.flatnonzero(~positive)[0]] = 1.0
+    W = _initial_working_set(positive, min(_WORKING_SET, max_block))
+    hist = {"margin": [], "margin_upper_bound": [], "training_errors": []}
+    status, errors, pocket, scale = MAX_ITER, n + 1, None, 0.0
+    n_iter, margin, upper_bound, idle, fallback = 0, 0.0, 0.0, 0, False
+    while True:
+        full = W.size == n
+        K = cache.block(W, W)
+        K[np.diag_indices_from(K)] += shift
+        scale = max(scale, float(K.diagonal().max()))
+        pw, aw = positive[W], alpha[W]
+        f1w, f2w = K @ np.where(pw, aw, 0.0), K @ np.where(pw, 0.0, aw)
+        A, B, Cr = _hull_products(f1w, f2w, aw, pw)
+        budget = max_iter - n_iter if full else min(max_iter - n_iter, 50 * W.size + 1000)
+        half = 1.0 if full else 0.5
+        steps, code, A, B, Cr = _solve_block(K, pw, aw, f1w, f2w, A, B, Cr, budget, mdm, rule == "kozinec",
+                                             half * eps_abs, half * tol_in, scale, SECOND)
+        n_iter += steps
+        alpha[W] = aw
+        if code == 2:
+            status = NOT_SEPARABLE
+            break
+        # the test on all points, from freshly computed projections
+        support = np.flatnonzero(alpha)
+        if full:
+            f1, f2 = K @ np.where(pw, aw, 0.0), K @ np.where(pw, 0.0, aw)
+        else:
+            s1, s2 = support[positive[support]], support[~positive[support]]
+            f1, f2 = cache.dot(s1, alpha[s1]), cache.dot(s2, alpha[s2])
+            f1[s1] += shift * alpha[s1]
+            f2[s2] += shift * alpha[s2]
+        A, B, Cr = _hull_products(f1, f2, alpha, positive)
+        norm2 = A - 2.0 * Cr + B
+        if norm2 <= _TOUCH_RTOL * scale:
+            status = NOT_SEPARABLE
+            break
+        norm = np.sqrt(norm2)
+        m = np.where(positive, f1 - f2 + (B - Cr), f2 - f1 + (A - Cr))
+        m_t = float(m.min())
+        margin, upper_bound = m_t / norm - 0.5 * norm, 0.5 * norm
+        errors = int(np.count_nonzero(m <= 0.5 * norm2)) if margin <= 0 else 0
+        if record_history:
+            hist["margin"].append(margin)
+            hist["margin_upper_bound"].append(upper_bound)
+            hist["training_errors"].append(errors)
+        stop = _stopped(rule, margin, upper_bound, epsilon, tol)
+        if stop is not None:
+            status = stop
+            break
+        idle = idle + 1 if steps == 0 else 0
+        if n_iter >= max_iter or idle > 20:  # idle: rounding keeps W's test and N's apart
+            break
+        if pocket is None or errors < pocket[0]:
+            pocket = (errors, alpha.copy(), A, B, margin, upper_bound)
+        # next W: the support and the points of smallest margin, violators first
+        n_cand = max(n_min, support.size)
+        if support.size + n_cand > max_block:
+            fallback = True  # support too large for a bounded block: plain steps on all N
+            break
+        rest = m.copy()
+        rest[support] = np.inf
+        n_cand = min(n_cand, n - support.size)
+        W = np.union1d(support, np.argpartition(rest, n_cand - 1)[:n_cand] if n_cand else support)
+    if fallback:
+        result = _kernel_sk_plain(cache.column, y, positive, shift, rule, epsilon, tol, max_iter - n_iter,
+                                  record_history, mdm, alpha0=alpha)
+        if record_history:
+            result.history.update({key: np.r_[hist[key], result.history[key]] for key in hist})
+        return replace(result, n_iter=n_iter + result.n_iter)
+    certificate = alpha.copy() if status == NOT_SEPARABLE else None
+    if status in (MAX_ITER, NOT_SEPARABLE) and pocket is not None and pocket[0] < errors:
+        _, alpha, A, B, margin, upper_bound = pocket
+    history = {key: np.asarray(v) for key, v in hist.items()} if record_history else None
+    sign = np.where(positive, 1.0, -1.0)
+    return SolveResult(weights=alpha * sign, n_iter=n_iter, status=status, intercept=0.5 * (B - A),
+                       history=history, certificate=certificate,
+                       extra={"margin": float(margin), "margin_upper_bound": float(upper_bound),
+                              "coefficients": alpha})
+
+
 def kernel_schlesinger_kozinec(column, y, *, C=None, epsilon=None, tol=1e-2, max_iter=100_000,
-                               record_history=False, rule="sk", update="sk"):
+                               record_history=False, rule="sk", update="sk", shrinking=True):
     """Two-hull SK in a kernel space (Franc & Hlaváč 2003), one kernel column per step.
 
     Parameters
@@ -353,16 +586,37 @@ def kernel_schlesinger_kozinec(column, y, *, C=None, epsilon=None, tol=1e-2, max
         raise ValueError(f"update must be one of {UPDATES}, got {update!r}")
     positive = y > 0
     shift = 0.0 if C is None else 1.0 / float(C)
-    i1, i2 = int(np.flatnonzero(positive)[0]), int(np.flatnonzero(~positive)[0])
-    f1 = np.array(column(i1), dtype=float)
-    f1[i1] += shift
-    f2 = np.array(column(i2), dtype=float)
-    f2[i2] += shift
-    A, B, Cr = f1[i1], f2[i2], f1[i2]  # ⟨w1,w1⟩, ⟨w2,w2⟩, ⟨w1,w2⟩
-    scale = max(A, B)  # largest K_tt seen: the yardstick of rounding in ‖w‖²
+    if shrinking and hasattr(column, "block"):
+        return _kernel_sk_shrinking(column, y, positive, shift, rule, epsilon, tol, int(max_iter),
+                                    record_history, update == "mdm")
+    column = getattr(column, "column", column)
+    return _kernel_sk_plain(column, y, positive, shift, rule, epsilon, tol, int(max_iter), record_history,
+                            update == "mdm")
+
+
+def _kernel_sk_plain(column, y, positive, shift, rule, epsilon, tol, max_iter, record_history, mdm,
+                     alpha0=None):
+    """Kernel SK scanning all N points at every step (from ``alpha0``, or one point per class)."""
+    if alpha0 is None:
+        i1, i2 = int(np.flatnonzero(positive)[0]), int(np.flatnonzero(~positive)[0])
+        f1 = np.array(column(i1), dtype=float)
+        f1[i1] += shift
+        f2 = np.array(column(i2), dtype=float)
+        f2[i2] += shift
+        A, B, Cr = f1[i1], f2[i2], f1[i2]  # ⟨w1,w1⟩, ⟨w2,w2⟩, ⟨w1,w2⟩
+        scale = max(A, B)  # largest K_tt seen: the yardstick of rounding in ‖w‖²
+        beta = np.zeros_like(f1)
+        beta[i1] = beta[i2] = 1.0
+    else:
+        beta = np.array(alpha0, dtype=float)
+        f1, f2 = np.zeros(y.size), np.zeros(y.size)
+        for j in np.flatnonzero(beta):
+            (f1 if positive[j] else f2)[:] += beta[j] * column(j)
+        f1[positive] += shift * beta[positive]
+        f2[~positive] += shift * beta[~positive]
+        A, B, Cr = _hull_products(f1, f2, beta, positive)
+        scale = max(A, B)
     # α_i = shrink[class] · beta_i: the (1-k) shrink of a whole class is O(1).
-    beta = np.zeros_like(f1)
-    beta[i1] = beta[i2] = 1.0
     shrink = {True: 1.0, False: 1.0}
     sign = np.where(positive, 1.0, -1.0)
     hist = {"margin": [], "margin_upper_bound": [], "training_errors": []}
@@ -396,7 +650,7 @@ def kernel_schlesinger_kozinec(column, y, *, C=None, epsilon=None, tol=1e-2, max
             pocket = (errors, beta * np.where(positive, shrink[True], shrink[False]), A, B,
                       margin, upper_bound)
         cls = bool(positive[t])
-        if update == "mdm":
+        if mdm:
             # r: the support point of x_t's class farthest on its side.  The
             # α-weighted mean of m over a class is ‖w‖², above m_t whenever
             # the rule failed, so r exists and m_r > m_t.
