@@ -56,10 +56,13 @@ def main():
     parser.add_argument("--gamma", type=float, default=1.0)
     parser.add_argument("--repeat", type=int, default=1, help="best of R timings")
     parser.add_argument("--update", default="mdm", choices=["sk", "mdm"])
+    parser.add_argument("--no-shrinking", dest="shrinking", action="store_false",
+                        help="scan all N points at every step")
     args = parser.parse_args()
 
     X, y = make_data(args.n)
-    print(f"N = {args.n}, d = 2, RBF gamma = {args.gamma}, SK tol = {args.tol}, update = {args.update}")
+    print(f"N = {args.n}, d = 2, RBF gamma = {args.gamma}, SK tol = {args.tol}, update = {args.update}, "
+          f"shrinking = {args.shrinking}")
 
     # compile the numba helpers once (cached on disk afterwards), outside the timing
     KernelSchlesingerKozinecClassifier(update=args.update).fit(*make_data(50))
@@ -67,6 +70,7 @@ def main():
     for _ in range(args.repeat):
         t0 = time.perf_counter()
         sk = KernelSchlesingerKozinecClassifier(kernel="rbf", gamma=args.gamma, C=None, tol=args.tol, update=args.update,
+                                                shrinking=args.shrinking,
                                                 max_iter=1_000_000).fit(X, y)
         sk_times.append(time.perf_counter() - t0)
         t0 = time.perf_counter()

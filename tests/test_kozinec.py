@@ -110,7 +110,8 @@ def test_two_hull_update_matches_textbook_oracle(seed):
     lambda: SchlesingerKozinecClassifier(formulation="augmented"),
     lambda: KernelSchlesingerKozinecClassifier(C=None),
     lambda: KernelSchlesingerKozinecClassifier(kernel="linear", C=None),
-    lambda: KernelSchlesingerKozinecClassifier(C=None, update="mdm"),
+    lambda: KernelSchlesingerKozinecClassifier(C=None, update="sk"),
+    lambda: KernelSchlesingerKozinecClassifier(C=None, shrinking=False),
 ])
 @pytest.mark.parametrize("seed", [0, 3])
 def test_zero_training_error_on_separable_data(make, seed):
@@ -169,7 +170,7 @@ def test_linear_kernel_sk_equals_linear_two_hull_sk():
     X, y = separable(6)
     X = X - X.mean(axis=0)  # the linear solver centres; the kernel one does not
     lin = SchlesingerKozinecClassifier().fit(X, y)
-    ker = KernelSchlesingerKozinecClassifier(kernel="linear", C=None).fit(X, y)
+    ker = KernelSchlesingerKozinecClassifier(kernel="linear", C=None, update="sk").fit(X, y)
     assert ker.n_iter_ == lin.n_iter_
     np.testing.assert_allclose(ker.dual_coef_ @ X, lin.coef_, rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(ker.decision_function(X), lin.decision_function(X), rtol=1e-7, atol=1e-9)
@@ -335,10 +336,78 @@ def test_invalid_arguments():
 
 def test_mdm_update_needs_fewer_steps_and_fewer_support_vectors():
     X, y = separable(12, n=150)
-    sk = KernelSchlesingerKozinecClassifier(C=None, gamma=0.5).fit(X, y)
+    sk = KernelSchlesingerKozinecClassifier(C=None, gamma=0.5, update="sk").fit(X, y)
     mdm = KernelSchlesingerKozinecClassifier(C=None, gamma=0.5, update="mdm").fit(X, y)
     assert mdm.status_ == sk.status_ == "converged"
     assert mdm.n_iter_ < sk.n_iter_
     assert np.count_nonzero(mdm.dual_coef_) <= np.count_nonzero(sk.dual_coef_)
     alpha = np.abs(mdm.dual_coef_[0])
     assert alpha.min() >= 0 and alpha[y == 1].sum() == pytest.approx(1) and alpha[y == 0].sum() == pytest.approx(1)
+
+
+# --- shrinking: steps on a working set, the rule and the margins checked on all points ---
+
+def checkerboard(n, seed=0, band=0.3):
+    """Separable in an RBF space (``sign(sin 2x · sin 2y)`` with a band removed), as the benchmark."""
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(-3, 3, size=(4 * n, 2))
+    s = np.sin(2 * X[:, 0]) * np.sin(2 * X[:, 1])
+    X = X[np.abs(s) > band][:n]
+    return X, (np.sin(2 * X[:, 0]) * np.sin(2 * X[:, 1]) > 0).astype(int)
+
+
+def exact_margin(clf, X, y):
+    """``min_i y_i f(x_i) / ‖w‖ - `` over ALL points, ``‖w‖/2`` from the dual coefficients."""
+    K = kernel_matrix(X, X, kernel="rbf", gamma=clf.gamma)
+    if clf.C is not None:
+        K = K + np.eye(len(y)) / clf.C
+    beta = clf.dual_coef_[0]
+    norm = np.sqrt(beta @ K @ beta)
+    f = K @ beta + clf.intercept_[0]
+    return np.min((2 * y - 1) * f) / norm, norm / 2
+
+
+@pytest.mark.parametrize("update", ["mdm", "sk"])
+def test_shrinking_keeps_the_guarantee_on_all_points(update):
+    X, y = checkerboard(700)  # N > the first working set: W is a proper subset
+    kw = dict(gamma=1.0, C=None, tol=2e-3, update=update)
+    shrunk = KernelSchlesingerKozinecClassifier(**kw).fit(X, y)
+    full = KernelSchlesingerKozinecClassifier(shrinking=False, **kw).fit(X, y)
+    assert shrunk.status_ == full.status_ == "converged"
+    margin, upper = exact_margin(shrunk, X, y)
+    assert shrunk.margin_ == pytest.approx(margin, rel=1e-7)  # exact over all N points
+    assert shrunk.margin_upper_bound_ == pytest.approx(upper, rel=1e-7)
+    assert shrunk.margin_upper_bound_ - shrunk.margin_ <= 2e-3 * shrunk.margin_upper_bound_
+    assert np.all(shrunk.predict(X) == y)
+    # both ε-optimal for the same problem: each margin within ε of the other's upper bound
+    assert shrunk.margin_ >= (1 - 2e-3) * full.margin_upper_bound_ - 1e-12
+    assert full.margin_ >= (1 - 2e-3) * shrunk.margin_upper_bound_ - 1e-12
+
+
+def test_shrinking_history_is_per_full_check():
+    X, y = checkerboard(700, seed=1)
+    clf = KernelSchlesingerKozinecClassifier(gamma=1.0, C=None, record_history=True).fit(X, y)
+    h = clf.history_
+    assert 1 <= len(h["margin"]) <= clf.n_iter_ + 1
+    assert h["margin"][-1] == clf.margin_ and h["margin_upper_bound"][-1] == clf.margin_upper_bound_
+    assert np.all(h["margin_upper_bound"] >= h["margin"])
+    assert np.all(np.diff(h["margin_upper_bound"]) <= 1e-12)  # ‖w‖ never increases across rounds
+
+
+def test_shrinking_falls_back_when_the_support_outgrows_the_block():
+    X, y = checkerboard(300, seed=2)
+    # two cached columns: the block budget (√(2N) ≈ 24 points) is smaller than the support
+    clf = KernelSchlesingerKozinecClassifier(gamma=1.0, C=None, cache_size=8 * 300 * 2 / 2**20).fit(X, y)
+    assert clf.status_ == "converged" and np.all(clf.predict(X) == y)
+    assert clf.margin_ == pytest.approx(exact_margin(clf, X, y)[0], rel=1e-7)
+
+
+def test_shrinking_soft_margin_and_non_separable():
+    X, y = make_blobs(n_samples=600, centers=[[0, 0], [1.5, 0]], random_state=3)
+    soft = KernelSchlesingerKozinecClassifier(gamma=1.0, C=1.0).fit(X, y)
+    assert soft.status_ == "converged"
+    assert soft.margin_ == pytest.approx(exact_margin(soft, X, y)[0], rel=1e-7)
+    hard = KernelSchlesingerKozinecClassifier(gamma=0.1, C=None, max_iter=300)
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        hard.fit(X, y)
+    assert hard.status_ in ("max_iter", "not_separable") and hard.n_iter_ <= 300

@@ -176,9 +176,13 @@ class KernelSchlesingerKozinecClassifier(BaseKernelSeparator):
     """Two-hull Schlesinger–Kozinec in a kernel space (Franc & Hlaváč 2003).
 
     ``f(x) = Σ_i α_i y_i k(x_i, x) + b`` with ``α`` convex weights on each
-    class hull.  Each iteration asks for one kernel column, served by a
-    bounded least-recently-used cache (:class:`linsep.kernels.KernelColumnCache`),
-    so memory is ``O(N · cache)`` and the Gram matrix is never formed.
+    class hull.  Kernel columns are served by a bounded least-recently-used
+    cache (:class:`linsep.kernels.KernelColumnCache`), so memory is
+    ``O(N · cache)`` and the Gram matrix is never formed.  With shrinking
+    (the default) the steps run on a working set — the support plus the
+    points of smallest margin — and the stopping rule is re-checked on all
+    N points before it is accepted, so ``margin_`` and
+    ``margin_upper_bound_`` are exact over the whole training set.
 
     Parameters
     ----------
@@ -202,14 +206,22 @@ class KernelSchlesingerKozinecClassifier(BaseKernelSeparator):
         Largest number of updates (one kernel column each) per binary problem.
     cache_size : float, default=200
         Megabytes for cached kernel columns (shared by the one-vs-rest problems).
-    update : {"sk", "mdm"}, default="sk"
-        ``"sk"``: Franc & Hlaváč's update.  ``"mdm"``: move weight from the
-        support point of the class with the largest margin to the worst
-        point (Mitchell–Dem'yanov–Malozemov); same stop and guarantee, far
-        fewer iterations, sparser ``dual_coef_`` (see
+    update : {"sk", "mdm"}, default="mdm"
+        ``"mdm"``: move weight from a support point of the worst point's
+        class (chosen by second order, the largest decrease of ``‖w‖²``) to
+        the worst point (Mitchell–Dem'yanov–Malozemov); ``"sk"``: Franc &
+        Hlaváč's update (the class point shrinks towards the worst point).
+        Same stop and guarantee; MDM needs far fewer iterations and gives a
+        sparser ``dual_coef_`` (see
         :func:`linsep.solvers.kozinec.kernel_schlesinger_kozinec`).
+    shrinking : bool, default=True
+        Run the steps on a working set (support + smallest margins) with its
+        Gram block, re-checking the rule on all points; ``False`` scans all N
+        points at every step.  The block holds at most as many numbers as the
+        column cache.
     record_history : bool, default=False
-        Keep ``margin`` and ``margin_upper_bound`` per iteration in ``history_``.
+        Keep ``margin`` and ``margin_upper_bound`` in ``history_``: per
+        iteration without shrinking, per check on all points with it.
 
     Attributes
     ----------
@@ -247,7 +259,7 @@ class KernelSchlesingerKozinecClassifier(BaseKernelSeparator):
     }
 
     def __init__(self, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0, C=1.0, tol=1e-2,
-                 epsilon=None, max_iter=100_000, cache_size=200.0, update="sk", shrinking=True,
+                 epsilon=None, max_iter=100_000, cache_size=200.0, update="mdm", shrinking=True,
                  record_history=False):
         self.kernel = kernel
         self.gamma = gamma
