@@ -11,9 +11,12 @@ Margins are measured the same way for both models, from their dual
 coefficients: ``ρ = min_i y_i f(x_i) / ‖w‖`` with ``‖w‖² = βᵀ K_SS β`` over
 the support set ``S`` (``β = α y``); ``1/‖w‖`` of libsvm is printed as well.
 
+Kernel SK runs with its defaults (``update="mdm"``, ``shrinking=True``);
+``--update sk`` and ``--no-shrinking`` measure the other variants.
+
 Usage::
 
-    python benchmarks/bench_kernel_sk.py [N] [--tol TOL] [--gamma G] [--repeat R]
+    python benchmarks/bench_kernel_sk.py [N] [--tol TOL] [--gamma G] [--repeat R] [--update U] [--no-shrinking]
 """
 
 from __future__ import annotations
