@@ -112,3 +112,45 @@ def test_bad_input_errors_and_caller_arrays_untouched():
     est.fit(X32, y)
     np.testing.assert_array_equal(X32, X_copy)
     np.testing.assert_array_equal(y, y_copy)
+
+
+def _noisy_rings(seed, n=120):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    y = np.where(np.hypot(*X.T) + 0.3 * rng.normal(size=n) > 1.1, 1, -1)
+    return X, y
+
+
+def test_early_stopping_keeps_first_argmin_of_its_curve():
+    X, y = _noisy_rings(0)
+    X_val, y_val = _noisy_rings(1, 60)
+    clf = KernelHoKashyapClassifier(early_stopping=True, gamma=1.0).fit(X, y, X_val=X_val, y_val=y_val)
+    curve = clf.history_["validation_error"]
+    assert clf.best_iter_ == int(np.argmin(curve)) + 1
+    assert np.mean(clf.predict(X_val) != y_val) == pytest.approx(curve.min())
+
+
+def test_early_stopping_precomputed_equals_named_kernel():
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    X, y = _noisy_rings(2)
+    X_val, y_val = _noisy_rings(3, 40)
+    named = KernelHoKashyapClassifier(early_stopping=True, gamma=0.7).fit(X, y, X_val=X_val, y_val=y_val)
+    pre = KernelHoKashyapClassifier(early_stopping=True, kernel="precomputed").fit(
+        rbf_kernel(X, gamma=0.7), y, X_val=rbf_kernel(X_val, X, gamma=0.7), y_val=y_val)
+    assert pre.best_iter_ == named.best_iter_
+    np.testing.assert_allclose(pre.decision_function(rbf_kernel(X_val, X, gamma=0.7)),
+                               named.decision_function(X_val), rtol=1e-6, atol=1e-9)
+    with pytest.raises(ValueError, match="precomputed"):
+        KernelHoKashyapClassifier(early_stopping=True, kernel="precomputed").fit(rbf_kernel(X), y)
+
+
+def test_early_stopping_holdout_is_seeded_and_multiclass():
+    rng = np.random.default_rng(4)
+    X = np.vstack([c + rng.normal(size=(30, 2)) for c in ([0, 0], [4, 0], [0, 4])])
+    y = np.repeat([0, 1, 2], 30)
+    a = KernelHoKashyapClassifier(early_stopping=True, random_state=0).fit(X, y)
+    b = KernelHoKashyapClassifier(early_stopping=True, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(a.dual_coef_, b.dual_coef_)
+    assert a.best_iter_.shape == (3,) and a.X_fit_.shape[0] == 60
+    assert a.score(X, y) > 0.9

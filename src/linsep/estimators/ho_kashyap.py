@@ -170,14 +170,7 @@ class HoKashyapClassifier(BaseLinearSeparator):
             example starts from ``a = 1``); default ``W_0 = Y⁺B_0``.
         """
         X, y = self._validate_fit(X, y)
-        if (X_val is None) != (y_val is None):
-            raise ValueError("give both X_val and y_val, or neither")
-        if X_val is not None and not self.early_stopping:
-            raise ValueError("X_val / y_val are only used with early_stopping=True")
-        if X_val is not None:
-            X_val, y_val = self._validate_extra(X_val, y_val)
-        elif self.early_stopping:
-            X, X_val, y, y_val = self._holdout(X, y)
+        X, y, X_val, y_val = self._early_stopping_data(X, y, X_val, y_val)
         self._initial_weights = None
         if coef_init is not None or intercept_init is not None:
             if np.unique(y).size != 2:
@@ -192,30 +185,6 @@ class HoKashyapClassifier(BaseLinearSeparator):
             return self._fit_problems(X, y, extra_targets=extra)
         finally:
             del self._X_val, self._initial_weights
-
-    def _holdout(self, X, y):
-        """Stratified split: ``validation_fraction`` of each class (at least one sample kept for training).
-
-        A few NumPy calls instead of ``train_test_split(stratify=...)``, whose fixed cost
-        (about 3 ms) would dominate the whole HKES fit on the paper's small data sets.
-        """
-        # A RandomState passed by the caller is used as it is; an int or None seeds a
-        # numpy Generator, which is ~10x cheaper to create than a RandomState.
-        seed = self.random_state
-        rng = seed if isinstance(seed, np.random.RandomState) else np.random.default_rng(seed)
-        validation = []
-        for label in np.unique(y):
-            members = np.flatnonzero(y == label)
-            n_val = min(members.size - 1, int(round(self.validation_fraction * members.size)))
-            validation.append(rng.permutation(members)[:n_val])
-        mask = np.zeros(y.shape[0], dtype=bool)
-        mask[np.concatenate(validation)] = True
-        if not mask.any():
-            raise ValueError(
-                "early stopping needs a validation set, but validation_fraction="
-                f"{self.validation_fraction} of {y.shape[0]} samples holds out none; "
-                "give X_val/y_val or more samples")
-        return X[~mask], X[mask], y[~mask], y[mask]
 
     def _resolved_stop_at_separation(self):
         if self.stop_at_separation == "auto":

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from numbers import Integral, Real
 
+import numpy as np
+from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import KERNEL_CONSTRAINTS, BaseKernelSeparator
@@ -43,8 +45,17 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
     tol : float or None, default=1e-6
     stopping : {"relative", "paper"}, default="relative"
     stop_at_separation : bool or "auto", default="auto"
-        ``"auto"``: stop at separation only for plain HK (``C=None``).
+        ``"auto"``: stop at separation only for plain HK (``C=None``, no
+        early stopping).
     irls_floor : float, default=1e-6
+    early_stopping : bool, default=False
+        Kernel HKES / HKESA: keep the weights at the first minimum of the
+        validation error over all iterations (``best_iter_``, ``history_``).
+    validation_fraction : float, default=1/3
+        Share of each class held out when ``early_stopping`` and ``fit``
+        receives no ``X_val`` (not available with ``kernel="precomputed"``).
+    random_state : int, RandomState or None, default=None
+        Seed of that split.
     record_history : bool, default=False
 
     Attributes
@@ -62,6 +73,8 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
         Final margin vector ``B``.
     rank_ : int
         Rank ``r`` of the Gram matrix kept by the empirical kernel map.
+    best_iter_ : int or ndarray
+        Early stopping: the iterate ``k̂`` whose weights were kept.
     X_fit_, classes_, n_iter_, history_
 
     Examples
@@ -86,6 +99,9 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
         "stopping": [StrOptions(set(STOPPING_RULES))],
         "stop_at_separation": ["boolean", StrOptions({"auto"})],
         "irls_floor": [Interval(Real, 0, 1, closed="left")],
+        "early_stopping": ["boolean"],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "random_state": ["random_state"],
         "record_history": ["boolean"],
     }
 
@@ -106,6 +122,9 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
         stopping="relative",
         stop_at_separation="auto",
         irls_floor=1e-6,
+        early_stopping=False,
+        validation_fraction=1 / 3,
+        random_state=None,
         record_history=False,
     ):
         self.kernel = kernel
@@ -122,17 +141,47 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
         self.stopping = stopping
         self.stop_at_separation = stop_at_separation
         self.irls_floor = irls_floor
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.random_state = random_state
         self.record_history = record_history
 
-    def _prepare_fit(self, X):
-        # one eigendecomposition for every one-vs-rest problem
-        return EmpiricalKernelMap(X if self.kernel == "precomputed" else self._kernel_matrix(X, X))
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, X_val=None, y_val=None):
+        """Fit on ``X`` (N, d) — or the Gram matrix (N, N) for ``kernel="precomputed"``.
 
-    def _solve_binary(self, X, y):
-        stop = self.C is None if self.stop_at_separation == "auto" else bool(self.stop_at_separation)
+        ``X_val, y_val`` (early stopping): validation samples, or for
+        ``kernel="precomputed"`` their kernel rows ``k(X_val, X)`` (M, N).
+        Without them, ``validation_fraction`` of ``X`` is held out.
+        """
+        if self.kernel == "precomputed" and self.early_stopping and X_val is None:
+            raise ValueError("early stopping with kernel='precomputed' needs X_val = k(X_val, X) and y_val")
+        X, y = self._validate_fit(X, y)
+        X, y, self._X_val, y_val = self._early_stopping_data(X, y, X_val, y_val)
+        try:
+            return self._fit_kernel(X, y, extra_targets=None if y_val is None else {"y_val": y_val})
+        finally:
+            del self._X_val
+
+    def _prepare_fit(self, X):
+        # one eigendecomposition (and one block of validation kernel rows) for
+        # every one-vs-rest problem
+        kernel_map = EmpiricalKernelMap(X if self.kernel == "precomputed" else self._kernel_matrix(X, X))
+        X_val = self._X_val
+        K_val = None if X_val is None else (X_val if self.kernel == "precomputed"
+                                            else self._kernel_matrix(X_val, X))
+        return kernel_map, K_val
+
+    def _solve_binary(self, X, y, y_val=None):
+        if self.stop_at_separation == "auto":
+            stop = self.C is None and not self.early_stopping
+        else:
+            stop = bool(self.stop_at_separation)
+        kernel_map, K_val = self._fit_state
         return kernel_ho_kashyap(
             None, y,
-            kernel_map=self._fit_state,
+            K_val=K_val, y_val=y_val,
+            kernel_map=kernel_map,
             learning_rate=self.learning_rate,
             b0=self.b0,
             C=self.C,
@@ -152,3 +201,7 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
         self.certificate_ = pick([r.certificate for r in results])
         self.margin_vector_ = pick([r.margin for r in results])
         self.rank_ = int(results[0].extra["rank"])
+        if self.early_stopping:
+            self.best_iter_ = pick([r.best_iter for r in results])
+            if len(results) > 1:
+                self.best_iter_ = np.array(self.best_iter_)
