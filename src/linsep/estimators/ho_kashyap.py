@@ -28,6 +28,13 @@ from .._design import augmented_weights, sign_normalized
 from ..solvers.ho_kashyap import STOPPING_RULES, ho_kashyap
 
 
+def resolve_stop_at_separation(estimator):
+    """``stop_at_separation="auto"``: stop at separation only for plain HK (no ``C``, no early stopping)."""
+    if estimator.stop_at_separation == "auto":
+        return estimator.C is None and not estimator.early_stopping
+    return bool(estimator.stop_at_separation)
+
+
 class HoKashyapClassifier(BaseLinearSeparator):
     """Ho–Kashyap linear classifier and its variants (HK, modified HK, MHKS, MHKA, HKES, HKESA).
 
@@ -186,11 +193,6 @@ class HoKashyapClassifier(BaseLinearSeparator):
         finally:
             del self._X_val, self._initial_weights
 
-    def _resolved_stop_at_separation(self):
-        if self.stop_at_separation == "auto":
-            return self.C is None and not self.early_stopping
-        return bool(self.stop_at_separation)
-
     def _solve_binary(self, X, y, y_val=None):
         Y_val = None if y_val is None else sign_normalized(self._X_val, y_val)
         return ho_kashyap(
@@ -200,7 +202,7 @@ class HoKashyapClassifier(BaseLinearSeparator):
             max_iter=self.max_iter,
             tol=self.tol,
             stopping=self.stopping,
-            stop_at_separation=self._resolved_stop_at_separation(),
+            stop_at_separation=resolve_stop_at_separation(self),
             update=self.update,
             C=self.C,
             loss=self.loss,

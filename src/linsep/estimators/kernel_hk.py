@@ -16,6 +16,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import KERNEL_CONSTRAINTS, BaseKernelSeparator
 from ..solvers.ho_kashyap import STOPPING_RULES
+from .ho_kashyap import resolve_stop_at_separation
 from ..solvers.kernel_ho_kashyap import EmpiricalKernelMap, kernel_ho_kashyap
 
 
@@ -173,10 +174,6 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
         return kernel_map, K_val
 
     def _solve_binary(self, X, y, y_val=None):
-        if self.stop_at_separation == "auto":
-            stop = self.C is None and not self.early_stopping
-        else:
-            stop = bool(self.stop_at_separation)
         kernel_map, K_val = self._fit_state
         return kernel_ho_kashyap(
             None, y,
@@ -190,7 +187,7 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
             max_iter=self.max_iter,
             tol=self.tol,
             stopping=self.stopping,
-            stop_at_separation=stop,
+            stop_at_separation=resolve_stop_at_separation(self),
             irls_floor=self.irls_floor,
             record_history=self.record_history,
         )

@@ -147,6 +147,15 @@ def _stopped(rule, margin, upper_bound, epsilon, tol):
     return None
 
 
+def _record_and_check(hist, rule, margin, upper_bound, errors, epsilon, tol):
+    """Append the iterate's margin, bound and errors to ``hist`` (if kept); return :func:`_stopped`."""
+    if hist is not None:
+        hist["margin"].append(margin)
+        hist["margin_upper_bound"].append(upper_bound)
+        hist["training_errors"].append(errors)
+    return _stopped(rule, margin, upper_bound, epsilon, tol)
+
+
 def _augmented(X, y, rule, C, epsilon, tol, max_iter, record_history):
     # ω = Σ α_i ξ_i is kept through p_i = ⟨ω, ξ_i⟩ and ‖ω‖², updated with one
     # column of G_ij = ⟨ξ_i, ξ_j⟩ = y_i y_j (⟨x_i, x_j⟩ + 1) (+ δ_ij / C) per step.
@@ -171,11 +180,8 @@ def _augmented(X, y, rule, C, epsilon, tol, max_iter, record_history):
         k = int(np.argmin(p))
         margin, upper_bound = p[k] / norm, norm
         errors = int(np.count_nonzero(p <= 0.0)) if p[k] <= 0.0 else 0
-        if record_history:
-            hist["margin"].append(margin)
-            hist["margin_upper_bound"].append(upper_bound)
-            hist["training_errors"].append(errors)
-        stop = _stopped(rule, margin, upper_bound, epsilon, tol)
+        stop = _record_and_check(hist if record_history else None, rule, margin, upper_bound, errors,
+                                 epsilon, tol)
         if stop is not None:
             status = stop
             break
@@ -502,11 +508,8 @@ def _kernel_sk_shrinking(cache, y, positive, shift, rule, epsilon, tol, max_iter
         m_t = float(m.min())
         margin, upper_bound = m_t / norm - 0.5 * norm, 0.5 * norm
         errors = int(np.count_nonzero(m <= 0.5 * norm2)) if margin <= 0 else 0
-        if record_history:
-            hist["margin"].append(margin)
-            hist["margin_upper_bound"].append(upper_bound)
-            hist["training_errors"].append(errors)
-        stop = _stopped(rule, margin, upper_bound, epsilon, tol)
+        stop = _record_and_check(hist if record_history else None, rule, margin, upper_bound, errors,
+                                 epsilon, tol)
         if stop is not None:
             status = stop
             break
@@ -659,11 +662,8 @@ def _kernel_sk_plain(column, y, positive, shift, rule, epsilon, tol, max_iter, r
         norm = np.sqrt(norm2)
         t, m_t, errors = _scan(f1, f2, positive, B - Cr, A - Cr, 0.5 * norm2)
         margin, upper_bound = m_t / norm - 0.5 * norm, 0.5 * norm
-        if record_history:
-            hist["margin"].append(margin)
-            hist["margin_upper_bound"].append(upper_bound)
-            hist["training_errors"].append(errors)
-        stop = _stopped(rule, margin, upper_bound, epsilon, tol)
+        stop = _record_and_check(hist if record_history else None, rule, margin, upper_bound, errors,
+                                 epsilon, tol)
         if stop is not None:
             status = stop
             break
