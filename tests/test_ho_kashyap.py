@@ -226,22 +226,84 @@ def test_validation_arguments_need_early_stopping():
         HoKashyapClassifier(early_stopping=True).fit(X, y, X_val=X)
 
 
-@pytest.mark.parametrize("C", [None, 0.3])
-def test_fused_one_pass_sweep_gives_the_same_iterates(monkeypatch, C):
-    """Large dense data take the one-pass blocked sweep; it must reproduce the plain iteration."""
+COMPILED_CASES = [
+    dict(),
+    dict(C=0.3),
+    dict(C=0.0, stop_at_separation=False),
+    dict(stopping="paper", tol=None, b0=1e-3),
+    dict(stop_at_separation=False, tol=0.0, max_iter=40),
+    dict(initial_weights=np.array([1.0, -2.0, 0.5, 0.0, 3.0])),
+    dict(learning_rate=0.9, record_history=True),
+]
+
+
+@pytest.mark.parametrize("kw", COMPILED_CASES)
+@pytest.mark.parametrize("with_validation", [False, True])
+def test_compiled_loop_reproduces_the_numpy_loop(monkeypatch, kw, with_validation):
+    """Dense squared-loss runs take the compiled loop; it must give the NumPy loop's iterates.
+
+    Segments of 3 iterations exercise the hand-over of the state between calls.
+    """
     import linsep.solvers.ho_kashyap as module
 
     X, y = random_problem(11, n=300, d=4)
     Y = sign_normalized(X, y)
-    kw = dict(C=C, max_iter=40, tol=0.0, stop_at_separation=False, record_history=True)
-    plain = ho_kashyap(Y, **kw)
-    monkeypatch.setattr(module, "_FUSED_MIN_ROWS", 10)
-    monkeypatch.setattr(module, "_SWEEP_ROWS", 7)
-    monkeypatch.setattr(module, "_REFRESH_EVERY", 16)
-    fused = ho_kashyap(Y, **kw)
-    np.testing.assert_allclose(fused.weights, plain.weights, rtol=1e-8, atol=1e-14)
-    np.testing.assert_allclose(fused.history["criterion"], plain.history["criterion"], rtol=1e-8)
+    X_val, y_val = random_problem(12, n=100, d=4)
+    kw = dict(kw, Y_val=sign_normalized(X_val, y_val) if with_validation else None)
+    monkeypatch.setattr(module, "_SEGMENT_STEPS", 3)
+    compiled = ho_kashyap(Y, **kw)
+    monkeypatch.setattr(module, "_USE_COMPILED_LOOP", False)
+    reference = ho_kashyap(Y, **kw)
+    assert compiled.n_iter > 4  # several segments
+    assert (compiled.status, compiled.n_iter, compiled.best_iter) == (reference.status, reference.n_iter, reference.best_iter)
+    np.testing.assert_allclose(compiled.weights, reference.weights, rtol=1e-8, atol=1e-14)
+    np.testing.assert_allclose(compiled.margin, reference.margin, rtol=1e-8, atol=1e-14)
+    assert (compiled.history is None) == (reference.history is None)
+    for name, trace in (reference.history or {}).items():
+        np.testing.assert_allclose(compiled.history[name], trace, rtol=1e-8, err_msg=name)
+
+
+@pytest.mark.parametrize("design", ["duplicated_column", "wide"])
+@pytest.mark.parametrize("with_validation", [False, True])
+def test_compiled_loop_on_rank_deficient_data(monkeypatch, design, with_validation):
+    """Rank-deficient Y iterates in the basis of its right singular vectors; same iterates as W = Y⁺B."""
+    import linsep.solvers.ho_kashyap as module
+
+    X, y = random_problem(14, n=120, d=3)
+    if design == "duplicated_column":
+        X = np.c_[X, X[:, :1], 2 * X[:, 1:2] - X[:, 2:3]]
+    else:
+        X, y = X[:6], np.r_[1, -1, 1, -1, 1, -1]
+        X = np.c_[X, X @ np.ones((3, 5))]
+    Y = sign_normalized(X, y)
+    Y_val = sign_normalized(X[::2] + 0.1, -y[::2]) if with_validation else None
+    kw = dict(stop_at_separation=False, tol=0.0, stopping="paper", max_iter=30, record_history=True, Y_val=Y_val)
+    compiled = ho_kashyap(Y, **kw)
+    monkeypatch.setattr(module, "_USE_COMPILED_LOOP", False)
+    reference = ho_kashyap(Y, **kw)
+    assert compiled.extra["factorization"] == reference.extra["factorization"] == "svd"
+    assert (compiled.status, compiled.n_iter, compiled.best_iter) == (reference.status, reference.n_iter, reference.best_iter)
+    np.testing.assert_allclose(compiled.weights, reference.weights, rtol=1e-7, atol=1e-12)
+    for name, trace in reference.history.items():
+        np.testing.assert_allclose(compiled.history[name], trace, rtol=1e-7, atol=1e-20, err_msg=name)
+
+
+@pytest.mark.parametrize("max_iter", [0, 1, 7, 8, 20])
+def test_compiled_loop_budget_and_proof(monkeypatch, max_iter):
+    """max_iter across segment boundaries, and the non-separability proof, match the NumPy loop."""
+    import linsep.solvers.ho_kashyap as module
+
+    monkeypatch.setattr(module, "_SEGMENT_STEPS", 7)
+    X, y = random_problem(13, n=200, d=3)
     xor = sign_normalized(np.r_[XOR_X, XOR_X + 0.01, XOR_X - 0.01], np.r_[XOR_Y, XOR_Y, XOR_Y])
+    for Y in (sign_normalized(X, y), xor):
+        compiled = ho_kashyap(Y, max_iter=max_iter, tol=0.0, record_history=True)
+        monkeypatch.setattr(module, "_USE_COMPILED_LOOP", False)
+        reference = ho_kashyap(Y, max_iter=max_iter, tol=0.0, record_history=True)
+        monkeypatch.setattr(module, "_USE_COMPILED_LOOP", True)
+        assert (compiled.status, compiled.n_iter) == (reference.status, reference.n_iter)
+        assert compiled.history["criterion"].size == compiled.n_iter
+        np.testing.assert_allclose(compiled.weights, reference.weights, rtol=1e-8, atol=1e-14)
     proof = ho_kashyap(xor)
     assert proof.status == "not_separable"
     check_proof(xor, proof.certificate)

@@ -30,6 +30,8 @@ import scipy.sparse as sp
 # as in the IDA "image" set, give ratios near 1e-8).  The SVD path takes over.
 _PIVOT_TOL = 1e-5
 
+_potrf, _potrs = sla.get_lapack_funcs(("potrf", "potrs"), (np.empty((1, 1)),))
+
 
 def _to_dense(Y):
     return Y.toarray() if sp.issparse(Y) else Y
@@ -80,26 +82,23 @@ class LeastSquaresFactor:
         else:
             root = np.sqrt(self.sample_weight)
             gram = _gram(Y.multiply(root[:, None]).tocsr() if sp.issparse(Y) else Y * root[:, None])
-        norms = np.sqrt(np.maximum(np.diag(gram), 0.0))
+        norms = np.sqrt(np.maximum(gram.diagonal(), 0.0))
         norms[norms == 0.0] = 1.0
         self._scale = 1.0 / norms
-        gram_scaled = gram * np.outer(self._scale, self._scale)
+        gram_scaled = gram * self._scale[:, None] * self._scale
         if self.ridge > 0:
             penalty = self.ridge * self._scale[:-1] ** 2
             gram_scaled[np.arange(n_cols - 1), np.arange(n_cols - 1)] += penalty
         use_cholesky = self.ridge > 0 or n_cols <= n_samples
         if use_cholesky:
-            try:
-                lower = sla.cholesky(gram_scaled, lower=True, check_finite=False)
-                pivots = np.abs(np.diag(lower))
-                ok = np.all(np.isfinite(pivots)) and pivots.min() > _PIVOT_TOL * pivots.max()
-            except (np.linalg.LinAlgError, ValueError):
-                ok = False
-            if ok:
+            # LAPACK potrf directly: scipy.linalg.cholesky's checks cost more than the
+            # factorisation itself at the sizes of a typical fit.
+            lower, info = _potrf(gram_scaled, lower=1, clean=1)
+            pivots = np.abs(lower.diagonal())
+            if info == 0 and np.all(np.isfinite(pivots)) and pivots.min() > _PIVOT_TOL * pivots.max():
                 # S G S = L Lᵀ  ⇒  G = (S⁻¹L)(S⁻¹L)ᵀ: S⁻¹L is still lower triangular, so
                 # it is the Cholesky factor of G itself and solves need no rescaling.
                 self._chol = np.asfortranarray(lower * norms[:, None])
-                self._potrs = sla.get_lapack_funcs("potrs", (self._chol,))
                 self.method, self.rank = "cholesky", n_cols
                 return
             if self.ridge > 0:
@@ -134,6 +133,20 @@ class LeastSquaresFactor:
         self.rank = int(keep.sum())
         self.method = "svd"
 
+    @property
+    def cholesky_factor(self):
+        """Lower triangular ``L`` with ``YᵀDY + CĨ = L Lᵀ`` (Cholesky path only)."""
+        if self.method != "cholesky":
+            raise AttributeError(f"no Cholesky factor: the factorisation is {self.method!r}")
+        return self._chol
+
+    @property
+    def svd_factors(self):
+        """``(U, s, Vt)`` of the truncated SVD ``D^{1/2} Y ≈ U diag(s) Vt`` (SVD path only)."""
+        if self.method != "svd":
+            raise AttributeError(f"no SVD factors: the factorisation is {self.method!r}")
+        return self._U, self._s, self._Vt
+
     def solve(self, rhs):
         """Return ``W`` minimising ``‖D^{1/2}(Y W − rhs)‖² + C‖ĨW‖²`` (minimum norm if not unique)."""
         rhs = np.asarray(rhs, dtype=float)
@@ -150,7 +163,7 @@ class LeastSquaresFactor:
         if self.method == "cholesky":
             # LAPACK potrs directly: the iterations call this thousands of times on
             # small systems, where scipy.linalg.cho_solve's checks dominate.
-            z, info = self._potrs(self._chol, g, lower=1)
+            z, info = _potrs(self._chol, g, lower=1)
             if info != 0:  # pragma: no cover - only on invalid arguments
                 raise np.linalg.LinAlgError(f"potrs failed with info={info}")
             return z

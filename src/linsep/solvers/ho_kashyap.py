@@ -52,11 +52,15 @@ with the scale of ``B``, so this absolute rule stops early on large data
 sets and, on the four points of the lecture [3]_, at ``k = 2`` before the
 data are separated.
 
-``stopping="relative"`` (default): ``|J_k - J_{k-1}| <= tol · J_{k-1}``.
-It is invariant to ``b_0``, to the data scale and to ``N``; it never fires
-while ``J`` keeps shrinking geometrically (the separable case), so separable
-data end separated, and with ``tol = 1e-6`` it reproduces the paper's
-benchmark errors.
+``stopping="relative"`` (default): ``|J_k - J_{k-1}| <= tol · J_{k-1}``, or
+``|E_k| <= tol (B_k + offset)`` componentwise.  The first is invariant to
+``b_0``, to the data scale and to ``N``; it never fires while ``J`` keeps
+shrinking geometrically (the separable case), so separable data end
+separated, and with ``tol = 1e-6`` it reproduces the paper's benchmark
+errors.  The second recognises the fixed point of separable data (``B`` no
+longer moves, and ``Y W = B + E > 0``), where the first would never fire:
+without it, HK that does not stop at separation (HKES, MHKS) would run to
+``max_iter`` on every separable training set.
 
 Whatever the rule, each iteration first checks the verdicts: all points
 strictly separated (``Y W > 0``, when ``stop_at_separation``) and, for
@@ -76,9 +80,13 @@ References
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import numpy as np
 
 from .._linalg import LeastSquaresFactor
+from .._loops import (HK_BUDGET_SPENT, HK_CONVERGED, HK_NOT_SEPARABLE, HK_SEPARABLE,
+                      ho_kashyap_segment, is_nonseparability_proof)
 from .._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
 
 STOPPING_RULES = ("relative", "paper")
@@ -88,34 +96,14 @@ STOPPING_RULES = ("relative", "paper")
 # relative to the margin vector.
 _PROOF_RTOL = 1e-10
 
-# The fused sweep (see _fused_sweep) serves dense data with at least this many
-# rows; below it Y fits in cache and the plain two products are as fast.
-_FUSED_MIN_ROWS = 65_536
-# Rows per block of the sweep: 2048 rows of 100 doubles (1.6 MB) stay in cache
-# between the product Y_b W and the accumulation Y_bᵀ max(E_b, 0).
-_SWEEP_ROWS = 2048
-# The fused path updates W incrementally; an exact solve every this many
-# iterations keeps rounding drift from breaking YᵀE = 0.
-_REFRESH_EVERY = 64
+# Iterations per call of the compiled loop: its history buffers are allocated
+# per segment, so an unbounded max_iter never allocates an unbounded array.
+_SEGMENT_STEPS = 4096
+# The compiled loop serves every case it covers; the tests switch it off to
+# compare it with the NumPy reference loop.
+_USE_COMPILED_LOOP = True
 
-
-def _fused_sweep(Y, W, target, Z, E):
-    """One pass over ``Y``: ``Z = Y W``, ``E = Z - target``; return ``Yᵀ max(E, 0)``.
-
-    Since ``W_{k+1} = W_k + 2μ (YᵀY)⁻¹ Yᵀ max(E_k, 0)`` for HK with a fixed
-    factorisation, one sweep over cache-sized row blocks gives everything an
-    iteration needs while each block is still in cache, so an iteration reads
-    ``Y`` from memory once instead of twice (``Z`` and ``E`` are written in place).
-    """
-    g = np.zeros(Y.shape[1])
-    for start in range(0, Y.shape[0], _SWEEP_ROWS):
-        stop = start + _SWEEP_ROWS
-        block = Y[start:stop]
-        z_block, e_block = Z[start:stop], E[start:stop]
-        np.dot(block, W, out=z_block)
-        np.subtract(z_block, target[start:stop], out=e_block)
-        g += np.maximum(e_block, 0.0) @ block
-    return g
+_COMPILED_CODES = {HK_SEPARABLE: SEPARABLE, HK_NOT_SEPARABLE: NOT_SEPARABLE, HK_CONVERGED: CONVERGED}
 
 
 def nonseparability_proof(E, B, sample_weight=None):
@@ -125,11 +113,25 @@ def nonseparability_proof(E, B, sample_weight=None):
     regularisation) such a ``u`` satisfies ``u >= 0, u != 0, Yᵀ u = 0``, which
     rules out any ``W`` with ``Y W > 0``.
     """
-    scale = np.abs(B).max(initial=0.0)
-    if scale == 0.0 or E.max() > _PROOF_RTOL * scale or E.min() >= -1e3 * _PROOF_RTOL * scale:
+    if not is_nonseparability_proof(np.asarray(E, dtype=float), np.asarray(B, dtype=float), _PROOF_RTOL):
         return None
     u = np.maximum(-E, 0.0)
     return u if sample_weight is None else u * sample_weight
+
+
+@dataclass
+class _Run:
+    """Where an iteration loop ended: the final iterate and what was recorded on the way."""
+
+    W: np.ndarray
+    B: np.ndarray
+    k: int
+    status: str
+    factor: LeastSquaresFactor
+    certificate: np.ndarray | None = None
+    history: dict = field(default_factory=dict)
+    best_W: np.ndarray | None = None
+    best_iter: int = 0
 
 
 def ho_kashyap(
@@ -196,6 +198,14 @@ def ho_kashyap(
         margin updates were made) — ``history`` with ``criterion``,
         ``training_errors`` and ``validation_error`` (entry ``k - 1`` belongs
         to ``W_k``), and ``best_iter`` ``k̂`` for early stopping.
+
+    Notes
+    -----
+    Dense data with squared errors and the margin update (HK, MHKS, HKES) run
+    in a compiled loop (:func:`linsep._loops.ho_kashyap_segment`) that reads
+    ``Y`` once per iteration; every other case (sparse data, IRLS, modified
+    HK) runs the NumPy loop below, which is also the reference the compiled
+    loop is tested against.
     """
     if stopping not in STOPPING_RULES:
         raise ValueError(f"stopping must be one of {STOPPING_RULES}, got {stopping!r}")
@@ -207,27 +217,100 @@ def ho_kashyap(
         tol = 0.5 * b0**2 if stopping == "paper" else 1e-6
 
     n_samples = Y.shape[0]
-    regularized = C is not None
-    ridge = float(C) if regularized else 0.0
-    offset = 1.0 if regularized else 0.0
-    absolute = loss == "absolute"
-    # Without a penalty, Yᵀ D E = 0 at every iterate, so E <= 0 is a proof.
-    can_prove = ridge == 0.0
-
+    ridge = 0.0 if C is None else float(C)
     B = np.full(n_samples, float(b0)) if initial_margin is None else np.array(initial_margin, dtype=float)
-    D = None
     factor = LeastSquaresFactor(Y, None, ridge)
+    offset = 0.0 if C is None else 1.0
     W = factor.solve(B + offset) if initial_weights is None else np.array(initial_weights, dtype=float)
+    options = dict(
+        learning_rate=learning_rate, max_iter=max_iter, tol=tol, relative=stopping == "relative",
+        stop_at_separation=stop_at_separation, ridge=ridge, offset=offset,
+        # Without a penalty, Yᵀ D E = 0 at every iterate, so E <= 0 is a proof.
+        can_prove=ridge == 0.0, Y_val=Y_val,
+    )
+    compiled = (_USE_COMPILED_LOOP and loss == "squared" and update == "margin"
+                and isinstance(Y, np.ndarray) and (Y_val is None or isinstance(Y_val, np.ndarray))
+                and (factor.method == "cholesky" or (factor.method == "svd" and initial_weights is None)))
+    if compiled and factor.method == "cholesky":
+        run = _iterate_compiled(Y, factor.cholesky_factor, W, B, factor=factor, **options)
+    elif compiled:
+        # Rank-deficient Y = U S Vᵀ: iterate on Ỹ = U S, whose Gram matrix S² has the
+        # Cholesky factor S.  Ỹ⁺ r = S⁻¹Uᵀr are the coordinates of Y⁺ r = V S⁻¹Uᵀr in
+        # the basis V, so the iterates are HK's own, mapped back by W = V c.
+        U, s, Vt = factor.svd_factors
+        options["Y_val"] = None if Y_val is None else Y_val @ Vt.T
+        run = _iterate_compiled(U * s, np.diag(s), Vt @ W, B, factor=factor, **options)
+        run.W = Vt.T @ run.W
+        run.best_W = None if run.best_W is None else Vt.T @ run.best_W
+    else:
+        run = _iterate_numpy(Y, factor, W, B, update=update, absolute=loss == "absolute",
+                             regularized=C is not None, irls_floor=irls_floor, **options)
 
-    fused = (update == "margin" and not absolute and factor.method == "cholesky"
-             and isinstance(Y, np.ndarray) and Y.flags.c_contiguous and n_samples >= _FUSED_MIN_ROWS)
+    early_stopping = Y_val is not None
+    weights = run.best_W if early_stopping else run.W
+    status = run.status
+    if bool(np.asarray(Y @ weights).min() > 0):
+        status = SEPARABLE
+    elif status == SEPARABLE:  # early stopping picked an iterate that does not separate
+        status = CONVERGED
+    keep_history = record_history or early_stopping
+    return SolveResult(
+        weights=weights,
+        n_iter=run.k + 1,
+        status=status,
+        margin=run.B,
+        certificate=run.certificate,
+        history=run.history if keep_history else None,
+        best_iter=run.best_iter + 1 if early_stopping else None,
+        extra={"factorization": run.factor.method},
+    )
+
+
+def _iterate_compiled(Y, L, W, B, *, factor, learning_rate, max_iter, tol, relative, stop_at_separation,
+                      ridge, offset, can_prove, Y_val):
+    """The iteration in compiled segments of ``_SEGMENT_STEPS`` (squared loss, ``YᵀY + CĨ = L Lᵀ``)."""
+    Y = np.ascontiguousarray(Y, dtype=float)
+    n_samples, n_cols = Y.shape
+    W, B = np.array(W, dtype=float), np.array(B, dtype=float)  # updated in place
+    E = np.empty(n_samples)
+    has_val = Y_val is not None
+    Y_val = np.ascontiguousarray(Y_val, dtype=float) if has_val else np.empty((0, n_cols))
+    best_W = np.empty(n_cols)
+    state = np.array([0.0, np.nan, np.nan, 0.0, np.inf])  # k, J_k, J_{k-1}, best k, best count
+    L = np.ascontiguousarray(L, dtype=float)
+    traces = {"criterion": [], "training_errors": [], "validation_error": []}
+    status = None
+    while status is None:
+        steps = min(_SEGMENT_STEPS, max_iter - int(state[0]))
+        criterion = np.empty(steps + 1)
+        training_errors = np.empty(steps + 1, dtype=np.int64)
+        validation_counts = np.empty(steps + 1 if has_val else 0, dtype=np.int64)
+        code, n_recorded = ho_kashyap_segment(
+            Y, L, W, B, E, offset, learning_rate, ridge, Y_val, best_W, state,
+            criterion, training_errors, validation_counts, steps,
+            tol, relative, stop_at_separation, can_prove, _PROOF_RTOL, not traces["criterion"])
+        traces["criterion"].append(criterion[:n_recorded])
+        traces["training_errors"].append(training_errors[:n_recorded])
+        traces["validation_error"].append(validation_counts[:n_recorded] / max(Y_val.shape[0], 1))
+        _check_finite(state[1], int(state[0]), factor)
+        if code != HK_BUDGET_SPENT:
+            status = _COMPILED_CODES[code]
+        elif state[0] >= max_iter:
+            status = MAX_ITER
+    history = {name: np.concatenate(parts) for name, parts in traces.items()}
+    if not has_val:
+        del history["validation_error"]
+    certificate = nonseparability_proof(E, B) if status == NOT_SEPARABLE else None
+    return _Run(W=W, B=B, k=int(state[0]), status=status, factor=factor, certificate=certificate,
+                history=history, best_W=best_W if has_val else None, best_iter=int(state[3]))
+
+
+def _iterate_numpy(Y, factor, W, B, *, learning_rate, max_iter, tol, relative, stop_at_separation,
+                   ridge, offset, can_prove, Y_val, update, absolute, regularized, irls_floor):
+    """The iteration in NumPy: every variant, dense or sparse (the reference for the compiled loop)."""
+    D = None
 
     def residual(W, B):
-        if fused:  # also leaves g = Yᵀ max(E, 0) for the next weight update
-            nonlocal g
-            Z, E = np.empty(n_samples), np.empty(n_samples)
-            g = _fused_sweep(Y, W, B if offset == 0.0 else B + offset, Z, E)
-            return Z, E
         Z = np.asarray(Y @ W)
         return Z, (Z - B if offset == 0.0 else Z - offset - B)
 
@@ -235,16 +318,15 @@ def ho_kashyap(
         J = float(E @ E) if D is None else float(E @ (D * E))
         return J + ridge * float(W[:-1] @ W[:-1]) if regularized else J
 
-    g = None
     Z, E = residual(W, B)
     J = criterion(E, W)
     early_stopping = Y_val is not None
-    keep_history = record_history or early_stopping
-    hist = {"criterion": [J], "training_errors": [int(np.count_nonzero(Z <= 0))]}
+    history = {"criterion": [J], "training_errors": [int(np.count_nonzero(Z <= 0))]}
+    best_W, best_iter = None, 0
     if early_stopping:
         n_val = Y_val.shape[0]
-        hist["validation_error"] = [np.count_nonzero(np.asarray(Y_val @ W) <= 0) / n_val]
-        best_W, best_iter = W, 0
+        history["validation_error"] = [np.count_nonzero(np.asarray(Y_val @ W) <= 0) / n_val]
+        best_W = W
 
     certificate = None
     k = 0
@@ -255,16 +337,19 @@ def ho_kashyap(
             break
         # E.max() first: the full proof test runs only when E is (nearly) non-positive.
         if can_prove and E.max() <= _PROOF_RTOL * B.max():
-            if fused:  # judge the proof on the exact least-squares iterate, not the drifted one
-                W = factor.solve(B if offset == 0.0 else B + offset)
-                Z, E = residual(W, B)
             certificate = nonseparability_proof(E, B, D)
             if certificate is not None:
                 status = NOT_SEPARABLE
                 break
+        # A fixed point: |E| <= tol (B + offset) moves no B_i by more than 2μ·tol of itself,
+        # and Y W = B + E > 0 then holds already.
+        target = B + offset
+        if relative and np.all((target > 0) & (np.abs(E) <= tol * target)):
+            status = CONVERGED
+            break
         if J_prev is not None:
             change = abs(J_prev - J)
-            if (change <= tol * J_prev) if stopping == "relative" else (change < tol):
+            if (change <= tol * J_prev) if relative else (change < tol):
                 status = CONVERGED
                 break
         if k >= max_iter:
@@ -281,41 +366,28 @@ def ho_kashyap(
         if update == "weights":
             W = W + learning_rate * factor.solve(np.abs(E))
         B = B + step
-        if fused and (k + 1) % _REFRESH_EVERY:
-            W = W + factor.solve_normal((2.0 * learning_rate) * g)
-        elif update == "margin":
+        if update == "margin":
             W = factor.solve(B if offset == 0.0 else B + offset)
         Z, E = residual(W, B)
         J_prev, J = J, criterion(E, W)
         k += 1
-        if not np.isfinite(J):  # pragma: no cover - guarded by the factorisation's rank test
-            raise FloatingPointError(
-                f"Ho–Kashyap diverged at iteration {k} (least-squares factorisation: {factor.method}); "
-                "the data are too ill-conditioned for this solver")
+        _check_finite(J, k, factor)
 
-        if keep_history:
-            hist["criterion"].append(J)
-            hist["training_errors"].append(int(np.count_nonzero(Z <= 0)))
+        history["criterion"].append(J)
+        history["training_errors"].append(int(np.count_nonzero(Z <= 0)))
         if early_stopping:
             error = np.count_nonzero(np.asarray(Y_val @ W) <= 0) / n_val
-            hist["validation_error"].append(error)
-            if error < hist["validation_error"][best_iter]:
+            history["validation_error"].append(error)
+            if error < history["validation_error"][best_iter]:
                 best_W, best_iter = W, k
 
-    weights = best_W if early_stopping else W
-    separated = bool(np.asarray(Y @ weights).min() > 0)
-    if separated:
-        status = SEPARABLE
-    elif status == SEPARABLE:  # early stopping picked an iterate that does not separate
-        status = CONVERGED
-    history = {name: np.asarray(v) for name, v in hist.items()} if keep_history else None
-    return SolveResult(
-        weights=weights,
-        n_iter=k + 1,
-        status=status,
-        margin=B,
-        certificate=certificate,
-        history=history,
-        best_iter=best_iter + 1 if early_stopping else None,
-        extra={"factorization": factor.method},
-    )
+    history = {name: np.asarray(values) for name, values in history.items()}
+    return _Run(W=W, B=B, k=k, status=status, factor=factor, certificate=certificate,
+                history=history, best_W=best_W, best_iter=best_iter)
+
+
+def _check_finite(J, k, factor):
+    if not np.isfinite(J):  # pragma: no cover - guarded by the factorisation's rank test
+        raise FloatingPointError(
+            f"Ho–Kashyap diverged at iteration {k} (least-squares factorisation: {factor.method}); "
+            "the data are too ill-conditioned for this solver")
