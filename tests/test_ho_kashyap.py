@@ -239,12 +239,17 @@ COMPILED_CASES = [
 
 @pytest.mark.parametrize("kw", COMPILED_CASES)
 @pytest.mark.parametrize("with_validation", [False, True])
-def test_compiled_loop_reproduces_the_numpy_loop(monkeypatch, kw, with_validation):
+@pytest.mark.parametrize("by_rows", [False, True])
+def test_compiled_loop_reproduces_the_numpy_loop(monkeypatch, kw, with_validation, by_rows):
     """Dense squared-loss runs take the compiled loop; it must give the NumPy loop's iterates.
 
-    Segments of 3 iterations exercise the hand-over of the state between calls.
+    Segments of 3 iterations exercise the hand-over of the state between calls; small data are
+    swept by columns unless the size limit is lowered to force the by-rows pass of large data.
     """
     import linsep.solvers.ho_kashyap as module
+
+    if by_rows:
+        monkeypatch.setattr(module, "_BY_COLUMNS_MAX_ENTRIES", 0)
 
     X, y = random_problem(11, n=300, d=4)
     Y = sign_normalized(X, y)
@@ -265,9 +270,13 @@ def test_compiled_loop_reproduces_the_numpy_loop(monkeypatch, kw, with_validatio
 
 @pytest.mark.parametrize("design", ["duplicated_column", "wide"])
 @pytest.mark.parametrize("with_validation", [False, True])
-def test_compiled_loop_on_rank_deficient_data(monkeypatch, design, with_validation):
+@pytest.mark.parametrize("by_rows", [False, True])
+def test_compiled_loop_on_rank_deficient_data(monkeypatch, design, with_validation, by_rows):
     """Rank-deficient Y iterates in the basis of its right singular vectors; same iterates as W = Y⁺B."""
     import linsep.solvers.ho_kashyap as module
+
+    if by_rows:
+        monkeypatch.setattr(module, "_BY_COLUMNS_MAX_ENTRIES", 0)
 
     X, y = random_problem(14, n=120, d=3)
     if design == "duplicated_column":
@@ -289,9 +298,13 @@ def test_compiled_loop_on_rank_deficient_data(monkeypatch, design, with_validati
 
 
 @pytest.mark.parametrize("max_iter", [0, 1, 7, 8, 20])
-def test_compiled_loop_budget_and_proof(monkeypatch, max_iter):
+@pytest.mark.parametrize("by_rows", [False, True])
+def test_compiled_loop_budget_and_proof(monkeypatch, max_iter, by_rows):
     """max_iter across segment boundaries, and the non-separability proof, match the NumPy loop."""
     import linsep.solvers.ho_kashyap as module
+
+    if by_rows:
+        monkeypatch.setattr(module, "_BY_COLUMNS_MAX_ENTRIES", 0)
 
     monkeypatch.setattr(module, "_SEGMENT_STEPS", 7)
     X, y = random_problem(13, n=200, d=3)
@@ -307,3 +320,24 @@ def test_compiled_loop_budget_and_proof(monkeypatch, max_iter):
     proof = ho_kashyap(xor)
     assert proof.status == "not_separable"
     check_proof(xor, proof.certificate)
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_fixed_point_ends_runs_that_do_not_stop_at_separation(monkeypatch, compiled):
+    """Separable data: |E| <= tol (B + offset) ends HKES-style runs (no max_iter, no warning)."""
+    import linsep.solvers.ho_kashyap as module
+
+    monkeypatch.setattr(module, "_USE_COMPILED_LOOP", compiled)
+    X, y = random_problem(15, n=200, d=3, separable=True)
+    Y = sign_normalized(X, y)
+    result = ho_kashyap(Y, stop_at_separation=False, max_iter=100_000, record_history=True)
+    assert result.status == "separable" and result.n_iter < 100_000
+    E = Y @ result.weights - result.margin
+    assert np.all(np.abs(E) <= 1e-6 * result.margin)
+    # J still shrinks geometrically: the relative-change rule alone would not have stopped here
+    J = result.history["criterion"]
+    assert abs(J[-1] - J[-2]) > 1e-6 * J[-2]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        clf = make_classifier("hkes", random_state=0).fit(X, y)
+    assert clf.status_ in ("separable", "converged")

@@ -36,10 +36,14 @@ def sign_normalized(X, y):
     A new array is always returned; ``X`` is never modified.
     """
     y = np.asarray(y, dtype=float)
-    A = augment(X)
-    if sp.issparse(A):
-        return sp.diags(y) @ A
-    return A * y[:, None]
+    if sp.issparse(X):
+        return sp.diags(y) @ augment(X)
+    X = np.asarray(X)
+    # One allocation, filled in place (augment-then-scale would copy the data twice).
+    Y = np.empty((X.shape[0], X.shape[1] + 1), dtype=np.result_type(X.dtype, y.dtype))
+    np.multiply(X, y[:, None], out=Y[:, :-1])
+    Y[:, -1] = y
+    return Y
 
 
 def augmented_weights(coef, intercept):

@@ -144,23 +144,27 @@ def _cholesky_solve(L, g, out):
         out[i] = s / L[i, i]
 
 
+@njit(inline="always", fastmath=_FAST)
+def _accumulate(stats, z, e, target, b, tol):
+    """Add sample ``i`` to the pass statistics (see :func:`_ho_kashyap_pass`)."""
+    J, fixed_point, wrong, min_z, max_e, max_b = stats
+    return (J + e * e, fixed_point & (target > 0.0) & (abs(e) <= tol * target), wrong + (z <= 0.0),
+            min(min_z, z), max(max_e, e), max(max_b, abs(b)))
+
+
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def _ho_kashyap_pass(Y, W, B, offset, two_mu, Z, E, B_next, g):
-    """One pass over the rows of ``Y`` for the iterate ``W_k``.
+def _pass_by_rows(Y, W, B, offset, two_mu, tol, Z, E, B_next, g):
+    """One pass over the rows of ``Y`` (C order) for the iterate ``W_k``.
 
     Computes ``Z = Y W``, ``E = Z − offset − B`` (offset 1 for Łęski's target
-    ``1 + B``), ``J = EᵀE``, the next margin ``B_{k+1} = B + 2μ max(E, 0)``
-    and the next right-hand side ``g = Yᵀ(B_{k+1} + offset)`` while each row is
-    in cache, so an iteration reads ``Y`` once.  Returns ``J``,
-    ``max_i |E_i| / (B_i + offset)``, the number of rows with ``Z <= 0``,
-    ``min Z``, ``max E`` and ``max |B|``.
+    ``1 + B``), the next margin ``B_{k+1} = B + 2μ max(E, 0)`` and the next
+    right-hand side ``g = Yᵀ(B_{k+1} + offset)`` while each row is in cache,
+    so an iteration reads ``Y`` from memory once: the layout for data larger
+    than the cache.
     """
     n, p = Y.shape
     g[:] = 0.0
-    J = 0.0
-    rel_residual = 0.0
-    wrong = 0
-    min_z, max_e, max_b = np.inf, -np.inf, 0.0
+    stats = (0.0, True, 0, np.inf, -np.inf, 0.0)
     for i in range(n):
         s = 0.0
         for j in range(p):
@@ -169,36 +173,87 @@ def _ho_kashyap_pass(Y, W, B, offset, two_mu, Z, E, B_next, g):
         e = s - target
         Z[i] = s
         E[i] = e
-        J += e * e
-        rel_residual = max(rel_residual, abs(e) / target if target > 0.0 else np.inf)
-        if s <= 0.0:
-            wrong += 1
-        min_z = min(min_z, s)
-        max_e = max(max_e, e)
-        max_b = max(max_b, abs(B[i]))
+        stats = _accumulate(stats, s, e, target, B[i], tol)
         b = B[i] + two_mu * max(e, 0.0)
         B_next[i] = b
         t = b + offset
         for j in range(p):
             g[j] += Y[i, j] * t
-    return J, rel_residual, wrong, min_z, max_e, max_b
+    return stats
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def _count_nonpositive(Y, W):
-    """Number of rows with ``Y_i W <= 0`` (misclassified sign-normalised samples)."""
+def _pass_by_columns(Yt, W, B, offset, two_mu, tol, Z, E, B_next, g):
+    """The same pass over the columns of ``Y`` (``Yt = Yᵀ`` in C order).
+
+    ``Z`` is accumulated column by column and ``g`` is one dot product per
+    column: long unit-stride loops, which vectorise far better than the
+    short per-row products when ``p`` is small.  Reads ``Y`` twice, so it
+    serves data that fit in cache.
+    """
+    p, n = Yt.shape
+    Z[:] = 0.0
+    for j in range(p):
+        w = W[j]
+        for i in range(n):
+            Z[i] += w * Yt[j, i]
+    stats = (0.0, True, 0, np.inf, -np.inf, 0.0)
+    for i in range(n):
+        target = B[i] + offset
+        e = Z[i] - target
+        E[i] = e
+        stats = _accumulate(stats, Z[i], e, target, B[i], tol)
+        B_next[i] = B[i] + two_mu * max(e, 0.0)
+    for j in range(p):
+        acc = 0.0
+        for i in range(n):
+            acc += Yt[j, i] * (B_next[i] + offset)
+        g[j] = acc
+    return stats
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def _ho_kashyap_pass(data, by_columns, W, B, offset, two_mu, tol, ridge, Z, E, B_next, g):
+    """One iteration's pass over ``Y`` (by rows or by columns) and its statistics.
+
+    Returns ``J = EᵀE + C wᵀw``, whether ``|E| <= tol (B + offset)`` (a
+    fixed point), the number of samples with ``Z <= 0``, ``min Z``,
+    ``max E`` and ``max |B|``.
+    """
+    if by_columns:
+        stats = _pass_by_columns(data, W, B, offset, two_mu, tol, Z, E, B_next, g)
+    else:
+        stats = _pass_by_rows(data, W, B, offset, two_mu, tol, Z, E, B_next, g)
+    J, fixed_point, wrong, min_z, max_e, max_b = stats
+    for j in range(W.shape[0] - 1):
+        J += ridge * W[j] * W[j]
+    return J, fixed_point, wrong, min_z, max_e, max_b
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def _count_nonpositive(data, by_columns, W, z):
+    """Number of samples with ``Y_i W <= 0`` (misclassified); ``z`` is scratch space by columns."""
     count = 0
-    for i in range(Y.shape[0]):
+    if by_columns:
+        p, m = data.shape
+        z[:] = 0.0
+        for j in range(p):
+            w = W[j]
+            for i in range(m):
+                z[i] += w * data[j, i]
+        for i in range(m):
+            count += z[i] <= 0.0
+        return count
+    for i in range(data.shape[0]):
         s = 0.0
-        for j in range(Y.shape[1]):
-            s += Y[i, j] * W[j]
-        if s <= 0.0:
-            count += 1
+        for j in range(data.shape[1]):
+            s += data[i, j] * W[j]
+        count += s <= 0.0
     return count
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def ho_kashyap_segment(Y, L, W, B, E, offset, mu, ridge, Y_val, best_W, state,
+def ho_kashyap_segment(data, data_val, by_columns, L, W, B, E, offset, mu, ridge, best_W, state,
                        criterion, training_errors, validation_errors, max_steps,
                        tol, relative, stop_at_separation, can_prove, proof_rtol, record_first):
     """Run up to ``max_steps`` Ho–Kashyap iterations with a fixed Cholesky factor.
@@ -222,29 +277,32 @@ def ho_kashyap_segment(Y, L, W, B, E, offset, mu, ridge, Y_val, best_W, state,
     run can continue in the next segment.  ``criterion``, ``training_errors``
     and ``validation_errors`` (length ``max_steps + 1``) receive one entry per
     iterate; the entry for the starting iterate only when ``record_first``.
-    ``Y_val`` with no rows disables early stopping.  Returns the stop code
-    (``HK_*``) and the number of entries recorded.
+    ``data`` is ``Y`` (``by_columns`` false) or ``Yᵀ`` (true), both in C
+    order, and ``data_val`` the validation matrix in the same layout; an empty
+    ``data_val`` disables early stopping.  Returns the stop code (``HK_*``)
+    and the number of entries recorded.
     """
-    n, p = Y.shape
+    n, p = E.shape[0], W.shape[0]
+    n_val = data_val.shape[1] if by_columns else data_val.shape[0]
+    z_val = np.empty(n_val if by_columns else 0)
     Z = np.empty(n)
     B_next = np.empty(n)
     g = np.empty(p)
     two_mu = 2.0 * mu
-    has_val = Y_val.shape[0] > 0
+    has_val = n_val > 0
     k = int(state[0])
     J_prev = state[2]
     best_iter = int(state[3])
     best_count = state[4]
 
-    J, rel_residual, wrong, min_z, max_e, max_b = _ho_kashyap_pass(Y, W, B, offset, two_mu, Z, E, B_next, g)
-    for j in range(p - 1):
-        J += ridge * W[j] * W[j]
+    J, fixed_point, wrong, min_z, max_e, max_b = _ho_kashyap_pass(
+        data, by_columns, W, B, offset, two_mu, tol, ridge, Z, E, B_next, g)
     n_rec = 0
     if record_first:
         criterion[0] = J
         training_errors[0] = wrong
         if has_val:
-            count = _count_nonpositive(Y_val, W)
+            count = _count_nonpositive(data_val, by_columns, W, z_val)
             validation_errors[0] = count
             best_count = count
             best_W[:] = W
@@ -259,7 +317,7 @@ def ho_kashyap_segment(Y, L, W, B, E, offset, mu, ridge, Y_val, best_W, state,
         if can_prove and max_e <= proof_rtol * max_b and is_nonseparability_proof(E, B, proof_rtol):
             code = HK_NOT_SEPARABLE
             break
-        if relative and rel_residual <= tol:  # |E| <= tol (B + offset): B stands still
+        if relative and fixed_point:  # |E| <= tol (B + offset): B stands still
             code = HK_CONVERGED
             break
         if not np.isnan(J_prev):
@@ -273,9 +331,8 @@ def ho_kashyap_segment(Y, L, W, B, E, offset, mu, ridge, Y_val, best_W, state,
         B[:] = B_next
         _cholesky_solve(L, g, W)
         J_prev = J
-        J, rel_residual, wrong, min_z, max_e, max_b = _ho_kashyap_pass(Y, W, B, offset, two_mu, Z, E, B_next, g)
-        for j in range(p - 1):
-            J += ridge * W[j] * W[j]
+        J, fixed_point, wrong, min_z, max_e, max_b = _ho_kashyap_pass(
+            data, by_columns, W, B, offset, two_mu, tol, ridge, Z, E, B_next, g)
         k += 1
         steps += 1
         if not np.isfinite(J):
@@ -283,7 +340,7 @@ def ho_kashyap_segment(Y, L, W, B, E, offset, mu, ridge, Y_val, best_W, state,
         criterion[n_rec] = J
         training_errors[n_rec] = wrong
         if has_val:
-            count = _count_nonpositive(Y_val, W)
+            count = _count_nonpositive(data_val, by_columns, W, z_val)
             validation_errors[n_rec] = count
             if count < best_count:
                 best_count = count

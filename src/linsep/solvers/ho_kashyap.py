@@ -99,6 +99,9 @@ _PROOF_RTOL = 1e-10
 # Iterations per call of the compiled loop: its history buffers are allocated
 # per segment, so an unbounded max_iter never allocates an unbounded array.
 _SEGMENT_STEPS = 4096
+# Up to this many entries in Y (1 MiB of doubles, about one core's L2 cache) the
+# compiled loop sweeps Yᵀ by columns; above it, Y by rows in a single pass.
+_BY_COLUMNS_MAX_ENTRIES = 131_072
 # The compiled loop serves every case it covers; the tests switch it off to
 # compare it with the NumPy reference loop.
 _USE_COMPILED_LOOP = True
@@ -269,12 +272,16 @@ def ho_kashyap(
 def _iterate_compiled(Y, L, W, B, *, factor, learning_rate, max_iter, tol, relative, stop_at_separation,
                       ridge, offset, can_prove, Y_val):
     """The iteration in compiled segments of ``_SEGMENT_STEPS`` (squared loss, ``YᵀY + CĨ = L Lᵀ``)."""
-    Y = np.ascontiguousarray(Y, dtype=float)
     n_samples, n_cols = Y.shape
+    has_val = Y_val is not None
+    Y_val = np.asarray(Y_val, dtype=float) if has_val else np.empty((0, n_cols))
+    # Data that fit in cache are swept by columns (better vectorised), larger data by rows (one pass).
+    by_columns = max(Y.size, Y_val.size) <= _BY_COLUMNS_MAX_ENTRIES
+    layout = (lambda A: np.ascontiguousarray(A.T, dtype=float)) if by_columns else (
+        lambda A: np.ascontiguousarray(A, dtype=float))
+    data, data_val = layout(Y), layout(Y_val)
     W, B = np.array(W, dtype=float), np.array(B, dtype=float)  # updated in place
     E = np.empty(n_samples)
-    has_val = Y_val is not None
-    Y_val = np.ascontiguousarray(Y_val, dtype=float) if has_val else np.empty((0, n_cols))
     best_W = np.empty(n_cols)
     state = np.array([0.0, np.nan, np.nan, 0.0, np.inf])  # k, J_k, J_{k-1}, best k, best count
     L = np.ascontiguousarray(L, dtype=float)
@@ -286,7 +293,7 @@ def _iterate_compiled(Y, L, W, B, *, factor, learning_rate, max_iter, tol, relat
         training_errors = np.empty(steps + 1, dtype=np.int64)
         validation_counts = np.empty(steps + 1 if has_val else 0, dtype=np.int64)
         code, n_recorded = ho_kashyap_segment(
-            Y, L, W, B, E, offset, learning_rate, ridge, Y_val, best_W, state,
+            data, data_val, by_columns, L, W, B, E, offset, learning_rate, ridge, best_W, state,
             criterion, training_errors, validation_counts, steps,
             tol, relative, stop_at_separation, can_prove, _PROOF_RTOL, not traces["criterion"])
         traces["criterion"].append(criterion[:n_recorded])
