@@ -65,7 +65,8 @@ class HoKashyapClassifier(BaseLinearSeparator):
         Tolerance of ``stopping``; ``None`` with ``stopping="paper"`` gives
         the paper's ``0.5 b_0²``.
     stopping : {"relative", "paper"}, default="relative"
-        ``|J_k − J_{k−1}| <= tol·J_{k−1}`` (scale-free; keeps HK's promise
+        ``|J_k − J_{k−1}| <= tol·J_{k−1}`` or the fixed point
+        ``|E_k| <= tol·(B_k + offset)`` (scale-free; keeps HK's promise
         that separable data end separated) or the paper's
         ``|J_k − J_{k−1}| < tol``.
     stop_at_separation : bool or "auto", default="auto"
