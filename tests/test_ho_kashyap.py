@@ -231,7 +231,7 @@ COMPILED_CASES = [
     dict(C=0.3),
     dict(C=0.0, stop_at_separation=False),
     dict(stopping="paper", tol=None, b0=1e-3),
-    dict(stop_at_separation=False, tol=0.0, max_iter=40),
+    dict(stop_at_separation=False, tol=0.0, stopping="paper", max_iter=40),
     dict(initial_weights=np.array([1.0, -2.0, 0.5, 0.0, 3.0])),
     dict(learning_rate=0.9, record_history=True),
 ]
@@ -310,9 +310,11 @@ def test_compiled_loop_budget_and_proof(monkeypatch, max_iter, by_rows):
     X, y = random_problem(13, n=200, d=3)
     xor = sign_normalized(np.r_[XOR_X, XOR_X + 0.01, XOR_X - 0.01], np.r_[XOR_Y, XOR_Y, XOR_Y])
     for Y in (sign_normalized(X, y), xor):
-        compiled = ho_kashyap(Y, max_iter=max_iter, tol=0.0, record_history=True)
+        # stopping="paper" with tol=0 never fires: the budget and the verdicts decide, not rounding
+        kw = dict(max_iter=max_iter, tol=0.0, stopping="paper", record_history=True)
+        compiled = ho_kashyap(Y, **kw)
         monkeypatch.setattr(module, "_USE_COMPILED_LOOP", False)
-        reference = ho_kashyap(Y, max_iter=max_iter, tol=0.0, record_history=True)
+        reference = ho_kashyap(Y, **kw)
         monkeypatch.setattr(module, "_USE_COMPILED_LOOP", True)
         assert (compiled.status, compiled.n_iter) == (reference.status, reference.n_iter)
         assert compiled.history["criterion"].size == compiled.n_iter
@@ -341,3 +343,15 @@ def test_fixed_point_ends_runs_that_do_not_stop_at_separation(monkeypatch, compi
         warnings.simplefilter("error", ConvergenceWarning)
         clf = make_classifier("hkes", random_state=0).fit(X, y)
     assert clf.status_ in ("separable", "converged")
+
+
+@pytest.mark.parametrize("bad", [
+    dict(max_iter=-1), dict(max_iter=2.5), dict(initial_weights=np.ones(3)), dict(initial_margin=np.ones(5)),
+    dict(Y_val=np.empty((0, 4))), dict(Y_val=np.ones((3, 2))),
+])
+def test_solver_refuses_bad_arguments(bad):
+    """The compiled loop trusts its shapes: the solver checks them first."""
+    X, y = random_problem(16, n=30, d=3)
+    with pytest.raises(ValueError):
+        ho_kashyap(sign_normalized(X, y), **bad)
+

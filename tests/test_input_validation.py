@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.utils.multiclass import check_classification_targets
 
 from linsep import available_classifiers, make_classifier
 
@@ -116,3 +117,23 @@ def test_sparse_input_matches_dense(name):
 
 def _seeded(est):
     return {"random_state": 0} if "random_state" in est.get_params() else {}
+
+
+@pytest.mark.parametrize("labels", [
+    np.array([b"a", b"b"] * 15),                      # bytes: scikit-learn refuses them
+    np.linspace(0.0, 1.0, 30),                        # continuous
+    np.array([0.5, 1.5] * 15),                        # fractions
+])
+def test_non_class_targets_are_refused_like_scikit_learn(labels):
+    """linsep's fast label check refuses what check_classification_targets refuses."""
+    X = np.random.default_rng(0).normal(size=(labels.size, 2))
+    with pytest.raises((ValueError, TypeError)) as ours:
+        make_classifier("hk").fit(X, labels)
+    with pytest.raises(type(ours.value)):
+        check_classification_targets(labels)
+
+
+def test_many_classes_warn_like_scikit_learn():
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    with pytest.warns(UserWarning, match="unique classes"):
+        make_classifier("mse").fit(X, np.arange(30) % 25)

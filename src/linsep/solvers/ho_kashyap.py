@@ -218,8 +218,17 @@ def ho_kashyap(
         raise ValueError(f"loss must be 'squared' or 'absolute', got {loss!r}")
     if tol is None:
         tol = 0.5 * b0**2 if stopping == "paper" else 1e-6
+    if max_iter < 0 or max_iter != int(max_iter):
+        raise ValueError(f"max_iter must be a non-negative integer, got {max_iter!r}")
+    max_iter = int(max_iter)
+    n_samples, n_cols = Y.shape
+    for name, value, expected in (("initial_weights", initial_weights, n_cols),
+                                  ("initial_margin", initial_margin, n_samples)):
+        if value is not None and np.shape(value) != (expected,):
+            raise ValueError(f"{name} must have shape ({expected},), got {np.shape(value)}")
+    if Y_val is not None and (Y_val.ndim != 2 or Y_val.shape[0] == 0 or Y_val.shape[1] != n_cols):
+        raise ValueError(f"Y_val must have at least one row and {n_cols} columns, got shape {Y_val.shape}")
 
-    n_samples = Y.shape[0]
     ridge = 0.0 if C is None else float(C)
     B = np.full(n_samples, float(b0)) if initial_margin is None else np.array(initial_margin, dtype=float)
     factor = LeastSquaresFactor(Y, None, ridge)
@@ -292,14 +301,16 @@ def _iterate_compiled(Y, L, W, B, *, factor, learning_rate, max_iter, tol, relat
         criterion = np.empty(steps + 1)
         training_errors = np.empty(steps + 1, dtype=np.int64)
         validation_counts = np.empty(steps + 1 if has_val else 0, dtype=np.int64)
+        # Scalars cast to one type each, so that numba compiles the loop once, not per argument type.
         code, n_recorded = ho_kashyap_segment(
-            data, data_val, by_columns, L, W, B, E, offset, learning_rate, ridge, best_W, state,
-            criterion, training_errors, validation_counts, steps,
-            tol, relative, stop_at_separation, can_prove, _PROOF_RTOL, not traces["criterion"])
+            data, data_val, by_columns, L, W, B, E, float(offset), float(learning_rate), float(ridge), best_W,
+            state, criterion, training_errors, validation_counts, int(steps), float(tol), bool(relative),
+            bool(stop_at_separation), bool(can_prove), _PROOF_RTOL, not traces["criterion"])
         traces["criterion"].append(criterion[:n_recorded])
         traces["training_errors"].append(training_errors[:n_recorded])
         traces["validation_error"].append(validation_counts[:n_recorded] / max(Y_val.shape[0], 1))
-        _check_finite(state[1], int(state[0]), factor)
+        if state[0] > 0:  # a non-finite J_0 (from huge initial weights) is repaired by the first solve
+            _check_finite(state[1], int(state[0]), factor)
         if code != HK_BUDGET_SPENT:
             status = _COMPILED_CODES[code]
         elif state[0] >= max_iter:
@@ -349,7 +360,7 @@ def _iterate_numpy(Y, factor, W, B, *, learning_rate, max_iter, tol, relative, s
                 status = NOT_SEPARABLE
                 break
         # A fixed point: |E| <= tol (B + offset) moves no B_i by more than 2μ·tol of itself,
-        # and Y W = B + E > 0 then holds already.
+        # and (for tol < 1) Y W = B + E > 0 then holds already.
         target = B + offset
         if relative and np.all((target > 0) & (np.abs(E) <= tol * target)):
             status = CONVERGED
