@@ -167,7 +167,7 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
         seed = self.random_state
         rng = seed if isinstance(seed, np.random.RandomState) else np.random.default_rng(seed)
         held_out = np.zeros(y.shape[0], dtype=bool)
-        for label in np.unique(y):
+        for label in self.classes_:  # set by _validate_fit: the sorted distinct labels of y
             members = np.flatnonzero(y == label)
             n_val = min(members.size - 1, int(round(self.validation_fraction * members.size)))
             held_out[rng.permutation(members)[:n_val]] = True
@@ -176,16 +176,17 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
                 "early stopping needs a validation set, but validation_fraction="
                 f"{self.validation_fraction} of {y.shape[0]} samples holds out none; "
                 "give X_val/y_val or more samples")
-        return X[~held_out], y[~held_out], X[held_out], y[held_out]
+        fit_rows, val_rows = np.flatnonzero(~held_out), np.flatnonzero(held_out)
+        return X[fit_rows], y[fit_rows], X[val_rows], y[val_rows]
 
     def _fit_problems(self, X, y, extra_targets=None, **fit_params):
-        """Encode ``y`` and solve each binary (or one-vs-rest) problem.
+        """Encode ``y`` with the classes found by ``_validate_fit`` and solve each binary (or one-vs-rest) problem.
 
         ``extra_targets`` maps a keyword of ``_solve_binary`` to labels to be
         encoded like ``y`` (e.g. ``{"y_val": y_val}``); column ``k`` of each
         encoded array goes to problem ``k``.
         """
-        targets, self.classes_ = encode_pm1(y)
+        targets, self.classes_ = encode_pm1(y, self.classes_)
         encoded_extra = {name: encode_pm1(labels, self.classes_)[0]
                          for name, labels in (extra_targets or {}).items()}
         results = []
