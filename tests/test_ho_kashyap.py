@@ -347,7 +347,7 @@ def test_fixed_point_ends_runs_that_do_not_stop_at_separation(monkeypatch, compi
 
 @pytest.mark.parametrize("bad", [
     dict(max_iter=-1), dict(max_iter=2.5), dict(initial_weights=np.ones(3)), dict(initial_margin=np.ones(5)),
-    dict(Y_val=np.empty((0, 4))), dict(Y_val=np.ones((3, 2))),
+    dict(Y_val=np.empty((0, 4))), dict(Y_val=np.ones((3, 2))), dict(initial_weights=np.r_[1.0, np.nan, 0, 0]),
 ])
 def test_solver_refuses_bad_arguments(bad):
     """The compiled loop trusts its shapes: the solver checks them first."""
@@ -355,3 +355,11 @@ def test_solver_refuses_bad_arguments(bad):
     with pytest.raises(ValueError):
         ho_kashyap(sign_normalized(X, y), **bad)
 
+
+
+def test_non_finite_starting_weights_are_refused():
+    X, y = random_problem(18, n=30, d=2)
+    with pytest.raises(ValueError, match="finite"):
+        HoKashyapClassifier().fit(X, y, coef_init=[np.nan, 1.0])
+    with pytest.raises(ValueError, match="finite"):
+        HoKashyapClassifier().fit(X, y, intercept_init=np.inf)

@@ -153,9 +153,9 @@ def _cholesky_solve(L, g, out):
 @njit(inline="always", fastmath=_FAST)
 def _accumulate(stats, z, e, target, b, tol):
     """Add sample ``i`` to the pass statistics (see :func:`_ho_kashyap_pass`)."""
-    J, fixed_point, wrong, min_z, max_e, max_b = stats
+    J, fixed_point, wrong, max_e, max_b = stats
     return (J + e * e, fixed_point & (target > 0.0) & (abs(e) <= tol * target), wrong + (z <= 0.0),
-            min(min_z, z), max(max_e, e), max(max_b, abs(b)))
+            max(max_e, e), max(max_b, abs(b)))
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
@@ -170,7 +170,7 @@ def _pass_by_rows(Y, W, B, offset, two_mu, tol, Z, E, B_next, g):
     """
     n, p = Y.shape
     g[:] = 0.0
-    stats = (0.0, True, 0, np.inf, -np.inf, 0.0)
+    stats = (0.0, True, 0, -np.inf, 0.0)
     for i in range(n):
         s = 0.0
         for j in range(p):
@@ -203,7 +203,7 @@ def _pass_by_columns(Yt, W, B, offset, two_mu, tol, Z, E, B_next, g):
         w = W[j]
         for i in range(n):
             Z[i] += w * Yt[j, i]
-    stats = (0.0, True, 0, np.inf, -np.inf, 0.0)
+    stats = (0.0, True, 0, -np.inf, 0.0)
     for i in range(n):
         target = B[i] + offset
         e = Z[i] - target
@@ -223,17 +223,17 @@ def _ho_kashyap_pass(data, by_columns, W, B, offset, two_mu, tol, ridge, Z, E, B
     """One iteration's pass over ``Y`` (by rows or by columns) and its statistics.
 
     Returns ``J = EᵀE + C wᵀw``, whether ``|E| <= tol (B + offset)`` (a
-    fixed point), the number of samples with ``Z <= 0``, ``min Z``,
+    fixed point), the number of samples with ``Z <= 0`` (none: separated),
     ``max E`` and ``max |B|``.
     """
     if by_columns:
         stats = _pass_by_columns(data, W, B, offset, two_mu, tol, Z, E, B_next, g)
     else:
         stats = _pass_by_rows(data, W, B, offset, two_mu, tol, Z, E, B_next, g)
-    J, fixed_point, wrong, min_z, max_e, max_b = stats
+    J, fixed_point, wrong, max_e, max_b = stats
     for j in range(W.shape[0] - 1):
         J += ridge * W[j] * W[j]
-    return J, fixed_point, wrong, min_z, max_e, max_b
+    return J, fixed_point, wrong, max_e, max_b
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
@@ -301,7 +301,7 @@ def ho_kashyap_segment(data, data_val, by_columns, L, W, B, E, offset, mu, ridge
     best_iter = int(state[3])
     best_count = state[4]
 
-    J, fixed_point, wrong, min_z, max_e, max_b = _ho_kashyap_pass(
+    J, fixed_point, wrong, max_e, max_b = _ho_kashyap_pass(
         data, by_columns, W, B, offset, two_mu, tol, ridge, Z, E, B_next, g)
     n_rec = 0
     if record_first:
@@ -317,7 +317,7 @@ def ho_kashyap_segment(data, data_val, by_columns, L, W, B, E, offset, mu, ridge
     code = HK_BUDGET_SPENT
     steps = 0
     while True:
-        if stop_at_separation and min_z > 0.0:
+        if stop_at_separation and wrong == 0:  # every Y_i W > 0
             code = HK_SEPARABLE
             break
         if can_prove and max_e <= proof_rtol * max_b and is_nonseparability_proof(E, B, proof_rtol):
@@ -337,7 +337,7 @@ def ho_kashyap_segment(data, data_val, by_columns, L, W, B, E, offset, mu, ridge
         B[:] = B_next
         _cholesky_solve(L, g, W)
         J_prev = J
-        J, fixed_point, wrong, min_z, max_e, max_b = _ho_kashyap_pass(
+        J, fixed_point, wrong, max_e, max_b = _ho_kashyap_pass(
             data, by_columns, W, B, offset, two_mu, tol, ridge, Z, E, B_next, g)
         k += 1
         steps += 1

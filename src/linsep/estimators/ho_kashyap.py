@@ -187,6 +187,8 @@ class HoKashyapClassifier(BaseLinearSeparator):
             if coef.shape[0] != X.shape[1]:
                 raise ValueError(f"coef_init has {coef.shape[0]} entries, X has {X.shape[1]} features")
             self._initial_weights = augmented_weights(coef, 0.0 if intercept_init is None else intercept_init)
+            if not np.all(np.isfinite(self._initial_weights)):
+                raise ValueError("coef_init and intercept_init must be finite")
         extra = {"y_val": y_val} if X_val is not None else None
         self._X_val = X_val
         try:

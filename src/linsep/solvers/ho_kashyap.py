@@ -224,8 +224,8 @@ def ho_kashyap(
     n_samples, n_cols = Y.shape
     for name, value, expected in (("initial_weights", initial_weights, n_cols),
                                   ("initial_margin", initial_margin, n_samples)):
-        if value is not None and np.shape(value) != (expected,):
-            raise ValueError(f"{name} must have shape ({expected},), got {np.shape(value)}")
+        if value is not None and (np.shape(value) != (expected,) or not np.all(np.isfinite(value))):
+            raise ValueError(f"{name} must be {expected} finite numbers, got shape {np.shape(value)}")
     if Y_val is not None and (Y_val.ndim != 2 or Y_val.shape[0] == 0 or Y_val.shape[1] != n_cols):
         raise ValueError(f"Y_val must have at least one row and {n_cols} columns, got shape {Y_val.shape}")
 
