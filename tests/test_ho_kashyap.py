@@ -234,6 +234,9 @@ COMPILED_CASES = [
     dict(stop_at_separation=False, tol=0.0, stopping="paper", max_iter=40),
     dict(initial_weights=np.array([1.0, -2.0, 0.5, 0.0, 3.0])),
     dict(learning_rate=0.9, record_history=True),
+    dict(loss="absolute"),                                     # HKESA with validation data
+    dict(loss="absolute", C=0.5),                              # MHKA
+    dict(loss="absolute", C=1e-3, stop_at_separation=False, max_iter=60),
 ]
 
 
@@ -363,3 +366,27 @@ def test_non_finite_starting_weights_are_refused():
         HoKashyapClassifier().fit(X, y, coef_init=[np.nan, 1.0])
     with pytest.raises(ValueError, match="finite"):
         HoKashyapClassifier().fit(X, y, intercept_init=np.inf)
+
+
+def test_irls_runs_compiled_and_hands_ill_conditioned_systems_to_numpy(monkeypatch):
+    """MHKA/HKESA take the compiled loop; an IRLS system that needs more than Cholesky reruns in NumPy."""
+    import linsep.solvers.ho_kashyap as module
+
+    X, y = random_problem(19, n=150, d=4)
+    Y = sign_normalized(X, y)
+    calls = []
+    segment = module.ho_kashyap_segment
+    monkeypatch.setattr(module, "ho_kashyap_segment", lambda *a: calls.append(1) or segment(*a))
+    kw = dict(loss="absolute", C=0.1, record_history=True)
+    compiled = ho_kashyap(Y, **kw)
+    assert calls, "the compiled loop was not used for IRLS"
+    monkeypatch.setattr(module, "_USE_COMPILED_LOOP", False)
+    reference = ho_kashyap(Y, **kw)
+    monkeypatch.setattr(module, "_USE_COMPILED_LOOP", True)
+    # a pivot tolerance no factor meets: the first reweighted system is refused, NumPy takes over
+    monkeypatch.setattr(module, "_PIVOT_TOL", 2.0)
+    fallback = ho_kashyap(Y, **kw)
+    for result in (compiled, fallback):
+        assert (result.status, result.n_iter) == (reference.status, reference.n_iter)
+        np.testing.assert_allclose(result.weights, reference.weights, rtol=1e-8)
+    np.testing.assert_array_equal(fallback.weights, reference.weights)

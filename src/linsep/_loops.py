@@ -111,7 +111,7 @@ def add_column_and_scan(f, y, order, t, column, coef, bias):
 
 # --- Ho–Kashyap --------------------------------------------------------------------------------
 # Codes returned by ho_kashyap_segment (the solver maps them to the status strings).
-HK_BUDGET_SPENT, HK_SEPARABLE, HK_NOT_SEPARABLE, HK_CONVERGED = 0, 1, 2, 3
+HK_BUDGET_SPENT, HK_SEPARABLE, HK_NOT_SEPARABLE, HK_CONVERGED, HK_ILL_CONDITIONED = 0, 1, 2, 3, 4
 
 
 @njit(cache=True, nogil=True)
@@ -151,15 +151,15 @@ def _cholesky_solve(L, g, out):
 
 
 @njit(inline="always", fastmath=_FAST)
-def _accumulate(stats, z, e, target, b, tol):
-    """Add sample ``i`` to the pass statistics (see :func:`_ho_kashyap_pass`)."""
+def _accumulate(stats, z, e, target, b, tol, d):
+    """Add sample ``i`` (IRLS weight ``d``) to the pass statistics (see :func:`_ho_kashyap_pass`)."""
     J, fixed_point, wrong, max_e, max_b = stats
-    return (J + e * e, fixed_point & (target > 0.0) & (abs(e) <= tol * target), wrong + (z <= 0.0),
+    return (J + d * e * e, fixed_point & (target > 0.0) & (abs(e) <= tol * target), wrong + (z <= 0.0),
             max(max_e, e), max(max_b, abs(b)))
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def _pass_by_rows(Y, W, B, offset, two_mu, tol, Z, E, B_next, g):
+def _pass_by_rows(Y, W, B, offset, two_mu, tol, D, Z, E, B_next, g):
     """One pass over the rows of ``Y`` (C order) for the iterate ``W_k``.
 
     Computes ``Z = Y W``, ``E = Z − offset − B`` (offset 1 for Łęski's target
@@ -179,7 +179,7 @@ def _pass_by_rows(Y, W, B, offset, two_mu, tol, Z, E, B_next, g):
         e = s - target
         Z[i] = s
         E[i] = e
-        stats = _accumulate(stats, s, e, target, B[i], tol)
+        stats = _accumulate(stats, s, e, target, B[i], tol, D[i] if D.shape[0] else 1.0)
         b = B[i] + two_mu * max(e, 0.0)
         B_next[i] = b
         t = b + offset
@@ -189,7 +189,7 @@ def _pass_by_rows(Y, W, B, offset, two_mu, tol, Z, E, B_next, g):
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def _pass_by_columns(Yt, W, B, offset, two_mu, tol, Z, E, B_next, g):
+def _pass_by_columns(Yt, W, B, offset, two_mu, tol, D, Z, E, B_next, g):
     """The same pass over the columns of ``Y`` (``Yt = Yᵀ`` in C order).
 
     ``Z`` is accumulated column by column and ``g`` is one dot product per
@@ -208,7 +208,7 @@ def _pass_by_columns(Yt, W, B, offset, two_mu, tol, Z, E, B_next, g):
         target = B[i] + offset
         e = Z[i] - target
         E[i] = e
-        stats = _accumulate(stats, Z[i], e, target, B[i], tol)
+        stats = _accumulate(stats, Z[i], e, target, B[i], tol, D[i] if D.shape[0] else 1.0)
         B_next[i] = B[i] + two_mu * max(e, 0.0)
     for j in range(p):
         acc = 0.0
@@ -219,21 +219,82 @@ def _pass_by_columns(Yt, W, B, offset, two_mu, tol, Z, E, B_next, g):
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def _ho_kashyap_pass(data, by_columns, W, B, offset, two_mu, tol, ridge, Z, E, B_next, g):
+def _ho_kashyap_pass(data, by_columns, W, B, offset, two_mu, tol, ridge, D, Z, E, B_next, g):
     """One iteration's pass over ``Y`` (by rows or by columns) and its statistics.
 
-    Returns ``J = EᵀE + C wᵀw``, whether ``|E| <= tol (B + offset)`` (a
+    Returns ``J = EᵀDE + C wᵀw`` (``D = I`` when the IRLS weights ``D`` are empty), whether ``|E| <= tol (B + offset)`` (a
     fixed point), the number of samples with ``Z <= 0`` (none: separated),
     ``max E`` and ``max |B|``.
     """
     if by_columns:
-        stats = _pass_by_columns(data, W, B, offset, two_mu, tol, Z, E, B_next, g)
+        stats = _pass_by_columns(data, W, B, offset, two_mu, tol, D, Z, E, B_next, g)
     else:
-        stats = _pass_by_rows(data, W, B, offset, two_mu, tol, Z, E, B_next, g)
+        stats = _pass_by_rows(data, W, B, offset, two_mu, tol, D, Z, E, B_next, g)
     J, fixed_point, wrong, max_e, max_b = stats
     for j in range(W.shape[0] - 1):
         J += ridge * W[j] * W[j]
     return J, fixed_point, wrong, max_e, max_b
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def _reweighted_factor(data, by_columns, E, B_next, offset, ridge, irls_floor, pivot_tol, D, L, g):
+    """IRLS step: new weights ``D``, and the factor ``L`` and right-hand side ``g`` of the weighted system.
+
+    ``D_i = 1 / max(|E_i|, floor · max|E| + tiny)`` (Łęski's absolute-error
+    weights), ``YᵀDY + CĨ = L Lᵀ`` through the Cholesky factor of the matrix
+    equilibrated by its diagonal (as :class:`linsep._linalg.LeastSquaresFactor`
+    does), and ``g = YᵀD(B_{k+1} + offset)``.  Returns ``False`` where that
+    class would not use a Cholesky factor (a pivot ratio below
+    ``pivot_tol``, or more columns than rows without ``C``).
+    """
+    n, p = E.shape[0], g.shape[0]
+    largest = 0.0
+    for i in range(n):
+        largest = max(largest, abs(E[i]))
+    floor = irls_floor * largest + np.finfo(np.float64).tiny
+    for i in range(n):
+        D[i] = 1.0 / max(abs(E[i]), floor)
+    if ridge == 0.0 and p > n:
+        return False
+    t = D * (B_next + offset)
+    if by_columns:
+        weighted = data * D
+        G = np.dot(weighted, data.T)
+        g[:] = np.dot(data, t)
+    else:
+        weighted = data * D.reshape((-1, 1))
+        G = np.dot(weighted.T, data)
+        g[:] = np.dot(data.T, t)
+    norms = np.empty(p)
+    for j in range(p):
+        norms[j] = np.sqrt(max(G[j, j], 0.0))
+        if norms[j] == 0.0:
+            norms[j] = 1.0
+    # Cholesky of S G S + C S Ĩ S (S = diag(1 / norms)), column by column.
+    for j in range(p):
+        for i in range(j, p):
+            s = G[i, j] / (norms[i] * norms[j])
+            if i == j and j < p - 1:
+                s += ridge / (norms[j] * norms[j])
+            for m in range(j):
+                s -= L[i, m] * L[j, m]
+            if i == j:
+                if not s > 0.0:
+                    return False
+                L[j, j] = np.sqrt(s)
+            else:
+                L[i, j] = s / L[j, j]
+    smallest, biggest = np.inf, 0.0
+    for j in range(p):
+        smallest = min(smallest, L[j, j])
+        biggest = max(biggest, L[j, j])
+    if not (np.isfinite(biggest) and smallest > pivot_tol * biggest):
+        return False
+    # S G S = Lc Lcᵀ  ⇒  G = (S⁻¹Lc)(S⁻¹Lc)ᵀ
+    for i in range(p):
+        for j in range(i + 1):
+            L[i, j] *= norms[i]
+    return True
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
@@ -259,20 +320,23 @@ def _count_nonpositive(data, by_columns, W, z):
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def ho_kashyap_segment(data, data_val, by_columns, L, W, B, E, offset, mu, ridge, best_W, state,
-                       criterion, training_errors, validation_errors, max_steps,
+def ho_kashyap_segment(data, data_val, by_columns, L, W, B, E, D, offset, mu, ridge, irls_floor, pivot_tol,
+                       best_W, state, criterion, training_errors, validation_errors, max_steps,
                        tol, relative, stop_at_separation, can_prove, proof_rtol, record_first):
-    """Run up to ``max_steps`` Ho–Kashyap iterations with a fixed Cholesky factor.
+    """Run up to ``max_steps`` Ho–Kashyap iterations with a Cholesky factor.
 
-    The iteration of :func:`linsep.solvers.ho_kashyap.ho_kashyap` for squared
-    errors and the margin update, with ``YᵀY + CĨ = L Lᵀ``:
+    The iteration of :func:`linsep.solvers.ho_kashyap.ho_kashyap` for the
+    margin update, with ``YᵀY + CĨ = L Lᵀ`` (squared errors: ``D`` empty, one
+    factor for the whole run) or ``YᵀD_kY + CĨ = L Lᵀ`` (absolute errors:
+    ``D`` holds the IRLS weights, refactored at every iteration by
+    :func:`_reweighted_factor`):
 
     ``E_k = Y W_k − offset − B_k``; stop if ``Y W_k > 0`` (with
     ``stop_at_separation``), if ``E_k`` proves non-separability (with
     ``can_prove``), or if ``|J_k − J_{k−1}| <= tol · J_{k−1}`` or
     ``|E_k| <= tol (B_k + offset)`` (``relative``; else ``|J_k − J_{k−1}| < tol``);
     otherwise ``B_{k+1} = B_k + 2μ max(E_k, 0)`` and
-    ``W_{k+1} = (L Lᵀ)⁻¹ Yᵀ(B_{k+1} + offset)``.
+    ``W_{k+1} = (L Lᵀ)⁻¹ YᵀD(B_{k+1} + offset)``.
 
     The loop over ``k`` is sequential and, on the small problems of the
     paper's benchmark, a NumPy iteration would cost its dozen calls'
@@ -285,8 +349,9 @@ def ho_kashyap_segment(data, data_val, by_columns, L, W, B, E, offset, mu, ridge
     iterate; the entry for the starting iterate only when ``record_first``.
     ``data`` is ``Y`` (``by_columns`` false) or ``Yᵀ`` (true), both in C
     order, and ``data_val`` the validation matrix in the same layout; an empty
-    ``data_val`` disables early stopping.  Returns the stop code (``HK_*``)
-    and the number of entries recorded.
+    ``data_val`` disables early stopping.  Returns the stop code (``HK_*``;
+    ``HK_ILL_CONDITIONED`` when an IRLS system needs more than a Cholesky
+    factor, left to the NumPy loop) and the number of entries recorded.
     """
     n, p = E.shape[0], W.shape[0]
     n_val = data_val.shape[1] if by_columns else data_val.shape[0]
@@ -301,8 +366,9 @@ def ho_kashyap_segment(data, data_val, by_columns, L, W, B, E, offset, mu, ridge
     best_iter = int(state[3])
     best_count = state[4]
 
+    reweighted = D.shape[0] > 0
     J, fixed_point, wrong, max_e, max_b = _ho_kashyap_pass(
-        data, by_columns, W, B, offset, two_mu, tol, ridge, Z, E, B_next, g)
+        data, by_columns, W, B, offset, two_mu, tol, ridge, D, Z, E, B_next, g)
     n_rec = 0
     if record_first:
         criterion[0] = J
@@ -334,11 +400,15 @@ def ho_kashyap_segment(data, data_val, by_columns, L, W, B, E, offset, mu, ridge
         if steps == max_steps:
             break
 
+        if reweighted and not _reweighted_factor(data, by_columns, E, B_next, offset, ridge, irls_floor,
+                                                 pivot_tol, D, L, g):
+            code = HK_ILL_CONDITIONED
+            break
         B[:] = B_next
         _cholesky_solve(L, g, W)
         J_prev = J
         J, fixed_point, wrong, max_e, max_b = _ho_kashyap_pass(
-            data, by_columns, W, B, offset, two_mu, tol, ridge, Z, E, B_next, g)
+            data, by_columns, W, B, offset, two_mu, tol, ridge, D, Z, E, B_next, g)
         k += 1
         steps += 1
         if not np.isfinite(J):

@@ -84,8 +84,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._linalg import LeastSquaresFactor
-from .._loops import (HK_BUDGET_SPENT, HK_CONVERGED, HK_NOT_SEPARABLE, HK_SEPARABLE,
+from .._linalg import _PIVOT_TOL, LeastSquaresFactor
+from .._loops import (HK_BUDGET_SPENT, HK_CONVERGED, HK_ILL_CONDITIONED, HK_NOT_SEPARABLE, HK_SEPARABLE,
                       ho_kashyap_segment, is_nonseparability_proof)
 from .._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
 
@@ -204,11 +204,12 @@ def ho_kashyap(
 
     Notes
     -----
-    Dense data with squared errors and the margin update (HK, MHKS, HKES) run
-    in a compiled loop (:func:`linsep._loops.ho_kashyap_segment`) that reads
-    ``Y`` once per iteration; every other case (sparse data, IRLS, modified
-    HK) runs the NumPy loop below, which is also the reference the compiled
-    loop is tested against.
+    Dense data with the margin update (HK, MHKS, MHKA, HKES, HKESA) run in a
+    compiled loop (:func:`linsep._loops.ho_kashyap_segment`) that reads ``Y``
+    once per iteration (IRLS adds the weighted Gram matrix and its Cholesky
+    factor); sparse data, modified HK, and the rare systems that need more
+    than a Cholesky factor run the NumPy loop below, which is also the
+    reference the compiled loop is tested against.
     """
     if stopping not in STOPPING_RULES:
         raise ValueError(f"stopping must be one of {STOPPING_RULES}, got {stopping!r}")
@@ -240,22 +241,26 @@ def ho_kashyap(
         # Without a penalty, Yᵀ D E = 0 at every iterate, so E <= 0 is a proof.
         can_prove=ridge == 0.0, Y_val=Y_val,
     )
-    compiled = (_USE_COMPILED_LOOP and loss == "squared" and update == "margin"
-                and isinstance(Y, np.ndarray) and (Y_val is None or isinstance(Y_val, np.ndarray))
-                and (factor.method == "cholesky" or (factor.method == "svd" and initial_weights is None)))
-    if compiled and factor.method == "cholesky":
-        run = _iterate_compiled(Y, factor.cholesky_factor, W, B, factor=factor, **options)
-    elif compiled:
-        # Rank-deficient Y = U S Vᵀ: iterate on Ỹ = U S, whose Gram matrix S² has the
-        # Cholesky factor S.  Ỹ⁺ r = S⁻¹Uᵀr are the coordinates of Y⁺ r = V S⁻¹Uᵀr in
-        # the basis V, so the iterates are HK's own, mapped back by W = V c.
-        U, s, Vt = factor.svd_factors
-        options["Y_val"] = None if Y_val is None else Y_val @ Vt.T
-        run = _iterate_compiled(U * s, np.diag(s), Vt @ W, B, factor=factor, **options)
-        run.W = Vt.T @ run.W
-        run.best_W = None if run.best_W is None else Vt.T @ run.best_W
-    else:
-        run = _iterate_numpy(Y, factor, W, B, update=update, absolute=loss == "absolute",
+    absolute = loss == "absolute"
+    run = None
+    if (_USE_COMPILED_LOOP and update == "margin" and isinstance(Y, np.ndarray)
+            and (Y_val is None or isinstance(Y_val, np.ndarray))):
+        if factor.method == "cholesky":
+            run = _iterate_compiled(Y, factor.cholesky_factor, W, B, factor=factor, absolute=absolute,
+                                    irls_floor=irls_floor, **options)
+        elif factor.method == "svd" and not absolute and initial_weights is None:
+            # Rank-deficient Y = U S Vᵀ: iterate on Ỹ = U S, whose Gram matrix S² has the
+            # Cholesky factor S.  Ỹ⁺ r = S⁻¹Uᵀr are the coordinates of Y⁺ r = V S⁻¹Uᵀr in
+            # the basis V, so the iterates are HK's own, mapped back by W = V c.
+            U, s, Vt = factor.svd_factors
+            options["Y_val"] = None if Y_val is None else Y_val @ Vt.T
+            run = _iterate_compiled(U * s, np.diag(s), Vt @ W, B, factor=factor, absolute=False,
+                                    irls_floor=irls_floor, **options)
+            run.W = Vt.T @ run.W
+            run.best_W = None if run.best_W is None else Vt.T @ run.best_W
+            options["Y_val"] = Y_val
+    if run is None:  # not covered, or an IRLS system needed more than a Cholesky factor
+        run = _iterate_numpy(Y, factor, W, B, update=update, absolute=absolute,
                              regularized=C is not None, irls_floor=irls_floor, **options)
 
     early_stopping = Y_val is not None
@@ -278,9 +283,14 @@ def ho_kashyap(
     )
 
 
-def _iterate_compiled(Y, L, W, B, *, factor, learning_rate, max_iter, tol, relative, stop_at_separation,
-                      ridge, offset, can_prove, Y_val):
-    """The iteration in compiled segments of ``_SEGMENT_STEPS`` (squared loss, ``YᵀY + CĨ = L Lᵀ``)."""
+def _iterate_compiled(Y, L, W, B, *, factor, absolute, irls_floor, learning_rate, max_iter, tol, relative,
+                      stop_at_separation, ridge, offset, can_prove, Y_val):
+    """The iteration in compiled segments of ``_SEGMENT_STEPS``, from ``YᵀY + CĨ = L Lᵀ``.
+
+    Returns ``None`` if an IRLS step (``absolute``) meets a system that
+    :class:`~linsep._linalg.LeastSquaresFactor` would not factor by Cholesky:
+    the NumPy loop then runs the whole solve.
+    """
     n_samples, n_cols = Y.shape
     has_val = Y_val is not None
     Y_val = np.asarray(Y_val, dtype=float) if has_val else np.empty((0, n_cols))
@@ -293,7 +303,8 @@ def _iterate_compiled(Y, L, W, B, *, factor, learning_rate, max_iter, tol, relat
     E = np.empty(n_samples)
     best_W = np.empty(n_cols)
     state = np.array([0.0, np.nan, np.nan, 0.0, np.inf])  # k, J_k, J_{k-1}, best k, best count
-    L = np.ascontiguousarray(L, dtype=float)
+    L = np.array(L, dtype=float, order="C")  # refactored in place by IRLS
+    D = np.ones(n_samples) if absolute else np.empty(0)  # IRLS weights D_0 = I
     traces = {"criterion": [], "training_errors": [], "validation_error": []}
     status = None
     while status is None:
@@ -303,9 +314,12 @@ def _iterate_compiled(Y, L, W, B, *, factor, learning_rate, max_iter, tol, relat
         validation_counts = np.empty(steps + 1 if has_val else 0, dtype=np.int64)
         # Scalars cast to one type each, so that numba compiles the loop once, not per argument type.
         code, n_recorded = ho_kashyap_segment(
-            data, data_val, by_columns, L, W, B, E, float(offset), float(learning_rate), float(ridge), best_W,
-            state, criterion, training_errors, validation_counts, int(steps), float(tol), bool(relative),
-            bool(stop_at_separation), bool(can_prove), _PROOF_RTOL, not traces["criterion"])
+            data, data_val, by_columns, L, W, B, E, D, float(offset), float(learning_rate), float(ridge),
+            float(irls_floor), _PIVOT_TOL, best_W, state, criterion, training_errors, validation_counts,
+            int(steps), float(tol), bool(relative), bool(stop_at_separation), bool(can_prove), _PROOF_RTOL,
+            not traces["criterion"])
+        if code == HK_ILL_CONDITIONED:
+            return None
         traces["criterion"].append(criterion[:n_recorded])
         traces["training_errors"].append(training_errors[:n_recorded])
         traces["validation_error"].append(validation_counts[:n_recorded] / max(Y_val.shape[0], 1))
@@ -318,7 +332,7 @@ def _iterate_compiled(Y, L, W, B, *, factor, learning_rate, max_iter, tol, relat
     history = {name: np.concatenate(parts) for name, parts in traces.items()}
     if not has_val:
         del history["validation_error"]
-    certificate = nonseparability_proof(E, B) if status == NOT_SEPARABLE else None
+    certificate = nonseparability_proof(E, B, D if absolute else None) if status == NOT_SEPARABLE else None
     return _Run(W=W, B=B, k=int(state[0]), status=status, factor=factor, certificate=certificate,
                 history=history, best_W=best_W if has_val else None, best_iter=int(state[3]))
 
