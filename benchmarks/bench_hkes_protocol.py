@@ -1,14 +1,18 @@
 """The paper's validation protocol with HKES vs scikit-learn's tuned linear models, as time ratios.
 
-    python benchmarks/bench_hkes_protocol.py [--splits 20] [--datasets heart thyroid ...]
+    python benchmarks/bench_hkes_protocol.py --splits 20     # the README's numbers
+    python benchmarks/bench_hkes_protocol.py [--splits N] [--datasets heart thyroid ...] [--blas-threads 1]
 
-For every split of every data set (``linsep.datasets.benchmark_splits``):
+(default: all splits, 100 per data set, 20 for image and splice).  For every split of every data
+set (``linsep.datasets.benchmark_splits``):
 
 * HKES through the public estimator: ``make_classifier("hkes").fit(X_train, y_train)`` holds out a
-  stratified third of the training split and tunes its stopping iteration in the same fit;
-* LinearSVC tuned like the paper tunes C: fit on the same 2/3, choose C on the 1/3 over
-  C = 2^-10, 2^-8, ..., 2^10 and then 9 values in [2^(p-1), 2^(p+1)] (20 fits), both with
-  scikit-learn's default squared hinge and with the hinge loss (ℓ1 slacks, the paper's SVM);
+  stratified third of the training split (its own random split) and tunes its stopping iteration
+  in the same fit;
+* LinearSVC tuned like the paper tunes C: fit on a stratified 2/3 (``train_test_split``), choose C
+  on the other 1/3 over C = 2^-10, 2^-8, ..., 2^10 and then 9 values 2^t, t evenly spaced in
+  [p-1, p+1] around the best 2^p (20 fits, the grid of ``linsep bench``), both with scikit-learn's
+  default squared hinge and with the hinge loss (ℓ1 slacks, the paper's SVM);
 * RidgeClassifierCV over 21 alphas 2^-10 ... 2^10 with its efficient leave-one-out.
 
 Each method runs over all splits of a data set in its own timed loop, after one untimed warm-up
@@ -17,8 +21,9 @@ Prints the mean test error of HKES beside the paper's Table 1 value and the tota
 method, with the ratios LinearSVC / HKES (goal >= 100) and RidgeClassifierCV / HKES (goal >= 3).
 
 BLAS runs on one thread for every method (``--blas-threads``): the problems are tiny (at most
-1000 x 60), liblinear is single-threaded anyway, and on a busy machine the wake-up latency of
-idle BLAS threads (milliseconds) would otherwise dominate every small matrix product.
+1300 samples, 60 features), liblinear is single-threaded anyway, and on a busy machine the
+wake-up latency of idle BLAS threads (milliseconds) would otherwise dominate every small matrix
+product.
 """
 
 import argparse
@@ -33,10 +38,10 @@ from threadpoolctl import threadpool_limits
 
 from linsep import make_classifier
 from linsep.datasets import BENCHMARKS, benchmark_splits
+from linsep.experiments.protocol import coarse_grid, fine_grid
 
 PAPER_HKES = {"diabetis": 23.75, "heart": 17.17, "breast_cancer": 28.19, "splice": 16.93, "image": 16.99,
               "german": 24.39, "flare_solar": 33.65, "thyroid": 11.89, "titanic": 22.81}
-COARSE = 2.0 ** np.arange(-10, 11, 2)
 
 
 def tuned_linear_svc(X, y, seed, loss):
@@ -45,8 +50,11 @@ def tuned_linear_svc(X, y, seed, loss):
     def error(C):
         return np.mean(LinearSVC(C=C, loss=loss).fit(X_fit, y_fit).predict(X_val) != y_val)
 
-    best = COARSE[int(np.argmin([error(C) for C in COARSE]))]
-    fine = np.linspace(best / 2, best * 2, 9)
+    # the paper's two-step grid, as `linsep bench` tunes C: 2^-10, 2^-8, ..., 2^10, then 9 values 2^t
+    # with t evenly spaced in [p - 1, p + 1] around the best 2^p
+    coarse = coarse_grid()
+    p = int(np.log2(coarse[int(np.argmin([error(C) for C in coarse]))]).round())
+    fine = fine_grid(p)
     C = fine[int(np.argmin([error(C) for C in fine]))]
     return LinearSVC(C=C, loss=loss).fit(X_fit, y_fit)
 

@@ -1,6 +1,7 @@
 """Cost of one Ho–Kashyap iteration and of the one-time factorisation, as ratios.
 
-    python benchmarks/bench_ho_kashyap.py [--n 1000000] [--d 100] [--repeat 3]
+    python benchmarks/bench_ho_kashyap.py --blas-threads 1   # the README's numbers (also with 2)
+    python benchmarks/bench_ho_kashyap.py [--n 1000000] [--d 100] [--repeat 3] [--blas-threads T] [--pinv-n N]
 
 Prints, measured in one run on the same data:
 * one HK iteration / (one X@v + one Xᵀ@u)          (goal <= 1.3)

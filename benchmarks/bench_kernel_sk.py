@@ -1,9 +1,9 @@
 """Kernel Schlesinger–Kozinec vs libsvm on data separable in an RBF feature space.
 
-Issue 3's target: at N = 20 000 the kernel SK margin is within 1% of the
-margin of libsvm's ``SVC(C=1e6)`` (near hard margin), in at most libsvm's time.
+The target: at N = 20 000 the kernel SK margin is within 1% of the margin of
+libsvm's ``SVC(C=1e6)`` (near hard margin), in at most libsvm's time.
 
-Data: two interleaved spirals-free "checkerboard" classes in 2-D, labelled by
+Data: two interleaved "checkerboard" classes in 2-D, labelled by
 ``sign(sin(2x)·sin(2y))`` with a band around the boundary removed, so the
 classes are separable in the RBF feature space with a clear margin.
 

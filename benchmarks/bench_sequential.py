@@ -2,7 +2,7 @@
 
 Usage::
 
-    PYTHONPATH=src python benchmarks/bench_sequential.py [--n 100000] [--d 100] [--repeat 7]
+    PYTHONPATH=src python benchmarks/bench_sequential.py [--n 100000] [--d 100] [--repeat 9]
 
 Compares, in one run and on the same data,
 

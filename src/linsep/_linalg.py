@@ -10,11 +10,15 @@ Choice of factorisation:
 * full column rank, or ``C > 0``: Cholesky of ``S(YᵀDY + CĨ)S``, the Gram
   matrix equilibrated by ``S = diag(1/‖Y_j‖)`` so that features of wildly
   different scales do not ruin its conditioning (the cheapest path: about
-  the cost of forming ``YᵀY``);
+  the cost of forming ``YᵀY``), kept when its pivot ratio exceeds
+  ``_PIVOT_TOL``;
+* ``C > 0`` and that pivot test fails: an eigendecomposition of the same
+  matrix (positive definite in exact arithmetic), tiny eigenvalues dropped;
 * rank-deficient or ``d + 1 > N`` with ``C = 0``: a thin SVD of ``D^{1/2} Y``
-  (through a QR factorisation), truncated as in :func:`numpy.linalg.pinv`,
-  which yields the minimum-norm least-squares solution ``W = Y⁺ r``.  The
-  SVD factors are applied, never multiplied into an explicit pseudo-inverse.
+  (through a QR factorisation), truncated at ``max(N, p) · eps · s_max`` as
+  :func:`numpy.linalg.matrix_rank` does, which yields the minimum-norm
+  least-squares solution ``W = Y⁺ r``.  The SVD factors are applied, never
+  multiplied into an explicit pseudo-inverse.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import scipy.sparse as sp
 # equilibrated Gram matrix then has a condition number above 1/_PIVOT_TOL² =
 # 1e10 and the normal equations lose more than 6 digits, enough to break the
 # orthogonality YᵀE = 0 that Ho–Kashyap relies on (exactly collinear features,
-# as in the IDA "image" set, give ratios near 1e-8).  The SVD path takes over.
+# as in the IDA "image" set, give ratios near 1e-7).  The SVD (C = 0) or eigh (C > 0) path takes over.
 _PIVOT_TOL = 1e-5
 
 _potrf, _potrs = sla.get_lapack_funcs(("potrf", "potrs"), (np.empty((1, 1)),))
@@ -161,8 +165,8 @@ class LeastSquaresFactor:
     def solve_normal(self, g):
         """Return ``(YᵀDY + CĨ)⁻¹ g`` on the Cholesky/eigh paths (``g`` in original coordinates)."""
         if self.method == "cholesky":
-            # LAPACK potrs directly: the iterations call this thousands of times on
-            # small systems, where scipy.linalg.cho_solve's checks dominate.
+            # LAPACK potrs directly: the NumPy Ho–Kashyap loop (sparse data, modified HK) calls
+            # this once per iteration on small systems, where scipy.linalg.cho_solve's checks dominate.
             z, info = _potrs(self._chol, g, lower=1)
             if info != 0:  # pragma: no cover - only on invalid arguments
                 raise np.linalg.LinAlgError(f"potrs failed with info={info}")

@@ -7,9 +7,11 @@ BLAS.  The Ho–Kashyap iteration is sequential in ``k`` (``W_{k+1}`` needs
 ``E_k``); on the small data sets it is usually run on, a NumPy iteration
 costs a dozen calls' overhead rather than its arithmetic, and no BLAS call
 can compute ``Y W``, ``E``, the new margin and ``Yᵀ(B + offset)`` in one pass
-over ``Y``.  These loops are compiled with numba; everything else in linsep
-stays in NumPy (the NumPy Ho–Kashyap loop remains, for sparse data, IRLS and
-modified HK, and as the reference the compiled loop is tested against).
+over ``Y``.  These loops are compiled with numba, as are kernel SK's O(N)
+passes (:mod:`linsep.solvers.kozinec`); everything else in linsep stays in
+NumPy.  The NumPy Ho–Kashyap loop remains for what the compiled one does not
+cover (sparse data, modified HK, the eigh and some SVD factorisations) and as
+the reference the compiled loop is tested against.
 
 The perceptron and LMS loops never form the sign-normalised matrix
 ``Y = diag(y)[X, 1]`` (that would copy the data once per fit): they read row
@@ -22,6 +24,7 @@ C-contiguous float64 array (rows contiguous in memory); the weight vector
 machine pays the compilation (a few seconds in all); a new process still
 spends about 0.2 s loading the Ho–Kashyap loop on its first fit.
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -65,10 +65,10 @@ class HoKashyapClassifier(BaseLinearSeparator):
         Tolerance of ``stopping``; ``None`` with ``stopping="paper"`` gives
         the paper's ``0.5 b_0²``.
     stopping : {"relative", "paper"}, default="relative"
-        ``|J_k − J_{k−1}| <= tol·J_{k−1}`` or the fixed point
-        ``|E_k| <= tol·(B_k + offset)`` (scale-free; keeps HK's promise
-        that separable data end separated) or the paper's
-        ``|J_k − J_{k−1}| < tol``.
+        ``"relative"``: stop when ``|J_k − J_{k−1}| <= tol·J_{k−1}`` or at
+        the fixed point ``|E_k| <= tol·(B_k + offset)`` (scale-free; keeps
+        HK's promise that separable data end separated).  ``"paper"``:
+        ``|J_k − J_{k−1}| < tol`` (``tol=None`` for the paper's ``0.5 b_0²``).
     stop_at_separation : bool or "auto", default="auto"
         Stop as soon as every training point is strictly on its side.
         ``"auto"``: only for plain HK / modified HK (no ``C``, no early
