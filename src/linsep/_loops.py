@@ -225,9 +225,9 @@ def _pass_by_columns(Yt, W, B, offset, two_mu, tol, D, Z, E, B_next, g):
 def _ho_kashyap_pass(data, by_columns, W, B, offset, two_mu, tol, ridge, D, Z, E, B_next, g):
     """One iteration's pass over ``Y`` (by rows or by columns) and its statistics.
 
-    Returns ``J = EᵀDE + C wᵀw`` (``D = I`` when the IRLS weights ``D`` are empty), whether ``|E| <= tol (B + offset)`` (a
-    fixed point), the number of samples with ``Z <= 0`` (none: separated),
-    ``max E`` and ``max |B|``.
+    Returns ``J = EᵀDE + C wᵀw`` (``D = I`` when the IRLS weights ``D`` are
+    empty), whether ``|E| <= tol (B + offset)`` (a fixed point), the number
+    of samples with ``Z <= 0`` (none: separated), ``max E`` and ``max |B|``.
     """
     if by_columns:
         stats = _pass_by_columns(data, W, B, offset, two_mu, tol, D, Z, E, B_next, g)
