@@ -390,3 +390,21 @@ def test_irls_runs_compiled_and_hands_ill_conditioned_systems_to_numpy(monkeypat
         assert (result.status, result.n_iter) == (reference.status, reference.n_iter)
         np.testing.assert_allclose(result.weights, reference.weights, rtol=1e-8)
     np.testing.assert_array_equal(fallback.weights, reference.weights)
+
+
+def test_compiled_loop_is_safe_from_several_threads():
+    """The compiled loop keeps no global state (and releases the GIL): concurrent fits agree with serial ones."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    problems = [random_problem(20 + i, n=300, d=5) for i in range(6)]
+
+    def fit(problem):
+        clf = make_classifier("hkes", random_state=0).fit(*problem)
+        return np.r_[clf.coef_.ravel(), clf.intercept_], clf.n_iter_
+
+    serial = [fit(p) for p in problems]
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        threaded = list(pool.map(fit, problems))
+    for (w_serial, k_serial), (w_threaded, k_threaded) in zip(serial, threaded):
+        assert k_serial == k_threaded
+        np.testing.assert_array_equal(w_serial, w_threaded)
