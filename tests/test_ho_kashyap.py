@@ -244,10 +244,11 @@ COMPILED_CASES = [
 @pytest.mark.parametrize("with_validation", [False, True])
 @pytest.mark.parametrize("by_rows", [False, True])
 def test_compiled_loop_reproduces_the_numpy_loop(monkeypatch, kw, with_validation, by_rows):
-    """Dense squared-loss runs take the compiled loop; it must give the NumPy loop's iterates.
+    """Dense runs with the margin update take the compiled loop; it must give the NumPy loop's iterates.
 
     Segments of 3 iterations exercise the hand-over of the state between calls; small data are
     swept by columns unless the size limit is lowered to force the by-rows pass of large data.
+    IRLS runs must finish in the compiled loop (no hand-over to NumPy on these well-posed data).
     """
     import linsep.solvers.ho_kashyap as module
 
@@ -259,7 +260,17 @@ def test_compiled_loop_reproduces_the_numpy_loop(monkeypatch, kw, with_validatio
     X_val, y_val = random_problem(12, n=100, d=4)
     kw = dict(kw, Y_val=sign_normalized(X_val, y_val) if with_validation else None)
     monkeypatch.setattr(module, "_SEGMENT_STEPS", 3)
+    codes = []
+    segment = module.ho_kashyap_segment
+
+    def recording_segment(*args):
+        outcome = segment(*args)
+        codes.append(outcome[0])
+        return outcome
+
+    monkeypatch.setattr(module, "ho_kashyap_segment", recording_segment)
     compiled = ho_kashyap(Y, **kw)
+    assert codes and module.HK_ILL_CONDITIONED not in codes
     monkeypatch.setattr(module, "_USE_COMPILED_LOOP", False)
     reference = ho_kashyap(Y, **kw)
     assert compiled.n_iter > 4  # several segments
@@ -408,3 +419,39 @@ def test_compiled_loop_is_safe_from_several_threads():
     for (w_serial, k_serial), (w_threaded, k_threaded) in zip(serial, threaded):
         assert k_serial == k_threaded
         np.testing.assert_array_equal(w_serial, w_threaded)
+
+
+def test_irls_certificate_carries_the_weights(monkeypatch):
+    """An IRLS proof found after reweighting is u = -D E, with Yᵀu = 0 for the current weights D."""
+    import linsep.solvers.ho_kashyap as module
+
+    X = np.array([[0.7712193621153433], [1.150088000505753], [0.7354942141085169], [1.4479647542823046]])
+    Y = sign_normalized(X, np.array([1, -1, -1, -1]))
+    for compiled in (True, False):
+        monkeypatch.setattr(module, "_USE_COMPILED_LOOP", compiled)
+        result = ho_kashyap(Y, loss="absolute", C=0.0, tol=0.0, max_iter=300)
+        assert result.status == "not_separable" and result.n_iter > 1  # proved after reweighting
+        check_proof(Y, result.certificate)
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_overflowing_starting_weights_raise(monkeypatch, compiled):
+    import linsep.solvers.ho_kashyap as module
+
+    monkeypatch.setattr(module, "_USE_COMPILED_LOOP", compiled)
+    X = np.array([[2.0, -2.0], [1.0, 0.5], [-1.0, 0.3], [0.2, -1.0], [0.5, 0.5]])
+    Y = sign_normalized(X, np.array([1, 1, -1, -1, 1]))
+    with pytest.raises(FloatingPointError), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        ho_kashyap(Y, C=0.1, initial_weights=np.array([1.7e308, 1.7e308, 0.0]), max_iter=20)
+
+
+def test_overflowing_irls_system_raises_instead_of_hanging():
+    """irls_floor=0 lets the IRLS weights reach 1/tiny: the factorisation refuses the overflowed system."""
+    from linsep._linalg import LeastSquaresFactor
+
+    X, y = random_problem(21, n=40, d=3)
+    Y = sign_normalized(X, y)
+    with pytest.raises(FloatingPointError, match="overflowed"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        LeastSquaresFactor(Y, np.full(40, 1e307), 1e-6)

@@ -86,6 +86,11 @@ class LeastSquaresFactor:
         else:
             root = np.sqrt(self.sample_weight)
             gram = _gram(Y.multiply(root[:, None]).tocsr() if sp.issparse(Y) else Y * root[:, None])
+        if not np.all(np.isfinite(gram)):
+            # LAPACK's eigensolvers can loop forever on non-finite input: refuse it here.
+            raise FloatingPointError(
+                "the least-squares system overflowed (non-finite YᵀDY): the data or the weights are too "
+                "extreme for this solver (for IRLS, raise irls_floor)")
         norms = np.sqrt(np.maximum(gram.diagonal(), 0.0))
         norms[norms == 0.0] = 1.0
         self._scale = 1.0 / norms

@@ -156,9 +156,9 @@ def _cholesky_solve(L, g, out):
 @njit(inline="always", fastmath=_FAST)
 def _accumulate(stats, z, e, target, b, tol, d):
     """Add sample ``i`` (IRLS weight ``d``) to the pass statistics (see :func:`_ho_kashyap_pass`)."""
-    J, fixed_point, wrong, max_e, max_b = stats
+    J, fixed_point, wrong, separated, max_e, max_b = stats
     return (J + d * e * e, fixed_point & (target > 0.0) & (abs(e) <= tol * target), wrong + (z <= 0.0),
-            max(max_e, e), max(max_b, abs(b)))
+            separated & (z > 0.0), max(max_e, e), max(max_b, abs(b)))
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
@@ -173,7 +173,7 @@ def _pass_by_rows(Y, W, B, offset, two_mu, tol, D, Z, E, B_next, g):
     """
     n, p = Y.shape
     g[:] = 0.0
-    stats = (0.0, True, 0, -np.inf, 0.0)
+    stats = (0.0, True, 0, True, -np.inf, 0.0)
     for i in range(n):
         s = 0.0
         for j in range(p):
@@ -206,7 +206,7 @@ def _pass_by_columns(Yt, W, B, offset, two_mu, tol, D, Z, E, B_next, g):
         w = W[j]
         for i in range(n):
             Z[i] += w * Yt[j, i]
-    stats = (0.0, True, 0, -np.inf, 0.0)
+    stats = (0.0, True, 0, True, -np.inf, 0.0)
     for i in range(n):
         target = B[i] + offset
         e = Z[i] - target
@@ -227,16 +227,17 @@ def _ho_kashyap_pass(data, by_columns, W, B, offset, two_mu, tol, ridge, D, Z, E
 
     Returns ``J = EᵀDE + C wᵀw`` (``D = I`` when the IRLS weights ``D`` are
     empty), whether ``|E| <= tol (B + offset)`` (a fixed point), the number
-    of samples with ``Z <= 0`` (none: separated), ``max E`` and ``max |B|``.
+    of samples with ``Z <= 0``, whether every ``Z > 0`` (separated),
+    ``max E`` and ``max |B|``.
     """
     if by_columns:
         stats = _pass_by_columns(data, W, B, offset, two_mu, tol, D, Z, E, B_next, g)
     else:
         stats = _pass_by_rows(data, W, B, offset, two_mu, tol, D, Z, E, B_next, g)
-    J, fixed_point, wrong, max_e, max_b = stats
+    J, fixed_point, wrong, separated, max_e, max_b = stats
     for j in range(W.shape[0] - 1):
         J += ridge * W[j] * W[j]
-    return J, fixed_point, wrong, max_e, max_b
+    return J, fixed_point, wrong, separated, max_e, max_b
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
@@ -370,7 +371,7 @@ def ho_kashyap_segment(data, data_val, by_columns, L, W, B, E, D, offset, mu, ri
     best_count = state[4]
 
     reweighted = D.shape[0] > 0
-    J, fixed_point, wrong, max_e, max_b = _ho_kashyap_pass(
+    J, fixed_point, wrong, separated, max_e, max_b = _ho_kashyap_pass(
         data, by_columns, W, B, offset, two_mu, tol, ridge, D, Z, E, B_next, g)
     n_rec = 0
     if record_first:
@@ -386,7 +387,7 @@ def ho_kashyap_segment(data, data_val, by_columns, L, W, B, E, D, offset, mu, ri
     code = HK_BUDGET_SPENT
     steps = 0
     while True:
-        if stop_at_separation and wrong == 0:  # every Y_i W > 0
+        if stop_at_separation and separated:  # every Y_i W > 0 (NaN is not)
             code = HK_SEPARABLE
             break
         if can_prove and max_e <= proof_rtol * max_b and is_nonseparability_proof(E, B, proof_rtol):
@@ -410,7 +411,7 @@ def ho_kashyap_segment(data, data_val, by_columns, L, W, B, E, D, offset, mu, ri
         B[:] = B_next
         _cholesky_solve(L, g, W)
         J_prev = J
-        J, fixed_point, wrong, max_e, max_b = _ho_kashyap_pass(
+        J, fixed_point, wrong, separated, max_e, max_b = _ho_kashyap_pass(
             data, by_columns, W, B, offset, two_mu, tol, ridge, D, Z, E, B_next, g)
         k += 1
         steps += 1

@@ -269,7 +269,10 @@ def ho_kashyap(
     early_stopping = Y_val is not None
     weights = run.best_W if early_stopping else run.W
     status = run.status
-    if bool(np.asarray(Y @ weights).min() > 0):
+    scores = np.asarray(Y @ weights)
+    if not np.all(np.isfinite(scores)):  # e.g. from starting weights near the float64 limit
+        raise FloatingPointError("Ho–Kashyap's weights overflow the scores Y W; rescale the data or the starting weights")
+    if bool(scores.min() > 0):
         status = SEPARABLE
     elif status == SEPARABLE:  # early stopping picked an iterate that does not separate
         status = CONVERGED
