@@ -191,6 +191,16 @@ def _pass_by_rows(Y, W, B, offset, two_mu, tol, D, Z, E, B_next, g):
     return stats
 
 
+@njit(inline="always", fastmath=_FAST)
+def _product_by_columns(Yt, W, out):
+    """``out = Y W`` from ``Yt = Yᵀ`` (C order), accumulated one column of ``Y`` at a time."""
+    out[:] = 0.0
+    for j in range(Yt.shape[0]):
+        w = W[j]
+        for i in range(Yt.shape[1]):
+            out[i] += w * Yt[j, i]
+
+
 @njit(cache=True, nogil=True, fastmath=_FAST)
 def _pass_by_columns(Yt, W, B, offset, two_mu, tol, D, Z, E, B_next, g):
     """The same pass over the columns of ``Y`` (``Yt = Yᵀ`` in C order).
@@ -201,11 +211,7 @@ def _pass_by_columns(Yt, W, B, offset, two_mu, tol, D, Z, E, B_next, g):
     serves data that fit in cache.
     """
     p, n = Yt.shape
-    Z[:] = 0.0
-    for j in range(p):
-        w = W[j]
-        for i in range(n):
-            Z[i] += w * Yt[j, i]
+    _product_by_columns(Yt, W, Z)
     stats = (0.0, True, 0, True, -np.inf, 0.0)
     for i in range(n):
         target = B[i] + offset
@@ -306,13 +312,8 @@ def _count_nonpositive(data, by_columns, W, z):
     """Number of samples with ``Y_i W <= 0`` (misclassified); ``z`` is scratch space by columns."""
     count = 0
     if by_columns:
-        p, m = data.shape
-        z[:] = 0.0
-        for j in range(p):
-            w = W[j]
-            for i in range(m):
-                z[i] += w * data[j, i]
-        for i in range(m):
+        _product_by_columns(data, W, z)
+        for i in range(z.shape[0]):
             count += z[i] <= 0.0
         return count
     for i in range(data.shape[0]):
