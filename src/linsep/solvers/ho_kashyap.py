@@ -47,21 +47,22 @@ not "stop at the first rise").
 Stopping rules
 --------------
 ``stopping="paper"``: ``|J_k - J_{k-1}| < tol``; ``tol=None`` gives the
-paper's ``0.5 b_0²`` (eq. 9 and §3.1).  The raw criterion ``J`` grows with ``N`` and
-with the scale of ``B``, so this absolute rule stops early on large data
-sets and, on the four points of the lecture [3]_, at ``k = 2`` before the
-data are separated.
+paper's ``0.5 b_0²`` (eq. 9 and §3.1). The raw criterion ``J`` grows with
+``N`` and with the scale of ``B``, so this absolute rule stops early on
+large data sets and, on the four points of the lecture [3]_, at ``k = 2``
+before the data are separated.
 
 ``stopping="relative"`` (default): ``|J_k - J_{k-1}| <= tol · J_{k-1}``, or
-``|E_k| <= tol (B_k + offset)`` componentwise.  The first is invariant to
-``b_0``, to the data scale and to ``N``; it fires only when ``J`` shrinks
-by less than a fraction ``tol`` per step, so with ``tol = 1e-6`` separable
-data practically always end separated (1 500 of 1 500 random thin-margin
-problems in ``benchmarks/study_stopping_rule.py``), and it reproduces the
-paper's benchmark errors.  The second recognises the fixed point of separable data (``B`` no
-longer moves, and ``Y W = B + E > 0``), where the first would never fire:
-without it, HK that does not stop at separation (HKES, MHKS) would run to
-``max_iter`` on every separable training set.
+``|E_k| <= tol (B_k + offset)`` componentwise. The first is invariant to
+``b_0``, to the data scale and to ``N``; it fires only when ``J`` shrinks by
+less than a fraction ``tol`` per step, so with ``tol = 1e-6`` separable data
+practically always end separated (1 500 of 1 500 random thin-margin problems
+in ``benchmarks/study_stopping_rule.py``), and it reproduces the paper's
+benchmark errors. The second recognises the fixed point of separable data
+(``B`` no longer moves, and ``Y W = B + E > 0``), where ``J`` may keep
+shrinking geometrically and the first would not fire: without it, HK that
+does not stop at separation (HKES, MHKS) would run to ``max_iter`` on
+well-separated training data.
 
 Whatever the rule, each iteration first checks the verdicts: all points
 strictly separated (``Y W > 0``, when ``stop_at_separation``) and, for
