@@ -301,6 +301,31 @@ def _move_weight(f, lam, col_t, col_r, t, r, shift):
 
 
 @njit(cache=True)
+def _sk_step(cls, A, B, Cr, f1_t, f2_t, k_tt):
+    """The Schlesinger–Kozinec step towards ``x_t`` of class ``cls`` (True: the first hull).
+
+    Returns the step ``k ∈ [0, 1]`` minimising the distance between the hulls along the
+    segment from the class's point to ``x_t``, and the updated products ``A = ‖p‖²``,
+    ``B = ‖q‖²``, ``Cr = ⟨p, q⟩``, from ``f1_t = ⟨p, x_t⟩``, ``f2_t = ⟨q, x_t⟩`` and
+    ``k_tt = ‖x_t‖²``.
+    """
+    if cls:
+        num = A - Cr - f1_t + f2_t
+        den = A - 2.0 * f1_t + k_tt
+    else:
+        num = B - Cr - f2_t + f1_t
+        den = B - 2.0 * f2_t + k_tt
+    k = min(1.0, max(0.0, num / den)) if den > 0.0 else 0.0
+    if cls:
+        A = (1 - k) ** 2 * A + 2 * k * (1 - k) * f1_t + k * k * k_tt
+        Cr = (1 - k) * Cr + k * f2_t
+    else:
+        B = (1 - k) ** 2 * B + 2 * k * (1 - k) * f2_t + k * k * k_tt
+        Cr = (1 - k) * Cr + k * f1_t
+    return k, A, B, Cr
+
+
+@njit(cache=True)
 def _shrink_towards(f, k, col):
     """``f ← (1 - k) f + k col``."""
     for i in range(f.shape[0]):
@@ -393,22 +418,11 @@ def _solve_block(K, positive, alpha, f1, f2, A, B, Cr, max_steps, mdm, first_sep
             alpha[t] += lam
             alpha[r] = 0.0 if lam >= a_r else a_r - lam
             continue
-        k_tt = Kt[t]
+        k, A, B, Cr = _sk_step(cls, A, B, Cr, f1[t], f2[t], Kt[t])
         if cls:
-            num = A - Cr - f1[t] + f2[t]
-            den = A - 2.0 * f1[t] + k_tt
-        else:
-            num = B - Cr - f2[t] + f1[t]
-            den = B - 2.0 * f2[t] + k_tt
-        k = min(1.0, max(0.0, num / den)) if den > 0.0 else 0.0
-        if cls:
-            A = (1 - k) ** 2 * A + 2 * k * (1 - k) * f1[t] + k * k * k_tt
-            Cr = (1 - k) * Cr + k * f2[t]
             for i in range(n):
                 f1[i] = (1.0 - k) * f1[i] + k * Kt[i]
         else:
-            B = (1 - k) ** 2 * B + 2 * k * (1 - k) * f2[t] + k * k * k_tt
-            Cr = (1 - k) * Cr + k * f1[t]
             for i in range(n):
                 f2[i] = (1.0 - k) * f2[i] + k * Kt[i]
         for i in range(n):
@@ -706,21 +720,11 @@ def _kernel_sk_plain(column, y, positive, shift, rule, epsilon, tol, max_iter, r
         diag[t] = col[t]
         k_tt = col[t] + shift
         scale = max(scale, k_tt)
+        k, A, B, Cr = _sk_step(cls, A, B, Cr, f1[t], f2[t], k_tt)
         if cls:
-            num = A - Cr - f1[t] + f2[t]
-            den = A - 2.0 * f1[t] + k_tt
-        else:
-            num = B - Cr - f2[t] + f1[t]
-            den = B - 2.0 * f2[t] + k_tt
-        k = min(1.0, max(0.0, num / den)) if den > 0 else 0.0
-        if cls:
-            A = (1 - k) ** 2 * A + 2 * k * (1 - k) * f1[t] + k * k * k_tt
-            Cr = (1 - k) * Cr + k * f2[t]
             _shrink_towards(f1, k, col)
             f1[t] += k * shift
         else:
-            B = (1 - k) ** 2 * B + 2 * k * (1 - k) * f2[t] + k * k * k_tt
-            Cr = (1 - k) * Cr + k * f1[t]
             _shrink_towards(f2, k, col)
             f2[t] += k * shift
         if k >= 1.0:  # the class's point jumps to x_t: restart its coefficients
