@@ -137,3 +137,108 @@ def test_many_classes_warn_like_scikit_learn():
     X = np.random.default_rng(0).normal(size=(30, 2))
     with pytest.warns(UserWarning, match="unique classes"):
         make_classifier("mse").fit(X, np.arange(30) % 25)
+
+
+def _plain_cases():
+    """(X, y) pairs on both sides of ``is_plain_training_data``."""
+    X, y = blobs()
+    huge = X.copy()
+    huge[:, 0] = 1e308  # finite entries whose sum overflows: the full check must decide
+    nan_y = y.astype(float)
+    nan_y[0] = np.nan
+    return {
+        "float64": (X, y),
+        "fortran": (np.asfortranarray(X), y),
+        "strided": (X[:, ::2], y),
+        "float labels": (X, y.astype(float)),
+        "string labels": (X, np.where(y == 1, "b", "a")),
+        "bool labels": (X, y == 1),
+        "float32": (X.astype(np.float32), y),
+        "int": (np.arange(X.size).reshape(X.shape), y),
+        "list": (X.tolist(), y),
+        "list labels": (X, y.tolist()),
+        "column labels": (X, y[:, None]),
+        "object labels": (X, y.astype(object)),
+        "nan": (np.where(X > 2, np.nan, X), y),
+        "overflowing sum": (huge, y),
+        "nan label": (X, nan_y),
+        "one row": (X[:1], y[:1]),
+        "no column": (X[:, :0], y),
+        "mismatched": (X, y[:-1]),
+        "ndarray subclass": (X.view(np.recarray), y),
+    }
+
+
+@pytest.mark.parametrize("case", list(_plain_cases()))
+def test_plain_training_data_is_what_validate_data_leaves_unchanged(case):
+    # The fast path of BaseSeparator._validate_fit skips validate_data only for data it
+    # would accept and return as they are.
+    from sklearn.utils.validation import validate_data
+
+    from linsep._base import is_plain_training_data
+
+    X, y = _plain_cases()[case]
+    est = make_classifier("hk")
+    if not is_plain_training_data(X, y):
+        assert case not in {"float64", "fortran", "strided", "float labels", "string labels", "bool labels"}
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        X_checked, y_checked = validate_data(est, X, y, accept_sparse=("csr", "csc"), dtype=np.float64,
+                                             ensure_min_samples=2, y_numeric=False)
+    assert X_checked is X or np.shares_memory(X_checked, X) and np.array_equal(X_checked, X)
+    assert np.array_equal(y_checked, y) and y_checked.dtype == y.dtype
+
+
+@pytest.mark.parametrize("case", list(_plain_cases()))
+def test_fit_is_the_same_with_and_without_the_fast_path(case, monkeypatch):
+    # Every case fits (or fails) exactly as it does through validate_data alone.
+    import linsep._base
+
+    X, y = _plain_cases()[case]
+
+    def fit(fast):
+        if not fast:
+            monkeypatch.setattr(linsep._base, "is_plain_training_data", lambda X, y: False)
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                est = make_classifier("hkes", random_state=0).fit(X, y)
+            return est, sorted({type(w.message).__name__ for w in caught}), None
+        except Exception as error:  # noqa: BLE001 - the error itself is compared
+            return None, None, (type(error), str(error))
+        finally:
+            monkeypatch.undo()
+
+    (fast, fast_warnings, fast_error), (full, full_warnings, full_error) = fit(True), fit(False)
+    assert fast_error == full_error
+    if fast is not None:
+        assert fast_warnings == full_warnings
+        np.testing.assert_array_equal(fast.coef_, full.coef_)
+        np.testing.assert_array_equal(fast.intercept_, full.intercept_)
+        np.testing.assert_array_equal(fast.classes_, full.classes_)
+        assert fast.n_features_in_ == full.n_features_in_
+        assert fast.status_ == full.status_ and fast.n_iter_ == full.n_iter_
+
+
+def test_fast_path_skips_validate_data_and_drops_stale_feature_names(monkeypatch):
+    import linsep._base
+
+    X, y = blobs()
+    est = make_classifier("hk").fit(X, y)
+    est.feature_names_in_ = np.array(["a", "b", "c"], dtype=object)  # as left by a fit on a dataframe
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("validate_data called for plain float64 data")
+
+    monkeypatch.setattr(linsep._base, "validate_data", refuse)
+    est.fit(X[:, :2], y)
+    assert est.n_features_in_ == 2 and not hasattr(est, "feature_names_in_")
+
+
+def test_parameter_names_are_those_of_init():
+    from sklearn.base import BaseEstimator
+
+    for name in NAMES:
+        cls = type(make_classifier(name))
+        assert cls._get_param_names() == BaseEstimator._get_param_names.__func__(cls)
