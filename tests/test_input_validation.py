@@ -190,9 +190,36 @@ def test_plain_training_data_is_what_validate_data_leaves_unchanged(case):
     assert np.array_equal(y_checked, y) and y_checked.dtype == y.dtype
 
 
+def assert_same_state(fast, full, where):
+    """Attribute values of two fitted estimators are equal and of the same types (arrays: dtype and shape too)."""
+    assert type(fast) is type(full), where
+    if isinstance(full, np.ndarray):
+        assert fast.dtype == full.dtype and fast.shape == full.shape, where
+        if full.dtype.kind == "O":
+            for index, item in enumerate(full.flat):
+                assert_same_state(fast.flat[index], item, f"{where}[{index}]")
+        else:
+            np.testing.assert_array_equal(fast, full, err_msg=where)
+    elif isinstance(full, dict):
+        assert fast.keys() == full.keys(), where
+        for key in full:
+            assert_same_state(fast[key], full[key], f"{where}[{key!r}]")
+    elif isinstance(full, (list, tuple)):
+        assert len(fast) == len(full), where
+        for index, (a, b) in enumerate(zip(fast, full)):
+            assert_same_state(a, b, f"{where}[{index}]")
+    elif isinstance(full, float) and np.isnan(full):
+        assert np.isnan(fast), where
+    elif isinstance(full, (bool, int, float, str, type(None), np.generic)):
+        assert fast == full, where
+
+
+@pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("case", list(_plain_cases()))
-def test_fit_is_the_same_with_and_without_the_fast_path(case, monkeypatch):
-    # Every case fits (or fails) exactly as it does through validate_data alone.
+def test_fit_is_the_same_with_and_without_the_fast_path(name, case, monkeypatch):
+    # Every case fits (or fails) exactly as it does through validate_data alone: same
+    # attributes (types included, so an ndarray subclass kept as X_fit_ would show), same
+    # warnings, same errors.
     import linsep._base
 
     X, y = _plain_cases()[case]
@@ -203,8 +230,10 @@ def test_fit_is_the_same_with_and_without_the_fast_path(case, monkeypatch):
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                est = make_classifier("hkes", random_state=0).fit(X, y)
-            return est, sorted({type(w.message).__name__ for w in caught}), None
+                est = make_classifier(name, random_state=0) if "random_state" in make_classifier(
+                    name).get_params() else make_classifier(name)
+                est.fit(X, y)
+            return vars(est), sorted((type(w.message).__name__, str(w.message)) for w in caught), None
         except Exception as error:  # noqa: BLE001 - the error itself is compared
             return None, None, (type(error), str(error))
         finally:
@@ -212,13 +241,9 @@ def test_fit_is_the_same_with_and_without_the_fast_path(case, monkeypatch):
 
     (fast, fast_warnings, fast_error), (full, full_warnings, full_error) = fit(True), fit(False)
     assert fast_error == full_error
-    if fast is not None:
+    if full is not None:
         assert fast_warnings == full_warnings
-        np.testing.assert_array_equal(fast.coef_, full.coef_)
-        np.testing.assert_array_equal(fast.intercept_, full.intercept_)
-        np.testing.assert_array_equal(fast.classes_, full.classes_)
-        assert fast.n_features_in_ == full.n_features_in_
-        assert fast.status_ == full.status_ and fast.n_iter_ == full.n_iter_
+        assert_same_state(fast, full, name)
 
 
 def test_fast_path_skips_validate_data_and_drops_stale_feature_names(monkeypatch):
@@ -245,3 +270,29 @@ def test_parameter_names_are_those_of_init():
         expected = sorted(p for p in inspect.signature(type(est).__init__).parameters if p != "self")
         assert type(est)._get_param_names() == expected
         assert sorted(est.get_params(deep=False)) == expected
+
+
+def test_parameter_names_follow_a_replaced_init_and_let_classes_go():
+    import gc
+    import weakref
+
+    from sklearn.base import clone
+
+    from linsep import HoKashyapClassifier
+
+    class Sub(HoKashyapClassifier):
+        def __init__(self, *, a=1):
+            self.a = a
+
+    assert Sub._get_param_names() == ["a"]
+
+    def wider_init(self, *, a=1, b=2):
+        self.a, self.b = a, b
+
+    Sub.__init__ = wider_init
+    assert Sub._get_param_names() == ["a", "b"]
+    assert clone(Sub(a=1, b=5)).get_params() == {"a": 1, "b": 5}
+    alive = weakref.ref(Sub)
+    del Sub
+    gc.collect()
+    assert alive() is None

@@ -20,9 +20,9 @@ and from :class:`BaseKernelSeparator` for models with ``dual_coef_``.
 
 from __future__ import annotations
 
-import functools
 import math
 import warnings
+import weakref
 from abc import ABCMeta, abstractmethod
 from numbers import Integral, Real
 
@@ -119,9 +119,16 @@ def is_plain_training_data(X, y):
         return math.isfinite(X.sum()) and (y.dtype.kind != "f" or math.isfinite(y.sum()))
 
 
-@functools.cache
+_PARAMETER_NAMES = weakref.WeakKeyDictionary()
+"""Per estimator class: ``(__init__, its parameter names)``; weak, so classes made at run time can be freed."""
+
+
 def _init_parameter_names(cls):
-    return tuple(super(BaseSeparator, cls)._get_param_names())
+    cached = _PARAMETER_NAMES.get(cls)
+    if cached is None or cached[0] is not cls.__init__:  # first use, or __init__ replaced since
+        cached = (cls.__init__, tuple(super(BaseSeparator, cls)._get_param_names()))
+        _PARAMETER_NAMES[cls] = cached
+    return cached[1]
 
 
 class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
