@@ -230,8 +230,9 @@ def test_fit_is_the_same_with_and_without_the_fast_path(name, case, monkeypatch)
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                est = make_classifier(name, random_state=0) if "random_state" in make_classifier(
-                    name).get_params() else make_classifier(name)
+                est = make_classifier(name)
+                if "random_state" in est.get_params():
+                    est.set_params(random_state=0)
                 est.fit(X, y)
             return vars(est), sorted((type(w.message).__name__, str(w.message)) for w in caught), None
         except Exception as error:  # noqa: BLE001 - the error itself is compared
