@@ -25,6 +25,7 @@ from sklearn.base import _fit_context
 
 from .._base import BaseLinearSeparator
 from .._design import augmented_weights, sign_normalized
+from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from ..solvers.ho_kashyap import STOPPING_RULES, ho_kashyap
 
 
@@ -75,8 +76,11 @@ class HoKashyapClassifier(BaseLinearSeparator):
         stopping), whose goal is a separating hyperplane.
     irls_floor : float, default=1e-6
         Floor of ``|e_i|`` relative to ``max|e|`` in the IRLS weights.
-    record_history : bool, default=False
-        Keep the per-iteration traces in ``history_``.
+    record_history : bool or int, default=False
+        Keep the per-iteration traces in ``history_``: the scalar ones and
+        the lecture's ``a(k)``, ``b(k)``, ``e(k)`` (``True``: every
+        iteration, an int ``n``: every ``n``-th; bounded memory, see
+        :mod:`linsep._trace`).  A traced fit runs the NumPy loop.
     random_state : int, RandomState or None, default=None
         Seed of the validation split.
 
@@ -124,7 +128,7 @@ class HoKashyapClassifier(BaseLinearSeparator):
         "stopping": [StrOptions(set(STOPPING_RULES))],
         "stop_at_separation": ["boolean", StrOptions({"auto"})],
         "irls_floor": [Interval(Real, 0, 1, closed="left")],
-        "record_history": ["boolean"],
+        "record_history": RECORD_HISTORY_CONSTRAINT,
         "random_state": ["random_state"],
     }
 
@@ -212,7 +216,8 @@ class HoKashyapClassifier(BaseLinearSeparator):
             irls_floor=self.irls_floor,
             initial_weights=self._initial_weights,
             Y_val=Y_val,
-            record_history=self.record_history,
+            record_history=bool(self.record_history),
+            trace=make_recorder(self.record_history),
         )
 
     def _store(self, results):

@@ -15,6 +15,7 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import KERNEL_CONSTRAINTS, BaseKernelSeparator
+from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from ..solvers.ho_kashyap import STOPPING_RULES
 from .ho_kashyap import resolve_stop_at_separation
 from ..solvers.kernel_ho_kashyap import EmpiricalKernelMap, kernel_ho_kashyap
@@ -57,7 +58,9 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
         receives no ``X_val`` (not available with ``kernel="precomputed"``).
     random_state : int, RandomState or None, default=None
         Seed of that split.
-    record_history : bool, default=False
+    record_history : bool or int, default=False
+        Also record the teaching trace of :mod:`linsep._trace` (an int
+        ``n``: every ``n``-th iterate).
 
     Attributes
     ----------
@@ -103,7 +106,7 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
         "early_stopping": ["boolean"],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "random_state": ["random_state"],
-        "record_history": ["boolean"],
+        "record_history": RECORD_HISTORY_CONSTRAINT,
     }
 
     def __init__(
@@ -189,7 +192,8 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
             stopping=self.stopping,
             stop_at_separation=resolve_stop_at_separation(self),
             irls_floor=self.irls_floor,
-            record_history=self.record_history,
+            record_history=bool(self.record_history),
+            trace=make_recorder(self.record_history),
         )
 
     def _store(self, results):

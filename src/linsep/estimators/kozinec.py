@@ -20,6 +20,7 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
+from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from ..kernels import KernelColumnCache
 from ..solvers.kozinec import FORMULATIONS, kernel_schlesinger_kozinec, schlesinger_kozinec
 
@@ -46,7 +47,8 @@ class _LinearKozinecBase(BaseLinearSeparator):
         return schlesinger_kozinec(
             X, y, formulation=self.formulation, rule=self._rule, C=getattr(self, "C", None),
             epsilon=getattr(self, "epsilon", None), tol=getattr(self, "tol", 0.0),
-            max_iter=self.max_iter, record_history=self.record_history)
+            max_iter=self.max_iter, record_history=bool(self.record_history),
+            trace=make_recorder(self.record_history))
 
     def _store(self, results):
         super()._store(results)
@@ -66,7 +68,9 @@ _SHARED_DOC = """
         here with status ``"max_iter"`` and a ConvergenceWarning (or earlier
         with ``"not_separable"`` when the hulls are seen to touch); the
         iterate with the fewest training errors is then kept.
-    record_history : bool, default=False
+    record_history : bool or int, default=False
+        Also record the teaching trace of :mod:`linsep._trace` (an int
+        ``n``: every ``n``-th iterate).
         Keep ``margin`` and ``margin_upper_bound`` per iteration in ``history_``.
 """
 
@@ -117,7 +121,7 @@ class KozinecClassifier(_LinearKozinecBase):
     _parameter_constraints = {
         "formulation": [StrOptions(set(FORMULATIONS))],
         "max_iter": [Interval(Integral, 0, None, closed="left")],
-        "record_history": ["boolean"],
+        "record_history": RECORD_HISTORY_CONSTRAINT,
     }
 
     def __init__(self, *, formulation="two_hull", max_iter=10_000, record_history=False):
@@ -219,7 +223,9 @@ class KernelSchlesingerKozinecClassifier(BaseKernelSeparator):
         Gram block, re-checking the rule on all points; ``False`` scans all N
         points at every step.  The block holds at most as many numbers as the
         column cache.
-    record_history : bool, default=False
+    record_history : bool or int, default=False
+        Also record the teaching trace of :mod:`linsep._trace` (an int
+        ``n``: every ``n``-th iterate).
         Keep ``margin`` and ``margin_upper_bound`` in ``history_``: per
         iteration without shrinking, per check on all points with it.
 
@@ -255,7 +261,7 @@ class KernelSchlesingerKozinecClassifier(BaseKernelSeparator):
         "cache_size": [Interval(Real, 0, None, closed="neither")],
         "update": [StrOptions({"sk", "mdm"})],
         "shrinking": ["boolean"],
-        "record_history": ["boolean"],
+        "record_history": RECORD_HISTORY_CONSTRAINT,
     }
 
     def __init__(self, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0, C=1.0, tol=1e-2,
@@ -281,7 +287,8 @@ class KernelSchlesingerKozinecClassifier(BaseKernelSeparator):
     def _solve_binary(self, X, y):
         return kernel_schlesinger_kozinec(
             self._fit_state, y, C=self.C, epsilon=self.epsilon, tol=self.tol, max_iter=self.max_iter,
-            record_history=self.record_history, update=self.update, shrinking=self.shrinking)
+            record_history=bool(self.record_history), update=self.update, shrinking=self.shrinking,
+            trace=make_recorder(self.record_history))
 
     def _store(self, results):
         super()._store(results)

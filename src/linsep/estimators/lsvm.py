@@ -23,6 +23,7 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 
 from .._base import KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
+from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from ..solvers.lsvm import LSVMFactor, kernel_lagrangian_svm, lagrangian_svm
 
 _COMMON_CONSTRAINTS = {
@@ -30,7 +31,7 @@ _COMMON_CONSTRAINTS = {
     "mu": [None, Interval(Real, 0, None, closed="neither")],
     "tol": [Interval(Real, 0, None, closed="left")],
     "max_iter": [Interval(Integral, 0, None, closed="left")],
-    "record_history": ["boolean"],
+    "record_history": RECORD_HISTORY_CONSTRAINT,
 }
 
 
@@ -60,7 +61,9 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
         accuracy is the same for every ``C``; see :mod:`linsep.solvers.lsvm`).
     max_iter : int, default=10000
         Largest number of updates per binary problem.
-    record_history : bool, default=False
+    record_history : bool or int, default=False
+        Also record the teaching trace of :mod:`linsep._trace` (an int
+        ``n``: every ``n``-th iterate).
         Keep the dual objective and the steps of ``α`` and ``W`` per
         iteration in ``history_``.
 
@@ -106,7 +109,8 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
         if self._lsvm_factor is None:  # Q's small factor ignores labels: share it across classes
             self._lsvm_factor = LSVMFactor(X, self.C)
         return lagrangian_svm(X, y, C=self.C, mu=self.mu, tol=self.tol, max_iter=self.max_iter,
-                              factor=self._lsvm_factor, record_history=self.record_history)
+                              factor=self._lsvm_factor, record_history=bool(self.record_history),
+                              trace=make_recorder(self.record_history))
 
     def _store(self, results):
         super()._store(results)
@@ -159,7 +163,8 @@ class KernelLagrangianSVMClassifier(BaseKernelSeparator):
 
     def _solve_binary(self, X, y):
         return kernel_lagrangian_svm(self._fit_state, y, C=self.C, mu=self.mu, tol=self.tol,
-                                     max_iter=self.max_iter, record_history=self.record_history)
+                                     max_iter=self.max_iter, record_history=bool(self.record_history),
+                                     trace=make_recorder(self.record_history))
 
     def _store(self, results):
         super()._store(results)

@@ -27,6 +27,7 @@ from .._design import augment, sign_normalized
 from .._result import SolveResult
 from ..solvers.mse import lms, mse, mse_linear_machine, widrow_hoff
 from ..solvers.perceptron import SCHEDULES
+from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 
 
 def _check_margin(margin, n_samples):
@@ -71,6 +72,10 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
     C : float, default=0.0
         Ridge penalty ``C‖w‖²`` (the bias is not penalised).  0 gives the
         lecture's solution (minimum-norm when ``Y`` is rank-deficient).
+    record_history : bool or int, default=False
+        Record a teaching trace in ``history_`` (the one row ``a``, ``b``, ``e = Y a − b``; two classes only; ``True``: every
+        iteration, an int ``n``: every ``n``-th; format and memory bound in
+        :mod:`linsep._trace`).
 
     Attributes
     ----------
@@ -97,10 +102,12 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
     'separable'
     """
 
-    _parameter_constraints = {"C": [Interval(Real, 0, None, closed="left")]}
+    _parameter_constraints = {"C": [Interval(Real, 0, None, closed="left")],
+                              "record_history": RECORD_HISTORY_CONSTRAINT}
 
-    def __init__(self, *, C=0.0):
+    def __init__(self, *, C=0.0, record_history=False):
         self.C = C
+        self.record_history = record_history
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, margin=None):
@@ -129,7 +136,7 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
         return self
 
     def _solve_binary(self, X, y, margin=None):
-        return mse(sign_normalized(X, y), margin, C=self.C)
+        return mse(sign_normalized(X, y), margin, C=self.C, trace=make_recorder(self.record_history))
 
 
 class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
@@ -149,6 +156,10 @@ class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
         Largest number of gradient steps per binary problem.
     tol : float, default=1e-5
         Stop when ``‖Yᵗ(Y a − b)‖ <= tol ‖Yᵗ b‖``.
+    record_history : bool or int, default=False
+        Record a teaching trace in ``history_`` (``a(k)``, ``b``, ``e(k) = Y a(k) − b``, ``k = 0 … n_iter_``; ``True``: every
+        iteration, an int ``n``: every ``n``-th; format and memory bound in
+        :mod:`linsep._trace`).
 
     Attributes
     ----------
@@ -174,13 +185,15 @@ class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
         "schedule": [StrOptions(set(SCHEDULES))],
         "max_iter": [Interval(Integral, 0, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
+        "record_history": RECORD_HISTORY_CONSTRAINT,
     }
 
-    def __init__(self, *, learning_rate=None, schedule="inverse", max_iter=1000, tol=1e-5):
+    def __init__(self, *, learning_rate=None, schedule="inverse", max_iter=1000, tol=1e-5, record_history=False):
         self.learning_rate = learning_rate
         self.schedule = schedule
         self.max_iter = max_iter
         self.tol = tol
+        self.record_history = record_history
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, margin=None):
@@ -189,7 +202,8 @@ class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
 
     def _solve_binary(self, X, y, margin=None):
         return widrow_hoff(sign_normalized(X, y), margin, learning_rate=self.learning_rate,
-                           schedule=self.schedule, max_iter=self.max_iter, tol=self.tol)
+                           schedule=self.schedule, max_iter=self.max_iter, tol=self.tol,
+                           trace=make_recorder(self.record_history))
 
 
 class LMSClassifier(_MarginFitMixin, BaseLinearSeparator):
@@ -211,6 +225,10 @@ class LMSClassifier(_MarginFitMixin, BaseLinearSeparator):
     shuffle : bool, default=True
         New random order of the samples at each pass.
     random_state : int, RandomState or None, default=None
+    record_history : bool or int, default=False
+        Record a teaching trace in ``history_`` (``a``, ``b``, ``e = Y a − b`` after each pass, ``k = 0 … n_iter_``; ``True``: every
+        iteration, an int ``n``: every ``n``-th; format and memory bound in
+        :mod:`linsep._trace`).
 
     Attributes
     ----------
@@ -229,10 +247,12 @@ class LMSClassifier(_MarginFitMixin, BaseLinearSeparator):
         "tol": [Interval(Real, 0, None, closed="left")],
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
+        "record_history": RECORD_HISTORY_CONSTRAINT,
     }
 
     def __init__(self, *, learning_rate=None, schedule="inverse", max_iter=1000, tol=1e-5, shuffle=True,
-                 random_state=None):
+                 random_state=None, record_history=False):
+        self.record_history = record_history
         self.learning_rate = learning_rate
         self.schedule = schedule
         self.max_iter = max_iter
@@ -251,4 +271,5 @@ class LMSClassifier(_MarginFitMixin, BaseLinearSeparator):
 
     def _solve_binary(self, X, y, margin=None):
         return lms(X, y, margin, learning_rate=self.learning_rate, schedule=self.schedule,
-                   max_iter=self.max_iter, tol=self.tol, shuffle=self.shuffle, rng=self._rng)
+                   max_iter=self.max_iter, tol=self.tol, shuffle=self.shuffle, rng=self._rng,
+                   trace=make_recorder(self.record_history))

@@ -25,12 +25,14 @@ from .._base import KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
 from .._design import sign_normalized
 from ..kernels import KernelColumnCache
 from ..solvers.perceptron import SCHEDULES, batch_perceptron, kernel_perceptron, perceptron
+from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 
 _RULE_PARAMS = {
     "learning_rate": [Interval(Real, 0, None, closed="neither")],
     "schedule": [StrOptions(set(SCHEDULES))],
     "margin": [Interval(Real, 0, None, closed="left")],
     "max_iter": [Interval(Integral, 1, None, closed="left")],
+    "record_history": RECORD_HISTORY_CONSTRAINT,
 }
 
 _ATTRIBUTES = """
@@ -70,13 +72,18 @@ class PerceptronClassifier(BaseLinearSeparator):
     shuffle : bool, default=True
         New random order of the samples at each pass.
     random_state : int, RandomState or None, default=None
+    record_history : bool or int, default=False
+        Record a teaching trace in ``history_`` (``a(k)`` after each pass and the last sample it corrected, ``k = 0 … n_iter_``; a traced fit makes its passes in plain Python; ``True``: every
+        iteration, an int ``n``: every ``n``-th; format and memory bound in
+        :mod:`linsep._trace`).
     """ + _ATTRIBUTES
 
     _accept_sparse = False
     _parameter_constraints = {**_RULE_PARAMS, "shuffle": ["boolean"], "random_state": ["random_state"]}
 
     def __init__(self, *, learning_rate=1.0, schedule="constant", margin=0.0, max_iter=1000, shuffle=True,
-                 random_state=None):
+                 random_state=None, record_history=False):
+        self.record_history = record_history
         self.learning_rate = learning_rate
         self.schedule = schedule
         self.margin = margin
@@ -95,7 +102,8 @@ class PerceptronClassifier(BaseLinearSeparator):
 
     def _solve_binary(self, X, y):
         return perceptron(X, y, learning_rate=self.learning_rate, schedule=self.schedule, margin=self.margin,
-                          max_iter=self.max_iter, shuffle=self.shuffle, rng=self._rng)
+                          max_iter=self.max_iter, shuffle=self.shuffle, rng=self._rng,
+                          trace=make_recorder(self.record_history))
 
 
 class BatchPerceptronClassifier(BaseLinearSeparator):
@@ -117,11 +125,16 @@ class BatchPerceptronClassifier(BaseLinearSeparator):
         ``b >= 0``.
     max_iter : int, default=1000
         Largest number of iterations (one product ``Y a`` each).
+    record_history : bool or int, default=False
+        Record a teaching trace in ``history_`` (``a(k)`` after each iteration, ``k = 0 … n_iter_``; ``True``: every
+        iteration, an int ``n``: every ``n``-th; format and memory bound in
+        :mod:`linsep._trace`).
     """ + _ATTRIBUTES
 
     _parameter_constraints = dict(_RULE_PARAMS)
 
-    def __init__(self, *, learning_rate=1.0, schedule="inverse", margin=0.0, max_iter=1000):
+    def __init__(self, *, learning_rate=1.0, schedule="inverse", margin=0.0, max_iter=1000, record_history=False):
+        self.record_history = record_history
         self.learning_rate = learning_rate
         self.schedule = schedule
         self.margin = margin
@@ -134,7 +147,8 @@ class BatchPerceptronClassifier(BaseLinearSeparator):
 
     def _solve_binary(self, X, y):
         return batch_perceptron(sign_normalized(X, y), learning_rate=self.learning_rate,
-                                schedule=self.schedule, margin=self.margin, max_iter=self.max_iter)
+                                schedule=self.schedule, margin=self.margin, max_iter=self.max_iter,
+                                trace=make_recorder(self.record_history))
 
 
 class KernelPerceptronClassifier(BaseKernelSeparator):
@@ -166,6 +180,10 @@ class KernelPerceptronClassifier(BaseKernelSeparator):
     random_state : int, RandomState or None, default=None
     cache_size : float, default=200
         Memory for cached kernel columns, in MB.
+    record_history : bool or int, default=False
+        Record a teaching trace in ``history_`` (``dual_coef``, ``intercept`` and the last corrected sample after each pass, ``k = 0 … n_iter_``; ``True``: every
+        iteration, an int ``n``: every ``n``-th; format and memory bound in
+        :mod:`linsep._trace`).
 
     Attributes
     ----------
@@ -189,10 +207,12 @@ class KernelPerceptronClassifier(BaseKernelSeparator):
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
         "cache_size": [Interval(Real, 0, None, closed="left")],
+        "record_history": RECORD_HISTORY_CONSTRAINT,
     }
 
     def __init__(self, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0, max_iter=100, fit_intercept=True,
-                 shuffle=True, random_state=None, cache_size=200):
+                 shuffle=True, random_state=None, cache_size=200, record_history=False):
+        self.record_history = record_history
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -211,7 +231,8 @@ class KernelPerceptronClassifier(BaseKernelSeparator):
     def _solve_binary(self, X, y):
         cache, rng = self._fit_state
         return kernel_perceptron(cache.column, y, max_iter=self.max_iter,
-                                 fit_intercept=self.fit_intercept, shuffle=self.shuffle, rng=rng)
+                                 fit_intercept=self.fit_intercept, shuffle=self.shuffle, rng=rng,
+                                 trace=make_recorder(self.record_history))
 
     def _store(self, results):
         super()._store(results)

@@ -156,6 +156,7 @@ def ho_kashyap(
     initial_margin=None,
     Y_val=None,
     record_history=False,
+    trace=None,
 ):
     """Run the Ho–Kashyap iteration on ``Y`` (see the module docstring).
 
@@ -192,6 +193,10 @@ def ho_kashyap(
         Sign-normalised validation matrix: enables early stopping (HKES).
     record_history : bool
         Keep per-iteration traces (always kept with ``Y_val``).
+    trace : linsep._trace.TraceRecorder or None
+        Also record ``weights`` ``a(k)``, ``margin_vector`` ``b(k)`` and
+        ``error_vector`` ``e(k)`` per iteration (rows ``k = 1 … n_iter``,
+        the lecture's numbering); a traced run takes the NumPy loop.
 
     Returns
     -------
@@ -247,7 +252,7 @@ def ho_kashyap(
     )
     absolute = loss == "absolute"
     run = None
-    if (_USE_COMPILED_LOOP and update == "margin" and isinstance(Y, np.ndarray)
+    if (trace is None and _USE_COMPILED_LOOP and update == "margin" and isinstance(Y, np.ndarray)
             and (Y_val is None or isinstance(Y_val, np.ndarray))):
         if factor.method == "cholesky":
             run = _iterate_compiled(Y, factor.cholesky_factor, W, B, factor=factor, absolute=absolute,
@@ -265,7 +270,7 @@ def ho_kashyap(
             options["Y_val"] = Y_val
     if run is None:  # not covered, or an IRLS system needed more than a Cholesky factor
         run = _iterate_numpy(Y, factor, W, B, update=update, absolute=absolute,
-                             regularized=C is not None, irls_floor=irls_floor, **options)
+                             regularized=C is not None, irls_floor=irls_floor, trace=trace, **options)
 
     early_stopping = Y_val is not None
     weights = run.best_W if early_stopping else run.W
@@ -277,14 +282,15 @@ def ho_kashyap(
         status = SEPARABLE
     elif status == SEPARABLE:  # early stopping picked an iterate that does not separate
         status = CONVERGED
-    keep_history = record_history or early_stopping
+    keep_history = record_history or early_stopping or trace is not None
+    history = run.history if trace is None else trace.merge_into(run.history)
     return SolveResult(
         weights=weights,
         n_iter=run.k + 1,
         status=status,
         margin=run.B,
         certificate=run.certificate,
-        history=run.history if keep_history else None,
+        history=history if keep_history else None,
         best_iter=run.best_iter + 1 if early_stopping else None,
         extra={"factorization": run.factor.method},
     )
@@ -345,8 +351,11 @@ def _iterate_compiled(Y, L, W, B, *, factor, absolute, irls_floor, learning_rate
 
 
 def _iterate_numpy(Y, factor, W, B, *, learning_rate, max_iter, tol, relative, stop_at_separation,
-                   ridge, offset, can_prove, Y_val, update, absolute, regularized, irls_floor):
-    """The iteration in NumPy: every variant, dense or sparse (the reference for the compiled loop)."""
+                   ridge, offset, can_prove, Y_val, update, absolute, regularized, irls_floor, trace=None):
+    """The iteration in NumPy: every variant, dense or sparse (the reference for the compiled loop).
+
+    With a ``trace`` it records ``a(k), b(k), e(k)`` as row ``k + 1`` (the lecture's numbering).
+    """
     D = None
 
     def residual(W, B):
@@ -371,6 +380,8 @@ def _iterate_numpy(Y, factor, W, B, *, learning_rate, max_iter, tol, relative, s
     k = 0
     J_prev = None
     while True:
+        if trace is not None and trace.wants(k + 1):
+            trace.record(k + 1, weights=W, margin_vector=B, error_vector=E)
         if stop_at_separation and Z.min() > 0:
             status = SEPARABLE
             break
@@ -420,6 +431,8 @@ def _iterate_numpy(Y, factor, W, B, *, learning_rate, max_iter, tol, relative, s
             if error < history["validation_error"][best_iter]:
                 best_W, best_iter = W, k
 
+    if trace is not None:
+        trace.record(k + 1, final=True, weights=W, margin_vector=B, error_vector=E)
     history = {name: np.asarray(values) for name, values in history.items()}
     return _Run(W=W, B=B, k=k, status=status, factor=factor, certificate=certificate,
                 history=history, best_W=best_W, best_iter=best_iter)

@@ -139,8 +139,15 @@ def kernel_ho_kashyap(K, y, *, K_val=None, y_val=None, kernel_map=None, **hk_par
     Y_val = None if K_val is None else sign_normalized(kernel_map.transform(K_val), y_val)
     result = ho_kashyap(Y, Y_val=Y_val, **hk_params)
     W = result.weights
+    history = result.history
+    if history is not None and "weights" in history:  # a trace: its weights as dual coefficients too
+        history = dict(history)
+        traced = history.pop("weights")
+        history["dual_coef"] = np.array([kernel_map.dual_coef(w) for w in traced[:, :-1]])
+        history["intercept"] = traced[:, -1].copy()
     return dataclasses.replace(
         result,
+        history=history,
         weights=kernel_map.dual_coef(W[:-1]),
         intercept=float(W[-1]),
         extra={**result.extra, "rank": kernel_map.rank},

@@ -156,7 +156,7 @@ def _record_and_check(hist, rule, margin, upper_bound, errors, epsilon, tol):
     return _stopped(rule, margin, upper_bound, epsilon, tol)
 
 
-def _augmented(X, y, rule, C, epsilon, tol, max_iter, record_history):
+def _augmented(X, y, rule, C, epsilon, tol, max_iter, record_history, trace=None):
     # ω = Σ α_i ξ_i is kept through p_i = ⟨ω, ξ_i⟩ and ‖ω‖², updated with one
     # column of G_ij = ⟨ξ_i, ξ_j⟩ = y_i y_j (⟨x_i, x_j⟩ + 1) (+ δ_ij / C) per step.
     cache = KernelColumnCache(X, kernel="linear")
@@ -171,8 +171,14 @@ def _augmented(X, y, rule, C, epsilon, tol, max_iter, record_history):
     status, certificate = MAX_ITER, None
     margin = upper_bound = 0.0
     errors, pocket = X.shape[0] + 1, None
-    n_iter = 0
+    n_iter, corrected = 0, -1
+
+    def omega_of(alpha):
+        return np.append(np.asarray(X.T @ (alpha * y)).ravel(), float(alpha @ y))  # Yᵀα
+
     for n_iter in range(max_iter + 1):
+        if trace is not None and trace.wants(n_iter):
+            trace.record(n_iter, weights=omega_of(alpha), sample=corrected)
         if norm2 <= _TOUCH_RTOL * scale:  # the origin is in the hull, to rounding
             status, certificate, errors = NOT_SEPARABLE, alpha.copy(), X.shape[0] + 1
             break
@@ -201,17 +207,22 @@ def _augmented(X, y, rule, C, epsilon, tol, max_iter, record_history):
         p += t * g
         alpha *= 1.0 - t
         alpha[k] += t
+        corrected = k
+    if trace is not None:
+        trace.record(n_iter, final=True, weights=omega_of(alpha), sample=corrected)
     if status in (MAX_ITER, NOT_SEPARABLE) and pocket is not None and pocket[0] < errors:
         _, alpha, margin, upper_bound = pocket
-    omega = np.append(np.asarray(X.T @ (alpha * y)).ravel(), float(alpha @ y))  # Yᵀα
+    omega = omega_of(alpha)
     history = {key: np.asarray(v) for key, v in hist.items()} if record_history else None
+    if trace is not None:
+        history = trace.merge_into(history)
     return SolveResult(weights=omega, n_iter=n_iter, status=status, certificate=certificate,
                        history=history,
                        extra={"margin": float(margin), "margin_upper_bound": float(upper_bound),
                               "coefficients": alpha})
 
 
-def _two_hull(X, y, rule, C, epsilon, tol, max_iter, record_history):
+def _two_hull(X, y, rule, C, epsilon, tol, max_iter, record_history, trace=None):
     # The linear two-hull SK is the kernel one with k(x, z) = ⟨x, z⟩: the
     # cached column form updates the projections ⟨w_j, x_i⟩ with one column
     # (a gemv, or nothing on a cache hit) instead of recomputing X @ w.
@@ -224,13 +235,18 @@ def _two_hull(X, y, rule, C, epsilon, tol, max_iter, record_history):
         Xc = X - center
     cache = KernelColumnCache(Xc, kernel="linear")
     result = kernel_schlesinger_kozinec(cache.column, y, rule=rule, C=C, epsilon=epsilon, tol=tol,
-                                        max_iter=max_iter, record_history=record_history)
+                                        max_iter=max_iter, record_history=record_history, trace=trace)
     w = np.asarray(Xc.T @ result.weights).ravel()  # w_1 - w_2 = Σ α_i y_i x_i
     intercept = result.intercept - float(w @ center)
-    return replace(result, weights=np.append(w, intercept), intercept=None)
+    history = result.history
+    if trace is not None:  # the traced dual coefficients, mapped to weights as above
+        history = dict(history)
+        w_rows = np.asarray(Xc.T @ history.pop("dual_coef").T).T
+        history["weights"] = np.c_[w_rows, history.pop("intercept") - w_rows @ center]
+    return replace(result, weights=np.append(w, intercept), intercept=None, history=history)
 
 
-def kozinec(X, y, *, formulation="two_hull", max_iter=10_000, record_history=False):
+def kozinec(X, y, *, formulation="two_hull", max_iter=10_000, record_history=False, trace=None):
     """Kozinec's rule: the first separating hyperplane (see the module docstring).
 
     Parameters
@@ -245,6 +261,9 @@ def kozinec(X, y, *, formulation="two_hull", max_iter=10_000, record_history=Fal
         Largest number of updates.
     record_history : bool
         Keep ``margin`` and ``margin_upper_bound`` per iteration.
+    trace : linsep._trace.TraceRecorder or None
+        Record the weights ``(w, b)`` of every iterate and the sample the
+        step towards it moved to (rows ``k = 0 … n_iter``).
 
     Returns
     -------
@@ -254,11 +273,11 @@ def kozinec(X, y, *, formulation="two_hull", max_iter=10_000, record_history=Fal
         ``margin``, ``margin_upper_bound`` and the convex ``coefficients``.
     """
     return schlesinger_kozinec(X, y, formulation=formulation, C=None, max_iter=max_iter,
-                               record_history=record_history, rule="kozinec")
+                               record_history=record_history, rule="kozinec", trace=trace)
 
 
 def schlesinger_kozinec(X, y, *, formulation="two_hull", C=None, epsilon=None, tol=1e-2,
-                        max_iter=100_000, record_history=False, rule="sk"):
+                        max_iter=100_000, record_history=False, rule="sk", trace=None):
     """Schlesinger–Kozinec: an ε-optimal maximal-margin hyperplane.
 
     Stops when ``margin_upper_bound - margin <= ε`` with ``ε = epsilon`` if
@@ -272,7 +291,7 @@ def schlesinger_kozinec(X, y, *, formulation="two_hull", C=None, epsilon=None, t
     """
     y = _check_args(rule, formulation, y)
     solve = _two_hull if formulation == "two_hull" else _augmented
-    return solve(X, y, rule, C, epsilon, tol, int(max_iter), record_history)
+    return solve(X, y, rule, C, epsilon, tol, int(max_iter), record_history, trace=trace)
 
 
 # The O(N) work of one kernel SK step, fused into single passes: the step
@@ -460,7 +479,7 @@ def _initial_working_set(positive, size):
     return np.unique(np.concatenate(parts))
 
 
-def _kernel_sk_shrinking(cache, y, positive, shift, rule, epsilon, tol, max_iter, record_history, mdm):
+def _kernel_sk_shrinking(cache, y, positive, shift, rule, epsilon, tol, max_iter, record_history, mdm, trace=None):
     """Kernel SK with a shrunk working set; the stopping rule is checked on all points.
 
     Outer rounds: (1) solve on the working set ``W`` (which always holds the
@@ -522,6 +541,9 @@ def _kernel_sk_shrinking(cache, y, positive, shift, rule, epsilon, tol, max_iter
         m_t = float(m.min())
         margin, upper_bound = m_t / norm - 0.5 * norm, 0.5 * norm
         errors = int(np.count_nonzero(m <= 0.5 * norm2)) if margin <= 0 else 0
+        if trace is not None:  # one row per check on all points (several steps apart)
+            trace.record(n_iter, final=True, dual_coef=alpha * np.where(positive, 1.0, -1.0),
+                         intercept=0.5 * (B - A), sample=-1)
         stop = _record_and_check(hist if record_history else None, rule, margin, upper_bound, errors,
                                  epsilon, tol)
         if stop is not None:
@@ -545,7 +567,7 @@ def _kernel_sk_shrinking(cache, y, positive, shift, rule, epsilon, tol, max_iter
         W = np.union1d(support, np.argpartition(rest, n_cand - 1)[:n_cand] if n_cand else support)
     if fallback:
         result = _kernel_sk_plain(cache.column, y, positive, shift, rule, epsilon, tol, max_iter - n_iter,
-                                  record_history, mdm, alpha0=alpha)
+                                  record_history, mdm, alpha0=alpha, trace=trace, first_iter=n_iter)
         if record_history:
             result.history.update({key: np.r_[hist[key], result.history[key]] for key in hist})
         return replace(result, n_iter=n_iter + result.n_iter)
@@ -553,6 +575,8 @@ def _kernel_sk_shrinking(cache, y, positive, shift, rule, epsilon, tol, max_iter
     if status in (MAX_ITER, NOT_SEPARABLE) and pocket is not None and pocket[0] < errors:
         _, alpha, A, B, margin, upper_bound = pocket
     history = {key: np.asarray(v) for key, v in hist.items()} if record_history else None
+    if trace is not None:
+        history = trace.merge_into(history)
     sign = np.where(positive, 1.0, -1.0)
     return SolveResult(weights=alpha * sign, n_iter=n_iter, status=status, intercept=0.5 * (B - A),
                        history=history, certificate=certificate,
@@ -561,7 +585,7 @@ def _kernel_sk_shrinking(cache, y, positive, shift, rule, epsilon, tol, max_iter
 
 
 def kernel_schlesinger_kozinec(column, y, *, C=None, epsilon=None, tol=1e-2, max_iter=100_000,
-                               record_history=False, rule="sk", update="sk", shrinking=True):
+                               record_history=False, rule="sk", update="sk", shrinking=True, trace=None):
     """Two-hull SK in a kernel space (Franc & Hlaváč 2003), one kernel column per step.
 
     Parameters
@@ -584,6 +608,11 @@ def kernel_schlesinger_kozinec(column, y, *, C=None, epsilon=None, tol=1e-2, max
     record_history : bool
         Keep ``margin`` and ``margin_upper_bound`` per iteration (with
         shrinking: per check on all N points).
+    trace : linsep._trace.TraceRecorder or None
+        Record ``dual_coef`` ``α_i y_i``, ``intercept`` and the sample the
+        step moved towards, per iteration (rows ``k = 0 … n_iter``); with
+        shrinking, one row per check on all N points (``iteration`` = steps
+        made so far, ``sample`` = −1).
     rule : {"sk", "kozinec"}
         ε-optimal stop, or stop at the first separating hyperplane
         (status ``"separable"``).
@@ -627,15 +656,18 @@ def kernel_schlesinger_kozinec(column, y, *, C=None, epsilon=None, tol=1e-2, max
     shift = 0.0 if C is None else 1.0 / float(C)
     if shrinking and hasattr(column, "block"):
         return _kernel_sk_shrinking(column, y, positive, shift, rule, epsilon, tol, int(max_iter),
-                                    record_history, update == "mdm")
+                                    record_history, update == "mdm", trace=trace)
     column = getattr(column, "column", column)
     return _kernel_sk_plain(column, y, positive, shift, rule, epsilon, tol, int(max_iter), record_history,
-                            update == "mdm")
+                            update == "mdm", trace=trace)
 
 
 def _kernel_sk_plain(column, y, positive, shift, rule, epsilon, tol, max_iter, record_history, mdm,
-                     alpha0=None):
-    """Kernel SK scanning all N points at every step (from ``alpha0``, or one point per class)."""
+                     alpha0=None, trace=None, first_iter=0):
+    """Kernel SK scanning all N points at every step (from ``alpha0``, or one point per class).
+
+    ``first_iter`` numbers the trace rows after steps already made (the shrinking solver's fallback).
+    """
     if alpha0 is None:
         i1, i2 = int(np.flatnonzero(positive)[0]), int(np.flatnonzero(~positive)[0])
         f1 = np.array(column(i1), dtype=float)
@@ -666,8 +698,15 @@ def _kernel_sk_plain(column, y, positive, shift, rule, epsilon, tol, max_iter, r
     status = MAX_ITER
     margin = upper_bound = 0.0
     errors, pocket = len(y) + 1, None
-    n_iter = 0
+    n_iter, stepped = 0, -1  # stepped: the sample of the last step made
+
+    def record(final=False):
+        if trace is not None and (final or trace.wants(first_iter + n_iter)):
+            trace.record(first_iter + n_iter, final=final, sample=stepped, intercept=0.5 * (B - A),
+                         dual_coef=beta * np.where(positive, shrink[True], shrink[False]) * sign)
+
     for n_iter in range(max_iter + 1):
+        record()
         norm2 = A - 2.0 * Cr + B
         # norm2 is a difference of O(scale) numbers: below ~100 ulps it is noise.
         if norm2 <= _TOUCH_RTOL * scale:
@@ -690,6 +729,7 @@ def _kernel_sk_plain(column, y, positive, shift, rule, epsilon, tol, max_iter, r
             pocket = (errors, beta * np.where(positive, shrink[True], shrink[False]), A, B,
                       margin, upper_bound)
         cls = bool(positive[t])
+        stepped = t
         if mdm:
             # r: the support point of x_t's class chosen by second order.  The
             # α-weighted mean of m over a class is ‖w‖², above m_t whenever
@@ -737,11 +777,14 @@ def _kernel_sk_plain(column, y, positive, shift, rule, epsilon, tol, max_iter, r
             if shrink[cls] < 1e-150:  # renormalise before underflow
                 beta[positive == cls] *= shrink[cls]
                 shrink[cls] = 1.0
+    record(final=True)
     alpha = beta * np.where(positive, shrink[True], shrink[False])
     certificate = alpha if status == NOT_SEPARABLE else None
     if status in (MAX_ITER, NOT_SEPARABLE) and pocket is not None and pocket[0] < errors:
         _, alpha, A, B, margin, upper_bound = pocket
     history = {key: np.asarray(v) for key, v in hist.items()} if record_history else None
+    if trace is not None:
+        history = trace.merge_into(history)
     return SolveResult(weights=alpha * sign, n_iter=n_iter, status=status, intercept=0.5 * (B - A),
                        history=history, certificate=certificate,
                        extra={"margin": float(margin), "margin_upper_bound": float(upper_bound),

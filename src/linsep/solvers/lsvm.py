@@ -146,7 +146,7 @@ class _PDFactor:
         return self._evecs @ ((self._evecs.T @ rhs) / self._evals)
 
 
-def _iterate(step, tol, max_iter, record_history):
+def _iterate(step, tol, max_iter, record_history, trace=None, row=None):
     """Run iteration (22) with a *step* object (:class:`_KernelStep` or :class:`_LinearStep`).
 
     The step holds ``α_k`` (``step.alpha``) and the right-hand side
@@ -155,14 +155,19 @@ def _iterate(step, tol, max_iter, record_history):
     ``u = Qα_k − 1 − μα_k``) never needs a product with ``Q``.  Each call
     advances one iteration and returns ``‖Δα‖², ‖α‖², ‖ΔW‖², ‖W‖²`` and the
     dual objective ``f(α) = ½αᵗQα − 1ᵗα``.  Returns ``(n_iter, status,
-    history)``.
+    history)``.  With a ``trace``, ``row()`` gives the iterate's trace
+    values, recorded for ``k = 0 … n_iter``.
     """
     hist = {"objective": [step.objective], "step": [np.nan], "weight_step": [np.nan]} if record_history else None
     status = MAX_ITER
     k = 0
+    if trace is not None:
+        trace.record(0, **row())
     while k < max_iter:
         step_sq, alpha_sq, weight_step_sq, weight_sq, objective = step()
         k += 1
+        if trace is not None and trace.wants(k):
+            trace.record(k, **row())
         if record_history:
             hist["objective"].append(objective)
             hist["step"].append(np.sqrt(step_sq))
@@ -175,6 +180,9 @@ def _iterate(step, tol, max_iter, record_history):
     # by 1 − μC per step), and W = Hᵗα with a clipped α would carry their
     # negative part Hᵗα⁻, summed over N samples, into the weights.
     history = {name: np.asarray(v) for name, v in hist.items()} if record_history else None
+    if trace is not None:
+        trace.record(k, final=True, **row())
+        history = trace.merge_into(history)
     return k, status, history
 
 
@@ -314,7 +322,7 @@ class LSVMFactor:
 
 
 def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=None,
-                   record_history=False):
+                   record_history=False, trace=None):
     """Linear LSVM: iteration (22) with Sherman–Morrison–Woodbury (see the module docstring).
 
     Parameters
@@ -338,6 +346,8 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
         Keep the dual objective ``f(α_k)`` (21) and the steps ``‖α_k − α_{k−1}‖``,
         ``‖W_k − W_{k−1}‖`` (``f`` is not monotone: ``α_0 = Q⁻¹1`` is the
         unconstrained minimiser).
+    trace : linsep._trace.TraceRecorder or None
+        Record the weights ``W_k`` (rows ``k = 0 … n_iter``).
 
     Returns
     -------
@@ -355,7 +365,8 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
     elif factor.C != C:
         raise ValueError("factor was built for another C")
     step = factor.stepper(y, mu)
-    n_iter, status, history = _iterate(step, tol, max_iter, record_history)
+    n_iter, status, history = _iterate(step, tol, max_iter, record_history, trace,
+                                       lambda: {"weights": step.weights})
     alpha = step.alpha
     return SolveResult(
         weights=step.weights,  # = Hᵗα (eq. 20), from the last Woodbury solve
@@ -366,7 +377,8 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
     )
 
 
-def kernel_lagrangian_svm(K, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, record_history=False):
+def kernel_lagrangian_svm(K, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, record_history=False,
+                          trace=None):
     """Kernel LSVM: iteration (22) with ``Q = I/C + (yyᵗ)∘(K + 11ᵗ)`` factored once.
 
     Parameters
@@ -377,6 +389,8 @@ def kernel_lagrangian_svm(K, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, re
         Labels in {-1, +1}.
     C, mu, tol, max_iter, record_history
         As in :func:`lagrangian_svm`.
+    trace : linsep._trace.TraceRecorder or None
+        Record ``dual_coef`` ``y∘α_k`` and ``intercept`` (rows ``k = 0 … n_iter``).
 
     Returns
     -------
@@ -393,7 +407,8 @@ def kernel_lagrangian_svm(K, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, re
     Q[np.diag_indices_from(Q)] += 1.0 / C
     factor = _PDFactor(Q, 1.0 / C)
     step = _KernelStep(factor, C, mu, y.shape[0])
-    n_iter, status, history = _iterate(step, tol, max_iter, record_history)
+    n_iter, status, history = _iterate(step, tol, max_iter, record_history, trace,
+                                       lambda: {"dual_coef": y * step.alpha, "intercept": (y * step.alpha).sum()})
     alpha = step.alpha
     signed = y * alpha
     return SolveResult(

@@ -60,7 +60,7 @@ def _separation_status(scores, fallback):
     return SEPARABLE if scores.size and scores.min() > 0 else fallback
 
 
-def mse(Y, margin=None, *, C=0.0):
+def mse(Y, margin=None, *, C=0.0, trace=None):
     """Least-squares solution ``a = argmin ‖Y a − b‖² + C‖w‖²`` (minimum norm if not unique).
 
     Parameters
@@ -72,6 +72,8 @@ def mse(Y, margin=None, *, C=0.0):
     C : float
         Ridge penalty on ``w`` (the bias is not penalised); 0 gives the
         lecture's ``Y⁺ b``.
+    trace : linsep._trace.TraceRecorder or None
+        Record the one row ``k = 1``: ``a``, ``b`` and ``e = Y a − b``.
 
     Returns
     -------
@@ -82,8 +84,13 @@ def mse(Y, margin=None, *, C=0.0):
     b = np.ones(Y.shape[0]) if margin is None else np.asarray(margin, dtype=np.float64)
     factor = LeastSquaresFactor(Y, None, C)
     a = factor.solve(b)
-    return SolveResult(weights=a, n_iter=1, status=_separation_status(np.asarray(Y @ a), CONVERGED),
-                       margin=b, extra={"factorization": factor.method})
+    scores = np.asarray(Y @ a)
+    history = None
+    if trace is not None:
+        trace.record(1, final=True, weights=a, margin_vector=b, error_vector=scores - b)
+        history = trace.merge_into(None)
+    return SolveResult(weights=a, n_iter=1, status=_separation_status(scores, CONVERGED),
+                       margin=b, history=history, extra={"factorization": factor.method})
 
 
 def mse_linear_machine(A, labels, margin=None, *, C=0.0):
@@ -154,7 +161,7 @@ def _check_finite(a, rule, k):
 
 
 def widrow_hoff(Y, margin=None, *, learning_rate=None, schedule="inverse", max_iter=1000, tol=1e-5,
-                initial_weights=None):
+                initial_weights=None, trace=None):
     """Batch Widrow–Hoff: ``a_{k+1} = a_k − η_k Yᵗ(Y a_k − b)``, ``η_k = η_1/k``.
 
     Parameters
@@ -180,6 +187,8 @@ def widrow_hoff(Y, margin=None, *, learning_rate=None, schedule="inverse", max_i
     initial_weights : ndarray of shape (p,) or None
         ``a_0``; zeros by default (then the limit is the minimum-norm
         solution).
+    trace : linsep._trace.TraceRecorder or None
+        Record ``a_k``, ``b`` and ``e_k = Y a_k − b`` (rows ``k = 0 … n_iter``).
 
     Returns
     -------
@@ -212,6 +221,8 @@ def widrow_hoff(Y, margin=None, *, learning_rate=None, schedule="inverse", max_i
     while True:
         r = np.asarray(Y @ a) - b
         criterion.append(float(r @ r))
+        if trace is not None and trace.wants(k):
+            trace.record(k, weights=a, margin_vector=b, error_vector=r)
         g = np.asarray(YT @ r).ravel()
         if np.linalg.norm(g) <= target:
             status = CONVERGED
@@ -222,12 +233,16 @@ def widrow_hoff(Y, margin=None, *, learning_rate=None, schedule="inverse", max_i
         a = a - _rate(learning_rate, schedule, k) * g
         _check_finite(a, "Widrow–Hoff", k)
     scores = r + b
+    history = {"criterion": np.asarray(criterion)}
+    if trace is not None:
+        trace.record(k, final=True, weights=a, margin_vector=b, error_vector=r)
+        history = trace.merge_into(history)
     return SolveResult(weights=a, n_iter=k, status=_separation_status(scores, status), margin=b,
-                       history={"criterion": np.asarray(criterion)})
+                       history=history)
 
 
 def lms(X, y, margin=None, *, learning_rate=None, schedule="inverse", max_iter=1000, tol=1e-5,
-        shuffle=True, rng=None, initial_weights=None):
+        shuffle=True, rng=None, initial_weights=None, trace=None):
     """Single-sample Widrow–Hoff (LMS): ``a ← a − η_k y_i (y_iᵗ a − b_i)``.
 
     Parameters
@@ -256,6 +271,9 @@ def lms(X, y, margin=None, *, learning_rate=None, schedule="inverse", max_iter=1
         Visit the samples in a new random order each pass.
     initial_weights : ndarray of shape (d + 1,) or None
         ``a_0``; zeros by default.
+    trace : linsep._trace.TraceRecorder or None
+        Record ``a``, ``b`` and ``e = Y a − b`` after each pass (rows
+        ``k = 0 … n_iter``, ``k = 0`` the start).
 
     Returns
     -------
@@ -277,6 +295,12 @@ def lms(X, y, margin=None, *, learning_rate=None, schedule="inverse", max_iter=1
     orders = _orders(n_samples, shuffle, rng)
     criterion = []
     status = MAX_ITER
+
+    def record(k, final=False):
+        if trace is not None and (final or trace.wants(k)):
+            trace.record(k, final=final, weights=w, margin_vector=b, error_vector=y * (X @ w[:-1] + w[-1]) - b)
+
+    record(0)
     for k in range(1, max_iter + 1):
         previous = w.copy()
         criterion.append(lms_epoch(X, y, b, next(orders), w, _rate(learning_rate, schedule, k)))
@@ -284,6 +308,9 @@ def lms(X, y, margin=None, *, learning_rate=None, schedule="inverse", max_iter=1
         if np.linalg.norm(w - previous) <= tol * np.linalg.norm(w):
             status = CONVERGED
             break
+        record(k)
+    record(len(criterion), final=True)
     scores = y * (X @ w[:-1] + w[-1])
+    history = {"criterion": np.asarray(criterion)}
     return SolveResult(weights=w, n_iter=len(criterion), status=_separation_status(scores, status), margin=b,
-                       history={"criterion": np.asarray(criterion)})
+                       history=history if trace is None else trace.merge_into(history))

@@ -73,7 +73,7 @@ def _orders(n_samples, shuffle, rng):
 
 
 def perceptron(X, y, *, learning_rate=1.0, schedule="constant", margin=0.0, max_iter=1000,
-               shuffle=True, rng=None, initial_weights=None):
+               shuffle=True, rng=None, initial_weights=None, trace=None):
     """Single-sample perceptron: ``a ← a + η_k y_i`` whenever ``aᵗ y_i <= b``.
 
     Parameters
@@ -99,6 +99,10 @@ def perceptron(X, y, *, learning_rate=1.0, schedule="constant", margin=0.0, max_
         Source of the permutations (needed when ``shuffle``).
     initial_weights : ndarray of shape (d + 1,) or None
         ``a_0`` (bias last); zeros by default.
+    trace : linsep._trace.TraceRecorder or None
+        Record ``a`` after each pass and the last sample it corrected
+        (rows ``k = 0 … n_iter``); a traced run makes its passes in plain
+        Python (:func:`_traced_epoch`) to know the corrected samples.
 
     Returns
     -------
@@ -116,20 +120,39 @@ def perceptron(X, y, *, learning_rate=1.0, schedule="constant", margin=0.0, max_
     orders = _orders(n_samples, shuffle, rng)
     mistakes = []
     status = MAX_ITER
+    if trace is not None:
+        trace.record(0, weights=w, sample=-1)
     for k in range(1, max_iter + 1):
-        mistakes.append(perceptron_epoch(X, y, next(orders), w, _rate(learning_rate, schedule, k),
-                                         float(margin)))
+        if trace is None:
+            mistakes.append(perceptron_epoch(X, y, next(orders), w, _rate(learning_rate, schedule, k),
+                                             float(margin)))
+        else:
+            count, last = _traced_epoch(X, y, next(orders), w, _rate(learning_rate, schedule, k), float(margin))
+            mistakes.append(count)
+            trace.record(k, final=count == 0 or k == max_iter, weights=w, sample=last)
         if mistakes[-1] == 0:
             status = SEPARABLE
             break
     if status == MAX_ITER and np.min(y * (X @ w[:-1] + w[-1])) > margin:
         status = SEPARABLE
+    history = {"mistakes": np.asarray(mistakes, dtype=np.int64)}
     return SolveResult(weights=w, n_iter=len(mistakes), status=status,
-                       history={"mistakes": np.asarray(mistakes, dtype=np.int64)})
+                       history=history if trace is None else trace.merge_into(history))
+
+
+def _traced_epoch(X, y, order, w, eta, margin):
+    """:func:`linsep._loops.perceptron_epoch` in plain Python; also returns the last corrected sample (or −1)."""
+    mistakes, last = 0, -1
+    for i in order:
+        if y[i] * (w[-1] + float(X[i] @ w[:-1])) <= margin:
+            w[:-1] += eta * y[i] * X[i]
+            w[-1] += eta * y[i]
+            mistakes, last = mistakes + 1, int(i)
+    return mistakes, last
 
 
 def batch_perceptron(Y, *, learning_rate=1.0, schedule="inverse", margin=0.0, max_iter=1000,
-                     initial_weights=None):
+                     initial_weights=None, trace=None):
     """Batch perceptron: ``a ← a + η_k Σ_{aᵗy_i <= b} y_i`` with ``η_k = η_1/k``.
 
     Parameters
@@ -140,6 +163,9 @@ def batch_perceptron(Y, *, learning_rate=1.0, schedule="inverse", margin=0.0, ma
     learning_rate, schedule, margin, max_iter, initial_weights
         As in :func:`perceptron`; the default schedule is the lecture's
         ``η_k = η_1/k``.
+    trace : linsep._trace.TraceRecorder or None
+        Record ``a`` after each iteration (rows ``k = 0 … n_iter``; the
+        last iteration, which finds no mistake, leaves ``a`` as it was).
 
     Returns
     -------
@@ -153,6 +179,8 @@ def batch_perceptron(Y, *, learning_rate=1.0, schedule="inverse", margin=0.0, ma
     a = np.zeros(Y.shape[1]) if initial_weights is None else np.array(initial_weights, dtype=np.float64)
     mistakes = []
     status = MAX_ITER
+    if trace is not None:
+        trace.record(0, weights=a)
     for k in range(1, max_iter + 1):
         wrong = np.asarray(Y @ a) <= margin
         mistakes.append(int(np.count_nonzero(wrong)))
@@ -161,13 +189,18 @@ def batch_perceptron(Y, *, learning_rate=1.0, schedule="inverse", margin=0.0, ma
             break
         # Σ over the mistakes = Yᵀ·1_M: one sparse-friendly product, no row gather.
         a = a + _rate(learning_rate, schedule, k) * np.asarray(Y.T @ wrong.astype(np.float64)).ravel()
+        if trace is not None and trace.wants(k):
+            trace.record(k, weights=a)
     if status == MAX_ITER and np.asarray(Y @ a).min() > margin:
         status = SEPARABLE
-    return SolveResult(weights=a, n_iter=len(mistakes), status=status,
-                       history={"mistakes": np.asarray(mistakes, dtype=np.int64)})
+    history = {"mistakes": np.asarray(mistakes, dtype=np.int64)}
+    if trace is not None:
+        trace.record(len(mistakes), final=True, weights=a)
+        history = trace.merge_into(history)
+    return SolveResult(weights=a, n_iter=len(mistakes), status=status, history=history)
 
 
-def kernel_perceptron(column, y, *, max_iter=100, fit_intercept=True, shuffle=True, rng=None):
+def kernel_perceptron(column, y, *, max_iter=100, fit_intercept=True, shuffle=True, rng=None, trace=None):
     """Dual (kernel) perceptron with correction counts ``α``.
 
     For each pass and each sample ``i`` (in the pass's order): if
@@ -196,6 +229,9 @@ def kernel_perceptron(column, y, *, max_iter=100, fit_intercept=True, shuffle=Tr
     shuffle, rng
         As in :func:`perceptron`; the same ``rng`` state gives the same
         orders as :func:`perceptron`.
+    trace : linsep._trace.TraceRecorder or None
+        Record ``dual_coef`` ``α y``, ``intercept`` and the last corrected
+        sample after each pass (rows ``k = 0 … n_iter``).
 
     Returns
     -------
@@ -213,24 +249,33 @@ def kernel_perceptron(column, y, *, max_iter=100, fit_intercept=True, shuffle=Tr
     orders = _orders(n_samples, shuffle, rng)
     mistakes = []
     status = MAX_ITER
-    for _ in range(max_iter):
+
+    def record(k, last, final=False):
+        if trace is not None and (final or trace.wants(k)):
+            dual = alpha * y
+            trace.record(k, final=final, dual_coef=dual, intercept=dual.sum() * bias, sample=last)
+
+    record(0, -1)
+    for k in range(1, max_iter + 1):
         order = next(orders)
-        count = 0
+        count, last = 0, -1
         t = next_mistake(f, y, order, 0)
         while t >= 0:
-            i = order[t]
+            i = last = order[t]
             alpha[i] += 1
             count += 1
             col = np.ascontiguousarray(column(i), dtype=np.float64).ravel()
             t = add_column_and_scan(f, y, order, t, col, y[i], bias)
         mistakes.append(count)
+        record(k, last, final=count == 0 or k == max_iter)
         if count == 0:
             status = SEPARABLE
             break
     if status == MAX_ITER and np.min(y * f) > 0:
         status = SEPARABLE
     dual = alpha * y
+    history = {"mistakes": np.asarray(mistakes, dtype=np.int64)}
     return SolveResult(weights=dual, n_iter=len(mistakes), status=status,
                        intercept=float(dual.sum()) if fit_intercept else 0.0,
-                       history={"mistakes": np.asarray(mistakes, dtype=np.int64)},
+                       history=history if trace is None else trace.merge_into(history),
                        extra={"alpha": alpha})

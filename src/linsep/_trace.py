@@ -1,0 +1,155 @@
+"""Teaching traces: the per-iteration record behind ``record_history``.
+
+Every iterative estimator of linsep takes ``record_history`` (``False`` by
+default).  When it is truthy, the estimator hands its solver a
+:class:`TraceRecorder`; the solver calls :meth:`TraceRecorder.record` with
+the iterate's vectors and merges :meth:`TraceRecorder.as_dict` into
+``SolveResult.history``, so that ``history_`` holds, next to the scalar keys
+the solver has always kept (``"criterion"``, ``"training_errors"``,
+``"validation_error"``, ``"mistakes"``, ``"margin"``, ``"objective"``...),
+the quantities a worked example of the lecture shows.  This module is the
+one place that decides what is kept.
+
+Trace format
+------------
+``history_`` is a dict of str to ndarray per binary problem (a list of such
+dicts, one per class, for one-vs-rest).  The trace keys, present where the
+algorithm has the quantity, share one row per *recorded* iterate:
+
+=================  ===============  ==============================================
+key                shape            meaning
+=================  ===============  ==============================================
+``iteration``      (n_rec,) int     iteration number ``k`` of each row
+``weights``        (n_rec, d + 1)   augmented ``a(k) = [w, w0]`` (bias last),
+                                    primal models
+``dual_coef``      (n_rec, N)       ``α_i y_i`` of kernel models
+``intercept``      (n_rec,)         their bias
+``margin_vector``  (n_rec, N)       ``b(k)``, Ho–Kashyap and MSE-type rules
+``error_vector``   (n_rec, N)       ``e(k) = Y a(k) − b(k)`` (Łęski's rules:
+                                    ``Y a(k) − 1 − b(k)``)
+``sample``         (n_rec,) int     index of the sample the step that produced
+                                    the row corrected (−1: none or several)
+=================  ===============  ==============================================
+
+Iteration numbers follow each solver's ``n_iter_``, so the last row is
+always the final iterate, ``iteration[-1] == n_iter_``:
+
+* Ho–Kashyap family (and kernel HK): the lecture's numbering, ``k = 1`` is
+  the starting point ``a(1), b(1)``; rows ``1 … n_iter_``.
+* Every other rule counts steps (or passes) from a starting point
+  ``k = 0``: rows ``0 … n_iter_`` (one more row than ``n_iter_``).  Rules
+  that count passes (perceptron, LMS, kernel perceptron) record the
+  weights after each pass; ``sample`` is then the last sample corrected in
+  the pass.
+* Kernel Schlesinger–Kozinec with ``shrinking`` records a row per check on
+  all N points, ``iteration`` being the steps made so far.
+* MSE (one solve) has the single row ``k = 1``.
+
+The scalar keys keep their own length (one entry per iteration, whatever
+was recorded), so ``criterion[i]`` belongs to iteration ``first + i``.
+With early stopping the returned weights are those of ``best_iter_``, not
+the last row; with a pocket (Kozinec/SK on non-separable data) those of the
+best iterate met.
+
+Memory bound
+------------
+``record_history=True`` records every iterate; ``record_history=n``
+(an int ``>= 1``) every ``n``-th (``k ≡ k_0 mod n``, ``k_0`` the first
+iteration).  The final iterate is always recorded.  Whatever the stride,
+the trace keys never hold much more than :data:`TRACE_BUDGET_BYTES`
+(64 MiB): when a new row would pass it, every other row is dropped and the
+stride doubles, so a long run keeps an evenly spaced subsample of its
+whole course (Ho–Kashyap on N = 10⁵ samples, two N-vectors per row, keeps
+about 40 rows).  The scalar keys are not subsampled.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral
+
+import numpy as np
+from sklearn.utils._param_validation import Interval
+
+__all__ = ["TRACE_BUDGET_BYTES", "TRACE_KEYS", "RECORD_HISTORY_CONSTRAINT", "TraceRecorder", "make_recorder"]
+
+TRACE_BUDGET_BYTES = 64 * 2**20
+"""Largest size of the trace keys of one binary problem (every other row dropped beyond it)."""
+
+TRACE_KEYS = ("iteration", "weights", "dual_coef", "intercept", "margin_vector", "error_vector", "sample")
+"""The keys a :class:`TraceRecorder` adds to ``history_``, in table order."""
+
+RECORD_HISTORY_CONSTRAINT = ["boolean", Interval(Integral, 1, None, closed="left")]
+"""``_parameter_constraints`` entry of ``record_history``: a bool, or a stride ``n >= 1``."""
+
+
+def make_recorder(record_history, budget_bytes=TRACE_BUDGET_BYTES):
+    """A :class:`TraceRecorder` for an estimator's ``record_history``, or ``None`` when it is falsy."""
+    if not record_history:
+        return None
+    stride = 1 if record_history is True else int(record_history)
+    return TraceRecorder(stride=stride, budget_bytes=budget_bytes)
+
+
+class TraceRecorder:
+    """Collect trace rows under the stride and byte budget of the module docstring.
+
+    Parameters
+    ----------
+    stride : int
+        Keep iterations ``k`` with ``(k - k_0) % stride == 0``.
+    budget_bytes : int
+        Size beyond which every other row is dropped and the stride doubled.
+    """
+
+    def __init__(self, stride=1, budget_bytes=TRACE_BUDGET_BYTES):
+        if stride < 1:
+            raise ValueError(f"the trace stride must be >= 1, got {stride}")
+        self.stride = int(stride)
+        self.budget_bytes = int(budget_bytes)
+        self._first = None
+        self._rows = []
+        self._nbytes = 0
+
+    def wants(self, k):
+        """Whether :meth:`record` would keep iteration ``k`` (lets solvers skip building a row)."""
+        return self._first is None or (k - self._first) % self.stride == 0
+
+    def record(self, k, *, final=False, **values):
+        """Keep iteration ``k``'s ``values`` (arrays are copied) if the stride wants it, or if ``final``.
+
+        A final row replaces a row of the same iteration already kept.
+        """
+        if not (final or self.wants(k)):
+            return
+        if self._first is None:
+            self._first = int(k)
+        if self._rows and self._rows[-1][0] == k:
+            self._nbytes -= self._rows.pop()[1]
+        row = {name: np.array(value, dtype=float, copy=True) for name, value in values.items()}
+        size = sum(v.nbytes for v in row.values()) + 16
+        if self._rows and self._nbytes + size > self.budget_bytes:
+            self._thin()
+        self._rows.append((int(k), size, row))
+        self._nbytes += size
+
+    def _thin(self):
+        # Every other recorded iterate goes; rows off the old stride (a final row) go too.
+        self.stride *= 2
+        kept = [r for r in self._rows if (r[0] - self._first) % self.stride == 0]
+        self._rows = kept
+        self._nbytes = sum(r[1] for r in kept)
+
+    def as_dict(self):
+        """The trace keys as arrays with one row per recorded iterate (empty dict if none)."""
+        if not self._rows:
+            return {}
+        out = {"iteration": np.array([r[0] for r in self._rows], dtype=np.int64)}
+        for name in self._rows[0][2]:
+            out[name] = np.stack([r[2][name] for r in self._rows])
+        if "sample" in out:
+            out["sample"] = out["sample"].astype(np.int64)
+        return out
+
+    def merge_into(self, history):
+        """``history`` (a dict, or ``None``) with the trace keys added."""
+        return {**(history or {}), **self.as_dict()}
