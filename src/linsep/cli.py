@@ -7,6 +7,8 @@
     linsep fit ALGO DATA -o MODEL [--param name=value …]
     linsep predict MODEL DATA [-o FILE]
     linsep separable DATA
+    linsep trace ALGO DATA [--param name=value …] [--init-weights w0,w1,…] [--b0 VALUE]
+                 [--positive LABEL] [--steps K] [--every N] [--digits D] [--plot OUT.png]
     linsep list
 
 DATA is a CSV file with a header row and the label in the last column, or an
@@ -322,6 +324,86 @@ def _cmd_separable(args):
     return 0
 
 
+def _numbers(text, option):
+    try:
+        values = [float(v) for v in text.split(",")]
+    except ValueError:
+        raise CLIError(f"{option} expects numbers separated by commas, got {text!r}") from None
+    if not all(np.isfinite(values)):
+        raise CLIError(f"{option} must be finite numbers")
+    return values
+
+
+def _cmd_trace(args):
+    """Fit with a trace and print the lecture-style table of its iterations."""
+    import inspect
+
+    from . import inspection
+    from ._registry import make_classifier
+
+    params = dict(_parse_param(p) for p in args.param)
+    params["record_history"] = args.every if args.every > 1 else True
+    try:
+        estimator = make_classifier(args.algorithm, **params)
+    except (ValueError, TypeError) as exc:
+        raise CLIError(str(exc).splitlines()[0]) from None
+    if "record_history" not in estimator.get_params():
+        raise CLIError(f"{args.algorithm} records no trace (not an iterative algorithm)")
+    X, y = read_data(args.data)
+    if hasattr(X, "toarray") and not estimator.__sklearn_tags__().input_tags.sparse:
+        X = X.toarray()
+    if args.positive is not None:  # the lecture's class 1 as +1, whatever the label order
+        if args.positive not in set(map(str, y.tolist())):
+            raise CLIError(f"--positive {args.positive!r} is not a label of {args.data}")
+        y = np.where(np.array(list(map(str, y.tolist()))) == args.positive, 1, -1)
+    fit_args = set(inspect.signature(estimator.fit).parameters)
+    fit_params = {}
+    if args.init_weights is not None:
+        if "coef_init" not in fit_args:
+            raise CLIError(f"{args.algorithm} takes no starting weights (--init-weights)")
+        a = _numbers(args.init_weights, "--init-weights")
+        if len(a) != X.shape[1] + 1:
+            raise CLIError(f"--init-weights needs {X.shape[1] + 1} numbers (w0 first, then one per feature), "
+                           f"got {len(a)}")
+        fit_params.update(intercept_init=a[0], coef_init=a[1:])
+    if args.b0 is not None:
+        b = _numbers(args.b0, "--b0")
+        if "margin" in fit_args:
+            fit_params["margin"] = b[0] if len(b) == 1 else b
+        elif "b0" in estimator.get_params() and len(b) == 1:
+            estimator.set_params(b0=b[0])
+        else:
+            raise CLIError(f"{args.algorithm} takes no margin vector "
+                           f"({'one number only' if 'b0' in estimator.get_params() else 'no --b0'})")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            estimator.fit(X, y, **fit_params)
+        except (ValueError, TypeError) as exc:
+            raise CLIError(f"cannot fit {args.algorithm} on {args.data}: {str(exc).splitlines()[0]}") from None
+    table = inspection.trace_table(estimator, precision=args.digits)
+    shown = table if args.steps is None or args.steps >= len(table) else table.head(args.steps)
+    print(shown)
+    if len(shown) < len(table):
+        last = str(table.head(len(table))).splitlines()[-1]
+        print(f"… {len(table) - len(shown)} more rows; the last:\n{last}")
+    status = getattr(estimator, "status_", None)
+    status = f", status {status}" if isinstance(status, str) else ""
+    print(f"{args.algorithm}: n_iter_ = {estimator.n_iter_}{status}"
+          + (" (first class of one-vs-rest)" if len(estimator.classes_) > 2 else ""))
+    for w in {str(w.message).splitlines()[0] for w in caught}:
+        print(f"warning: {w}", file=sys.stderr)
+    if args.plot:
+        plot_trace = getattr(inspection, "plot_trace", None)
+        if plot_trace is None:
+            raise CLIError("--plot needs linsep.inspection.plot_trace, which this version does not have")
+        drawn = plot_trace(estimator)
+        figure = getattr(drawn, "figure", drawn)
+        figure.savefig(args.plot)
+        print(f"plot -> {args.plot}")
+    return 0
+
+
 def _cmd_list(args):
     from ._registry import available_classifiers
 
@@ -391,6 +473,23 @@ def build_parser():
     separable = sub.add_parser("separable", help="decide linear separability, with a checked certificate")
     separable.add_argument("data", metavar="DATA")
     separable.set_defaults(func=_cmd_separable)
+
+    trace = sub.add_parser("trace", help="fit with a trace and print the table of its iterations (k, a(k), b(k), e(k)…)")
+    trace.add_argument("algorithm", metavar="ALGO", help="an iterative algorithm from `linsep list`")
+    trace.add_argument("data", metavar="DATA", help="CSV (header, label last) or .svm/.libsvm/.svmlight")
+    trace.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                       help="estimator parameter (JSON value or bare string), repeatable")
+    trace.add_argument("--init-weights", metavar="W0,W1,…",
+                       help="starting weights a(1) in the lecture's order, bias first (Ho-Kashyap family)")
+    trace.add_argument("--b0", metavar="VALUE",
+                       help="starting margin b0 (Ho-Kashyap family), or the margin vector b (mse, widrow_hoff, "
+                            "lms: one number or one per sample, comma-separated)")
+    trace.add_argument("--positive", metavar="LABEL", help="the label taken as the positive class (+1)")
+    trace.add_argument("--steps", type=int, metavar="K", help="print only the first K rows (and the last)")
+    trace.add_argument("--every", type=int, default=1, metavar="N", help="record every N-th iteration")
+    trace.add_argument("--digits", type=int, default=4, metavar="D", help="significant digits (default 4)")
+    trace.add_argument("--plot", metavar="OUT.png", help="also draw the trace (needs matplotlib)")
+    trace.set_defaults(func=_cmd_trace)
 
     lst = sub.add_parser("list", help="the registered algorithms")
     lst.set_defaults(func=_cmd_list)
