@@ -250,3 +250,23 @@ def test_cli_trace_refusals(tmp_path, capsys):
         assert main([str(a) for a in argv]) == 2
         err = capsys.readouterr().err
         assert len(err.strip().splitlines()) == 1 and "error:" in err
+
+
+def test_cli_trace_plot_goes_through_inspection(tmp_path, capsys, monkeypatch):
+    import linsep.inspection as inspection
+
+    drawn = []
+
+    class Figure:
+        def savefig(self, path):
+            drawn.append(path)
+
+    def fake_plot_trace(estimator):
+        assert "weights" in estimator.history_
+        return Figure()
+
+    monkeypatch.setattr(inspection, "plot_trace", fake_plot_trace, raising=False)
+    data = _lecture_csv(tmp_path / "lecture.csv")
+    out_png = tmp_path / "trace.png"
+    assert main(["trace", "batch_perceptron", str(data), "--positive", "1", "--plot", str(out_png)]) == 0
+    assert drawn == [str(out_png)] and "plot ->" in capsys.readouterr().out

@@ -78,8 +78,8 @@ TRACE_BUDGET_BYTES = 64 * 2**20
 TRACE_KEYS = ("iteration", "weights", "dual_coef", "intercept", "margin_vector", "error_vector", "sample")
 """The keys a :class:`TraceRecorder` adds to ``history_``, in table order."""
 
-RECORD_HISTORY_CONSTRAINT = ["boolean", Interval(Integral, 1, None, closed="left")]
-"""``_parameter_constraints`` entry of ``record_history``: a bool, or a stride ``n >= 1``."""
+RECORD_HISTORY_CONSTRAINT = ["boolean", Interval(Integral, 0, None, closed="left")]
+"""``_parameter_constraints`` entry of ``record_history``: a bool, or a stride ``n >= 1`` (0: off)."""
 
 
 def make_recorder(record_history, budget_bytes=TRACE_BUDGET_BYTES):
@@ -139,17 +139,27 @@ class TraceRecorder:
         self._rows = kept
         self._nbytes = sum(r[1] for r in kept)
 
-    def as_dict(self):
-        """The trace keys as arrays with one row per recorded iterate (empty dict if none)."""
+    def as_dict(self, consume=False):
+        """The trace keys as arrays with one row per recorded iterate (empty dict if none).
+
+        ``consume`` frees each key's rows once stacked, so that building the
+        arrays needs one key's worth of memory beyond the budget, not twice it;
+        the recorder is then empty.
+        """
         if not self._rows:
             return {}
         out = {"iteration": np.array([r[0] for r in self._rows], dtype=np.int64)}
-        for name in self._rows[0][2]:
+        for name in list(self._rows[0][2]):
             out[name] = np.stack([r[2][name] for r in self._rows])
+            if consume:
+                for r in self._rows:
+                    del r[2][name]
         if "sample" in out:
             out["sample"] = out["sample"].astype(np.int64)
+        if consume:
+            self._rows, self._nbytes, self._first = [], 0, None
         return out
 
     def merge_into(self, history):
-        """``history`` (a dict, or ``None``) with the trace keys added."""
-        return {**(history or {}), **self.as_dict()}
+        """``history`` (a dict, or ``None``) with the trace keys added; the recorder is emptied."""
+        return {**(history or {}), **self.as_dict(consume=True)}
