@@ -46,7 +46,11 @@ always the final iterate, ``iteration[-1] == n_iter_``:
 * MSE (one solve) has the single row ``k = 1``.
 
 The scalar keys keep their own length (one entry per iteration, whatever
-was recorded), so ``criterion[i]`` belongs to iteration ``first + i``.
+was recorded) and end at the final iteration, so ``criterion[-1]`` belongs
+to ``iteration[-1]``.  Rules that do not otherwise count training errors
+(MSE, Widrow–Hoff, LMS, perceptron, kernel perceptron) add the scalar key
+``training_errors`` (points with ``y_i f(x_i) <= 0``) to a traced run; MSE
+adds its ``criterion`` too.
 With early stopping the returned weights are those of ``best_iter_``, not
 the last row; with a pocket (Kozinec/SK on non-separable data) those of the
 best iterate met.

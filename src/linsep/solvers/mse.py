@@ -88,7 +88,8 @@ def mse(Y, margin=None, *, C=0.0, trace=None):
     history = None
     if trace is not None:
         trace.record(1, final=True, weights=a, margin_vector=b, error_vector=scores - b)
-        history = trace.merge_into(None)
+        history = trace.merge_into({"criterion": np.array([float((scores - b) @ (scores - b))]),
+                                    "training_errors": np.array([np.count_nonzero(scores <= 0)])})
     return SolveResult(weights=a, n_iter=1, status=_separation_status(scores, CONVERGED),
                        margin=b, history=history, extra={"factorization": factor.method})
 
@@ -215,14 +216,16 @@ def widrow_hoff(Y, margin=None, *, learning_rate=None, schedule="inverse", max_i
     Y = Y.tocsr() if sp.issparse(Y) else Y
     a = np.zeros(Y.shape[1]) if initial_weights is None else np.array(initial_weights, dtype=np.float64)
     target = tol * np.linalg.norm(np.asarray(YT @ b))
-    criterion = []
+    criterion, errors = [], []  # training errors: traced runs only
     status = MAX_ITER
     k = 0
     while True:
         r = np.asarray(Y @ a) - b
         criterion.append(float(r @ r))
-        if trace is not None and trace.wants(k):
-            trace.record(k, weights=a, margin_vector=b, error_vector=r)
+        if trace is not None:
+            errors.append(int(np.count_nonzero(r + b <= 0)))
+            if trace.wants(k):
+                trace.record(k, weights=a, margin_vector=b, error_vector=r)
         g = np.asarray(YT @ r).ravel()
         if np.linalg.norm(g) <= target:
             status = CONVERGED
@@ -236,7 +239,7 @@ def widrow_hoff(Y, margin=None, *, learning_rate=None, schedule="inverse", max_i
     history = {"criterion": np.asarray(criterion)}
     if trace is not None:
         trace.record(k, final=True, weights=a, margin_vector=b, error_vector=r)
-        history = trace.merge_into(history)
+        history = trace.merge_into({**history, "training_errors": np.asarray(errors, dtype=np.int64)})
     return SolveResult(weights=a, n_iter=k, status=_separation_status(scores, status), margin=b,
                        history=history)
 
@@ -301,10 +304,13 @@ def lms(X, y, margin=None, *, learning_rate=None, schedule="inverse", max_iter=1
             trace.record(k, final=final, weights=w, margin_vector=b, error_vector=y * (X @ w[:-1] + w[-1]) - b)
 
     record(0)
+    errors = []  # training errors after each pass: traced runs only
     for k in range(1, max_iter + 1):
         previous = w.copy()
         criterion.append(lms_epoch(X, y, b, next(orders), w, _rate(learning_rate, schedule, k)))
         _check_finite(w, "LMS", k)
+        if trace is not None:
+            errors.append(int(np.count_nonzero(y * (X @ w[:-1] + w[-1]) <= 0)))
         if np.linalg.norm(w - previous) <= tol * np.linalg.norm(w):
             status = CONVERGED
             break
@@ -312,5 +318,7 @@ def lms(X, y, margin=None, *, learning_rate=None, schedule="inverse", max_iter=1
     record(len(criterion), final=True)
     scores = y * (X @ w[:-1] + w[-1])
     history = {"criterion": np.asarray(criterion)}
+    if trace is not None:
+        history = trace.merge_into({**history, "training_errors": np.asarray(errors, dtype=np.int64)})
     return SolveResult(weights=w, n_iter=len(criterion), status=_separation_status(scores, status), margin=b,
-                       history=history if trace is None else trace.merge_into(history))
+                       history=history)

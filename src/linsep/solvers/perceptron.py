@@ -118,7 +118,7 @@ def perceptron(X, y, *, learning_rate=1.0, schedule="constant", margin=0.0, max_
     n_samples, n_features = X.shape
     w = np.zeros(n_features + 1) if initial_weights is None else np.array(initial_weights, dtype=np.float64)
     orders = _orders(n_samples, shuffle, rng)
-    mistakes = []
+    mistakes, errors = [], []  # errors: training errors after each pass, traced runs only
     status = MAX_ITER
     if trace is not None:
         trace.record(0, weights=w, sample=-1)
@@ -129,6 +129,7 @@ def perceptron(X, y, *, learning_rate=1.0, schedule="constant", margin=0.0, max_
         else:
             count, last = _traced_epoch(X, y, next(orders), w, _rate(learning_rate, schedule, k), float(margin))
             mistakes.append(count)
+            errors.append(int(np.count_nonzero(y * (X @ w[:-1] + w[-1]) <= 0)))
             trace.record(k, final=count == 0 or k == max_iter, weights=w, sample=last)
         if mistakes[-1] == 0:
             status = SEPARABLE
@@ -136,8 +137,9 @@ def perceptron(X, y, *, learning_rate=1.0, schedule="constant", margin=0.0, max_
     if status == MAX_ITER and np.min(y * (X @ w[:-1] + w[-1])) > margin:
         status = SEPARABLE
     history = {"mistakes": np.asarray(mistakes, dtype=np.int64)}
-    return SolveResult(weights=w, n_iter=len(mistakes), status=status,
-                       history=history if trace is None else trace.merge_into(history))
+    if trace is not None:
+        history = trace.merge_into({**history, "training_errors": np.asarray(errors, dtype=np.int64)})
+    return SolveResult(weights=w, n_iter=len(mistakes), status=status, history=history)
 
 
 def _traced_epoch(X, y, order, w, eta, margin):
@@ -247,7 +249,7 @@ def kernel_perceptron(column, y, *, max_iter=100, fit_intercept=True, shuffle=Tr
     alpha = np.zeros(n_samples, dtype=np.int64)
     bias = 1.0 if fit_intercept else 0.0
     orders = _orders(n_samples, shuffle, rng)
-    mistakes = []
+    mistakes, errors = [], []  # errors: training errors after each pass, traced runs only
     status = MAX_ITER
 
     def record(k, last, final=False):
@@ -267,6 +269,8 @@ def kernel_perceptron(column, y, *, max_iter=100, fit_intercept=True, shuffle=Tr
             col = np.ascontiguousarray(column(i), dtype=np.float64).ravel()
             t = add_column_and_scan(f, y, order, t, col, y[i], bias)
         mistakes.append(count)
+        if trace is not None:
+            errors.append(int(np.count_nonzero(y * f <= 0)))
         record(k, last, final=count == 0 or k == max_iter)
         if count == 0:
             status = SEPARABLE
@@ -275,7 +279,9 @@ def kernel_perceptron(column, y, *, max_iter=100, fit_intercept=True, shuffle=Tr
         status = SEPARABLE
     dual = alpha * y
     history = {"mistakes": np.asarray(mistakes, dtype=np.int64)}
+    if trace is not None:
+        history = trace.merge_into({**history, "training_errors": np.asarray(errors, dtype=np.int64)})
     return SolveResult(weights=dual, n_iter=len(mistakes), status=status,
                        intercept=float(dual.sum()) if fit_intercept else 0.0,
-                       history=history if trace is None else trace.merge_into(history),
+                       history=history,
                        extra={"alpha": alpha})
