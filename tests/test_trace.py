@@ -223,6 +223,20 @@ def test_one_vs_rest_traces_one_table_per_class():
         np.testing.assert_allclose(table.to_records()[-1]["a"], np.r_[clf.intercept_[c], clf.coef_[c]])
 
 
+def test_cli_trace_one_vs_rest_class(tmp_path, capsys):
+    rng = np.random.RandomState(0)
+    X = np.r_[rng.randn(15, 2) + [4, 0], rng.randn(15, 2) - [4, 0], rng.randn(15, 2) + [0, 6]]
+    labels = np.repeat(["a", "b", "c"], 15)
+    data = tmp_path / "three.csv"
+    data.write_text("x1,x2,label\n" + "".join(f"{u},{v},{c}\n" for (u, v), c in zip(X, labels)))
+    assert main(["trace", "batch_perceptron", str(data), "--class", "c", "--param", "schedule=constant"]) == 0
+    out = capsys.readouterr().out
+    clf = make_classifier("batch_perceptron", schedule="constant").fit(X, labels)
+    assert f"n_iter_ = {clf.n_iter_[2]}, status separable (class 'c' against the rest)" in out
+    assert main(["trace", "batch_perceptron", str(data), "--class", "z"]) == 2
+    assert "'z' is not a label" in capsys.readouterr().err
+
+
 def test_trace_table_refuses_a_fit_without_trace():
     clf = HoKashyapClassifier().fit(LECTURE_X, LECTURE_Y)
     with pytest.raises(ValueError, match="record_history"):

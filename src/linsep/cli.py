@@ -8,7 +8,7 @@
     linsep predict MODEL DATA [-o FILE]
     linsep separable DATA
     linsep trace ALGO DATA [--param name=value …] [--init-weights w0,w1,…] [--b0 VALUE]
-                 [--positive LABEL] [--steps K] [--every N] [--digits D] [--plot OUT.png]
+                 [--positive LABEL] [--class LABEL] [--steps K] [--every N] [--digits D] [--plot OUT.png]
     linsep list
 
 DATA is a CSV file with a header row and the label in the last column, or an
@@ -381,16 +381,25 @@ def _cmd_trace(args):
             estimator.fit(X, y, **fit_params)
         except (ValueError, TypeError) as exc:
             raise CLIError(f"cannot fit {args.algorithm} on {args.data}: {str(exc).splitlines()[0]}") from None
-    table = inspection.trace_table(estimator, precision=args.digits)
+    classes = [str(c) for c in estimator.classes_.tolist()]
+    problem = 0
+    if len(classes) > 2:  # one-vs-rest: one trace per class
+        label = classes[0] if args.one_vs_rest is None else args.one_vs_rest
+        if label not in classes:
+            raise CLIError(f"--class {label!r} is not a label of {args.data} ({', '.join(classes)})")
+        problem = classes.index(label)
+    elif args.one_vs_rest is not None:
+        raise CLIError("--class picks a one-vs-rest problem; the data have two classes")
+    table = inspection.trace_table(estimator, problem=problem, precision=args.digits)
     shown = table if args.steps is None or args.steps >= len(table) else table.head(args.steps)
     print(shown)
     if len(shown) < len(table):
         last = str(table.head(len(table))).splitlines()[-1]
         print(f"… {len(table) - len(shown)} more rows; the last:\n{last}")
-    status = getattr(estimator, "status_", None)
-    status = f", status {status}" if isinstance(status, str) else ""
-    print(f"{args.algorithm}: n_iter_ = {estimator.n_iter_}{status}"
-          + (" (first class of one-vs-rest)" if len(estimator.classes_) > 2 else ""))
+    n_iter, status = np.ravel(estimator.n_iter_)[problem], getattr(estimator, "status_", None)
+    status = f", status {np.ravel(status)[problem]}" if status is not None else ""
+    print(f"{args.algorithm}: n_iter_ = {n_iter}{status}"
+          + (f" (class {classes[problem]!r} against the rest)" if len(classes) > 2 else ""))
     for w in {str(w.message).splitlines()[0] for w in caught}:
         print(f"warning: {w}", file=sys.stderr)
     if args.plot:
@@ -485,6 +494,8 @@ def build_parser():
                        help="starting margin b0 (Ho-Kashyap family), or the margin vector b (mse, widrow_hoff, "
                             "lms: one number or one per sample, comma-separated)")
     trace.add_argument("--positive", metavar="LABEL", help="the label taken as the positive class (+1)")
+    trace.add_argument("--class", dest="one_vs_rest", metavar="LABEL",
+                       help="more than two classes: the one-vs-rest problem of this class (default: the first)")
     trace.add_argument("--steps", type=int, metavar="K", help="print only the first K rows (and the last)")
     trace.add_argument("--every", type=int, default=1, metavar="N", help="record every N-th iteration")
     trace.add_argument("--digits", type=int, default=4, metavar="D", help="significant digits (default 4)")
