@@ -125,7 +125,8 @@ def test_every_iterative_estimator_traces_every_iteration(name):
         np.testing.assert_allclose(trace["error_vector"], trace["weights"] @ Y.T - trace["margin_vector"],
                                    atol=1e-9)
     assert len(trace_table(clf)) == n_rows
-    if name in ("hk", "mse", "widrow_hoff", "lms", "perceptron", "kernel_perceptron"):
+    if name in ("hk", "mse", "widrow_hoff", "lms", "perceptron", "kernel_perceptron", "batch_perceptron", "lsvm",
+                "kernel_lsvm"):
         assert trace["training_errors"][-1] == np.count_nonzero(y * clf.decision_function(X) <= 0)
 
 

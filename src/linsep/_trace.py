@@ -48,7 +48,7 @@ always the final iterate, ``iteration[-1] == n_iter_``:
 The scalar keys keep their own length (one entry per iteration, whatever
 was recorded) and end at the final iteration, so ``criterion[-1]`` belongs
 to ``iteration[-1]``.  Rules that do not otherwise count training errors
-(MSE, Widrow–Hoff, LMS, perceptron, kernel perceptron) add the scalar key
+(MSE, Widrow–Hoff, LMS, the three perceptrons, LSVM) add the scalar key
 ``training_errors`` (points with ``y_i f(x_i) <= 0``) to a traced run; MSE
 adds its ``criterion`` too.
 With early stopping the returned weights are those of ``best_iter_``, not

@@ -146,7 +146,7 @@ class _PDFactor:
         return self._evecs @ ((self._evecs.T @ rhs) / self._evals)
 
 
-def _iterate(step, tol, max_iter, record_history, trace=None, row=None):
+def _iterate(step, tol, max_iter, record_history, trace=None, row=None, count_errors=None):
     """Run iteration (22) with a *step* object (:class:`_KernelStep` or :class:`_LinearStep`).
 
     The step holds ``α_k`` (``step.alpha``) and the right-hand side
@@ -156,18 +156,23 @@ def _iterate(step, tol, max_iter, record_history, trace=None, row=None):
     advances one iteration and returns ``‖Δα‖², ‖α‖², ‖ΔW‖², ‖W‖²`` and the
     dual objective ``f(α) = ½αᵗQα − 1ᵗα``.  Returns ``(n_iter, status,
     history)``.  With a ``trace``, ``row()`` gives the iterate's trace
-    values, recorded for ``k = 0 … n_iter``.
+    values, recorded for ``k = 0 … n_iter``, and ``count_errors()`` its
+    training errors, kept for every ``k``.
     """
     hist = {"objective": [step.objective], "step": [np.nan], "weight_step": [np.nan]} if record_history else None
     status = MAX_ITER
     k = 0
+    errors = []
     if trace is not None:
         trace.record(0, **row())
+        errors.append(count_errors())
     while k < max_iter:
         step_sq, alpha_sq, weight_step_sq, weight_sq, objective = step()
         k += 1
-        if trace is not None and trace.wants(k):
-            trace.record(k, **row())
+        if trace is not None:
+            errors.append(count_errors())
+            if trace.wants(k):
+                trace.record(k, **row())
         if record_history:
             hist["objective"].append(objective)
             hist["step"].append(np.sqrt(step_sq))
@@ -182,7 +187,7 @@ def _iterate(step, tol, max_iter, record_history, trace=None, row=None):
     history = {name: np.asarray(v) for name, v in hist.items()} if record_history else None
     if trace is not None:
         trace.record(k, final=True, **row())
-        history = trace.merge_into(history)
+        history = trace.merge_into({**(history or {}), "training_errors": np.asarray(errors, dtype=np.int64)})
     return k, status, history
 
 
@@ -365,8 +370,11 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
     elif factor.C != C:
         raise ValueError("factor was built for another C")
     step = factor.stepper(y, mu)
+    def count_errors():
+        return int(np.count_nonzero(y * (np.asarray(X @ step.weights[:-1]).ravel() + step.weights[-1]) <= 0))
+
     n_iter, status, history = _iterate(step, tol, max_iter, record_history, trace,
-                                       lambda: {"weights": step.weights})
+                                       lambda: {"weights": step.weights}, count_errors)
     alpha = step.alpha
     return SolveResult(
         weights=step.weights,  # = Hᵗα (eq. 20), from the last Woodbury solve
@@ -407,8 +415,13 @@ def kernel_lagrangian_svm(K, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, re
     Q[np.diag_indices_from(Q)] += 1.0 / C
     factor = _PDFactor(Q, 1.0 / C)
     step = _KernelStep(factor, C, mu, y.shape[0])
+    def count_errors():
+        signed = y * step.alpha
+        return int(np.count_nonzero(y * (K @ signed + signed.sum()) <= 0))
+
     n_iter, status, history = _iterate(step, tol, max_iter, record_history, trace,
-                                       lambda: {"dual_coef": y * step.alpha, "intercept": (y * step.alpha).sum()})
+                                       lambda: {"dual_coef": y * step.alpha, "intercept": (y * step.alpha).sum()},
+                                       count_errors)
     alpha = step.alpha
     signed = y * alpha
     return SolveResult(

@@ -179,13 +179,16 @@ def batch_perceptron(Y, *, learning_rate=1.0, schedule="inverse", margin=0.0, ma
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
     a = np.zeros(Y.shape[1]) if initial_weights is None else np.array(initial_weights, dtype=np.float64)
-    mistakes = []
+    mistakes, errors = [], []  # errors[k]: training errors of row k's weights, traced runs only
     status = MAX_ITER
     if trace is not None:
         trace.record(0, weights=a)
     for k in range(1, max_iter + 1):
-        wrong = np.asarray(Y @ a) <= margin
+        scores = np.asarray(Y @ a)
+        wrong = scores <= margin
         mistakes.append(int(np.count_nonzero(wrong)))
+        if trace is not None:
+            errors.append(int(np.count_nonzero(scores <= 0)))
         if mistakes[-1] == 0:
             status = SEPARABLE
             break
@@ -198,7 +201,8 @@ def batch_perceptron(Y, *, learning_rate=1.0, schedule="inverse", margin=0.0, ma
     history = {"mistakes": np.asarray(mistakes, dtype=np.int64)}
     if trace is not None:
         trace.record(len(mistakes), final=True, weights=a)
-        history = trace.merge_into(history)
+        errors.append(int(np.count_nonzero(np.asarray(Y @ a) <= 0)))
+        history = trace.merge_into({**history, "training_errors": np.asarray(errors, dtype=np.int64)})
     return SolveResult(weights=a, n_iter=len(mistakes), status=status, history=history)
 
 
