@@ -24,6 +24,7 @@ import math
 import warnings
 import weakref
 from abc import ABCMeta, abstractmethod
+from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -34,7 +35,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._result import MAX_ITER
+from ._certificates import decision_scores, is_proof, separates
+from ._design import column_shifts, scale_columns, unscale_coef
+from ._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE
 from .kernels import KERNELS, kernel_matrix, resolve_gamma
 
 __all__ = ["BaseSeparator", "BaseLinearSeparator", "BaseKernelSeparator", "KERNEL_CONSTRAINTS", "check_class_labels",
@@ -241,13 +244,28 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
         targets, self.classes_ = encode_pm1(y, self.classes_)
         encoded_extra = {name: encode_pm1(labels, self.classes_)[0]
                          for name, labels in (extra_targets or {}).items()}
+        X_solve = self._solver_input(X)
         results = []
         for column in range(targets.shape[1]):
             per_problem = {name: values[:, column] for name, values in encoded_extra.items()}
-            results.append(self._solve_binary(X, targets[:, column], **per_problem, **fit_params))
+            result = self._solve_binary(X_solve, targets[:, column], **per_problem, **fit_params)
+            results.append(self._checked_proof(result, X_solve, targets[:, column]))
         self._unpack_common(results)
         self._store(results)
+        self._check_separation(X, targets)
         return self
+
+    # Hooks of _fit_problems: the data the solvers see, and the checks of their verdicts.
+    def _solver_input(self, X):
+        """The training data as the solvers receive them (``X`` itself by default)."""
+        return X
+
+    def _checked_proof(self, result, X, y):
+        """``result``, with a ``not_separable`` verdict whose proof fails the check demoted (no check by default)."""
+        return result
+
+    def _check_separation(self, X, targets):
+        """Demote ``separable`` statuses that the stored model contradicts (no check by default)."""
 
     def _unpack_common(self, results):
         binary = len(results) == 1
@@ -279,11 +297,55 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
 
 
 class BaseLinearSeparator(LinearClassifierMixin, BaseSeparator):
-    """Base of primal models: the solver returns augmented weights (bias last)."""
+    """Base of primal models: the solver returns augmented weights (bias last).
+
+    Data of any representable scale: columns whose magnitude lies outside
+    the safe range of :func:`linsep._design.column_shifts` (beyond ``2^±53``
+    for float64) are rescaled by powers of two before solving — exact in
+    floating point, and a no-op (no copy) for ordinary data — and ``coef_``
+    is mapped back to the original columns.  Verdicts are then checked on the
+    returned model: ``"not_separable"`` needs a proof that passes
+    :func:`linsep._certificates.is_proof`, ``"separable"`` needs
+    ``y_i · decision_function(x_i) > 0`` (finite) on every training sample;
+    a verdict that fails its check is reported as ``"converged"`` (no
+    verdict).
+    """
+
+    _rescale_exponent = None
+    """Columns beyond ``2^±this`` are rescaled (``None``: the dtype's safe range, 2^±53 for float64)."""
+
+    def _fit_problems(self, X, y, extra_targets=None, **fit_params):
+        try:
+            return super()._fit_problems(X, y, extra_targets=extra_targets, **fit_params)
+        finally:
+            self.__dict__.pop("_input_shifts", None)
+
+    def _solver_input(self, X):
+        self._input_shifts = column_shifts(X, self._rescale_exponent)
+        return X if self._input_shifts is None else scale_columns(X, self._input_shifts)
+
+    def _checked_proof(self, result, X, y):
+        if result.status == NOT_SEPARABLE and not (result.certificate is not None
+                                                   and is_proof(X, y, result.certificate)):
+            return replace(result, status=CONVERGED, certificate=None)
+        return result
+
+    def _check_separation(self, X, targets):
+        statuses = np.array(np.atleast_1d(self.status_), dtype=object)
+        claimed = np.flatnonzero(statuses == SEPARABLE)
+        if not claimed.size:
+            return
+        with np.errstate(over="ignore", invalid="ignore"):
+            scores = decision_scores(X, self.coef_[claimed], self.intercept_[claimed])
+        for column, problem in enumerate(claimed):
+            if not separates(scores[:, column], targets[:, problem]):
+                statuses[problem] = CONVERGED
+        self.status_ = statuses[0] if statuses.size == 1 else statuses
 
     def _store(self, results):
         W = np.vstack([r.weights for r in results])
-        self.coef_ = W[:, :-1].copy()
+        shifts = getattr(self, "_input_shifts", None)
+        self.coef_ = W[:, :-1].copy() if shifts is None else unscale_coef(W[:, :-1], shifts)
         self.intercept_ = W[:, -1].copy()
 
     def fit(self, X, y):
@@ -338,6 +400,14 @@ class BaseKernelSeparator(BaseSeparator):
         """Keep the training samples, resolve ``gamma``, build the shared state, solve."""
         if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
             raise ValueError(f"kernel='precomputed' needs a square Gram matrix, got shape {X.shape}")
+        if column_shifts(X) is not None:
+            # Kernel values of such data over- or underflow, and no rescaling is exact for
+            # every kernel and gamma: refuse rather than fit garbage.
+            what = "Gram matrix" if self.kernel == "precomputed" else "X"
+            raise ValueError(
+                f"{type(self).__name__} needs the magnitudes of its {what} within 2^-p .. 2^p per column "
+                f"(p = {np.finfo(X.dtype).nmant + 1} for {X.dtype}); some column lies outside. Rescale "
+                f"the data (e.g. with StandardScaler) or use a linear estimator, which rescales exactly.")
         self.X_fit_ = X
         self._gamma = resolve_gamma(self.gamma, X)
         self._fit_state = self._prepare_fit(X)

@@ -49,3 +49,100 @@ def sign_normalized(X, y):
 def augmented_weights(coef, intercept):
     """Stack ``coef`` (d,) and ``intercept`` into the augmented ``W`` (d+1,)."""
     return np.concatenate([np.ravel(coef), [float(intercept)]])
+
+
+# --- Data of any representable scale ------------------------------------------------------------
+# Every primal rule works on Y = diag(y)[X, 1], where the bias column is 1.  A feature column whose
+# magnitude is more than 2^p away from 1 (p = the mantissa bits of the dtype, 53 for float64) can
+# no longer be combined with the bias column at comparable weights, and far beyond that its
+# squares and sums over- or underflow.  Such columns are rescaled by powers of two before solving
+# (exact in binary floating point) and the weights are mapped back; columns inside the range are
+# left alone, so ordinary data are neither copied nor changed.
+
+
+def _safe_exponent(dtype):
+    return np.finfo(dtype).nmant + 1
+
+
+def _column_maxabs(X):
+    """Per-column ``max |x|`` (dense or sparse) from column maxima and minima: no copy of ``X``."""
+    if sp.issparse(X):
+        return np.maximum(X.max(axis=0).toarray().ravel(), -X.min(axis=0).toarray().ravel())
+    return np.maximum(X.max(axis=0), -X.min(axis=0))
+
+
+def _smallest_nonzero(X, columns):
+    """Smallest non-zero ``|x|`` of each of ``columns`` (only on the rare rescaling path)."""
+    sub = X[:, columns]
+    if sp.issparse(sub):
+        sub = sp.csc_matrix(sub)
+        return np.array([np.abs(sub.data[a:b][sub.data[a:b] != 0]).min(initial=np.inf)
+                         for a, b in zip(sub.indptr[:-1], sub.indptr[1:])])
+    sub = np.abs(sub)
+    return np.where(sub > 0, sub, np.inf).min(axis=0)
+
+
+def column_shifts(X, exponent=None):
+    """Power-of-two exponents ``k_j`` that bring every column of ``X`` into a safe range, or ``None``.
+
+    A column whose largest magnitude ``m_j`` lies in ``[2^-p, 2^p]`` (``p`` =
+    ``exponent``, by default the mantissa bits + 1 of ``X``'s dtype: 53 for
+    float64, 24 for float32), or is all zero, gets ``k_j = 0``; the others get ``k_j`` with ``m_j 2^{k_j}``
+    in ``[1/2, 1)``.  ``None`` (the usual answer, after one pass of column
+    maxima) means nothing needs rescaling.  A column scaled down is moved
+    less far when its smallest non-zero entry would otherwise fall below the
+    normal range (where ``x 2^k`` would lose bits); if even the least shift
+    that brings ``m_j`` to ``2^p`` would do so, the column spans more than
+    the dtype can scale exactly and a ``ValueError`` says so.
+
+    ``X 2^k`` (``scale_columns``) is exact, and so is ``w_j = w'_j 2^{k_j}``
+    (``unscale_coef``) unless it over- or underflows.
+    """
+    dtype = X.dtype
+    p = _safe_exponent(dtype) if exponent is None else min(exponent, _safe_exponent(dtype))
+    largest = np.asarray(_column_maxabs(X), dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        exponent = np.frexp(largest)[1]  # m = f 2^e, f in [1/2, 1)
+    outside = (largest > 0) & ((largest > 2.0**p) | (largest < 2.0**-p))
+    if not outside.any():
+        return None
+    shifts = np.where(outside, -exponent, 0).astype(np.int64)
+    down = np.flatnonzero(shifts < 0)
+    if down.size:
+        smallest = np.full(X.shape[1], np.inf)
+        smallest[down] = _smallest_nonzero(X, down)
+        tiny_exponent = np.finfo(dtype).minexp  # smallest normal = 2^(minexp)
+        smallest_exponent = np.frexp(np.asarray(smallest[down], dtype=np.float64))[1] - 1
+        least = tiny_exponent - smallest_exponent  # keeps the smallest entry normal
+        needed = p - exponent[down]  # the least shift that brings m to at most 2^p
+        if np.any(least > needed):
+            j = down[np.argmax(least > needed)]
+            raise ValueError(
+                f"column {j} of X spans too many orders of magnitude to be rescaled exactly "
+                f"(from {smallest[j]:.3g} to {largest[j]:.3g} in {np.dtype(dtype).name}); "
+                f"rescale or clip it before fitting")
+        shifts[down] = np.maximum(shifts[down], least)
+    return shifts
+
+
+def scale_columns(X, shifts):
+    """Return ``X diag(2^shifts)`` as a new array of ``X``'s dtype (dense or sparse); exact."""
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, copy=True)
+        X.data = np.ldexp(X.data, shifts[X.indices]).astype(X.dtype, copy=False)
+        return X
+    return np.ldexp(X, shifts.astype(np.int32)).astype(X.dtype, copy=False)
+
+
+def unscale_coef(coef, shifts):
+    """Weights for the original columns from weights ``coef`` (..., d) fitted on ``X diag(2^shifts)``.
+
+    ``w_j x_j = (w_j 2^{-k_j}) (x_j 2^{k_j})``, so ``w_j = w'_j 2^{k_j}``.
+    A ``ValueError`` is raised when a weight is not representable at the
+    data's scale (it would overflow).
+    """
+    out = np.ldexp(coef, shifts.astype(np.int32)).astype(np.result_type(coef), copy=False)
+    if not np.all(np.isfinite(out)):
+        raise ValueError("the fitted weights overflow at the scale of X (features near the float range "
+                         "limits); rescale X before fitting")
+    return out

@@ -24,6 +24,11 @@ MAX_ITER = "max_iter"
 
 STATUSES = (SEPARABLE, NOT_SEPARABLE, CONVERGED, MAX_ITER)
 
+UNDECIDED = "undecided"
+"""Verdict of :func:`linsep.check_separability` when no certificate passed its check (never a fit status)."""
+VERDICTS = (SEPARABLE, NOT_SEPARABLE, UNDECIDED)
+"""The answers of :func:`linsep.check_separability`."""
+
 
 @dataclass(frozen=True)
 class SolveResult:

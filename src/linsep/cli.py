@@ -6,7 +6,7 @@
                  [--quick] [--jobs J] [--out DIR] [--seed S] [--test ttest|wilcoxon]
     linsep fit ALGO DATA -o MODEL [--param name=value …]
     linsep predict MODEL DATA [-o FILE]
-    linsep separable DATA
+    linsep separable DATA        (exit status 0 with a verdict, 3 when undecided)
     linsep trace ALGO DATA [--param name=value …] [--init-weights w0,w1,…] [--b0 VALUE]
                  [--positive LABEL] [--class LABEL] [--steps K] [--every N] [--digits D] [--plot OUT.png]
     linsep list
@@ -40,6 +40,8 @@ FORMAT = "linsep-model"
 FORMAT_VERSION = 1
 SVMLIGHT_SUFFIXES = (".svm", ".libsvm", ".svmlight")
 _META = "__meta__"
+EXIT_UNDECIDED = 3
+"""Exit status of ``linsep separable`` when no certificate passed its check (2 is for bad input)."""
 
 
 class CLIError(Exception):
@@ -318,10 +320,10 @@ def _cmd_separable(args):
         verdict = check_separability(X, y)
     except ValueError as exc:
         raise CLIError(f"{args.data}: {str(exc).splitlines()[0]}") from None
-    print("separable" if verdict.separable else "not separable")
+    print({True: "separable", False: "not separable", None: "undecided"}[verdict.separable])
     print(f"method: {verdict.method}")
     print(verdict.summary())
-    return 0
+    return EXIT_UNDECIDED if verdict.separable is None else 0
 
 
 def _numbers(text, option):

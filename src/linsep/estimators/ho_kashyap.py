@@ -24,7 +24,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.base import _fit_context
 
 from .._base import BaseLinearSeparator
-from .._design import augmented_weights, sign_normalized
+from .._design import augmented_weights, scale_columns, sign_normalized
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from ..solvers.ho_kashyap import STOPPING_RULES, ho_kashyap
 
@@ -199,6 +199,18 @@ class HoKashyapClassifier(BaseLinearSeparator):
             return self._fit_problems(X, y, extra_targets=extra)
         finally:
             del self._X_val, self._initial_weights
+
+    def _solver_input(self, X):
+        # Validation data and starting weights follow the training columns' power-of-two scaling.
+        X = super()._solver_input(X)
+        shifts = self._input_shifts
+        if shifts is not None:
+            if self._X_val is not None:
+                self._X_val = scale_columns(self._X_val, shifts)
+            if self._initial_weights is not None:
+                self._initial_weights = self._initial_weights.copy()
+                self._initial_weights[:-1] = np.ldexp(self._initial_weights[:-1], -shifts.astype(np.int32))
+        return X
 
     def _solve_binary(self, X, y, y_val=None):
         Y_val = None if y_val is None else sign_normalized(self._X_val, y_val)

@@ -48,6 +48,13 @@ def _check_margin(margin, n_samples):
 class _MarginFitMixin:
     """``fit(X, y, margin=None)`` shared by the three MSE estimators."""
 
+    # The MSE solution does not depend on the scale of a column (without C), but the
+    # speed of the gradient rules (Widrow–Hoff, LMS) does: a column far from the unit bias column makes
+    # YᵀY ill-conditioned (λ_min/λ_max ~ its scale squared).  Columns beyond 2^±8 are
+    # brought to [1/2, 1) by powers of two, which preconditions the rules and leaves
+    # their limit unchanged; ordinary (e.g. standardised) data are left as they are.
+    _rescale_exponent = 8
+
     def _fit_with_margin(self, X, y, margin):
         X, y = self._validate_fit(X, y)
         b = _check_margin(margin, X.shape[0])
@@ -104,6 +111,7 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
 
     _parameter_constraints = {"C": [Interval(Real, 0, None, closed="left")],
                               "record_history": RECORD_HISTORY_CONSTRAINT}
+    _rescale_exponent = None  # one factorisation, no iterations to precondition; C is in the data's units
 
     def __init__(self, *, C=0.0, record_history=False):
         self.C = C
@@ -126,13 +134,16 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
         classes, labels = np.unique(y, return_inverse=True)
         if classes.size == 2:
             return self._fit_problems(X, y, margin=b)
-        solved = mse_linear_machine(augment(X), labels, b, C=self.C)
         self.classes_ = classes
-        results = [SolveResult(weights=solved.weights[:, k], n_iter=1, status=solved.status,
-                               margin=solved.margin[:, k], extra=solved.extra)
-                   for k in range(classes.size)]
-        self._unpack_common(results)
-        self._store(results)
+        try:  # the same power-of-two column scaling as the one-vs-rest estimators
+            solved = mse_linear_machine(augment(self._solver_input(X)), labels, b, C=self.C)
+            results = [SolveResult(weights=solved.weights[:, k], n_iter=1, status=solved.status,
+                                   margin=solved.margin[:, k], extra=solved.extra)
+                       for k in range(classes.size)]
+            self._unpack_common(results)
+            self._store(results)
+        finally:
+            del self._input_shifts
         return self
 
     def _solve_binary(self, X, y, margin=None):

@@ -1,0 +1,92 @@
+"""Independent checks of the certificates behind a separability verdict.
+
+Gordan's alternative for ``Y = diag(y)[X, 1]``: either some ``W`` has
+``Y W > 0`` (a separating hyperplane) or some ``u >= 0, u != 0`` has
+``Yᵀu = 0`` (a proof that none exists).  Solvers produce candidates; the
+functions here check them without trusting the solver, and the same way at
+every data scale:
+
+* a proof is accepted when, **for every column** ``j`` of ``Y`` (bias
+  included), ``|Σ_i u_i Y_ij| <= rtol · Σ_i u_i |Y_ij|``.  Each column is
+  judged against its own magnitude, so a small feature column is not hidden
+  by the bias column, and the test is invariant to scaling any column or
+  ``u``.  Such a ``u`` rules out every hyperplane whose relative margin
+  ``min_i Y_i W / max_i |Y_i| |W|`` exceeds ``rtol``: for a positive ``W``
+  margin, ``uᵀ Y W`` would be too large to cancel;
+* a hyperplane is accepted when ``y_i (w·x_i + w_0) > 0`` and finite for every
+  sample, evaluated as the estimators' ``decision_function`` evaluates it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+PROOF_RTOL = 1e-9
+"""Largest per-column relative residual of an accepted non-separability proof."""
+
+_BLOCK_ROWS = 4096  # rows per block: the checks never hold a copy of all of X
+# Sums whose terms are all below this have lost too many bits to certify anything.
+_TOO_SMALL = 2.0**-900
+
+
+def proof_residuals(X, y, u):
+    """Per-column relative residuals ``|Σ_i u_i Y_ij| / Σ_i u_i |Y_ij|`` of ``Y = diag(y)[X, 1]``.
+
+    Returns an array of length ``d + 1`` (the bias column last), or ``None``
+    when ``u`` is not a candidate (not finite, a negative entry, all zero, or
+    the wrong length).  A column that is exactly zero on the support of
+    ``u`` has residual 0; one whose terms are too small to be summed reliably
+    has residual ``inf``.  Computed on the support of ``u``, each column
+    rescaled by a power of two to its largest magnitude there and ``u`` by
+    its maximum, a block of rows at a time: no overflow, no copy of all of ``X``.
+    """
+    u = np.asarray(u, dtype=np.float64).ravel()
+    if u.shape[0] != X.shape[0] or not np.all(np.isfinite(u)) or u.min(initial=0.0) < 0 or not u.max(initial=0.0) > 0:
+        return None
+    support = np.flatnonzero(u > 0)
+    weights = (np.asarray(y, dtype=np.float64).ravel() * u)[support]
+    weights = weights / np.abs(weights).max()
+
+    def blocks():  # rows of the support, a block at a time, dense float64
+        for start in range(0, support.size, _BLOCK_ROWS):
+            rows = X[support[start:start + _BLOCK_ROWS]]
+            yield start, np.asarray(rows.toarray() if sp.issparse(rows) else rows, dtype=np.float64)
+
+    largest = np.zeros(X.shape[1])
+    for _, block in blocks():
+        np.maximum(largest, np.abs(block).max(axis=0), out=largest)
+    shifts = np.where(largest > 0, -np.frexp(largest)[1], 0).astype(np.int32)
+    signed = np.zeros(X.shape[1] + 1)
+    magnitude = np.zeros(X.shape[1] + 1)
+    for start, block in blocks():
+        block = np.ldexp(block, shifts)
+        w = weights[start:start + _BLOCK_ROWS]
+        signed[:-1] += w @ block
+        magnitude[:-1] += np.abs(w) @ np.abs(block)
+    signed[-1], magnitude[-1] = weights.sum(), np.abs(weights).sum()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        residuals = np.abs(signed) / magnitude
+    present = np.append(largest > 0, True)  # the bias column is never zero
+    residuals[~present] = 0.0  # a column that is zero on the support of u
+    residuals[present & (magnitude < _TOO_SMALL)] = np.inf
+    return residuals
+
+
+def is_proof(X, y, u, rtol=PROOF_RTOL):
+    """Whether ``u`` proves that ``X, y`` (labels ``±1``) are not linearly separable (see the module)."""
+    residuals = proof_residuals(X, y, u)
+    return residuals is not None and bool(np.all(residuals <= rtol))
+
+
+def decision_scores(X, coef, intercept):
+    """``X coefᵀ + intercept`` as :class:`~sklearn.linear_model._base.LinearClassifierMixin` computes it."""
+    from sklearn.utils.extmath import safe_sparse_dot
+
+    return safe_sparse_dot(X, np.atleast_2d(coef).T, dense_output=True) + intercept
+
+
+def separates(scores, y):
+    """Whether every ``y_i · score_i`` is finite and strictly positive (``scores`` and ``y`` of shape (N,))."""
+    signed = np.asarray(y, dtype=np.float64).ravel() * np.asarray(scores, dtype=np.float64).ravel()
+    return bool(np.all(np.isfinite(signed)) and signed.min(initial=np.inf) > 0)
