@@ -35,7 +35,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._certificates import decision_scores, is_proof, separates
+from ._certificates import FIT_PROOF_RTOL, decision_scores, is_proof, separates
 from ._design import column_shifts, scale_columns, unscale_coef
 from ._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE
 from .kernels import KERNELS, kernel_matrix, resolve_gamma
@@ -305,7 +305,8 @@ class BaseLinearSeparator(LinearClassifierMixin, BaseSeparator):
     floating point, and a no-op (no copy) for ordinary data — and ``coef_``
     is mapped back to the original columns.  Verdicts are then checked on the
     returned model: ``"not_separable"`` needs a proof that passes
-    :func:`linsep._certificates.is_proof`, ``"separable"`` needs
+    :func:`linsep._certificates.is_proof` (per-column relative residual at most
+    ``FIT_PROOF_RTOL = 1e-6``), ``"separable"`` needs
     ``y_i · decision_function(x_i) > 0`` (finite) on every training sample;
     a verdict that fails its check is reported as ``"converged"`` (no
     verdict).
@@ -326,7 +327,7 @@ class BaseLinearSeparator(LinearClassifierMixin, BaseSeparator):
 
     def _checked_proof(self, result, X, y):
         if result.status == NOT_SEPARABLE and not (result.certificate is not None
-                                                   and is_proof(X, y, result.certificate)):
+                                                   and is_proof(X, y, result.certificate, FIT_PROOF_RTOL)):
             return replace(result, status=CONVERGED, certificate=None)
         return result
 

@@ -23,7 +23,11 @@ import numpy as np
 import scipy.sparse as sp
 
 PROOF_RTOL = 1e-9
-"""Largest per-column relative residual of an accepted non-separability proof."""
+"""Largest per-column relative residual of a proof accepted by :func:`linsep.check_separability`."""
+FIT_PROOF_RTOL = 1e-6
+"""The same for the ``"not_separable"`` status of a fit: looser, because some solvers stop when the
+proof holds to about the square root of the machine precision (Kozinec's hulls that touch, where
+``‖w‖²`` reaches rounding level); it still rules out every hyperplane of relative margin above 1e-6."""
 
 _BLOCK_ROWS = 4096  # rows per block: the checks never hold a copy of all of X
 # Sums whose terms are all below this have lost too many bits to certify anything.

@@ -154,11 +154,16 @@ def _cholesky_solve(L, g, out):
 
 
 @njit(inline="always", fastmath=_FAST)
-def _accumulate(stats, z, e, target, b, tol, d):
-    """Add sample ``i`` (IRLS weight ``d``) to the pass statistics (see :func:`_ho_kashyap_pass`)."""
+def _accumulate(stats, z, e, target, b, tol, d, irls):
+    """Add sample ``i`` (IRLS weight ``d``) to the pass statistics (see :func:`_ho_kashyap_pass`).
+
+    The fixed-point test is ``|e| <= tol·target`` for squared errors and
+    ``e <= tol·target`` for IRLS (``irls``), whose absolute-error fit keeps
+    some residuals clearly negative for good.
+    """
     J, fixed_point, wrong, separated, max_e, max_b = stats
-    return (J + d * e * e, fixed_point & (target > 0.0) & (abs(e) <= tol * target), wrong + (z <= 0.0),
-            separated & (z > 0.0), max(max_e, e), max(max_b, abs(b)))
+    return (J + d * e * e, fixed_point & (target > 0.0) & ((e if irls else abs(e)) <= tol * target),
+            wrong + (z <= 0.0), separated & (z > 0.0), max(max_e, e), max(max_b, abs(b)))
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
@@ -182,7 +187,7 @@ def _pass_by_rows(Y, W, B, offset, two_mu, tol, D, Z, E, B_next, g):
         e = s - target
         Z[i] = s
         E[i] = e
-        stats = _accumulate(stats, s, e, target, B[i], tol, D[i] if D.shape[0] else 1.0)
+        stats = _accumulate(stats, s, e, target, B[i], tol, D[i] if D.shape[0] else 1.0, D.shape[0] > 0)
         b = B[i] + two_mu * max(e, 0.0)
         B_next[i] = b
         t = b + offset
@@ -217,7 +222,7 @@ def _pass_by_columns(Yt, W, B, offset, two_mu, tol, D, Z, E, B_next, g):
         target = B[i] + offset
         e = Z[i] - target
         E[i] = e
-        stats = _accumulate(stats, Z[i], e, target, B[i], tol, D[i] if D.shape[0] else 1.0)
+        stats = _accumulate(stats, Z[i], e, target, B[i], tol, D[i] if D.shape[0] else 1.0, D.shape[0] > 0)
         B_next[i] = B[i] + two_mu * max(e, 0.0)
     for j in range(p):
         acc = 0.0
@@ -339,7 +344,8 @@ def ho_kashyap_segment(data, data_val, by_columns, L, W, B, E, D, offset, mu, ri
     ``E_k = Y W_k − offset − B_k``; stop if ``Y W_k > 0`` (with
     ``stop_at_separation``), if ``E_k`` proves non-separability (with
     ``can_prove``), or if ``|J_k − J_{k−1}| <= tol · J_{k−1}`` or
-    ``|E_k| <= tol (B_k + offset)`` (``relative``; else ``|J_k − J_{k−1}| < tol``);
+    ``|E_k| <= tol (B_k + offset)`` (``relative``; for IRLS ``E_k <= tol (B_k + offset)``
+    with ``Y W_k > 0``; else ``|J_k − J_{k−1}| < tol``);
     otherwise ``B_{k+1} = B_k + 2μ max(E_k, 0)`` and
     ``W_{k+1} = (L Lᵀ)⁻¹ YᵀD(B_{k+1} + offset)``.
 
@@ -394,7 +400,10 @@ def ho_kashyap_segment(data, data_val, by_columns, L, W, B, E, D, offset, mu, ri
         if can_prove and max_e <= proof_rtol * max_b and is_nonseparability_proof(E, B, proof_rtol):
             code = HK_NOT_SEPARABLE
             break
-        if relative and fixed_point:  # |E| <= tol (B + offset): B stands still
+        # A fixed point: B stands still.  Squared errors: |E| <= tol (B + offset), so W does too
+        # and Y W > 0.  IRLS: E <= tol (B + offset) with Y W > 0; only the reweighting still
+        # moves W, by ever smaller steps, and the training data are separated already.
+        if relative and fixed_point and (separated or not reweighted):
             code = HK_CONVERGED
             break
         if not np.isnan(J_prev):

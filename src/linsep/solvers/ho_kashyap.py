@@ -53,7 +53,8 @@ large data sets and, on the four points of the lecture [3]_, at ``k = 2``
 before the data are separated.
 
 ``stopping="relative"`` (default): ``|J_k - J_{k-1}| <= tol · J_{k-1}``, or
-``|E_k| <= tol (B_k + offset)`` componentwise. The first is invariant to
+``|E_k| <= tol (B_k + offset)`` componentwise (with IRLS, ``E_k <= tol (B_k +
+offset)`` and ``Y W_k > 0``). The first is invariant to
 ``b_0``, to the data scale and to ``N``; it fires only when ``J`` shrinks by
 less than a fraction ``tol`` per step, so with ``tol = 1e-6`` separable data
 practically always end separated (1 500 of 1 500 random thin-margin problems
@@ -62,7 +63,11 @@ benchmark errors. The second recognises the fixed point of separable data
 (``B`` no longer moves, and ``Y W = B + E > 0``), where ``J`` may keep
 shrinking geometrically and the first would not fire: without it, HK that
 does not stop at separation (HKES, MHKS) would run to ``max_iter`` on
-well-separated training data.
+well-separated training data.  With IRLS (MHKA, HKESA) the absolute-error fit
+keeps some residuals clearly negative for good, so the fixed point is the
+one-sided ``E_k <= tol (B_k + offset)`` (``B`` stands still) on separated
+training data: only the reweighting still moves ``W`` there, by ever smaller
+steps (``J`` shrinks by about ``tol`` per step for thousands of steps).
 
 Whatever the rule, each iteration first checks the verdicts: all points
 strictly separated (``Y W > 0``, when ``stop_at_separation``) and, for
@@ -392,9 +397,12 @@ def _iterate_numpy(Y, factor, W, B, *, learning_rate, max_iter, tol, relative, s
                 status = NOT_SEPARABLE
                 break
         # A fixed point: |E| <= tol (B + offset) moves no B_i by more than 2μ·tol of itself,
-        # and (for tol < 1) Y W = B + E > 0 then holds already.
+        # and (for tol < 1) Y W = B + E > 0 then holds already.  IRLS keeps some residuals
+        # clearly negative for good (an absolute-error fit): there B stands still once
+        # E <= tol (B + offset), and with Y W > 0 only the reweighting still moves W.
         target = B + offset
-        if relative and np.all((target > 0) & (np.abs(E) <= tol * target)):
+        if relative and np.all((target > 0) & ((E if absolute else np.abs(E)) <= tol * target)) and (
+                not absolute or Z.min() > 0):
             status = CONVERGED
             break
         if J_prev is not None:
