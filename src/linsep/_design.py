@@ -71,6 +71,21 @@ def _column_maxabs(X):
     return np.maximum(X.max(axis=0), -X.min(axis=0))
 
 
+def _surely_in_range(X, p):
+    """Cheap sufficient test that every column's ``max |x|`` lies in ``[2^-p, 2^p]``.
+
+    One pass of column sums of squares ``s_j`` (about the cost of one ``X @ v``,
+    and far cheaper than column maxima and minima of a C-ordered array):
+    ``max_j² <= s_j <= N max_j²``, so ``s_j <= 2^2p`` and ``s_j >= N 2^-2p``
+    are enough.  Anything else (an all-zero column, an overflow) goes to the
+    exact test.
+    """
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        squares = np.einsum("ij,ij->j", X, X, dtype=np.float64)
+    low, high = X.shape[0] * 2.0 ** (-2 * p), 2.0 ** (2 * p)
+    return bool(np.all((squares >= low) & (squares <= high)))
+
+
 def _smallest_nonzero(X, columns):
     """Smallest non-zero ``|x|`` of each of ``columns`` (only on the rare rescaling path)."""
     sub = X[:, columns]
@@ -100,6 +115,8 @@ def column_shifts(X, exponent=None):
     """
     dtype = X.dtype
     p = _safe_exponent(dtype) if exponent is None else min(exponent, _safe_exponent(dtype))
+    if not sp.issparse(X) and _surely_in_range(X, p):
+        return None
     largest = np.asarray(_column_maxabs(X), dtype=np.float64)
     with np.errstate(divide="ignore"):
         exponent = np.frexp(largest)[1]  # m = f 2^e, f in [1/2, 1)
@@ -141,7 +158,8 @@ def unscale_coef(coef, shifts):
     A ``ValueError`` is raised when a weight is not representable at the
     data's scale (it would overflow).
     """
-    out = np.ldexp(coef, shifts.astype(np.int32)).astype(np.result_type(coef), copy=False)
+    with np.errstate(over="ignore"):
+        out = np.ldexp(coef, shifts.astype(np.int32)).astype(np.result_type(coef), copy=False)
     if not np.all(np.isfinite(out)):
         raise ValueError("the fitted weights overflow at the scale of X (features near the float range "
                          "limits); rescale X before fitting")
