@@ -31,7 +31,7 @@ import numpy as np
 from numba import njit
 
 __all__ = ["perceptron_epoch", "lms_epoch", "next_mistake", "add_column_and_scan", "ho_kashyap_segment",
-           "is_nonseparability_proof"]
+           "is_nonseparability_proof", "weights_stand_still"]
 
 # Reassociation lets LLVM vectorise the dot products (the result may differ
 # from a left-to-right sum in the last bits, which no rule here depends on);
@@ -154,16 +154,11 @@ def _cholesky_solve(L, g, out):
 
 
 @njit(inline="always", fastmath=_FAST)
-def _accumulate(stats, z, e, target, b, tol, d, irls):
-    """Add sample ``i`` (IRLS weight ``d``) to the pass statistics (see :func:`_ho_kashyap_pass`).
-
-    The fixed-point test is ``|e| <= tol·target`` for squared errors and
-    ``e <= tol·target`` for IRLS (``irls``), whose absolute-error fit keeps
-    some residuals clearly negative for good.
-    """
+def _accumulate(stats, z, e, target, b, tol, d):
+    """Add sample ``i`` (IRLS weight ``d``) to the pass statistics (see :func:`_ho_kashyap_pass`)."""
     J, fixed_point, wrong, separated, max_e, max_b = stats
-    return (J + d * e * e, fixed_point & (target > 0.0) & ((e if irls else abs(e)) <= tol * target),
-            wrong + (z <= 0.0), separated & (z > 0.0), max(max_e, e), max(max_b, abs(b)))
+    return (J + d * e * e, fixed_point & (target > 0.0) & (abs(e) <= tol * target), wrong + (z <= 0.0),
+            separated & (z > 0.0), max(max_e, e), max(max_b, abs(b)))
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
@@ -187,7 +182,7 @@ def _pass_by_rows(Y, W, B, offset, two_mu, tol, D, Z, E, B_next, g):
         e = s - target
         Z[i] = s
         E[i] = e
-        stats = _accumulate(stats, s, e, target, B[i], tol, D[i] if D.shape[0] else 1.0, D.shape[0] > 0)
+        stats = _accumulate(stats, s, e, target, B[i], tol, D[i] if D.shape[0] else 1.0)
         b = B[i] + two_mu * max(e, 0.0)
         B_next[i] = b
         t = b + offset
@@ -222,7 +217,7 @@ def _pass_by_columns(Yt, W, B, offset, two_mu, tol, D, Z, E, B_next, g):
         target = B[i] + offset
         e = Z[i] - target
         E[i] = e
-        stats = _accumulate(stats, Z[i], e, target, B[i], tol, D[i] if D.shape[0] else 1.0, D.shape[0] > 0)
+        stats = _accumulate(stats, Z[i], e, target, B[i], tol, D[i] if D.shape[0] else 1.0)
         B_next[i] = B[i] + two_mu * max(e, 0.0)
     for j in range(p):
         acc = 0.0
@@ -312,6 +307,25 @@ def _reweighted_factor(data, by_columns, E, B_next, offset, ridge, irls_floor, p
     return True
 
 
+@njit(cache=True, nogil=True)
+def weights_stand_still(W, W_prev, tol):
+    """``max|W − W_prev| <= tol · max|W|`` (false while ``W_prev`` holds NaN: no previous iterate).
+
+    The IRLS fixed point on separated data: its absolute-error fit keeps some
+    residuals clearly negative and others hovering at the floor of its
+    weights, so ``E`` never becomes small and ``B`` creeps upwards by
+    rounding-sized steps, while ``J`` falls by a few ``tol`` per step for
+    thousands of steps; the iterate itself no longer moves.
+    """
+    step, size = 0.0, 0.0
+    for j in range(W.shape[0]):
+        change = abs(W[j] - W_prev[j])
+        if not change <= step:  # NaN propagates (max() would drop it)
+            step = change
+        size = max(size, abs(W[j]))
+    return step <= tol * size
+
+
 @njit(cache=True, nogil=True, fastmath=_FAST)
 def _count_nonpositive(data, by_columns, W, z):
     """Number of samples with ``Y_i W <= 0`` (misclassified); ``z`` is scratch space by columns."""
@@ -332,7 +346,7 @@ def _count_nonpositive(data, by_columns, W, z):
 @njit(cache=True, nogil=True, fastmath=_FAST)
 def ho_kashyap_segment(data, data_val, by_columns, L, W, B, E, D, offset, mu, ridge, irls_floor, pivot_tol,
                        best_W, state, criterion, training_errors, validation_errors, max_steps,
-                       tol, relative, stop_at_separation, can_prove, proof_rtol, record_first):
+                       tol, relative, stop_at_separation, can_prove, proof_rtol, record_first, W_prev):
     """Run up to ``max_steps`` Ho–Kashyap iterations with a Cholesky factor.
 
     The iteration of :func:`linsep.solvers.ho_kashyap.ho_kashyap` for the
@@ -344,8 +358,8 @@ def ho_kashyap_segment(data, data_val, by_columns, L, W, B, E, D, offset, mu, ri
     ``E_k = Y W_k − offset − B_k``; stop if ``Y W_k > 0`` (with
     ``stop_at_separation``), if ``E_k`` proves non-separability (with
     ``can_prove``), or if ``|J_k − J_{k−1}| <= tol · J_{k−1}`` or
-    ``|E_k| <= tol (B_k + offset)`` (``relative``; for IRLS ``E_k <= tol (B_k + offset)``
-    with ``Y W_k > 0``; else ``|J_k − J_{k−1}| < tol``);
+    ``|E_k| <= tol (B_k + offset)`` (``relative``; for IRLS, ``Y W_k > 0`` and
+    that or :func:`weights_stand_still`; else ``|J_k − J_{k−1}| < tol``);
     otherwise ``B_{k+1} = B_k + 2μ max(E_k, 0)`` and
     ``W_{k+1} = (L Lᵀ)⁻¹ YᵀD(B_{k+1} + offset)``.
 
@@ -353,7 +367,8 @@ def ho_kashyap_segment(data, data_val, by_columns, L, W, B, E, D, offset, mu, ri
     paper's benchmark, a NumPy iteration would cost its dozen calls'
     overhead (microseconds each) rather than its arithmetic.
 
-    ``W``, ``B``, ``E``, ``best_W`` and ``state`` = ``[k, J_k, J_{k−1} (NaN
+    ``W``, ``B``, ``E``, ``best_W``, ``W_prev`` (the previous iterate, NaN
+    before the first step) and ``state`` = ``[k, J_k, J_{k−1} (NaN
     at k = 0), best k, best validation count]`` are updated in place, so a
     run can continue in the next segment.  ``criterion``, ``training_errors``
     and ``validation_errors`` (length ``max_steps + 1``) receive one entry per
@@ -400,10 +415,10 @@ def ho_kashyap_segment(data, data_val, by_columns, L, W, B, E, D, offset, mu, ri
         if can_prove and max_e <= proof_rtol * max_b and is_nonseparability_proof(E, B, proof_rtol):
             code = HK_NOT_SEPARABLE
             break
-        # A fixed point: B stands still.  Squared errors: |E| <= tol (B + offset), so W does too
-        # and Y W > 0.  IRLS: E <= tol (B + offset) with Y W > 0; only the reweighting still
-        # moves W, by ever smaller steps, and the training data are separated already.
-        if relative and fixed_point and (separated or not reweighted):
+        # A fixed point.  Squared errors: |E| <= tol (B + offset), so B and W stand still and
+        # Y W > 0.  IRLS: on separated data, W stands still (weights_stand_still).
+        if relative and (fixed_point if not reweighted else
+                         separated and (fixed_point or weights_stand_still(W, W_prev, tol))):
             code = HK_CONVERGED
             break
         if not np.isnan(J_prev):
@@ -419,6 +434,7 @@ def ho_kashyap_segment(data, data_val, by_columns, L, W, B, E, D, offset, mu, ri
             code = HK_ILL_CONDITIONED
             break
         B[:] = B_next
+        W_prev[:] = W
         _cholesky_solve(L, g, W)
         J_prev = J
         J, fixed_point, wrong, separated, max_e, max_b = _ho_kashyap_pass(

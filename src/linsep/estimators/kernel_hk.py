@@ -44,6 +44,8 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
     update : {"margin", "weights"}, default="margin"
         ``W = Y⁺B`` (HK) or ``W ← W + μY⁺|E|`` (modified HK).
     max_iter : int, default=10000
+        Largest number of margin updates per binary problem (``n_iter_``
+        numbers the iterates from ``W_1``, so it is at most ``max_iter + 1``).
     tol : float or None, default=1e-6
     stopping : {"relative", "paper"}, default="relative"
     stop_at_separation : bool or "auto", default="auto"

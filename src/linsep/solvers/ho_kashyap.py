@@ -53,8 +53,8 @@ large data sets and, on the four points of the lecture [3]_, at ``k = 2``
 before the data are separated.
 
 ``stopping="relative"`` (default): ``|J_k - J_{k-1}| <= tol · J_{k-1}``, or
-``|E_k| <= tol (B_k + offset)`` componentwise (with IRLS, ``E_k <= tol (B_k +
-offset)`` and ``Y W_k > 0``). The first is invariant to
+``|E_k| <= tol (B_k + offset)`` componentwise (with IRLS, on separated data,
+that or ``W`` standing still, below). The first is invariant to
 ``b_0``, to the data scale and to ``N``; it fires only when ``J`` shrinks by
 less than a fraction ``tol`` per step, so with ``tol = 1e-6`` separable data
 practically always end separated (1 500 of 1 500 random thin-margin problems
@@ -64,10 +64,11 @@ benchmark errors. The second recognises the fixed point of separable data
 shrinking geometrically and the first would not fire: without it, HK that
 does not stop at separation (HKES, MHKS) would run to ``max_iter`` on
 well-separated training data.  With IRLS (MHKA, HKESA) the absolute-error fit
-keeps some residuals clearly negative for good, so the fixed point is the
-one-sided ``E_k <= tol (B_k + offset)`` (``B`` stands still) on separated
-training data: only the reweighting still moves ``W`` there, by ever smaller
-steps (``J`` shrinks by about ``tol`` per step for thousands of steps).
+keeps some residuals clearly negative for good, so its fixed point is the
+weights standing still, ``max|W_k − W_{k−1}| <= tol · max|W_k|``, on
+separated training data: ``E`` never becomes small there (residuals hover at
+the floor of the IRLS weights and ``B`` creeps up by rounding-sized steps)
+while ``J`` falls by a few ``tol`` per step for thousands of steps.
 
 Whatever the rule, each iteration first checks the verdicts: all points
 strictly separated (``Y W > 0``, when ``stop_at_separation``) and, for
@@ -93,7 +94,7 @@ import numpy as np
 
 from .._linalg import _PIVOT_TOL, LeastSquaresFactor
 from .._loops import (HK_BUDGET_SPENT, HK_CONVERGED, HK_ILL_CONDITIONED, HK_NOT_SEPARABLE, HK_SEPARABLE,
-                      ho_kashyap_segment, is_nonseparability_proof)
+                      ho_kashyap_segment, is_nonseparability_proof, weights_stand_still)
 from .._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
 
 STOPPING_RULES = ("relative", "paper")
@@ -320,6 +321,7 @@ def _iterate_compiled(Y, L, W, B, *, factor, absolute, irls_floor, learning_rate
     W, B = np.array(W, dtype=float), np.array(B, dtype=float)  # updated in place
     E = np.empty(n_samples)
     best_W = np.empty(n_cols)
+    W_prev = np.full(n_cols, np.nan)  # the previous iterate (IRLS fixed point); none yet
     state = np.array([0.0, np.nan, np.nan, 0.0, np.inf])  # k, J_k, J_{k-1}, best k, best count
     L = np.array(L, dtype=float, order="C")  # refactored in place by IRLS
     D = np.ones(n_samples) if absolute else np.empty(0)  # IRLS weights D_0 = I
@@ -335,7 +337,7 @@ def _iterate_compiled(Y, L, W, B, *, factor, absolute, irls_floor, learning_rate
             data, data_val, by_columns, L, W, B, E, D, float(offset), float(learning_rate), float(ridge),
             float(irls_floor), _PIVOT_TOL, best_W, state, criterion, training_errors, validation_counts,
             int(steps), float(tol), bool(relative), bool(stop_at_separation), bool(can_prove), _PROOF_RTOL,
-            not traces["criterion"])
+            not traces["criterion"], W_prev)
         if code == HK_ILL_CONDITIONED:
             return None
         traces["criterion"].append(criterion[:n_recorded])
@@ -384,6 +386,7 @@ def _iterate_numpy(Y, factor, W, B, *, learning_rate, max_iter, tol, relative, s
     certificate = None
     k = 0
     J_prev = None
+    W_prev = np.full_like(W, np.nan)  # no previous iterate yet
     while True:
         if trace is not None and trace.wants(k + 1):
             trace.record(k + 1, weights=W, margin_vector=B, error_vector=E)
@@ -397,12 +400,12 @@ def _iterate_numpy(Y, factor, W, B, *, learning_rate, max_iter, tol, relative, s
                 status = NOT_SEPARABLE
                 break
         # A fixed point: |E| <= tol (B + offset) moves no B_i by more than 2μ·tol of itself,
-        # and (for tol < 1) Y W = B + E > 0 then holds already.  IRLS keeps some residuals
-        # clearly negative for good (an absolute-error fit): there B stands still once
-        # E <= tol (B + offset), and with Y W > 0 only the reweighting still moves W.
+        # and (for tol < 1) Y W = B + E > 0 then holds already.  IRLS never makes E small (an
+        # absolute-error fit): on separated data, its fixed point is W standing still.
         target = B + offset
-        if relative and np.all((target > 0) & ((E if absolute else np.abs(E)) <= tol * target)) and (
-                not absolute or Z.min() > 0):
+        fixed_point = np.all((target > 0) & (np.abs(E) <= tol * target))
+        if relative and (fixed_point if not absolute else Z.min() > 0 and (
+                fixed_point or weights_stand_still(W, W_prev, tol))):
             status = CONVERGED
             break
         if J_prev is not None:
@@ -421,6 +424,7 @@ def _iterate_numpy(Y, factor, W, B, *, learning_rate, max_iter, tol, relative, s
             abs_e = np.abs(E)
             D = 1.0 / np.maximum(abs_e, irls_floor * abs_e.max(initial=0.0) + np.finfo(float).tiny)
             factor = LeastSquaresFactor(Y, D, ridge)
+        W_prev = W
         if update == "weights":
             W = W + learning_rate * factor.solve(np.abs(E))
         B = B + step
