@@ -306,3 +306,14 @@ def test_cli_reports_undecided_with_its_own_exit_status(monkeypatch, tmp_path, c
                                                                      np.array([0, 1]), 0))
     assert cli.main(["separable", str(path)]) == cli.EXIT_UNDECIDED == 3
     assert capsys.readouterr().out.splitlines()[0] == "undecided"
+
+
+def test_traced_weights_are_in_the_original_columns():
+    X, y = wide_margin_data(5)
+    k0 = -np.frexp(np.abs(X).max(axis=0))[1]
+    reference = make_classifier("hk", record_history=True).fit(np.ldexp(X, k0), y)
+    tiny = make_classifier("hk", record_history=True).fit(np.ldexp(X, -1000), y)
+    expected = np.array(reference.history_["weights"], dtype=float)
+    expected[:, :-1] = np.ldexp(expected[:, :-1], 1000 + k0)
+    assert np.array_equal(tiny.history_["weights"], expected)
+    assert np.array_equal(tiny.history_["weights"][-1, :-1], tiny.coef_[0])

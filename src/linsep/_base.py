@@ -348,6 +348,14 @@ class BaseLinearSeparator(LinearClassifierMixin, BaseSeparator):
         shifts = getattr(self, "_input_shifts", None)
         self.coef_ = W[:, :-1].copy() if shifts is None else unscale_coef(W[:, :-1], shifts)
         self.intercept_ = W[:, -1].copy()
+        if shifts is not None and getattr(self, "history_", None) is not None:
+            # traced weights a(k) = [w, w0] in the original columns too, like coef_
+            for history in (self.history_ if isinstance(self.history_, list) else [self.history_]):
+                if history is not None and "weights" in history:
+                    traced = np.array(history["weights"], dtype=float)
+                    with np.errstate(over="ignore"):
+                        traced[..., :-1] = np.ldexp(traced[..., :-1], shifts.astype(np.int32))
+                    history["weights"] = traced
 
     def fit(self, X, y):
         """Fit the model to ``X`` (N, d) and labels ``y`` (any two or more values)."""
