@@ -24,20 +24,20 @@ def _blobs(n=60, d=3, gap=3.0, seed=0):
 
 
 def test_rbf_separates_xor():
-    clf = make_classifier("kernel_hk", gamma=1.0).fit(XOR_X, XOR_Y)
+    clf = make_classifier("kernel_hk", gamma=1.0, C=None).fit(XOR_X, XOR_Y)
     assert clf.status_ == "separable"
     np.testing.assert_array_equal(clf.predict(XOR_X), XOR_Y)
     X, y = _noisy_xor()
     X_test, y_test = _noisy_xor(400, seed=9)
-    plain = KernelHoKashyapClassifier(kernel="rbf", gamma=2.0).fit(X, y)
+    plain = KernelHoKashyapClassifier(kernel="rbf", gamma=2.0, C=None).fit(X, y)
     assert plain.status_ == "separable" and plain.score(X, y) == 1.0
-    regularised = KernelHoKashyapClassifier(kernel="rbf", gamma=2.0, C=0.1).fit(X, y)
+    regularised = KernelHoKashyapClassifier(kernel="rbf", gamma=2.0, C=0.1, map_tol=0.0, tol=1e-6).fit(X, y)
     assert regularised.status_ == "converged"
     assert regularised.score(X, y) > 0.97 and regularised.score(X_test, y_test) > 0.9
 
 
 def test_linear_kernel_on_xor_is_proved_not_separable():
-    clf = KernelHoKashyapClassifier(kernel="linear").fit(XOR_X, XOR_Y)
+    clf = KernelHoKashyapClassifier(kernel="linear", C=None).fit(XOR_X, XOR_Y)
     assert clf.status_ == "not_separable"
     u = clf.certificate_
     y = np.where(XOR_Y == clf.classes_[1], 1.0, -1.0)
@@ -50,7 +50,7 @@ def test_linear_kernel_on_xor_is_proved_not_separable():
 def test_verdict_on_separable_data():
     X, y = _blobs()
     for kernel in ("linear", "rbf", "poly"):
-        clf = KernelHoKashyapClassifier(kernel=kernel).fit(X, y)
+        clf = KernelHoKashyapClassifier(kernel=kernel, C=None).fit(X, y)
         assert clf.status_ == "separable", kernel
         assert clf.score(X, y) == 1.0
 
@@ -61,9 +61,10 @@ def test_linear_kernel_reproduces_linear_ho_kashyap(C):
     # With the linear kernel the empirical map is an orthogonal change of the
     # coordinates of X, which HK's criterion (and ‖w‖) does not see.
     # Overlapping data: both run the same 60 iterations (same trajectory, same end).
+    # The exact map (map_tol=0) and the linear estimator's tol.
     X, y = _blobs(gap=1.0, seed=1)
     lin = HoKashyapClassifier(C=C, max_iter=60).fit(X, y)
-    ker = KernelHoKashyapClassifier(kernel="linear", C=C, max_iter=60).fit(X, y)
+    ker = KernelHoKashyapClassifier(kernel="linear", C=C, max_iter=60, map_tol=0.0, tol=lin.tol).fit(X, y)
     assert ker.status_ == lin.status_ and ker.n_iter_ == lin.n_iter_
     scale = np.abs(lin.decision_function(X)).max()
     np.testing.assert_allclose(ker.decision_function(X), lin.decision_function(X), atol=1e-7 * scale)
@@ -77,10 +78,11 @@ def test_precomputed_equals_named_kernel_and_solver_returns_dual_form():
     pre = KernelHoKashyapClassifier(kernel="precomputed", C=1.0).fit(K, y)
     np.testing.assert_allclose(pre.decision_function(K), named.decision_function(X), atol=1e-8)
     y_pm = np.where(y == named.classes_[1], 1.0, -1.0)
-    res = kernel_ho_kashyap(K, y_pm, C=1.0)
+    res = kernel_ho_kashyap(K, y_pm, C=1.0, map_tol=named.map_tol, tol=named.tol)
     np.testing.assert_allclose(K @ res.weights + res.intercept, named.decision_function(X), atol=1e-8)
-    kmap = EmpiricalKernelMap(K)
-    np.testing.assert_allclose(kmap.features @ kmap.features.T, K, atol=1e-10)
+    kmap = EmpiricalKernelMap(K)  # exact: the features reproduce the centred Gram matrix H K H
+    H = np.eye(len(K)) - 1.0 / len(K)
+    np.testing.assert_allclose(kmap.features @ kmap.features.T, H @ K @ H, atol=1e-10)
     np.testing.assert_allclose(kmap.transform(K), kmap.features, atol=1e-8)
 
 

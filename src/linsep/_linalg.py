@@ -66,6 +66,9 @@ class LeastSquaresFactor:
     ridge : float
         ``C >= 0``; the penalty leaves the last (bias) coordinate free, as the
         matrix ``Ĩ`` of Lauer & Bloch (2006), eq. 11.
+    gram : ndarray of shape (p, p) or None
+        ``YᵀDY`` when the caller has it (problems whose ``Y`` differ only by
+        the signs of their rows share ``YᵀY``); computed otherwise.
 
     Attributes
     ----------
@@ -75,13 +78,15 @@ class LeastSquaresFactor:
         Numerical rank found (``p`` on the Cholesky path).
     """
 
-    def __init__(self, Y, sample_weight=None, ridge=0.0):
+    def __init__(self, Y, sample_weight=None, ridge=0.0, gram=None):
         self.Y = Y
         self.sample_weight = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
         self.ridge = float(ridge)
         n_samples, n_cols = Y.shape
         self._p = n_cols
-        if self.sample_weight is None:
+        if gram is not None:
+            gram = np.array(gram, dtype=float)
+        elif self.sample_weight is None:
             gram = _gram(Y)
         else:
             root = np.sqrt(self.sample_weight)
@@ -182,3 +187,90 @@ class LeastSquaresFactor:
             z = self._evecs @ (coeffs / (self._evals if coeffs.ndim == 1 else self._evals[:, None]))
             return z * s
         raise RuntimeError("solve_normal is not available on the SVD path")  # pragma: no cover
+
+
+def pivoted_cholesky(columns, diagonal, *, tol=0.0, block_size=64):
+    """Greedy pivoted (partial) Cholesky ``A ≈ F Fᵀ`` of a positive semi-definite ``A`` from its columns.
+
+    Pivots are taken while some residual diagonal entry
+    ``d_i = A_ii − ‖F_i‖²`` exceeds ``max(tol, N·eps) · max_i A_ii``; at the
+    end every ``d_i`` is below that bound, and since ``A − F Fᵀ`` is then
+    positive semi-definite (the Schur complement), every entry satisfies
+    ``|A_ij − (F Fᵀ)_ij| <= sqrt(d_i d_j)``.  ``F`` equals
+    ``A[:, P] R⁻ᵀ`` with ``R = F[P]`` lower triangular (``P`` the pivots in
+    order): the Nyström approximation ``A[:, P] A[P, P]⁻¹ A[P, :]`` on the
+    pivot set.  Cost ``O(N r²)`` for rank ``r``, and only the ``r`` pivot
+    columns of ``A`` are read (never the whole matrix).
+
+    Blocked: the ``block_size`` samples of largest residual are the
+    candidates; their columns are brought up to date with one matrix product
+    (the Schur complement ``S[:, c]``), the small block ``S[c, c]`` is
+    factored with greedy pivoting (a candidate whose residual falls to the
+    bound — a near-duplicate of a pivot — is not taken), and the new columns
+    are ``S[:, Q] R_Q⁻ᵀ``, one triangular solve: all the ``O(N r²)`` work is
+    matrix–matrix products.
+
+    Parameters
+    ----------
+    columns : callable
+        ``columns(idx)`` returns ``A[:, idx]``, shape ``(N, len(idx))``.
+    diagonal : ndarray of shape (N,)
+        ``A_ii``.
+    tol : float
+        Relative bound on the residual diagonal (0: to rounding level).
+    block_size : int
+        Columns fetched per block.
+
+    Returns
+    -------
+    F : ndarray of shape (N, r)
+    pivots : ndarray of int, shape (r,)
+    residual : ndarray of shape (N,)
+        The final ``d_i`` (clipped at 0).
+    """
+    residual = np.array(diagonal, dtype=float)
+    n = residual.shape[0]
+    top = residual.max(initial=0.0)
+    bound = max(float(tol), n * np.finfo(float).eps) * top
+    F = np.zeros((n, min(n, 8 * block_size)), order="F")
+    pivots = []
+    while top > 0:
+        candidates = np.flatnonzero(residual > bound)
+        if candidates.size == 0:
+            break
+        if candidates.size > block_size:
+            candidates = candidates[np.argpartition(residual[candidates], -block_size)[-block_size:]]
+        r = len(pivots)
+        S = np.array(columns(candidates), dtype=float, order="F")
+        if r:
+            S -= F[:, :r] @ F[candidates, :r].T
+        # Greedy pivoted Cholesky of the small block S[c, c] (right-looking, b × b).
+        block = S[candidates].copy()
+        chosen, factor_columns = [], []
+        while True:
+            d = block.diagonal().copy()
+            d[chosen] = -np.inf
+            local = int(np.argmax(d))
+            if not d[local] > bound:
+                break
+            col = block[:, local] / np.sqrt(d[local])
+            block -= np.outer(col, col)
+            chosen.append(local)
+            factor_columns.append(col)
+        residual[candidates] = np.maximum(block.diagonal(), 0.0)  # the candidates not taken
+        if not chosen:
+            continue
+        # New columns S[:, Q] R⁻ᵀ, with R R^t = S[Q, Q] the factor just computed (Q in pivot order).
+        R = np.tril(np.array(factor_columns).T[chosen])
+        new = sla.solve_triangular(R, S[:, chosen].T, lower=True, check_finite=False).T
+        if r + len(chosen) > F.shape[1]:  # grow the buffer geometrically
+            grown = np.zeros((n, min(n, max(2 * F.shape[1], r + len(chosen)))), order="F")
+            grown[:, :r] = F[:, :r]
+            F = grown
+        F[:, r:r + len(chosen)] = new
+        pivots.extend(candidates[chosen].tolist())
+        residual -= np.einsum("ij,ij->i", new, new)
+        residual[pivots[r:]] = 0.0
+        np.maximum(residual, 0.0, out=residual)
+    r = len(pivots)
+    return np.ascontiguousarray(F[:, :r]), np.array(pivots, dtype=np.intp), residual

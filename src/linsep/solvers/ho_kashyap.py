@@ -163,6 +163,7 @@ def ho_kashyap(
     Y_val=None,
     record_history=False,
     trace=None,
+    gram=None,
 ):
     """Run the Ho–Kashyap iteration on ``Y`` (see the module docstring).
 
@@ -203,6 +204,9 @@ def ho_kashyap(
         Also record ``weights`` ``a(k)``, ``margin_vector`` ``b(k)`` and
         ``error_vector`` ``e(k)`` per iteration (rows ``k = 1 … n_iter``,
         the lecture's numbering); a traced run takes the NumPy loop.
+    gram : ndarray of shape (p, p) or None
+        ``YᵀY`` if known (one-vs-rest problems on the same features share it:
+        the signs of the rows do not change it); saves its ``O(N p²)`` product.
 
     Returns
     -------
@@ -247,7 +251,7 @@ def ho_kashyap(
 
     ridge = 0.0 if C is None else float(C)
     B = np.full(n_samples, float(b0)) if initial_margin is None else np.array(initial_margin, dtype=float)
-    factor = LeastSquaresFactor(Y, None, ridge)
+    factor = LeastSquaresFactor(Y, None, ridge, gram=gram)
     offset = 0.0 if C is None else 1.0
     W = factor.solve(B + offset) if initial_weights is None else np.array(initial_weights, dtype=float)
     options = dict(

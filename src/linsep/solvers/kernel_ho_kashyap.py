@@ -62,49 +62,105 @@ import numpy as np
 import scipy.linalg as sla
 
 from .._design import sign_normalized
+from .._linalg import pivoted_cholesky
 from .ho_kashyap import ho_kashyap
 
 
 class EmpiricalKernelMap:
-    """``K = L Lᵗ`` with ``L = U Λ^{1/2}`` and the map of new samples into the same coordinates.
+    """Centred coordinates of the training samples in a subspace of the kernel feature space.
 
-    Eigenvalues below ``N · eps · λ_max`` (and negative ones, which an
-    indefinite kernel such as the sigmoid may produce) are dropped: the map
-    then represents the nearest positive semi-definite kernel.
+    A pivoted partial Cholesky factorisation (:func:`linsep._linalg.pivoted_cholesky`)
+    ``K ≈ L Lᵀ``, ``L = K[:, P] R⁻ᵀ``, stops once every training point lies
+    within ``sqrt(tol · max_i k(x_i, x_i))`` of ``S = span{φ(x_p) : p ∈ P}``;
+    ``L`` holds the projections ``Π_S φ(x_i)`` in an orthonormal basis of
+    ``S``.  Its columns are then centred and rotated onto the principal axes,
+    ``features = (L − 1 mᵀ) V`` (``m`` the mean row, ``V`` the eigenvectors of
+    the centred ``r × r`` Gram matrix, null directions dropped), so that
+
+    .. math::
+
+        [\\text{features}, 1]^t [\\text{features}, 1] = \\operatorname{diag}(s_1, \\dots, s_r, N),
+
+    and the bias column is orthogonal to the features.  The centring is a
+    change of coordinates of the affine model ``wᵗφ + w_0`` (``w_0`` absorbs
+    ``mᵗ w``), not a change of model; it keeps the least-squares matrix of
+    Ho–Kashyap well conditioned, which ``[L, 1]`` is not when the constant
+    lies (nearly) in the span of the features, as it does for a full-rank RBF
+    Gram matrix.
+
+    ``tol = 0`` pivots to rounding level: ``S`` is then the span of all
+    ``φ(x_i)`` (the exact empirical kernel map).  A kernel that is not
+    positive semi-definite (the sigmoid) is replaced by the Nyström
+    approximation on the pivots that are positive.
 
     Parameters
     ----------
-    K : ndarray of shape (N, N)
-        Symmetric Gram matrix of the training samples.
+    K : ndarray of shape (N, N) or None
+        The Gram matrix of the training samples.
+    columns : callable or None
+        Instead of ``K``: ``columns(idx)`` returns ``K[:, idx]``; only the
+        ``r`` pivot columns are then ever computed.
+    diagonal : ndarray of shape (N,) or None
+        ``K_ii``, with ``columns``.
+    tol : float, default=0.0
+        Relative bound on the residual ``‖φ(x_i) − Π_S φ(x_i)‖²``.
+    block_size : int, default=64
+        Kernel columns fetched at a time.
 
     Attributes
     ----------
-    features : ndarray of shape (N, r)
-        ``L``, the training samples in the empirical feature space.
+    features : ndarray of shape (N, rank)
+        The centred training samples in the empirical feature space.
     rank : int
-        ``r``.
+        ``rank`` (``r``, less the null directions of the centring).
+    pivots : ndarray of int
+        ``P``: only these training samples enter the decision function.
+    residual : ndarray of shape (N,)
+        ``‖φ(x_i) − Π_S φ(x_i)‖²``, each at most ``tol · max_i k(x_i, x_i)``
+        (or rounding level).
+    gram : ndarray of shape (rank + 1, rank + 1)
+        ``[features, 1]ᵗ[features, 1]``, diagonal; Ho–Kashyap's least-squares
+        matrix for every labelling (the signs of the rows do not change it),
+        so one-vs-rest problems never recompute it.
     """
 
-    def __init__(self, K):
-        K = np.asarray(K, dtype=float)
-        evals, evecs = sla.eigh(0.5 * (K + K.T), check_finite=False)
-        top = evals.max(initial=0.0)
-        keep = evals > max(top, 0.0) * K.shape[0] * np.finfo(float).eps
-        self._basis = evecs[:, keep]
-        self._root = np.sqrt(evals[keep])
-        self.rank = int(keep.sum())
-        self.features = self._basis * self._root
+    def __init__(self, K=None, *, columns=None, diagonal=None, tol=0.0, block_size=64):
+        if K is not None:
+            K = np.asarray(K, dtype=float)
+            columns, diagonal = (lambda idx: K[:, idx]), K.diagonal()
+        elif columns is None or diagonal is None:
+            raise ValueError("EmpiricalKernelMap needs K, or columns and diagonal")
+        L, pivots, residual = pivoted_cholesky(columns, diagonal, tol=tol, block_size=block_size)
+        mean = L.mean(axis=0)
+        L -= mean
+        evals, evecs = sla.eigh(L.T @ L, check_finite=False)
+        keep = evals > evals.max(initial=0.0) * max(L.shape) * np.finfo(float).eps
+        V = evecs[:, keep][:, ::-1]  # principal axes, largest first
+        self.features = L @ V
+        self.rank = int(V.shape[1])
+        # [features, 1]ᵀ[features, 1] = diag(s, N): the columns are orthogonal, and orthogonal to 1.
+        self.gram = np.diag(np.append(evals[keep][::-1], float(L.shape[0])))
+        self.pivots = pivots
+        self.residual = residual
+        # φ̃(x) = Vᵀ(R⁻¹ k(X_P, x) − m) = Tᵀ k(X_P, x) − Vᵀm with T = R⁻ᵀ V (R = L[P], lower triangular).
+        R = np.tril((L + mean)[pivots])
+        self._T = sla.solve_triangular(R, V, trans="T", lower=True, check_finite=False)
+        self._shift = mean @ V
 
     def transform(self, K_new):
         """``φ̃`` of new samples from their kernel rows ``K_new = k(X_new, X)`` (M, N)."""
-        return (np.asarray(K_new, dtype=float) @ self._basis) / self._root
+        K_new = np.asarray(K_new, dtype=float)
+        return K_new[:, self.pivots] @ self._T - self._shift
 
-    def dual_coef(self, w):
-        """``a = U Λ^{-1/2} w̃`` so that ``Σ_i a_i k(x_i, x) = φ̃(x)ᵗ w̃``."""
-        return self._basis @ (np.asarray(w, dtype=float) / self._root)
+    def dual_coef(self, w, w0=0.0):
+        """``(a, b)`` with ``Σ_i a_i k(x_i, x) + b = φ̃(x)ᵀ w + w_0`` (``a`` is zero off the pivots)."""
+        w = np.asarray(w, dtype=float)
+        a = np.zeros(self.features.shape[0])
+        a[self.pivots] = self._T @ w
+        return a, float(w0 - self._shift @ w)
 
 
-def kernel_ho_kashyap(K, y, *, K_val=None, y_val=None, kernel_map=None, **hk_params):
+def kernel_ho_kashyap(K, y, *, K_val=None, y_val=None, kernel_map=None, map_tol=0.0, **hk_params):
     """Run the Ho–Kashyap iteration in the empirical kernel map of ``K`` (module docstring).
 
     Parameters
@@ -119,6 +175,9 @@ def kernel_ho_kashyap(K, y, *, K_val=None, y_val=None, kernel_map=None, **hk_par
         Their labels in {-1, +1}.
     kernel_map : EmpiricalKernelMap or None
         A map of the same ``K`` to reuse (one-vs-rest problems share it).
+    map_tol : float
+        ``tol`` of the :class:`EmpiricalKernelMap` built when none is given
+        (0: the exact map).
     **hk_params
         Keyword arguments of :func:`~linsep.solvers.ho_kashyap.ho_kashyap`
         (``learning_rate``, ``b0``, ``C``, ``loss``, ``max_iter``, ``tol``,
@@ -134,21 +193,22 @@ def kernel_ho_kashyap(K, y, *, K_val=None, y_val=None, kernel_map=None, **hk_par
         ``intercept`` ``w_0``; ``extra["rank"]`` is ``r``.
     """
     if kernel_map is None:
-        kernel_map = EmpiricalKernelMap(K)
+        kernel_map = EmpiricalKernelMap(K, tol=map_tol)
     Y = sign_normalized(kernel_map.features, y)
     Y_val = None if K_val is None else sign_normalized(kernel_map.transform(K_val), y_val)
-    result = ho_kashyap(Y, Y_val=Y_val, **hk_params)
+    result = ho_kashyap(Y, Y_val=Y_val, gram=kernel_map.gram, **hk_params)
     W = result.weights
     history = result.history
     if history is not None and "weights" in history:  # a trace: its weights as dual coefficients too
         history = dict(history)
-        traced = history.pop("weights")
-        history["dual_coef"] = np.array([kernel_map.dual_coef(w) for w in traced[:, :-1]])
-        history["intercept"] = traced[:, -1].copy()
+        traced = [kernel_map.dual_coef(w[:-1], w[-1]) for w in history.pop("weights")]
+        history["dual_coef"] = np.array([a for a, _ in traced])
+        history["intercept"] = np.array([b for _, b in traced])
+    dual, intercept = kernel_map.dual_coef(W[:-1], W[-1])
     return dataclasses.replace(
         result,
         history=history,
-        weights=kernel_map.dual_coef(W[:-1]),
-        intercept=float(W[-1]),
+        weights=dual,
+        intercept=intercept,
         extra={**result.extra, "rank": kernel_map.rank},
     )
