@@ -156,3 +156,103 @@ def test_early_stopping_holdout_is_seeded_and_multiclass():
     np.testing.assert_array_equal(a.dual_coef_, b.dual_coef_)
     assert a.best_iter_.shape == (3,) and a.X_fit_.shape[0] == 60
     assert a.score(X, y) > 0.9
+
+
+# --- the truncated map and its cost -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("tol", [0.0, 0.01, 0.3])
+def test_pivoted_cholesky_bound_and_nystrom_identity(tol):
+    from linsep._linalg import pivoted_cholesky
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(150, 3))
+    K = kernel_matrix(X, X, kernel="rbf", gamma=0.5)
+    F, P, d = pivoted_cholesky(lambda idx: K[:, idx], K.diagonal(), tol=tol, block_size=16)
+    bound = max(tol, 150 * np.finfo(float).eps) * K.diagonal().max()
+    assert d.max() <= bound and len(set(P.tolist())) == len(P)
+    # K − FFᵀ is the PSD Schur complement: |entries| <= sqrt(d_i d_j), diagonal = d
+    np.testing.assert_allclose(np.diag(K - F @ F.T), d, atol=1e-10)
+    assert np.all(np.abs(K - F @ F.T) <= np.sqrt(np.outer(d, d)) + 1e-10)
+    # F Fᵀ is the Nyström approximation on the pivots (oracle: a direct solve)
+    np.testing.assert_allclose(F @ F.T, K[:, P] @ np.linalg.solve(K[np.ix_(P, P)], K[P]), atol=1e-8)
+    if tol == 0.3:
+        assert len(P) < 60  # truncated
+
+
+def _dual_mhks_oracle(K, K_test, y, C, n_iter, mu=0.4):
+    """Łęski's kernel MHKS in dual form on the centred Gram matrix, ``n_iter`` margin updates."""
+    n = len(y)
+    mean_row = K.mean(axis=0)
+    H = np.eye(n) - 1.0 / n
+    Kc = H @ K @ H
+    Kc_test = (K_test - mean_row) @ H  # centred rows k(x, X) of new samples
+    B = np.full(n, 1e-6)
+    for _ in range(n_iter + 1):
+        s = y * (B + 1.0)  # unsigned targets
+        beta = np.linalg.solve(Kc + C * np.eye(n), s - s.mean())
+        E = y * (Kc @ beta + s.mean()) - 1.0 - B
+        B = B + 2 * mu * np.maximum(E, 0.0)
+    return Kc_test @ beta + s.mean()
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # tol=0: runs max_iter
+@pytest.mark.parametrize("map_tol", [0.0, 0.2])
+def test_multiclass_matches_dual_mhks_reference(map_tol):
+    rng = np.random.default_rng(6)
+    X = np.vstack([c + 0.9 * rng.normal(size=(20, 2)) for c in ([0, 0], [2, 0], [0, 2])])
+    y = np.repeat([0, 1, 2], 20)
+    X_test = rng.uniform(-1, 3, size=(30, 2))
+    clf = KernelHoKashyapClassifier(gamma=0.8, C=0.3, map_tol=map_tol, tol=0.0, max_iter=25).fit(X, y)
+    K, K_test = kernel_matrix(X, X, gamma=0.8), kernel_matrix(X_test, X, gamma=0.8)
+    if map_tol:  # the truncated map is exact HK for the Nyström kernel on the pivots
+        P = clf.support_
+        assert len(P) < len(X)
+        K_test = K_test[:, P] @ np.linalg.solve(K[np.ix_(P, P)], K[P])
+        K = K[:, P] @ np.linalg.solve(K[np.ix_(P, P)], K[P])
+    expected = np.column_stack([_dual_mhks_oracle(K, K_test, np.where(y == k, 1.0, -1.0), 0.3, 25)
+                                for k in range(3)])
+    np.testing.assert_allclose(clf.decision_function(X_test), expected, atol=1e-7)
+
+
+def test_map_and_gram_built_once_for_all_classes(monkeypatch):
+    import linsep._linalg as linalg
+    import linsep.estimators.kernel_hk as module
+
+    built, grams = [], []
+    real_map, real_gram = module.EmpiricalKernelMap, linalg._gram
+    monkeypatch.setattr(module, "EmpiricalKernelMap", lambda *a, **k: built.append(1) or real_map(*a, **k))
+    monkeypatch.setattr(linalg, "_gram", lambda A: grams.append(1) or real_gram(A))
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(90, 4))
+    y = np.repeat([0, 1, 2, 3, 4], 18)
+    clf = KernelHoKashyapClassifier().fit(X, y)
+    assert clf.dual_coef_.shape == (5, 90)
+    assert len(built) == 1 and not grams  # one map, no YᵀY product per class
+
+
+def test_named_kernel_computes_only_pivot_columns(monkeypatch):
+    import linsep.estimators.kernel_hk as module
+
+    asked = []
+    clf = KernelHoKashyapClassifier(gamma=0.5)
+    real = clf._kernel_matrix
+    monkeypatch.setattr(clf, "_kernel_matrix", lambda A, B: asked.append(B.shape[0]) or real(A, B))
+    X, y = _noisy_rings(8, n=400)
+    clf.fit(X, y)
+    columns = sum(asked) - X.shape[0]  # less the diagonal blocks
+    assert clf.rank_ < 100 and columns <= clf.rank_ + 2 * 64
+    assert module is not None
+
+
+def test_defaults_generalise_on_noisy_data_and_truncate():
+    X, y = _noisy_rings(10, n=600)
+    X_test, y_test = _noisy_rings(11, n=600)
+    clf = KernelHoKashyapClassifier().fit(X, y)
+    assert clf.C == 0.3 and clf.status_ in ("converged", "separable")
+    assert clf.rank_ < 60 and len(clf.support_) == clf.rank_ + 1 or len(clf.support_) <= clf.rank_ + 1
+    # plain HK in the exact map interpolates the noise
+    plain = KernelHoKashyapClassifier(C=None, map_tol=0.0, gamma=10.0).fit(X, y)
+    assert plain.score(X, y) == 1.0
+    assert clf.score(X_test, y_test) > 0.85 > plain.score(X_test, y_test)
+    assert make_classifier("kernel_hkes").C is None  # Lauer & Bloch's HKES: early stopping, no C

@@ -257,8 +257,8 @@ def pivoted_cholesky(columns, diagonal, *, tol=0.0, block_size=64):
             block -= np.outer(col, col)
             chosen.append(local)
             factor_columns.append(col)
-        residual[candidates] = np.maximum(block.diagonal(), 0.0)  # the candidates not taken
         if not chosen:
+            residual[candidates] = np.maximum(block.diagonal(), 0.0)
             continue
         # New columns S[:, Q] R⁻ᵀ, with R R^t = S[Q, Q] the factor just computed (Q in pivot order).
         R = np.tril(np.array(factor_columns).T[chosen])
@@ -270,6 +270,8 @@ def pivoted_cholesky(columns, diagonal, *, tol=0.0, block_size=64):
         F[:, r:r + len(chosen)] = new
         pivots.extend(candidates[chosen].tolist())
         residual -= np.einsum("ij,ij->i", new, new)
+        # the candidates' residuals as the block factorisation left them (pivots: 0)
+        residual[candidates] = block.diagonal()
         residual[pivots[r:]] = 0.0
         np.maximum(residual, 0.0, out=residual)
     r = len(pivots)
