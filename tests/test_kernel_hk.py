@@ -37,8 +37,9 @@ def test_rbf_separates_xor():
 
 
 def test_linear_kernel_on_xor_is_proved_not_separable():
-    clf = KernelHoKashyapClassifier(kernel="linear", C=None).fit(XOR_X, XOR_Y)
-    assert clf.status_ == "not_separable"
+    # the exact map (map_tol=0): the proof is then about the whole feature space
+    clf = KernelHoKashyapClassifier(kernel="linear", C=None, map_tol=0.0).fit(XOR_X, XOR_Y)
+    assert clf.status_ == "not_separable" and clf.rank_ == 2
     u = clf.certificate_
     y = np.where(XOR_Y == clf.classes_[1], 1.0, -1.0)
     assert u.min() >= 0 and u.max() > 0
@@ -250,9 +251,29 @@ def test_defaults_generalise_on_noisy_data_and_truncate():
     X_test, y_test = _noisy_rings(11, n=600)
     clf = KernelHoKashyapClassifier().fit(X, y)
     assert clf.C == 0.3 and clf.status_ in ("converged", "separable")
-    assert clf.rank_ < 60 and len(clf.support_) == clf.rank_ + 1 or len(clf.support_) <= clf.rank_ + 1
+    assert clf.rank_ < 60 and clf.rank_ <= len(clf.support_) <= clf.rank_ + 1
+    np.testing.assert_array_equal(clf.dual_coef_[:, np.setdiff1d(np.arange(600), clf.support_)], 0.0)
     # plain HK in the exact map interpolates the noise
     plain = KernelHoKashyapClassifier(C=None, map_tol=0.0, gamma=10.0).fit(X, y)
     assert plain.score(X, y) == 1.0
     assert clf.score(X_test, y_test) > 0.85 > plain.score(X_test, y_test)
     assert make_classifier("kernel_hkes").C is None  # Lauer & Bloch's HKES: early stopping, no C
+
+
+def test_truncated_map_proof_is_about_its_subspace():
+    # XOR in (x1, x2) with a small third coordinate that separates the classes: the exact
+    # linear map (rank 3) separates; at map_tol=0.3 the map keeps 2 directions, in which
+    # the points are an XOR, and the proof is about that subspace only.
+    X = np.array([[1, 1, 0.1], [-1, -1, 0.1], [1, -1, -0.1], [-1, 1, -0.1]])
+    y = np.array([1.0, 1.0, -1.0, -1.0])
+    K = X @ X.T
+    assert kernel_ho_kashyap(K, y, C=None).status == "separable"
+    kmap = EmpiricalKernelMap(K, tol=0.3)
+    res = kernel_ho_kashyap(K, y, kernel_map=kmap, C=None)
+    assert res.status == "not_separable" and kmap.rank == 2
+    u = res.certificate
+    # Gordan in the truncated feature space: Σ u_i y_i φ̃(x_i) = 0, Σ u_i y_i = 0 ...
+    np.testing.assert_allclose(kmap.features.T @ (u * y), 0, atol=1e-12 * u.max())
+    np.testing.assert_allclose(np.sum(u * y), 0, atol=1e-12 * u.max())
+    # ... but not in the whole feature space (x3 separates)
+    assert abs((X.T @ (u * y))[2]) > 0.1 * u.max()

@@ -102,7 +102,8 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
     rank_ : int
         Dimension ``r`` of the (centred) empirical kernel map.
     support_ : ndarray of int
-        The pivots ``P``: the training samples with non-zero dual coefficients.
+        The pivots ``P`` of the map (sorted): only these training samples
+        can have non-zero dual coefficients.
     best_iter_ : int or ndarray
         Early stopping: the iterate ``k̂`` whose weights were kept.
     X_fit_, classes_, n_iter_, history_
@@ -111,7 +112,7 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
     --------
     >>> from linsep import KernelHoKashyapClassifier
     >>> X, y = [[0, 0], [1, 1], [0, 1], [1, 0]], [0, 0, 1, 1]  # XOR
-    >>> KernelHoKashyapClassifier(kernel="linear", C=None).fit(X, y).status_
+    >>> KernelHoKashyapClassifier(kernel="linear", C=None, map_tol=0).fit(X, y).status_
     'not_separable'
     >>> KernelHoKashyapClassifier(kernel="rbf", gamma=1.0).fit(X, y).predict(X).tolist()
     [0, 0, 1, 1]
@@ -241,7 +242,7 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
         self.certificate_ = pick([r.certificate for r in results])
         self.margin_vector_ = pick([r.margin for r in results])
         self.rank_ = int(results[0].extra["rank"])
-        self.support_ = np.flatnonzero(np.any(self.dual_coef_ != 0, axis=0))
+        self.support_ = np.sort(self._fit_state[0].pivots)
         if self.early_stopping:
             self.best_iter_ = pick([r.best_iter for r in results])
             if len(results) > 1:

@@ -11,39 +11,49 @@ The Ho–Kashyap criterion with a feature map ``φ`` (the encyclopedia's
 (``o = 0, C = 0`` for plain HK; ``o = 1, C >= 0`` for Łęski's MHKS) depends
 on ``w`` only through ``Φw`` and ``‖w‖``, so by the representer argument an
 optimal ``w`` lies in ``span{φ(x_i)}`` and the whole iteration can be run in
-the *empirical kernel map*.  With the eigendecomposition of the Gram matrix
-``K = U Λ Uᵗ`` (``r`` eigenvalues kept above rounding level),
-
-.. math::
-
-    L = U \\Lambda^{1/2} \\;(N \\times r), \\qquad K = L L^t, \\qquad
-    \\tilde\\varphi(x) = \\Lambda^{-1/2} U^t k(X, x),
-
-``L`` holds the training points in coordinates of an orthonormal basis of
-``span{φ(x_i)}``: inner products, ``Φw`` and ``‖w‖`` are preserved exactly.
+an *empirical kernel map*: coordinates ``φ̃(x_i)`` of the training points in
+an orthonormal basis of a subspace ``S`` of the feature space, in which
+inner products, ``Φw`` and ``‖w‖`` are those of the feature space.
 Running the linear Ho–Kashyap iteration (:func:`~linsep.solvers.ho_kashyap.ho_kashyap`,
 unchanged: same margin update, stopping rules, IRLS, verdicts) on
-``diag(y)[L, 1]`` therefore *is* kernel Ho–Kashyap, and its result
+``diag(y)[Φ̃, 1]`` therefore *is* kernel Ho–Kashyap, and its result
 ``W = (w̃, w_0)`` maps back to dual coefficients
 
 .. math::
 
-    f(x) = \\tilde\\varphi(x)^t \\tilde w + w_0 = \\sum_i a_i k(x_i, x) + w_0,
-    \\qquad a = U \\Lambda^{-1/2} \\tilde w .
+    f(x) = \\tilde\\varphi(x)^t \\tilde w + w_0 = \\sum_{p \\in P} a_p k(x_p, x) + b .
 
-For ``C > 0`` the penalty ``C‖w̃‖²`` is Łęski's ``C wᵗw`` (bias free); the
-iteration factors its least-squares matrix once, as the linear one does.
+The map (:class:`EmpiricalKernelMap`) is a pivoted partial Cholesky
+factorisation ``K ≈ L Lᵀ = K[:, P] K[P, P]⁻¹ K[P, :]`` (``S`` spanned by the
+images of the pivots ``P``), centred and rotated onto its principal axes.
+With ``tol = 0`` it pivots to rounding level and ``S = span{φ(x_i)}``: the
+exact map.  With ``tol > 0`` it stops once every training point is within
+``sqrt(tol · max k(x_i, x_i))`` of ``S``, which costs ``O(N r²)`` for rank
+``r`` and computes only ``r`` columns of ``K``.
 
-Verdicts are those of linear HK, now about separability *in feature space*:
-``separable`` (``y_i f(x_i) > 0`` for all ``i``) and, without
-regularisation, ``not_separable`` with the certificate ``u >= 0, u != 0``,
-``Σ_i u_i y_i φ(x_i) = 0, Σ_i u_i y_i = 0`` (Gordan) — e.g. XOR under the
-linear kernel.  A strictly positive definite kernel (RBF on distinct points)
-makes any labelling separable, and plain HK then interpolates at once; use
-``C > 0`` for a regularised classifier.
+Truncation and the verdicts.  For ``w ∈ S``, ``⟨w, Π_S φ(x)⟩ = ⟨w, φ(x)⟩``:
+the decision function above is evaluated exactly, so ``separable``
+(``y_i f(x_i) > 0`` for all ``i``) is a statement about the kernel itself.
+Without regularisation, ``not_separable`` comes with the certificate
+``u >= 0, u != 0``, ``Σ_i u_i y_i Π_S φ(x_i) = 0, Σ_i u_i y_i = 0`` (Gordan):
+it proves that no ``f = Σ_{p∈P} a_p k(x_p, ·) + b`` separates the training
+set — in the whole feature space when ``S`` is (``tol = 0``, e.g. XOR under
+the linear kernel), in ``S`` otherwise.  A strictly positive definite kernel (RBF on distinct points) with the
+exact map makes any labelling separable, and plain HK then interpolates;
+``C > 0`` (Łęski's generalisation control) gives a regularised classifier.
 
-Cost: one symmetric eigendecomposition (``O(N³)``) and the linear
-iteration on an ``N×(r+1)`` matrix; meant for ``N`` up to a few thousand.
+Centring: ``[L, 1]`` has ``N + 1`` columns and is rank deficient as soon as
+the constant lies in the span of the features (the exact map of a full-rank
+Gram matrix), which sends every one-vs-rest solve to an SVD of an
+``N × (N+1)`` matrix.  Centred and rotated, the features are orthogonal to
+each other and to the bias column: Ho–Kashyap's least-squares matrix is the
+diagonal ``diag(s, N)`` for every labelling, passed to the solver once
+(``gram``) instead of being formed per class.  The centring is a change of
+coordinates of the affine model (``w_0`` absorbs ``mᵗw``): the fitted values
+``Y W``, hence ``B`` and ``E``, are those of ``[L, 1]``.
+
+Cost: the map, ``O(N r²)`` (``O(N³)`` for the exact map), once per fit for
+all one-vs-rest problems, then per problem ``O(N r)`` per iteration.
 
 References
 ----------
