@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test venv clean
+.PHONY: demo test docs venv clean
 
 venv: $(BIN)/python
 
@@ -28,5 +28,14 @@ test: venv
 	$(BIN)/python -m pip install --quiet -e ".[test]"
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 -q
 
+# Documentation site (Sphinx + numpydoc + sphinx-gallery) into docs/_build/html, offline.
+# -W: any warning (a broken docstring, a dangling reference) fails the build;
+# --keep-going lists them all first.  The gallery examples run during the build.
+docs: venv
+	$(BIN)/python -m pip install --quiet -e ".[docs]"
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 MPLBACKEND=Agg \
+		$(BIN)/sphinx-build -W --keep-going -b html docs docs/_build/html
+
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .hypothesis
+	rm -rf docs/_build docs/api docs/auto_examples docs/sg_execution_times.rst

@@ -1,0 +1,160 @@
+"""Sphinx configuration of linsep's documentation (built offline by ``make docs``).
+
+The API reference is generated at build time from the ``__all__`` lists of
+the public modules (:data:`PUBLIC_MODULES`), so a name added to one of them
+appears in the reference without editing any page.
+"""
+
+import os
+import sys
+import warnings
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+ROOT = DOCS.parent
+# Run from a checkout without installing (``PYTHONPATH=src`` is then not needed).
+sys.path.insert(0, str(ROOT / "src"))
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+import linsep  # noqa: E402
+
+project = "linsep"
+author = "the linsep developers"
+copyright = "the linsep developers"
+release = version = linsep.__version__
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.mathjax",
+    "sphinx.ext.viewcode",
+    "numpydoc",
+    "sphinx_gallery.gen_gallery",
+    "myst_parser",
+]
+
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+root_doc = "index"
+exclude_patterns = ["_build", "api/generated/*.examples", "auto_examples/*.ipynb",
+                    "auto_examples/*.py", "auto_examples/*.zip", "auto_examples/*.json",
+                    "auto_examples/*.md5", "auto_examples/*.pickle", "sg_execution_times.rst"]
+templates_path = ["_templates"]
+# The Markdown pages (design.md) use GitHub-style fenced code and pipe tables.
+myst_enable_extensions = ["dollarmath"]
+myst_heading_anchors = 3
+# "ref.citation": a docstring's References may list works its text does not
+# cite (numpydoc keeps them); that is not an error in the docstring.
+suppress_warnings = ["myst.xref_missing", "ref.citation"]
+
+# -- autodoc / autosummary / numpydoc ---------------------------------------
+autosummary_generate = True
+autodoc_typehints = "none"
+autodoc_member_order = "bysource"
+add_module_names = False
+# numpydoc renders the Parameters / Attributes / Methods sections; the class
+# member tables would list every scikit-learn mixin method (get_params, ...).
+numpydoc_show_class_members = False
+numpydoc_show_inherited_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = False
+# Validation rules are kept off: the build already fails (-W) on any reST or
+# numpydoc section error, which is what keeps the docstrings renderable.
+numpydoc_validation_checks = set()
+
+# -- sphinx-gallery ----------------------------------------------------------
+sphinx_gallery_conf = {
+    "examples_dirs": str(ROOT / "examples"),
+    "gallery_dirs": str(DOCS / "auto_examples"),
+    "filename_pattern": r"/plot_",
+    "within_subsection_order": "FileNameSortKey",
+    "download_all_examples": False,
+    "abort_on_example_error": True,
+    "remove_config_comments": True,
+    "plot_gallery": "True",
+    "image_scrapers": ("matplotlib",),
+    "matplotlib_animations": False,
+    "show_memory": False,
+    "show_signature": False,
+    # No reference_url: linking the code blocks to external docs would fetch
+    # their inventories at build time.
+}
+
+# -- HTML --------------------------------------------------------------------
+html_theme = "pydata_sphinx_theme"
+html_title = f"linsep {release}"
+html_static_path = []
+html_theme_options = {
+    "navigation_with_keys": False,
+    "show_prev_next": False,
+    "icon_links": [],
+    "footer_start": ["copyright"],
+    "footer_end": [],
+}
+html_sidebars = {"index": [], "getting_started": []}
+html_show_sourcelink = False
+
+# Matplotlib's Agg backend in the gallery; its font cache message is not a warning.
+warnings.filterwarnings("ignore", message="Matplotlib is currently using agg")
+
+# -- generated API reference -------------------------------------------------
+PUBLIC_MODULES = [
+    ("linsep", "Estimators, registry, separability", "The names of ``linsep.__all__``."),
+    ("linsep.inspection", "Inspection and plots", "Traces of the iterations and matplotlib displays."),
+    ("linsep.datasets", "Data sets", "The nine bundled IDA benchmark data sets and their splits."),
+    ("linsep.experiments", "Experiments", "The protocol of Lauer & Bloch (2006)."),
+    ("linsep.kernels", "Kernels", None),
+]
+SOLVER_MODULES = ["linsep.solvers.ho_kashyap", "linsep.solvers.kernel_ho_kashyap", "linsep.solvers.mse",
+                  "linsep.solvers.perceptron", "linsep.solvers.kozinec", "linsep.solvers.lsvm"]
+
+
+def _public_names(module):
+    import importlib
+    import inspect
+
+    mod = importlib.import_module(module)
+    names = getattr(mod, "__all__", None)
+    if names is None:
+        names = [n for n, v in vars(mod).items()
+                 if not n.startswith("_") and (inspect.isfunction(v) or inspect.isclass(v))
+                 and getattr(v, "__module__", "") == module]
+    return [n for n in names if not n.startswith("__")]
+
+
+def _write_api_reference():
+    """Write ``api/index.rst``: one autosummary table per public module (see PUBLIC_MODULES)."""
+    import importlib
+
+    lines = [".. Generated by docs/conf.py from the modules' __all__; do not edit.", "",
+             "API reference", "=============", ""]
+    for module, title, intro in PUBLIC_MODULES:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            continue
+        names = _public_names(module)
+        lines += [title, "-" * len(title), "", f".. currentmodule:: {module}", ""]
+        if intro:
+            lines += [intro, ""]
+        if module != "linsep":
+            lines += [f".. automodule:: {module}", "   :no-members:", "   :no-index:", ""]
+        consts = [n for n in names if not callable(getattr(importlib.import_module(module), n))]
+        items = [n for n in names if n not in consts]
+        lines += [".. autosummary::", "   :toctree: generated/", "   :nosignatures:", ""]
+        lines += [f"   {n}" for n in items] + [""]
+        if consts:
+            mod = importlib.import_module(module)
+            lines += ["Constants: " + ", ".join(f"``{n} = {getattr(mod, n)!r}``" for n in consts), ""]
+    title = "Solvers (pure functions)"
+    lines += [title, "-" * len(title), "", ".. currentmodule:: linsep.solvers", "",
+              "Each algorithm's numerical core; the module docstrings carry the equations.", "",
+              ".. autosummary::", "   :toctree: generated/", ""]
+    lines += [f"   {m.rpartition('.')[2]}" for m in SOLVER_MODULES] + [""]
+    text = "\n".join(lines)
+    path = DOCS / "api" / "index.rst"
+    path.parent.mkdir(exist_ok=True)
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
+_write_api_reference()
