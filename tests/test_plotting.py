@@ -40,13 +40,15 @@ def on_line(line, w, b):
 
 
 def test_trace_draws_the_requested_hyperplanes_and_curves():
-    W = np.array([[1.0, 1.0, 1.0], [2.0, -1.0, 0.5], [0.5, -3.0, 20.0], [-1.0, 0.2, 3.0]])
+    # lines through the data's box (x1 in [0, 6], x2 in [7, 10]), but for k = 2
+    W = np.array([[1.0, 1.0, -14.0], [1.0, 1.0, 100.0], [0.5, -3.0, 26.0], [-1.0, 0.2, 3.0]])
     est = fitted_with_trace(W, [1, 2, 3, 4], criterion=np.array([4.0, 2.0, 1.0, 0.5]),
                             training_errors=np.array([2, 1, 1, 0]))
     disp = plot_trace(est, X4, Y4, iterations=[1, 3])
     assert isinstance(disp, TraceDisplay)
     iterate_lines = [ln for ln in disp.lines_ if ln.get_label().startswith("k = ")]
     assert [ln.get_label() for ln in iterate_lines] == ["k = 1", "k = 3"]
+    assert plot_trace(est, X4, Y4, iterations=[2]).lines_[0].get_label() == "k = 2 (out of view)"
     assert on_line(iterate_lines[0], W[0, :2], W[0, 2]) and on_line(iterate_lines[1], W[2, :2], W[2, 2])
     fitted = [ln for ln in disp.lines_ if ln.get_label() == "fitted"][0]
     assert on_line(fitted, est.coef_[0], est.intercept_[0])

@@ -22,7 +22,7 @@ __all__ = ["TraceDisplay", "ValidationErrorDisplay", "SeparabilityDisplay",
 
 # Scalar traces drawn beside the data: quantities minimised (or bounds), then counts of errors.
 _CRITERION_KEYS = ("criterion", "objective", "margin", "margin_upper_bound")
-_ERROR_KEYS = ("training_errors", "mistakes", "validation_error")
+_ERROR_KEYS = ("training_errors", "mistakes")   # counts; the validation error has its own display
 
 
 def _pyplot():
@@ -53,15 +53,16 @@ def _binary_history(estimator, class_index):
 def _iterations_of(history, n_rows):
     """Iteration numbers of ``n_rows`` entries of a history key.
 
-    Trace rows carry their numbers in ``history["iteration"]``; a scalar
-    curve has one entry per iteration from the first one, ``first + i``
-    (``first = iteration[0]``, or 1 — the first iterate — without a trace).
+    Trace rows carry their numbers in ``history["iteration"]``.  A scalar
+    curve holds one entry per iteration and ends at the final one, so it is
+    aligned by its end; without a trace its entries are iterations
+    ``1 … n_rows`` (``validation_error[k - 1]`` belongs to iterate ``k``).
     """
     it = history.get("iteration")
     if it is not None and len(it) == n_rows:
         return np.asarray(it)
-    first = int(it[0]) if it is not None and len(it) else 1
-    return first + np.arange(n_rows)
+    last = int(it[-1]) if it is not None and len(it) else n_rows
+    return last - n_rows + 1 + np.arange(n_rows)
 
 
 def _as_2d(X):
@@ -75,6 +76,13 @@ def _limits(X, pad=0.1):
     lo, hi = X.min(axis=0), X.max(axis=0)
     span = np.where(hi > lo, hi - lo, 1.0)
     return np.c_[lo - pad * span, hi + pad * span]   # [[xmin, xmax], [ymin, ymax]]
+
+
+def _crosses(pts, limits):
+    """Whether the segment ``pts`` (from :func:`_line_points`) passes through the box ``limits``."""
+    (x0, x1), (y0, y1) = limits
+    xs, ys = pts
+    return min(xs) <= x1 and max(xs) >= x0 and min(ys) <= y1 and max(ys) >= y0
 
 
 def _line_points(w, b, limits, offset=0.0):
@@ -249,14 +257,15 @@ class TraceDisplay:
                                  f"{' and '.join(g[0] for g in groups) or 'nothing'} curves); got {len(axes)}")
             fig = axes[0].figure
         data_ax = axes[0]
-        limits = _limits(self.X)
+        limits = _limits(self.X, pad=0.2)   # room for the legend
         _scatter_classes(data_ax, self.X, self.y)
         colors = plt.get_cmap(cmap)(np.linspace(0.15, 0.9, max(len(self.weights), 1)))
         self.lines_ = []
         for a, k, color in zip(self.weights, self.iterations, colors):
             pts = _line_points(a[:2], a[2], limits)
             if pts is not None:
-                self.lines_ += data_ax.plot(*pts, color=color, lw=1.3, label=f"k = {k}")
+                label = f"k = {k}" + ("" if _crosses(pts, limits) else " (out of view)")
+                self.lines_ += data_ax.plot(*pts, color=color, lw=1.3, label=label)
         if self.final is not None:
             pts = _line_points(self.final[:2], self.final[2], limits)
             if pts is not None:
@@ -268,6 +277,8 @@ class TraceDisplay:
         data_ax.legend(fontsize=7, loc="best")
         if self.title:
             data_ax.set_title(self.title, fontsize=10)
+        from matplotlib.ticker import MaxNLocator
+
         for group, curve_ax in zip(groups, axes[1:]):
             for key in group:
                 if key in self.curves:
@@ -279,8 +290,10 @@ class TraceDisplay:
                     curve_ax.set_yscale("log")
                 curve_ax.set_title("criterion", fontsize=10)
             else:
+                curve_ax.yaxis.set_major_locator(MaxNLocator(integer=True))
                 curve_ax.set_title("errors", fontsize=10)
             curve_ax.set_xlabel("iteration k")
+            curve_ax.xaxis.set_major_locator(MaxNLocator(integer=True))
             curve_ax.legend(fontsize=7)
         fig.tight_layout()
         self.figure_, self.ax_ = fig, np.asarray(axes[:n_panels], dtype=object)
