@@ -157,3 +157,16 @@ def test_import_linsep_does_not_import_matplotlib():
     code = "import sys, linsep, linsep.inspection; print('matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_cli_trace_plot_writes_the_figure_or_says_why_not(tmp_path, capsys):
+    from linsep.cli import main
+
+    data = tmp_path / "lecture.csv"
+    data.write_text("x1,x2,y\n6,9,1\n5,7,1\n5,9,2\n0,10,2\n")
+    out = tmp_path / "trace.png"
+    assert main(["trace", "hk", str(data), "--param", "learning_rate=0.9", "--init-weights", "1,1,1",
+                 "--b0", "1", "--positive", "1", "--steps", "2", "--plot", str(out)]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main(["trace", "kernel_perceptron", str(data), "--plot", str(tmp_path / "k.png")]) == 2
+    assert "--plot" in capsys.readouterr().err

@@ -405,12 +405,13 @@ def _cmd_trace(args):
     for w in {str(w.message).splitlines()[0] for w in caught}:
         print(f"warning: {w}", file=sys.stderr)
     if args.plot:
-        plot_trace = getattr(inspection, "plot_trace", None)
-        if plot_trace is None:
-            raise CLIError("--plot needs linsep.inspection.plot_trace, which this version does not have")
-        drawn = plot_trace(estimator)
-        figure = getattr(drawn, "figure", drawn)
-        figure.savefig(args.plot)
+        X_dense = X.toarray() if hasattr(X, "toarray") else X
+        try:
+            drawn = inspection.plot_trace(estimator, X_dense, y,
+                                          class_index=problem if len(estimator.classes_) > 2 else None)
+        except (ValueError, ImportError) as exc:
+            raise CLIError(f"--plot: {str(exc).splitlines()[0]}") from None
+        drawn.figure_.savefig(args.plot)
         print(f"plot -> {args.plot}")
     return 0
 

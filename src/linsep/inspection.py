@@ -22,7 +22,12 @@ k  a(k) = [w0, w]       b(k)              e(k)                         J    erro
 1  [1, 1, 1]            [1, 1, 1, 1]      [15, 12, -16, -12]           769  2
 2  [34.6, 2.68, -3.79]  [28, 22.6, 1, 1]  [-11.4, -1.14, -14.9, 2.29]  359  1
 
-Plotting is optional (matplotlib) and never needed by the table.
+Plotting is optional (matplotlib) and never needed by the table: the
+displays :class:`TraceDisplay` (:func:`plot_trace`, the hyperplane at
+selected iterations beside the criterion and error curves),
+:class:`ValidationErrorDisplay` (:func:`plot_validation_curve`, HKES's
+Fig. 1) and :class:`SeparabilityDisplay` (:func:`plot_separability`) import
+it when they draw.
 """
 
 from __future__ import annotations
@@ -30,7 +35,9 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-__all__ = ["TraceTable", "trace_table", "get_trace"]
+from ._plotting import __all__ as _plots, SeparabilityDisplay, TraceDisplay, ValidationErrorDisplay, plot_separability, plot_trace, plot_validation_curve  # noqa: E501,F401
+
+__all__ = ["TraceTable", "trace_table", "get_trace", *_plots]
 
 # Scalar history keys shown as columns, with their headers, in this order.
 _SCALAR_COLUMNS = {
