@@ -35,9 +35,8 @@ extensions = [
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "api/generated/*.examples", "auto_examples/*.ipynb",
-                    "auto_examples/*.py", "auto_examples/*.zip", "auto_examples/*.json",
-                    "auto_examples/*.md5", "auto_examples/*.pickle", "sg_execution_times.rst"]
+exclude_patterns = ["_build", "auto_examples/*.ipynb", "auto_examples/*.py", "auto_examples/*.zip",
+                    "auto_examples/*.json", "auto_examples/*.md5", "auto_examples/*.pickle"]
 templates_path = ["_templates"]
 # The Markdown pages (design.md) use GitHub-style fenced code and pipe tables.
 myst_enable_extensions = ["dollarmath"]
@@ -75,6 +74,7 @@ sphinx_gallery_conf = {
     "matplotlib_animations": False,
     "show_memory": False,
     "show_signature": False,
+    "write_computation_times": False,
     # No reference_url: linking the code blocks to external docs would fetch
     # their inventories at build time.
 }

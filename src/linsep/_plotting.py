@@ -248,7 +248,7 @@ class TraceDisplay:
         groups = [g for g in (_CRITERION_KEYS, _ERROR_KEYS) if any(k in self.curves for k in g)]
         n_panels = 1 + len(groups)
         if ax is None:
-            fig, axes = plt.subplots(1, n_panels, figsize=(4.2 * n_panels, 3.8), squeeze=False)
+            fig, axes = plt.subplots(1, n_panels, figsize=(4.2 * n_panels, 4.4), squeeze=False)
             axes = axes[0]
         else:
             axes = np.atleast_1d(np.asarray(ax, dtype=object))
@@ -257,7 +257,7 @@ class TraceDisplay:
                                  f"{' and '.join(g[0] for g in groups) or 'nothing'} curves); got {len(axes)}")
             fig = axes[0].figure
         data_ax = axes[0]
-        limits = _limits(self.X, pad=0.2)   # room for the legend
+        limits = _limits(self.X)
         _scatter_classes(data_ax, self.X, self.y)
         colors = plt.get_cmap(cmap)(np.linspace(0.15, 0.9, max(len(self.weights), 1)))
         self.lines_ = []
@@ -274,7 +274,8 @@ class TraceDisplay:
         data_ax.set_ylim(limits[1])
         data_ax.set_xlabel("$x_1$")
         data_ax.set_ylabel("$x_2$")
-        data_ax.legend(fontsize=7, loc="best")
+        # Below the panel: over the data it would hide the lines it names.
+        data_ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=3, frameon=False)
         if self.title:
             data_ax.set_title(self.title, fontsize=10)
         from matplotlib.ticker import MaxNLocator
