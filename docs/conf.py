@@ -158,3 +158,22 @@ def _write_api_reference():
 
 
 _write_api_reference()
+
+# Inherited scikit-learn methods are shown only where linsep relies on their
+# behaviour as documented (predict / decision_function of primal models); the
+# others (score, get_params, set_*_request, ...) are scikit-learn's, and their
+# docstrings cross-reference scikit-learn's own site, which is not fetched.
+_SKLEARN_METHODS_SHOWN = {"predict", "decision_function", "predict_proba"}
+
+
+def _skip_foreign_members(app, what, name, obj, skip, options):
+    if what != "class" or skip:
+        return None
+    module = getattr(obj, "__module__", None) or getattr(getattr(obj, "fget", None), "__module__", "")
+    if module and not module.startswith("linsep") and name not in _SKLEARN_METHODS_SHOWN:
+        return True
+    return None
+
+
+def setup(app):
+    app.connect("autodoc-skip-member", _skip_foreign_members)
