@@ -64,7 +64,7 @@ def test_trace_default_rows_keep_first_and_last_and_draw_on_given_axes():
     est = fitted_with_trace(W, np.arange(50))
     fig, axes = plt.subplots(1, 2)
     disp = TraceDisplay.from_estimator(est, X4, Y4, n_lines=5, ax=axes)
-    labels = [ln.get_label() for ln in disp.lines_ if ln.get_label().startswith("k = ")]
+    labels = [ln.get_label().split(" (")[0] for ln in disp.lines_ if ln.get_label().startswith("k = ")]
     assert labels[0] == "k = 0" and labels[-1] == "k = 49" and len(labels) <= 5
     assert disp.figure_ is fig
 
