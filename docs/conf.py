@@ -75,6 +75,8 @@ sphinx_gallery_conf = {
     "show_memory": False,
     "show_signature": False,
     "write_computation_times": False,
+    # Only what an example prints is shown, not the repr of its last expression.
+    "capture_repr": (),
     # No reference_url: linking the code blocks to external docs would fetch
     # their inventories at build time.
 }
