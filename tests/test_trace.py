@@ -278,9 +278,12 @@ def test_cli_trace_plot_goes_through_inspection(tmp_path, capsys, monkeypatch):
         def savefig(self, path):
             drawn.append(path)
 
-    def fake_plot_trace(estimator):
-        assert "weights" in estimator.history_
-        return Figure()
+    class Display:
+        figure_ = Figure()
+
+    def fake_plot_trace(estimator, X, y, class_index=None):
+        assert "weights" in estimator.history_ and len(X) == len(y) == 4 and class_index is None
+        return Display()
 
     monkeypatch.setattr(inspection, "plot_trace", fake_plot_trace, raising=False)
     data = _lecture_csv(tmp_path / "lecture.csv")
