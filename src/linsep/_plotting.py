@@ -34,6 +34,13 @@ def _pyplot():
     return plt
 
 
+def _figure_and_axes(ax, figsize):
+    """``(figure, ax)``: a new single-panel figure when ``ax`` is None."""
+    if ax is None:
+        return _pyplot().subplots(figsize=figsize)
+    return ax.figure, ax
+
+
 def _binary_history(estimator, class_index):
     """The ``history_`` dict of one binary problem (``class_index`` picks one of a one-vs-rest fit)."""
     history = getattr(estimator, "history_", None)
@@ -211,8 +218,7 @@ class TraceDisplay:
             if missing.size:
                 raise ValueError(f"iterations {missing.tolist()} were not recorded "
                                  f"(recorded: {ks[0]} … {ks[-1]}, {len(ks)} rows)")
-            rows = np.searchsorted(ks, wanted) if np.all(np.diff(ks) > 0) else \
-                np.array([int(np.flatnonzero(ks == k)[0]) for k in wanted])
+            rows = np.array([int(np.flatnonzero(ks == k)[0]) for k in wanted])
         curves = {}
         for key in _CRITERION_KEYS + _ERROR_KEYS:
             if key in history and np.ndim(history[key]) == 1 and len(history[key]):
@@ -385,11 +391,7 @@ class ValidationErrorDisplay:
         ValidationErrorDisplay
             ``self``, with ``figure_``, ``ax_`` and ``line_`` set.
         """
-        plt = _pyplot()
-        if ax is None:
-            fig, ax = plt.subplots(figsize=(6, 3.6))
-        else:
-            fig = ax.figure
+        fig, ax = _figure_and_axes(ax, figsize=(6, 3.6))
         (self.line_,) = ax.plot(self.iterations, 100 * self.validation_error, lw=1.2, label="validation error")
         if self.training_error is not None:
             ax.plot(self.iterations, 100 * self.training_error, lw=1, color="C2", alpha=0.8,
@@ -475,11 +477,7 @@ class SeparabilityDisplay:
         SeparabilityDisplay
             ``self``, with ``figure_`` and ``ax_`` set.
         """
-        plt = _pyplot()
-        if ax is None:
-            fig, ax = plt.subplots(figsize=(5, 4.2))
-        else:
-            fig = ax.figure
+        fig, ax = _figure_and_axes(ax, figsize=(5, 4.2))
         verdict, X, y = self.verdict, self.X, self.y
         classes = np.asarray(getattr(verdict, "classes", np.unique(y)))
         limits = _limits(X)
@@ -554,73 +552,40 @@ class SeparabilityDisplay:
 
 
 def plot_trace(estimator, X, y, *, iterations=None, n_lines=6, class_index=None, ax=None):
-    """Draw the hyperplanes of a traced two-dimensional fit and its curves (see :class:`TraceDisplay`).
+    """Draw the hyperplanes of a traced two-dimensional fit and its curves.
 
-    Parameters
-    ----------
-    estimator : fitted linsep estimator
-        Fitted with ``record_history`` on two-dimensional data.
-    X : array-like of shape (N, 2)
-        The data to draw.
-    y : array-like of shape (N,)
-        Their labels.
-    iterations : sequence of int or None, default=None
-        Iterations whose hyperplanes are drawn; ``None`` picks ``n_lines``.
-    n_lines : int, default=6
-        Number of hyperplanes when ``iterations`` is ``None``.
-    class_index : int or None, default=None
-        For a one-vs-rest fit, the binary problem to draw.
-    ax : sequence of matplotlib Axes or None, default=None
-        One Axes per panel, or ``None`` for a new figure.
+    The same as :meth:`TraceDisplay.from_estimator` (parameters there).
 
     Returns
     -------
     TraceDisplay
-        With ``figure_`` and ``ax_``.
+        With ``figure_``, ``ax_`` and ``lines_``.
     """
     return TraceDisplay.from_estimator(estimator, X, y, iterations=iterations, n_lines=n_lines,
                                        class_index=class_index, ax=ax)
 
 
 def plot_validation_curve(estimator, *, n_train=None, class_index=None, ax=None):
-    """Draw the validation error of an early-stopping fit (see :class:`ValidationErrorDisplay`).
+    """Draw the validation error of an early-stopping fit against the iteration.
 
-    Parameters
-    ----------
-    estimator : fitted estimator with early stopping
-        E.g. ``make_classifier("hkes")`` after ``fit``.
-    n_train : int or None, default=None
-        Samples the weights were fitted on, to draw the training error too.
-    class_index : int or None, default=None
-        For a one-vs-rest fit, the binary problem to draw.
-    ax : matplotlib Axes or None, default=None
-        Where to draw.
+    The same as :meth:`ValidationErrorDisplay.from_estimator` (parameters there).
 
     Returns
     -------
     ValidationErrorDisplay
-        With ``figure_`` and ``ax_``.
+        With ``figure_``, ``ax_`` and ``line_``.
     """
     return ValidationErrorDisplay.from_estimator(estimator, n_train=n_train, class_index=class_index, ax=ax)
 
 
 def plot_separability(verdict, X, y, *, ax=None):
-    """Draw a separability verdict on two-dimensional data (see :class:`SeparabilityDisplay`).
+    """Draw a separability verdict on two-dimensional data.
 
-    Parameters
-    ----------
-    verdict : SeparabilityResult
-        ``check_separability(X, y)``.
-    X : array-like of shape (N, 2)
-        The same data.
-    y : array-like of shape (N,)
-        The same labels.
-    ax : matplotlib Axes or None, default=None
-        Where to draw.
+    The same as :meth:`SeparabilityDisplay.from_verdict` (parameters there).
 
     Returns
     -------
     SeparabilityDisplay
-        With ``figure_`` and ``ax_``.
+        With ``figure_``, ``ax_`` and ``common_point_``.
     """
     return SeparabilityDisplay.from_verdict(verdict, X, y, ax=ax)
