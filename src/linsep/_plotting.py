@@ -416,8 +416,9 @@ class SeparabilityDisplay:
     each class's carriers and their common point
     ``Σ_{y_i=+1} u_i x_i / Σ_{y_i=+1} u_i = Σ_{y_i=-1} u_i x_i / Σ_{y_i=-1} u_i``:
     ``Σ_i u_i y_i (x_i, 1) = 0`` says exactly that the two hulls meet there,
-    so no line separates the classes.  Build it with :meth:`from_verdict` or
-    :func:`plot_separability`.
+    so no line separates the classes.  *Undecided* (no certificate passed its
+    check): the data and the verdict only.  Build it with :meth:`from_verdict`
+    or :func:`plot_separability`.
 
     Parameters
     ----------
