@@ -267,7 +267,7 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
     def _check_separation(self, X, targets):
         """Demote ``separable`` statuses that the stored model contradicts (no check by default)."""
 
-    def _unpack_common(self, results):
+    def _unpack_common(self, results, warn=True):
         binary = len(results) == 1
         statuses = np.array([r.status for r in results], dtype=object)
         n_iters = np.array([r.n_iter for r in results])
@@ -279,7 +279,7 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
         elif hasattr(self, "history_"):
             del self.history_
         stuck = [self.classes_[i] if not binary else None for i, r in enumerate(results) if r.status == MAX_ITER]
-        if stuck:
+        if stuck and warn:
             which = "" if binary else f" for class(es) {stuck} (one-vs-rest)"
             warnings.warn(
                 f"{type(self).__name__} reached max_iter={getattr(self, 'max_iter', '?')} without "

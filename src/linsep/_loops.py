@@ -18,7 +18,10 @@ The perceptron and LMS loops never form the sign-normalised matrix
 ``x_i`` of ``X`` and apply the label and the bias coordinate on the fly, which
 is the same arithmetic as working on ``y_i = y_i (x_i, 1)``.  ``X`` must be a
 C-contiguous float64 array (rows contiguous in memory); the weight vector
-``w`` has the bias **last** and is updated in place.
+``w`` has the bias **last** and is updated in place.  Sparse data take the
+``*_csr`` twins, which read row ``i`` as ``data[indptr[i]:indptr[i+1]]`` at
+columns ``indices[...]`` (a CSR matrix, never densified): the same update,
+with the zero entries skipped.
 
 ``cache=True`` keeps the compiled code on disk, so only the first use on a
 machine pays the compilation (a few seconds in all); a new process still
@@ -30,8 +33,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["perceptron_epoch", "lms_epoch", "next_mistake", "add_column_and_scan", "ho_kashyap_segment",
-           "is_nonseparability_proof", "weights_stand_still"]
+__all__ = ["perceptron_epoch", "perceptron_epoch_csr", "lms_epoch", "lms_epoch_csr", "next_mistake",
+           "add_column_and_scan", "ho_kashyap_segment", "is_nonseparability_proof", "weights_stand_still"]
 
 # Reassociation lets LLVM vectorise the dot products (the result may differ
 # from a left-to-right sum in the last bits, which no rule here depends on);
@@ -83,6 +86,44 @@ def lms_epoch(X, y, b, order, w, eta):
         step = eta * r * y[i]
         for j in range(d):
             w[j] -= step * X[i, j]
+        w[d] -= step
+    return loss
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def perceptron_epoch_csr(indptr, indices, data, y, order, w, eta, margin):
+    """:func:`perceptron_epoch` on a CSR matrix ``(indptr, indices, data)``."""
+    d = w.shape[0] - 1
+    mistakes = 0
+    for t in range(order.shape[0]):
+        i = order[t]
+        s = w[d]
+        for p in range(indptr[i], indptr[i + 1]):
+            s += data[p] * w[indices[p]]
+        if y[i] * s <= margin:
+            step = eta * y[i]
+            for p in range(indptr[i], indptr[i + 1]):
+                w[indices[p]] += step * data[p]
+            w[d] += step
+            mistakes += 1
+    return mistakes
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def lms_epoch_csr(indptr, indices, data, y, b, order, w, eta):
+    """:func:`lms_epoch` on a CSR matrix ``(indptr, indices, data)``."""
+    d = w.shape[0] - 1
+    loss = 0.0
+    for t in range(order.shape[0]):
+        i = order[t]
+        s = w[d]
+        for p in range(indptr[i], indptr[i + 1]):
+            s += data[p] * w[indices[p]]
+        r = y[i] * s - b[i]
+        loss += r * r
+        step = eta * r * y[i]
+        for p in range(indptr[i], indptr[i + 1]):
+            w[indices[p]] -= step * data[p]
         w[d] -= step
     return loss
 

@@ -25,7 +25,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._base import BaseLinearSeparator
 from .._design import augment, sign_normalized
 from .._result import SolveResult
-from ..solvers.mse import lms, mse, mse_linear_machine, widrow_hoff
+from .._stream import StreamMixin
+from ..solvers.mse import lms, lms_learning_rate, mse, mse_linear_machine, widrow_hoff
 from ..solvers.perceptron import SCHEDULES
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 
@@ -217,16 +218,19 @@ class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
                            trace=make_recorder(self.record_history))
 
 
-class LMSClassifier(_MarginFitMixin, BaseLinearSeparator):
+class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
     """Single-sample Widrow–Hoff (LMS): ``a ← a − η_k y_i (y_iᵗ a − b_i)``, sample by sample.
 
-    Dense input only (a compiled sequential loop over the rows of ``X``).
+    A compiled sequential loop over the rows of ``X``, dense or CSR/CSC
+    (sparse rows are read as they are, never densified).  ``partial_fit``
+    makes one pass over each chunk of a stream (:mod:`linsep._stream`).
 
     Parameters
     ----------
     learning_rate : float or None, default=None
         ``η_1``; ``None`` sets ``1/max_i ‖(x_i, 1)‖²`` (every update a
-        contraction, so the rule cannot diverge).
+        contraction, so the rule cannot diverge) on the training data, or on
+        the first chunk given to ``partial_fit`` (then kept for the stream).
     schedule : {"inverse", "constant"}, default="inverse"
         ``η_k = η_1/k`` with ``k`` the pass over the data, or constant.
     max_iter : int, default=1000
@@ -248,9 +252,13 @@ class LMSClassifier(_MarginFitMixin, BaseLinearSeparator):
         Passes made.
     history_ : dict or list of dict
         ``criterion``: sum of squared residuals met during each pass.
+    learning_rate_ : float
+        The ``η_1`` used.
+    epoch_ : int
+        Schedule position ``k`` of the last pass, as in
+        :class:`~linsep.PerceptronClassifier`.
     """
 
-    _accept_sparse = False
     _parameter_constraints = {
         "learning_rate": [None, Interval(Real, 0, None, closed="neither")],
         "schedule": [StrOptions(set(SCHEDULES))],
@@ -273,14 +281,42 @@ class LMSClassifier(_MarginFitMixin, BaseLinearSeparator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, margin=None):
-        """Fit on ``X, y`` with margin vector ``b`` (default all ones)."""
+        """Fit on ``X, y`` (dense or sparse) with margin vector ``b`` (default all ones); starts over."""
         self._rng = check_random_state(self.random_state)
         try:
-            return self._fit_with_margin(X, y, margin)
+            X, y = self._validate_fit(X, y)
+            self.learning_rate_ = lms_learning_rate(X) if self.learning_rate is None else float(self.learning_rate)
+            self._fit_problems(X, y, margin=_check_margin(margin, X.shape[0]))
+        finally:
+            del self._rng
+        self.epoch_ = int(np.max(self.n_iter_))
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, classes=None, margin=None, epoch=None):
+        """One LMS pass over the chunk ``X, y`` (margin ``b`` per chunk sample), from the current weights.
+
+        ``classes`` is required on the first call; ``epoch`` sets ``η_epoch``
+        (default ``epoch_``); ``max_iter`` is not used; ``status_`` and
+        ``margin_vector_`` speak of this chunk only.  Semantics and the
+        schedule rule: :mod:`linsep._stream`.
+        """
+        self._rng = check_random_state(self.random_state)
+        try:
+            return self._partial_fit_primal(X, y, classes, epoch, margin=margin)
         finally:
             del self._rng
 
+    def _start_stream(self, X):
+        # η_1 is fixed on the first chunk and kept for the whole stream
+        self.learning_rate_ = lms_learning_rate(X) if self.learning_rate is None else float(self.learning_rate)
+
     def _solve_binary(self, X, y, margin=None):
-        return lms(X, y, margin, learning_rate=self.learning_rate, schedule=self.schedule,
+        return lms(X, y, margin, learning_rate=self.learning_rate_, schedule=self.schedule,
                    max_iter=self.max_iter, tol=self.tol, shuffle=self.shuffle, rng=self._rng,
                    trace=make_recorder(self.record_history))
+
+    def _solve_chunk(self, X, y, weights, epoch, margin=None):
+        return lms(X, y, _check_margin(margin, X.shape[0]), learning_rate=self.learning_rate_,
+                   schedule=self.schedule, max_iter=1, tol=self.tol, shuffle=self.shuffle, rng=self._rng,
+                   initial_weights=weights, first_pass=epoch, trace=make_recorder(self.record_history))

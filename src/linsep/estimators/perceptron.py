@@ -9,7 +9,8 @@ kernel (dual) perceptron   :class:`KernelPerceptronClassifier`  ``"kernel_percep
 =========================  ===================================  ========================
 
 More than two classes are fitted one-vs-rest.  The equations are in
-:mod:`linsep.solvers.perceptron`.
+:mod:`linsep.solvers.perceptron`.  The single-sample and kernel perceptrons
+also learn from a stream of chunks with ``partial_fit`` (:mod:`linsep._stream`).
 """
 
 from __future__ import annotations
@@ -17,13 +18,15 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
+from .._stream import StreamMixin
 from .._design import sign_normalized
-from ..kernels import KernelColumnCache
+from ..kernels import KernelColumnCache, resolve_gamma
 from ..solvers.perceptron import SCHEDULES, batch_perceptron, kernel_perceptron, perceptron
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 
@@ -49,14 +52,19 @@ _ATTRIBUTES = """
         Passes over the data (per class for more than two classes).
     history_ : dict or list of dict
         ``mistakes``: corrections made in each pass.
+    epoch_ : int
+        Schedule position ``k`` of the last pass (``η_k``): the one the next
+        ``partial_fit`` uses unless given ``epoch`` (single-sample rules).
 """
 
 
-class PerceptronClassifier(BaseLinearSeparator):
+class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
     """Single-sample perceptron, fixed or variable increment, with optional margin.
 
     ``a ← a + η_k y_i`` whenever ``aᵗ y_i <= margin``, for ``y_i = y_i (x_i, 1)``
-    visited one at a time.  Dense input only (a compiled sequential loop).
+    visited one at a time (a compiled sequential loop; dense or CSR/CSC
+    input, sparse data read row by row and never densified).  ``partial_fit``
+    makes one pass over each chunk of a stream (:mod:`linsep._stream`).
 
     Parameters
     ----------
@@ -78,7 +86,6 @@ class PerceptronClassifier(BaseLinearSeparator):
         :mod:`linsep._trace`).
     """ + _ATTRIBUTES
 
-    _accept_sparse = False
     _parameter_constraints = {**_RULE_PARAMS, "shuffle": ["boolean"], "random_state": ["random_state"]}
 
     def __init__(self, *, learning_rate=1.0, schedule="constant", margin=0.0, max_iter=1000, shuffle=True,
@@ -93,10 +100,37 @@ class PerceptronClassifier(BaseLinearSeparator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        """Fit on dense ``X`` (N, d) and labels ``y``."""
+        """Fit on ``X`` (N, d), dense or sparse, and labels ``y``; starts over after ``partial_fit``."""
         self._rng = check_random_state(self.random_state)
         try:
-            return super().fit(X, y)
+            super().fit(X, y)
+        finally:
+            del self._rng
+        self.epoch_ = int(np.max(self.n_iter_))
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, classes=None, epoch=None):
+        """One pass of the rule over the chunk ``X, y``, from the current weights.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, d)
+        y : array-like of shape (n,)
+        classes : array-like, optional
+            All the labels of the stream; required on the first call.
+        epoch : int, optional
+            Pass over the stream this chunk belongs to: it uses ``η_epoch``
+            (matters for ``schedule="inverse"`` only).  Default: ``epoch_``.
+
+        Notes
+        -----
+        ``max_iter`` is not used; ``status_`` speaks of this chunk only.
+        Semantics and the schedule rule: :mod:`linsep._stream`.
+        """
+        self._rng = check_random_state(self.random_state)
+        try:
+            return self._partial_fit_primal(X, y, classes, epoch)
         finally:
             del self._rng
 
@@ -104,6 +138,11 @@ class PerceptronClassifier(BaseLinearSeparator):
         return perceptron(X, y, learning_rate=self.learning_rate, schedule=self.schedule, margin=self.margin,
                           max_iter=self.max_iter, shuffle=self.shuffle, rng=self._rng,
                           trace=make_recorder(self.record_history))
+
+    def _solve_chunk(self, X, y, weights, epoch):
+        return perceptron(X, y, learning_rate=self.learning_rate, schedule=self.schedule, margin=self.margin,
+                          max_iter=1, shuffle=self.shuffle, rng=self._rng, initial_weights=weights,
+                          first_pass=epoch, trace=make_recorder(self.record_history))
 
 
 class BatchPerceptronClassifier(BaseLinearSeparator):
@@ -151,7 +190,7 @@ class BatchPerceptronClassifier(BaseLinearSeparator):
                                 trace=make_recorder(self.record_history))
 
 
-class KernelPerceptronClassifier(BaseKernelSeparator):
+class KernelPerceptronClassifier(StreamMixin, BaseKernelSeparator):
     """Kernel (dual) perceptron: ``f(x) = Σ_j α_j y_j k(x_j, x) + b``, ``α`` = correction counts.
 
     The training decision values are updated with one kernel column per
@@ -161,6 +200,17 @@ class KernelPerceptronClassifier(BaseKernelSeparator):
     (except that ``kernel="precomputed"`` receives it).  With
     ``kernel="linear"`` the model equals :class:`PerceptronClassifier`'s on
     the same sample order.
+
+    ``partial_fit`` makes one pass over each chunk of a stream
+    (:mod:`linsep._stream`), starting from the decision values of the model
+    so far.  The dual model grows with the stream: the samples of a chunk
+    that were corrected at least once (``α > 0`` for some class) are
+    appended to ``X_fit_`` with their counts, the others are dropped (their
+    coefficient is 0).  Memory therefore grows with the number of corrected
+    samples (at most every sample seen; a sample seen again and corrected
+    again is stored again), and each chunk costs one kernel block
+    ``chunk × support`` to start from.  ``gamma`` is resolved on the first
+    chunk and kept.  ``kernel="precomputed"`` has no ``partial_fit``.
 
     Parameters
     ----------
@@ -193,7 +243,8 @@ class KernelPerceptronClassifier(BaseKernelSeparator):
     alpha_ : ndarray of shape (N,) or (K, N)
         Correction counts ``α_j``.
     X_fit_ : ndarray or sparse matrix
-        The training samples (the Gram matrix for ``"precomputed"``).
+        The training samples (the Gram matrix for ``"precomputed"``); after
+        ``partial_fit``, the corrected samples of the stream.
     n_kernel_columns_ : int
         Kernel columns computed during the fit (cache misses).
     classes_, status_, n_iter_, history_
@@ -239,3 +290,63 @@ class KernelPerceptronClassifier(BaseKernelSeparator):
         alphas = [r.extra["alpha"] for r in results]
         self.alpha_ = alphas[0] if len(results) == 1 else np.vstack(alphas)
         self.n_kernel_columns_ = self._fit_state[0].n_computed
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, classes=None):
+        """One pass of the dual rule over the chunk ``X, y``; the model keeps the corrected samples.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, d)
+        y : array-like of shape (n,)
+        classes : array-like, optional
+            All the labels of the stream; required on the first call.
+
+        Notes
+        -----
+        ``max_iter`` is not used; ``status_`` speaks of this chunk only
+        (:mod:`linsep._stream`).
+        """
+        if self.kernel == "precomputed":
+            raise ValueError("partial_fit needs the samples: kernel='precomputed' cannot grow a Gram matrix "
+                             "chunk by chunk; use fit")
+        X, targets, first, _ = self._validate_chunk(X, y, classes, 1)  # no schedule: no epoch
+        n_problems = targets.shape[1]
+        if first:
+            self._gamma = resolve_gamma(self.gamma, X)
+            self.X_fit_ = X[:0]
+            alpha = np.zeros((n_problems, 0), dtype=np.int64)
+            dual, intercept, n_columns = np.zeros((n_problems, 0)), np.zeros(n_problems), 0
+        else:
+            alpha, dual = np.atleast_2d(self.alpha_), self.dual_coef_
+            intercept, n_columns = self.intercept_, self.n_kernel_columns_
+        # decision values of the model so far on the chunk: one kernel block chunk × support
+        f0 = np.zeros((X.shape[0], n_problems)) + intercept
+        if dual.shape[1]:
+            f0 += np.asarray(self._kernel_matrix(X, self.X_fit_) @ dual.T)
+        cache = KernelColumnCache(X, kernel=self.kernel, cache_size=self.cache_size, **self._kernel_params())
+        rng = check_random_state(self.random_state)
+        results = [kernel_perceptron(cache.column, targets[:, c], max_iter=1, fit_intercept=self.fit_intercept,
+                                     shuffle=self.shuffle, rng=rng, initial_decision=f0[:, c],
+                                     trace=make_recorder(self.record_history))
+                   for c in range(n_problems)]
+        passes = self._passes_so_far(first, n_problems)
+        self._finish_chunk(results, passes)
+        new_alpha = np.vstack([r.extra["alpha"] for r in results])
+        new_dual = np.vstack([r.weights for r in results])
+        kept = np.flatnonzero(new_alpha.any(axis=0))
+        self.X_fit_ = _append_rows(self.X_fit_, X[kept])
+        self.alpha_ = np.hstack([alpha, new_alpha[:, kept]])
+        if n_problems == 1:
+            self.alpha_ = self.alpha_[0]
+        self.dual_coef_ = np.hstack([dual, new_dual[:, kept]])
+        self.intercept_ = intercept + np.array([r.intercept for r in results])
+        self.n_kernel_columns_ = n_columns + cache.n_computed
+        return self
+
+
+def _append_rows(A, rows):
+    """``A`` with ``rows`` appended, in ``A``'s kind (sparse stays sparse; the kept rows follow ``A``)."""
+    if sp.issparse(A):
+        return sp.vstack([A, sp.csr_matrix(rows)], format="csr")
+    return np.vstack([A, rows.toarray() if sp.issparse(rows) else rows])

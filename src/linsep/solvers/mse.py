@@ -51,9 +51,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._linalg import LeastSquaresFactor
-from .._loops import lms_epoch
+from .._loops import lms_epoch, lms_epoch_csr
 from .._result import CONVERGED, MAX_ITER, SEPARABLE, SolveResult
-from .perceptron import SCHEDULES, _orders, _rate
+from .perceptron import SCHEDULES, _orders, _rate, sequential_data
 
 
 def _separation_status(scores, fallback):
@@ -244,15 +244,22 @@ def widrow_hoff(Y, margin=None, *, learning_rate=None, schedule="inverse", max_i
                        history=history)
 
 
+def lms_learning_rate(X):
+    """``1/max_i ‖(x_i, 1)‖²``: the largest ``η`` for which every single LMS update is a contraction."""
+    squares = X.multiply(X).sum(axis=1) if sp.issparse(X) else np.einsum("ij,ij->i", X, X)
+    return 1.0 / (1.0 + float(np.max(squares)))
+
+
 def lms(X, y, margin=None, *, learning_rate=None, schedule="inverse", max_iter=1000, tol=1e-5,
-        shuffle=True, rng=None, initial_weights=None, trace=None):
+        shuffle=True, rng=None, initial_weights=None, first_pass=1, trace=None):
     """Single-sample Widrow–Hoff (LMS): ``a ← a − η_k y_i (y_iᵗ a − b_i)``.
 
     Parameters
     ----------
-    X : ndarray of shape (N, d)
-        Dense samples (the compiled loop reads ``y_i = y_i (x_i, 1)`` on the
-        fly and never forms ``Y``).
+    X : ndarray or sparse matrix of shape (N, d)
+        Samples (the compiled loop reads ``y_i = y_i (x_i, 1)`` on the fly
+        and never forms ``Y``; sparse input is read as CSR, never
+        densified).
     y : ndarray of shape (N,)
         Labels in {-1, +1}.
     margin : ndarray of shape (N,) or None
@@ -274,6 +281,10 @@ def lms(X, y, margin=None, *, learning_rate=None, schedule="inverse", max_iter=1
         Visit the samples in a new random order each pass.
     initial_weights : ndarray of shape (d + 1,) or None
         ``a_0``; zeros by default.
+    first_pass : int
+        Schedule position of the first pass (pass ``k`` uses
+        ``η_{first_pass + k − 1}``), as in
+        :func:`linsep.solvers.perceptron.perceptron`.
     trace : linsep._trace.TraceRecorder or None
         Record ``a``, ``b`` and ``e = Y a − b`` after each pass (rows
         ``k = 0 … n_iter``, ``k = 0`` the start).
@@ -288,12 +299,12 @@ def lms(X, y, margin=None, *, learning_rate=None, schedule="inverse", max_iter=1
     """
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
-    X = np.ascontiguousarray(X, dtype=np.float64)
+    X = sequential_data(X)
     y = np.ascontiguousarray(y, dtype=np.float64)
     n_samples, n_features = X.shape
     b = np.ones(n_samples) if margin is None else np.ascontiguousarray(margin, dtype=np.float64)
     if learning_rate is None:
-        learning_rate = 1.0 / (1.0 + float(np.einsum("ij,ij->i", X, X).max()))
+        learning_rate = lms_learning_rate(X)
     w = np.zeros(n_features + 1) if initial_weights is None else np.array(initial_weights, dtype=np.float64)
     orders = _orders(n_samples, shuffle, rng)
     criterion = []
@@ -307,7 +318,11 @@ def lms(X, y, margin=None, *, learning_rate=None, schedule="inverse", max_iter=1
     errors = []  # training errors after each pass: traced runs only
     for k in range(1, max_iter + 1):
         previous = w.copy()
-        criterion.append(lms_epoch(X, y, b, next(orders), w, _rate(learning_rate, schedule, k)))
+        eta = _rate(learning_rate, schedule, first_pass + k - 1)
+        if sp.issparse(X):
+            criterion.append(lms_epoch_csr(X.indptr, X.indices, X.data, y, b, next(orders), w, eta))
+        else:
+            criterion.append(lms_epoch(X, y, b, next(orders), w, eta))
         _check_finite(w, "LMS", k)
         if trace is not None:
             errors.append(int(np.count_nonzero(y * (X @ w[:-1] + w[-1]) <= 0)))

@@ -53,8 +53,9 @@ References
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
-from .._loops import add_column_and_scan, next_mistake, perceptron_epoch
+from .._loops import add_column_and_scan, next_mistake, perceptron_epoch, perceptron_epoch_csr
 from .._result import MAX_ITER, SEPARABLE, SolveResult
 
 SCHEDULES = ("constant", "inverse")
@@ -65,6 +66,31 @@ def _rate(learning_rate, schedule, k):
     return float(learning_rate) / k if schedule == "inverse" else float(learning_rate)
 
 
+def sequential_data(X):
+    """``X`` as the compiled epochs read it: a C-contiguous float64 array, or a float64 CSR matrix.
+
+    Sparse input stays sparse (CSC and COO become CSR: a change of format,
+    never a dense copy); a CSR float64 matrix is used as it is.
+    """
+    if sp.issparse(X):
+        return X.tocsr().astype(np.float64, copy=False)
+    return np.ascontiguousarray(X, dtype=np.float64)
+
+
+def _row(X, i):
+    """Row ``i`` of dense or CSR ``X`` as ``(columns, values)``."""
+    if sp.issparse(X):
+        lo, hi = X.indptr[i], X.indptr[i + 1]
+        return X.indices[lo:hi], X.data[lo:hi]
+    return slice(None), X[i]
+
+
+def _perceptron_pass(X, y, order, w, eta, margin):
+    if sp.issparse(X):
+        return perceptron_epoch_csr(X.indptr, X.indices, X.data, y, order, w, eta, margin)
+    return perceptron_epoch(X, y, order, w, eta, margin)
+
+
 def _orders(n_samples, shuffle, rng):
     """Yield the visiting order of each pass (a fresh permutation per pass when shuffling)."""
     fixed = np.arange(n_samples, dtype=np.int64)
@@ -73,14 +99,15 @@ def _orders(n_samples, shuffle, rng):
 
 
 def perceptron(X, y, *, learning_rate=1.0, schedule="constant", margin=0.0, max_iter=1000,
-               shuffle=True, rng=None, initial_weights=None, trace=None):
+               shuffle=True, rng=None, initial_weights=None, first_pass=1, trace=None):
     """Single-sample perceptron: ``a ← a + η_k y_i`` whenever ``aᵗ y_i <= b``.
 
     Parameters
     ----------
-    X : ndarray of shape (N, d)
-        Dense samples (read row by row by the compiled loop; never copied into
-        ``Y``).
+    X : ndarray or sparse matrix of shape (N, d)
+        Samples, read row by row by the compiled loop (never copied into
+        ``Y``); sparse input is read as CSR (:func:`sequential_data`), never
+        densified.
     y : ndarray of shape (N,)
         Labels in {-1, +1}.
     learning_rate : float
@@ -99,6 +126,10 @@ def perceptron(X, y, *, learning_rate=1.0, schedule="constant", margin=0.0, max_
         Source of the permutations (needed when ``shuffle``).
     initial_weights : ndarray of shape (d + 1,) or None
         ``a_0`` (bias last); zeros by default.
+    first_pass : int
+        Schedule position of the first pass: pass ``k`` of this call uses
+        ``η_{first_pass + k − 1}`` (1 for a fresh fit; a later value
+        continues a schedule, as ``partial_fit`` does).
     trace : linsep._trace.TraceRecorder or None
         Record ``a`` after each pass and the last sample it corrected
         (rows ``k = 0 … n_iter``); a traced run makes its passes in plain
@@ -113,7 +144,7 @@ def perceptron(X, y, *, learning_rate=1.0, schedule="constant", margin=0.0, max_
     """
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
-    X = np.ascontiguousarray(X, dtype=np.float64)
+    X = sequential_data(X)
     y = np.ascontiguousarray(y, dtype=np.float64)
     n_samples, n_features = X.shape
     w = np.zeros(n_features + 1) if initial_weights is None else np.array(initial_weights, dtype=np.float64)
@@ -123,11 +154,11 @@ def perceptron(X, y, *, learning_rate=1.0, schedule="constant", margin=0.0, max_
     if trace is not None:
         trace.record(0, weights=w, sample=-1)
     for k in range(1, max_iter + 1):
+        eta = _rate(learning_rate, schedule, first_pass + k - 1)
         if trace is None:
-            mistakes.append(perceptron_epoch(X, y, next(orders), w, _rate(learning_rate, schedule, k),
-                                             float(margin)))
+            mistakes.append(_perceptron_pass(X, y, next(orders), w, eta, float(margin)))
         else:
-            count, last = _traced_epoch(X, y, next(orders), w, _rate(learning_rate, schedule, k), float(margin))
+            count, last = _traced_epoch(X, y, next(orders), w, eta, float(margin))
             mistakes.append(count)
             errors.append(int(np.count_nonzero(y * (X @ w[:-1] + w[-1]) <= 0)))
             trace.record(k, final=count == 0 or k == max_iter, weights=w, sample=last)
@@ -145,9 +176,11 @@ def perceptron(X, y, *, learning_rate=1.0, schedule="constant", margin=0.0, max_
 def _traced_epoch(X, y, order, w, eta, margin):
     """:func:`linsep._loops.perceptron_epoch` in plain Python; also returns the last corrected sample (or −1)."""
     mistakes, last = 0, -1
+    coef = w[:-1]  # a view: updated in place
     for i in order:
-        if y[i] * (w[-1] + float(X[i] @ w[:-1])) <= margin:
-            w[:-1] += eta * y[i] * X[i]
+        columns, values = _row(X, i)
+        if y[i] * (w[-1] + float(values @ coef[columns])) <= margin:
+            np.add.at(coef, columns, eta * y[i] * values)
             w[-1] += eta * y[i]
             mistakes, last = mistakes + 1, int(i)
     return mistakes, last
@@ -206,7 +239,8 @@ def batch_perceptron(Y, *, learning_rate=1.0, schedule="inverse", margin=0.0, ma
     return SolveResult(weights=a, n_iter=len(mistakes), status=status, history=history)
 
 
-def kernel_perceptron(column, y, *, max_iter=100, fit_intercept=True, shuffle=True, rng=None, trace=None):
+def kernel_perceptron(column, y, *, max_iter=100, fit_intercept=True, shuffle=True, rng=None,
+                      initial_decision=None, trace=None):
     """Dual (kernel) perceptron with correction counts ``α``.
 
     For each pass and each sample ``i`` (in the pass's order): if
@@ -235,6 +269,10 @@ def kernel_perceptron(column, y, *, max_iter=100, fit_intercept=True, shuffle=Tr
     shuffle, rng
         As in :func:`perceptron`; the same ``rng`` state gives the same
         orders as :func:`perceptron`.
+    initial_decision : ndarray of shape (N,) or None
+        ``f(x_j)`` of a model fitted before (on other samples), to continue
+        from; zeros by default.  ``α`` then counts only the corrections made
+        here, and ``intercept`` only their share of the bias.
     trace : linsep._trace.TraceRecorder or None
         Record ``dual_coef`` ``α y``, ``intercept`` and the last corrected
         sample after each pass (rows ``k = 0 … n_iter``).
@@ -249,7 +287,7 @@ def kernel_perceptron(column, y, *, max_iter=100, fit_intercept=True, shuffle=Tr
     """
     y = np.ascontiguousarray(y, dtype=np.float64)
     n_samples = y.shape[0]
-    f = np.zeros(n_samples)
+    f = np.zeros(n_samples) if initial_decision is None else np.array(initial_decision, dtype=np.float64)
     alpha = np.zeros(n_samples, dtype=np.int64)
     bias = 1.0 if fit_intercept else 0.0
     orders = _orders(n_samples, shuffle, rng)

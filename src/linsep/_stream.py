@@ -1,0 +1,114 @@
+"""``partial_fit`` for the sequential rules: one pass over each chunk of a stream.
+
+The single-sample perceptron, LMS and the kernel perceptron visit one sample
+at a time, so a stream of chunks can be learnt chunk by chunk with the same
+compiled pass that ``fit`` makes over the whole data set.  The semantics are
+scikit-learn's (``SGDClassifier.partial_fit``):
+
+* the first call needs ``classes`` (every label the stream will ever hold);
+  later calls may repeat them but not change them, and a label outside them
+  is an error.  ``n_features_in_`` is fixed at the first call.
+* each call makes **one** pass over the chunk (``max_iter`` is not used),
+  starting from the current weights, in the order ``shuffle`` and
+  ``random_state`` give: an int seed gives the same permutation to every
+  chunk of a given size, a ``RandomState`` instance advances.
+* ``partial_fit`` after ``fit`` continues from the fitted model; ``fit``
+  after ``partial_fit`` starts over.
+
+Learning-rate schedule.  ``fit``'s ``η_k`` is constant within pass ``k`` over
+the data, so the pass number over the *whole stream* decides the rate, and a
+chunk does not know on its own where a pass over the stream ends.  The caller
+says it: ``partial_fit(..., epoch=k)`` uses ``η_k``; without ``epoch`` a call
+keeps the previous call's position ``epoch_`` (1 on the first call; after
+``fit``, ``fit``'s last pass).  Hence ``partial_fit`` over the chunks of a
+data set, in order, with ``shuffle=False`` and ``epoch=1, 2, ...`` for the
+first, second... pass over them, gives exactly the iterates of ``fit`` with
+``shuffle=False`` and as many passes.  Counting calls instead would make the
+size of the chunks change the rule.
+
+Status.  ``status_`` after ``partial_fit`` speaks of the last chunk only:
+``"separable"`` means that the current weights separate *that chunk* (for
+the perceptrons: its pass made no correction, or the final weights clear the
+margin on it), never that the data seen so far are separable together.  A
+pass that ends otherwise reports what ``fit`` would after a one-pass budget
+(``"max_iter"``, or ``"converged"`` for LMS when the pass moved the weights
+by at most ``tol``), without a ConvergenceWarning: one pass is what was
+asked for.  ``n_iter_`` counts the passes made since the model was started
+(``fit``'s passes plus one per ``partial_fit`` call); ``history_`` describes
+the last call.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from numbers import Integral
+
+import numpy as np
+from sklearn.utils.multiclass import _check_partial_fit_first_call, check_classification_targets
+from sklearn.utils.validation import validate_data
+
+from ._base import encode_pm1
+
+__all__ = ["StreamMixin"]
+
+
+class StreamMixin:
+    """Shared validation and bookkeeping of ``partial_fit`` (primal and dual sequential rules)."""
+
+    def _validate_chunk(self, X, y, classes, epoch):
+        """Validate one chunk against the stream; return ``(X, targets, first, epoch)``.
+
+        ``targets`` are the ``±1`` columns of :func:`linsep._base.encode_pm1`
+        for the classes fixed at the first call.
+        """
+        first = not hasattr(self, "classes_")
+        if first and classes is None:
+            raise ValueError(f"classes must be passed on the first call to {type(self).__name__}.partial_fit")
+        X, y = validate_data(self, X, y, reset=first, accept_sparse=self._accept_sparse, dtype=np.float64,
+                             ensure_min_samples=1, y_numeric=False)
+        check_classification_targets(y)
+        known = np.unique(np.asarray(classes)) if first else self.classes_
+        if known.size < 2:
+            raise ValueError(f"{type(self).__name__} needs at least 2 classes, got classes={classes!r}")
+        unknown = np.setdiff1d(np.unique(y), known)
+        if unknown.size:
+            raise ValueError(f"labels {unknown.tolist()} are not among the classes {known.tolist()} "
+                             "given at the first call to partial_fit")
+        _check_partial_fit_first_call(self, classes)  # sets classes_ on the first call, checks them later
+        if epoch is None:
+            epoch = 1 if first else self.epoch_
+        elif not isinstance(epoch, Integral) or isinstance(epoch, bool) or epoch < 1:
+            raise ValueError(f"epoch must be an integer >= 1, got {epoch!r}")
+        targets, _ = encode_pm1(y, self.classes_)
+        return X, targets, first, int(epoch)
+
+    def _passes_so_far(self, first, n_problems):
+        return np.zeros(n_problems, dtype=np.int64) if first else np.broadcast_to(self.n_iter_, (n_problems,))
+
+    def _finish_chunk(self, results, passes, epoch=None):
+        """Count the passes, record the schedule position (rules with one), set status_/n_iter_/history_.
+
+        No ConvergenceWarning: one pass is the budget that was asked for.
+        """
+        results = [dataclasses.replace(r, n_iter=int(passes[c]) + r.n_iter) for c, r in enumerate(results)]
+        if epoch is not None:
+            self.epoch_ = epoch
+        self._unpack_common(results, warn=False)
+        return results
+
+    def _start_stream(self, X):
+        """Fix, on the first chunk, what the rule derives from its training data (nothing by default)."""
+
+    def _partial_fit_primal(self, X, y, classes, epoch, **chunk_params):
+        """One pass of ``_solve_chunk`` per binary problem, from the current ``coef_``/``intercept_``."""
+        X, targets, first, epoch = self._validate_chunk(X, y, classes, epoch)
+        n_problems = targets.shape[1]
+        if first:
+            self._start_stream(X)
+            W = np.zeros((n_problems, X.shape[1] + 1))
+        else:
+            W = np.column_stack([self.coef_, self.intercept_])
+        passes = self._passes_so_far(first, n_problems)
+        results = [self._solve_chunk(X, targets[:, c], W[c], epoch, **chunk_params) for c in range(n_problems)]
+        self._store(self._finish_chunk(results, passes, epoch))
+        return self
