@@ -209,6 +209,10 @@ def test_caller_arrays_untouched_and_bad_input(name):
         make_classifier(name).fit(LECTURE_X, [1, 1, 1, 1])
 
 
-def test_lms_rejects_sparse():
-    with pytest.raises(TypeError, match="dense data is required"):
-        LMSClassifier().fit(sp.csr_matrix(LECTURE_X), LECTURE_Y)
+def test_lms_fits_sparse_like_dense():
+    # the sequential rule reads CSR rows as they are (tests/test_stream.py checks the iterates)
+    kw = dict(max_iter=50, shuffle=False, learning_rate=0.01)
+    dense = LMSClassifier(**kw).fit(LECTURE_X, LECTURE_Y)
+    sparse = LMSClassifier(**kw).fit(sp.csr_matrix(LECTURE_X), LECTURE_Y)
+    np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-12)
+    assert sparse.learning_rate_ == dense.learning_rate_ == 0.01

@@ -36,6 +36,12 @@ by at most ``tol``), without a ConvergenceWarning: one pass is what was
 asked for.  ``n_iter_`` counts the passes made since the model was started
 (``fit``'s passes plus one per ``partial_fit`` call); ``history_`` describes
 the last call.
+
+Scale.  ``fit`` rescales columns whose magnitudes lie beyond ``2^±p``
+(:func:`linsep._design.column_shifts`) by powers of two for the whole data
+set.  A stream has no whole data set — a scale fixed on the first chunk
+may not suit the next — so ``partial_fit`` refuses such a chunk with a
+``ValueError`` instead; ordinary data never meet this.
 """
 
 from __future__ import annotations
@@ -48,6 +54,7 @@ from sklearn.utils.multiclass import _check_partial_fit_first_call, check_classi
 from sklearn.utils.validation import validate_data
 
 from ._base import encode_pm1
+from ._design import column_shifts
 
 __all__ = ["StreamMixin"]
 
@@ -67,6 +74,13 @@ class StreamMixin:
         X, y = validate_data(self, X, y, reset=first, accept_sparse=self._accept_sparse, dtype=np.float64,
                              ensure_min_samples=1, y_numeric=False)
         check_classification_targets(y)
+        if column_shifts(X, getattr(self, "_rescale_exponent", None)) is not None:
+            # fit rescales such columns by powers of two for the whole data set; a stream has no
+            # whole data set, and a scale fixed on one chunk may not suit the next: refuse.
+            raise ValueError(
+                f"{type(self).__name__}.partial_fit needs the magnitudes of X within 2^-p .. 2^p per column "
+                f"(p = {np.finfo(X.dtype).nmant + 1} for {X.dtype}); some column of this chunk lies outside. "
+                "Rescale the stream (the same factors for every chunk) or use fit, which rescales exactly.")
         known = np.unique(np.asarray(classes)) if first else self.classes_
         if known.size < 2:
             raise ValueError(f"{type(self).__name__} needs at least 2 classes, got classes={classes!r}")
