@@ -253,7 +253,7 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
     history_ : dict or list of dict
         ``criterion``: sum of squared residuals met during each pass.
     learning_rate_ : float
-        The ``η_1`` used.
+        The ``η_1`` used (for data ``fit`` rescaled, in the rescaled columns).
     epoch_ : int
         Schedule position ``k`` of the last pass, as in
         :class:`~linsep.PerceptronClassifier`.
@@ -284,9 +284,7 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
         """Fit on ``X, y`` (dense or sparse) with margin vector ``b`` (default all ones); starts over."""
         self._rng = check_random_state(self.random_state)
         try:
-            X, y = self._validate_fit(X, y)
-            self.learning_rate_ = lms_learning_rate(X) if self.learning_rate is None else float(self.learning_rate)
-            self._fit_problems(X, y, margin=_check_margin(margin, X.shape[0]))
+            self._fit_with_margin(X, y, margin)
         finally:
             del self._rng
         self.epoch_ = int(np.max(self.n_iter_))
@@ -311,8 +309,12 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
         # η_1 is fixed on the first chunk and kept for the whole stream
         self.learning_rate_ = lms_learning_rate(X) if self.learning_rate is None else float(self.learning_rate)
 
+    def _store(self, results):
+        super()._store(results)
+        self.learning_rate_ = results[0].extra["learning_rate"]
+
     def _solve_binary(self, X, y, margin=None):
-        return lms(X, y, margin, learning_rate=self.learning_rate_, schedule=self.schedule,
+        return lms(X, y, margin, learning_rate=self.learning_rate, schedule=self.schedule,
                    max_iter=self.max_iter, tol=self.tol, shuffle=self.shuffle, rng=self._rng,
                    trace=make_recorder(self.record_history))
 

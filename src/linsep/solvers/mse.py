@@ -295,7 +295,8 @@ def lms(X, y, margin=None, *, learning_rate=None, schedule="inverse", max_iter=1
         ``weights`` (bias last), ``margin`` = ``b``, ``n_iter`` = passes,
         ``status`` (``separable`` if ``Y a > 0``, else ``converged`` or
         ``max_iter``) and ``history["criterion"]``: the sum of squared
-        residuals met during each pass (a running estimate of ``J_s``).
+        residuals met during each pass (a running estimate of ``J_s``);
+        ``extra["learning_rate"]``: the ``η_1`` used.
     """
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
@@ -336,4 +337,4 @@ def lms(X, y, margin=None, *, learning_rate=None, schedule="inverse", max_iter=1
     if trace is not None:
         history = trace.merge_into({**history, "training_errors": np.asarray(errors, dtype=np.int64)})
     return SolveResult(weights=w, n_iter=len(criterion), status=_separation_status(scores, status), margin=b,
-                       history=history)
+                       history=history, extra={"learning_rate": float(learning_rate)})
