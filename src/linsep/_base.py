@@ -176,7 +176,7 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
         if classes.size < 2:
             raise ValueError(
                 f"{type(self).__name__} needs samples of at least 2 classes in the data, "
-                f"but the data contain only one class: {classes[0]!r}"
+                f"but the data contain only one class: {classes.tolist()[0]!r}"
             )
         # _validate_extra checks validation labels against these classes
         # before _fit_problems sets the same (sorted, unique) classes_ again.

@@ -14,32 +14,42 @@
 DATA is a CSV file with a header row and the label in the last column, or an
 svmlight/libsvm file (extension ``.svm``, ``.libsvm``, ``.svmlight``).
 
-Model files never use pickle.  A model is one ``.npz`` archive (read with
-``allow_pickle=False``) holding the fitted arrays plus a JSON document
-``__meta__`` with the format name and version, the algorithm, its
-parameters, the fitted non-array attributes and a SHA-256 checksum over the
-metadata and every array, so a truncated, edited or foreign file is refused
-with a one-line message (exit status 2) instead of being half-loaded.
+Model files never use pickle (:mod:`linsep._model_file`): one ``.npz``
+archive of the fitted arrays plus JSON metadata with a SHA-256 checksum,
+read defensively and checked attribute by attribute, so a truncated, edited
+or foreign file is refused instead of being half-loaded.
+
+Errors
+------
+A user error — bad arguments, a missing or malformed data or model file, an
+output path that cannot be written, data a solver cannot handle — prints one
+line ``linsep COMMAND: error: …`` on stderr and exits with status 2.
+:func:`main` maps the exceptions that mean bad input for every subcommand
+(:data:`USER_ERRORS`); any other exception is a bug and keeps its traceback.
+Set ``LINSEP_DEBUG=1`` to see the traceback of a mapped error too.  Warnings
+(e.g. non-convergence) are printed once each, one line, after the output.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
-import hashlib
 import io
 import json
+import os
 import sys
 import warnings
-import zipfile
 from pathlib import Path
 
 import numpy as np
 
-FORMAT = "linsep-model"
-FORMAT_VERSION = 1
+from ._model_file import (FORMAT, FORMAT_VERSION, ModelFileError, _checksum, _first_line, check_fitted_model, load_model,
+                          save_model, write_file)
+
+__all__ = ["CLIError", "FORMAT", "FORMAT_VERSION", "USER_ERRORS", "build_parser", "load_model", "main",
+           "read_data", "save_model"]
+
 SVMLIGHT_SUFFIXES = (".svm", ".libsvm", ".svmlight")
-_META = "__meta__"
 EXIT_UNDECIDED = 3
 """Exit status of ``linsep separable`` when no certificate passed its check (2 is for bad input)."""
 
@@ -51,11 +61,11 @@ class CLIError(Exception):
 # ---------------------------------------------------------------- data files
 
 def _parse_labels(raw):
-    """Labels as ints if they all are, else floats, else strings."""
-    for cast in (int, float):
+    """Labels as ints if they all are (and fit in int64), else floats, else strings."""
+    for cast, dtype in ((int, np.int64), (float, np.float64)):
         try:
-            return np.array([cast(v) for v in raw])
-        except ValueError:
+            return np.array([cast(v) for v in raw], dtype=dtype)
+        except (ValueError, OverflowError):
             pass
     return np.array(raw, dtype=str)
 
@@ -63,9 +73,13 @@ def _parse_labels(raw):
 def _read_csv(path, n_features=None):
     try:
         text = Path(path).read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CLIError(f"cannot read {path}: {exc.strerror if isinstance(exc, OSError) else 'not a text file'}") from None
-    rows = [row for row in csv.reader(io.StringIO(text)) if row and any(cell.strip() for cell in row)]
+        rows = [row for row in csv.reader(io.StringIO(text)) if row and any(cell.strip() for cell in row)]
+    except OSError as exc:
+        raise CLIError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise CLIError(f"cannot read {path}: not a text file") from None
+    except csv.Error as exc:  # e.g. a field beyond the csv module's size limit
+        raise CLIError(f"{path}: not a valid CSV file ({_first_line(exc)})") from None
     if not rows:
         raise CLIError(f"{path}: empty file (expected a header row and data rows)")
     header, body = rows[0], rows[1:]
@@ -88,8 +102,10 @@ def _read_csv(path, n_features=None):
                 X[i - 2, j] = float(cell)
             except ValueError:
                 raise CLIError(f"{path}, line {i}, column {header[j]!r}: non-numeric value {cell!r}") from None
+        if labelled and not row[-1].strip():
+            raise CLIError(f"{path}, line {i}: empty label")
     if not np.isfinite(X).all():
-        raise CLIError(f"{path}: non-finite feature values (nan or inf)")
+        raise CLIError(f"{path}: non-finite feature values (nan, inf, or beyond ±1.8e308)")
     y = _parse_labels([row[-1].strip() for row in body]) if labelled else None
     return X, y
 
@@ -102,147 +118,44 @@ def _read_svmlight(path, n_features=None):
     except OSError as exc:
         raise CLIError(f"cannot read {path}: {exc.strerror or exc}") from None
     except (ValueError, TypeError, RuntimeError) as exc:
-        raise CLIError(f"{path}: not a valid svmlight/libsvm file ({str(exc).splitlines()[0]})") from None
+        raise CLIError(f"{path}: not a valid svmlight/libsvm file ({_first_line(exc)})") from None
     if X.shape[0] == 0:
         raise CLIError(f"{path}: empty file (no samples)")
     if not np.isfinite(X.data).all() or not np.isfinite(y).all():
-        raise CLIError(f"{path}: non-finite values (nan or inf)")
-    y = y.astype(int) if np.all(y == np.round(y)) else y
+        raise CLIError(f"{path}: non-finite values (nan, inf, or beyond ±1.8e308)")
+    if np.all(y == np.round(y)) and np.all(np.abs(y) < 2.0**53):  # whole numbers that int64 holds exactly
+        y = y.astype(np.int64)
     return X.tocsr(), y
+
+
+def _input_file(path, what):
+    """``path`` as a Path if it names a regular file, else a one-line error saying what it is."""
+    path = Path(path)
+    if path.is_dir():
+        raise CLIError(f"{path}: is a directory, not a {what}")
+    if not path.exists():
+        raise CLIError(f"no such {what}: {path}")
+    if not path.is_file():
+        raise CLIError(f"{path}: not a regular file (a {what} is expected)")
+    return path
+
+
+def _output_file(path):
+    """Refuse, before any work, an output path that cannot be a file: a directory, or one in a missing folder."""
+    path = Path(path)
+    if path.is_dir():
+        raise CLIError(f"cannot write {path}: is a directory")
+    if not path.parent.is_dir():
+        raise CLIError(f"cannot write {path}: no such directory {path.parent}")
+    return path
 
 
 def read_data(path, n_features=None):
     """``(X, y)`` from a CSV (header, label last) or svmlight file; ``y`` is None for an unlabelled CSV."""
-    if not Path(path).is_file():
-        raise CLIError(f"no such data file: {path}")
-    if Path(path).suffix.lower() in SVMLIGHT_SUFFIXES:
+    path = _input_file(path, "data file")
+    if path.suffix.lower() in SVMLIGHT_SUFFIXES:
         return _read_svmlight(path, n_features)
     return _read_csv(path, n_features)
-
-
-# ---------------------------------------------------------------- model files
-
-def _json_safe(value):
-    """Return a JSON-encodable description of ``value`` or raise TypeError."""
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, np.generic):
-        return value.item()
-    raise TypeError(type(value).__name__)
-
-
-class _Encoder:
-    """Fitted attributes → (JSON tree, {key: ndarray}); arrays of object dtype become typed lists."""
-
-    def __init__(self):
-        self.arrays = {}
-
-    def encode(self, value, key):
-        if isinstance(value, np.ndarray):
-            if value.dtype.kind in "biufU":
-                self.arrays[key] = value
-                return {"__array__": key}
-            if value.dtype.kind == "O":  # per-class strings or None: JSON, dtype restored on load
-                return {"__object_array__": [self.encode(v, f"{key}.{i}") for i, v in enumerate(value.tolist())],
-                        "shape": list(value.shape)}
-            raise TypeError(f"array of dtype {value.dtype}")
-        if isinstance(value, dict):
-            if not all(isinstance(k, str) for k in value):
-                raise TypeError("dict with non-string keys")
-            return {"__dict__": {k: self.encode(v, f"{key}.{k}") for k, v in value.items()}}
-        if isinstance(value, (list, tuple)):
-            return {"__list__": [self.encode(v, f"{key}.{i}") for i, v in enumerate(value)]}
-        return {"__value__": _json_safe(value)}
-
-
-def _decode(node, arrays):
-    if "__array__" in node:
-        return arrays[node["__array__"]]
-    if "__object_array__" in node:
-        items = [_decode(v, arrays) for v in node["__object_array__"]]
-        out = np.empty(len(items), dtype=object)
-        out[:] = items
-        return out.reshape(node["shape"])
-    if "__dict__" in node:
-        return {k: _decode(v, arrays) for k, v in node["__dict__"].items()}
-    if "__list__" in node:
-        return [_decode(v, arrays) for v in node["__list__"]]
-    return node["__value__"]
-
-
-def _checksum(meta, arrays):
-    digest = hashlib.sha256(json.dumps(meta, sort_keys=True).encode())
-    for key in sorted(arrays):
-        a = np.ascontiguousarray(arrays[key])
-        digest.update(f"{key}|{a.dtype.str}|{a.shape}".encode())
-        digest.update(a.tobytes())
-    return digest.hexdigest()
-
-
-def save_model(estimator, algorithm, path):
-    """Write a fitted estimator as arrays + JSON metadata (no pickle)."""
-    from . import __version__
-
-    try:
-        params = {k: _json_safe(v) for k, v in estimator.get_params(deep=False).items()}
-    except TypeError as exc:
-        raise CLIError(f"cannot store parameter of type {exc} in a model file") from None
-    enc, attributes, skipped = _Encoder(), {}, []
-    # Every attribute that is not a constructor parameter was set by fit:
-    # public ones (coef_, dual_coef_, X_fit_ …) and private ones some
-    # estimators predict with (e.g. a resolved kernel ``_gamma``).
-    for name, value in vars(estimator).items():
-        if name in params or name.startswith("__"):
-            continue
-        try:
-            attributes[name] = enc.encode(value, name)
-        except TypeError:
-            skipped.append(name)  # e.g. a fitted sub-object: not needed to predict
-    meta = {"format": FORMAT, "version": FORMAT_VERSION, "algorithm": algorithm, "params": params,
-            "classes": enc.encode(estimator.classes_, "classes_") if hasattr(estimator, "classes_") else None,
-            "attributes": attributes, "skipped_attributes": skipped, "linsep_version": __version__}
-    meta["checksum"] = _checksum(meta, enc.arrays)
-    blob = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
-    path = Path(path)
-    with open(path, "wb") as handle:  # exact name: np.savez would append ".npz"
-        np.savez(handle, **{_META: blob}, **enc.arrays)
-    return path
-
-
-def load_model(path):
-    """Rebuild the estimator of a model file, refusing anything not written by :func:`save_model`."""
-    from ._registry import make_classifier
-
-    path = Path(path)
-    if not path.is_file():
-        raise CLIError(f"no such model file: {path}")
-    if not zipfile.is_zipfile(path):
-        raise CLIError(f"{path}: not a linsep model file (not an .npz archive; truncated or foreign)")
-    try:
-        with np.load(path, allow_pickle=False) as archive:
-            if _META not in archive.files:
-                raise CLIError(f"{path}: not a linsep model file (no metadata)")
-            arrays = {k: archive[k] for k in archive.files}
-        meta = json.loads(arrays.pop(_META).tobytes().decode())
-    except CLIError:
-        raise
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile, UnicodeDecodeError, KeyError) as exc:
-        raise CLIError(f"{path}: not a readable linsep model file ({type(exc).__name__}: "
-                       f"{str(exc).splitlines()[0] if str(exc) else 'truncated or corrupt'})") from None
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise CLIError(f"{path}: not a linsep model file (format {meta.get('format') if isinstance(meta, dict) else None!r})")
-    if meta.get("version") != FORMAT_VERSION:
-        raise CLIError(f"{path}: model format version {meta.get('version')!r}, this linsep reads version {FORMAT_VERSION}")
-    stored = meta.pop("checksum", None)
-    if stored != _checksum(meta, arrays):
-        raise CLIError(f"{path}: checksum mismatch — the file was modified or is damaged")
-    try:
-        estimator = make_classifier(meta["algorithm"], **meta["params"])
-        for name, node in meta["attributes"].items():
-            setattr(estimator, name, _decode(node, arrays))
-    except (ValueError, TypeError, KeyError) as exc:
-        raise CLIError(f"{path}: cannot rebuild the model ({exc})") from None
-    return estimator, meta
 
 
 # ---------------------------------------------------------------- commands
@@ -266,43 +179,52 @@ def _cmd_fit(args):
     params = dict(_parse_param(p) for p in args.param)
     try:
         estimator = make_classifier(args.algorithm, **params)
-    except (ValueError, TypeError) as exc:
-        raise CLIError(str(exc).splitlines()[0]) from None
+    except (ValueError, TypeError) as exc:  # unknown algorithm or parameter name
+        raise CLIError(_first_line(exc)) from None
+    output = _output_file(args.output)
     X, y = read_data(args.data)
     if y is None:  # pragma: no cover - read_data always labels when n_features is None
         raise CLIError(f"{args.data}: no label column")
     if hasattr(X, "toarray") and not estimator.__sklearn_tags__().input_tags.sparse:
         X = X.toarray()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            estimator.fit(X, y)
-        except (ValueError, TypeError) as exc:
-            raise CLIError(f"cannot fit {args.algorithm} on {args.data}: {str(exc).splitlines()[0]}") from None
-    save_model(estimator, args.algorithm, args.output)
-    error = 100 * np.mean(estimator.predict(X) != y)
+    try:
+        estimator.fit(X, y)
+    except (ValueError, FloatingPointError, OverflowError) as exc:
+        raise CLIError(f"cannot fit {args.algorithm} on {args.data}: {_first_line(exc)}") from None
+    try:
+        check_fitted_model(estimator, estimator.get_params(deep=False))
+    except ModelFileError as exc:  # e.g. nan weights after an overflow the solver did not detect
+        raise CLIError(f"cannot fit {args.algorithm} on {args.data}: the fit gave an unusable model ({exc}); "
+                       f"the data may be too extreme in scale for this algorithm") from None
+    save_model(estimator, args.algorithm, output)
+    with np.errstate(all="ignore"):  # scores beyond float range still have a sign
+        error = 100 * np.mean(estimator.predict(X) != y)
     status = getattr(estimator, "status_", None)
     status = f", status {status}" if isinstance(status, str) else ""
     print(f"{args.algorithm}: {X.shape[0]} samples, {X.shape[1]} features, {len(estimator.classes_)} classes"
-          f"{status}, training error {error:.2f}% -> {args.output}")
-    for w in {str(w.message).splitlines()[0] for w in caught}:
-        print(f"warning: {w}", file=sys.stderr)
+          f"{status}, training error {error:.2f}% -> {output}")
     return 0
 
 
 def _cmd_predict(args):
+    output = _output_file(args.output) if args.output else None
     estimator, _ = load_model(args.model)
-    n_features = getattr(estimator, "n_features_in_", None)
-    X, y = read_data(args.data, n_features=n_features)
+    X, y = read_data(args.data, n_features=estimator.n_features_in_)
     if hasattr(X, "toarray") and not estimator.__sklearn_tags__().input_tags.sparse:
         X = X.toarray()
     try:
-        labels = estimator.predict(X)
-    except (ValueError, TypeError, AttributeError) as exc:
-        raise CLIError(f"cannot predict {args.data} with {args.model}: {str(exc).splitlines()[0]}") from None
+        with np.errstate(all="ignore"):  # overflow is reported below, in one line
+            scores = estimator.decision_function(X)
+            labels = estimator.predict(X)
+    except (ValueError, FloatingPointError, OverflowError) as exc:
+        raise CLIError(f"cannot predict {args.data} with {args.model}: {_first_line(exc)}") from None
+    bad = ~np.isfinite(scores).reshape(X.shape[0], -1).all(axis=1)
+    if bad.any():
+        raise CLIError(f"cannot predict {args.data} with {args.model}: the decision values of {bad.sum()} sample(s) "
+                       f"overflow (the first is sample {np.flatnonzero(bad)[0] + 1}); the data are far outside the model's scale")
     text = "".join(f"{label}\n" for label in labels.tolist())
-    if args.output:
-        Path(args.output).write_text(text)
+    if output is not None:
+        write_file(output, text.encode())
     else:
         sys.stdout.write(text)
     if y is not None and y.dtype.kind == np.asarray(estimator.classes_).dtype.kind:
@@ -315,11 +237,11 @@ def _cmd_separable(args):
 
     X, y = read_data(args.data)
     if np.unique(y).size < 2:
-        raise CLIError(f"{args.data}: separability needs two classes, the labels have only {np.unique(y)[0]!r}")
+        raise CLIError(f"{args.data}: separability needs two classes, the labels have only {np.unique(y)[0].item()!r}")
     try:
         verdict = check_separability(X, y)
-    except ValueError as exc:
-        raise CLIError(f"{args.data}: {str(exc).splitlines()[0]}") from None
+    except (ValueError, FloatingPointError) as exc:
+        raise CLIError(f"{args.data}: {_first_line(exc)}") from None
     print({True: "separable", False: "not separable", None: "undecided"}[verdict.separable])
     print(f"method: {verdict.method}")
     print(verdict.summary())
@@ -447,8 +369,15 @@ def _cmd_bench(args):
     return 1 if report.failures else 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the tool's error convention: one line, exit status 2 (the usage is on ``--help``)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(prog="linsep", description="Classical linear-discriminant learners.")
+    parser = _Parser(prog="linsep", description="Classical linear-discriminant learners.")
     sub = parser.add_subparsers(dest="command", required=True)
 
     bench = sub.add_parser("bench", help="reproduce Lauer & Bloch (2006), Tables 1-3 and Figures 1-2")
@@ -510,14 +439,53 @@ def build_parser():
     return parser
 
 
+USER_ERRORS = (CLIError, ValueError, FloatingPointError, OverflowError, OSError, MemoryError)
+"""Exceptions that mean bad input or an impossible request, whatever the subcommand.
+
+``ValueError`` covers scikit-learn's input and parameter validation
+(``InvalidParameterError``), ``LinAlgError`` and :class:`ModelFileError`;
+``FloatingPointError`` / ``OverflowError`` data beyond what a solver can
+represent; ``OSError`` files that cannot be read or written;
+``MemoryError`` data too large for this machine.  Anything else
+(``TypeError``, ``AttributeError``, ``KeyError`` …) is a bug in linsep and
+keeps its traceback.
+"""
+
+
+def _error_line(exc):
+    """One line describing a user error."""
+    if isinstance(exc, OSError) and exc.strerror:
+        text = f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
+    elif isinstance(exc, (FloatingPointError, OverflowError)):
+        text = f"numerical overflow ({_first_line(exc)})"
+    elif isinstance(exc, MemoryError):
+        text = "not enough memory for this data"
+    else:
+        text = str(exc)
+    return " ".join(text.split()) or type(exc).__name__
+
+
 def main(argv=None):
-    """Entry point of the ``linsep`` console script; returns the exit status."""
+    """Entry point of the ``linsep`` console script; returns the exit status.
+
+    Every subcommand runs under the same handling: exceptions of
+    :data:`USER_ERRORS` become one line on stderr and exit status 2 (with
+    ``LINSEP_DEBUG=1`` they are raised instead); warnings are collected and
+    printed once each, one line, after a successful command.
+    """
     args = build_parser().parse_args(argv)
-    try:
-        return args.func(args)
-    except CLIError as exc:
-        print(f"linsep {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            status = args.func(args)
+        except USER_ERRORS as exc:
+            if os.environ.get("LINSEP_DEBUG"):
+                raise
+            print(f"linsep {args.command}: error: {_error_line(exc)}", file=sys.stderr)
+            return 2
+    for message in dict.fromkeys(_first_line(w.message) for w in caught):
+        print(f"warning: {message}", file=sys.stderr)
+    return status
 
 
 if __name__ == "__main__":
