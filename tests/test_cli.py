@@ -12,7 +12,7 @@ import pytest
 from sklearn.datasets import dump_svmlight_file
 
 from linsep import available_classifiers, make_classifier
-from linsep.cli import FORMAT_VERSION, _checksum, load_model, main, read_data
+from linsep.cli import FORMAT_VERSION, CLIError, _checksum, load_model, main, read_data
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -210,3 +210,121 @@ def test_read_data_label_types(tmp_path):
     assert read_data(_write_csv(tmp_path / "a.csv", X, [1, 2, 1]))[1].dtype.kind == "i"
     assert read_data(_write_csv(tmp_path / "b.csv", X, [0.5, 1.5, 0.5]))[1].dtype.kind == "f"
     assert read_data(_write_csv(tmp_path / "c.csv", X, ["x", "y", "x"]))[1].dtype.kind == "U"
+
+
+def _assert_one_line_or_ok(capsys, *argv):
+    code, out, err = _run(capsys, *argv)
+    assert code in (0, 2), (code, err)
+    if code == 2:
+        assert len(err.strip().splitlines()) == 1 and "error:" in err and "Traceback" not in err, err
+    else:
+        assert all(line.startswith("warning: ") for line in err.splitlines() if "error on the labels" not in line), err
+    return code
+
+
+@pytest.mark.parametrize("scale", [1e307, 1e-307])
+@pytest.mark.parametrize("name", sorted(available_classifiers()))
+def test_extreme_scales_exit_0_or_one_line(tmp_path, capsys, name, scale):
+    """Values near the ends of float64: a model whose predictions can be trusted, or one line and exit 2."""
+    rng = np.random.default_rng(3)
+    X = np.vstack([rng.normal(-2, 1, (6, 2)), rng.normal(2, 1, (6, 2))]) * scale
+    data = _write_csv(tmp_path / "extreme.csv", X, np.repeat([0, 1], 6))
+    if _assert_one_line_or_ok(capsys, "fit", name, data, "-o", tmp_path / "m.npz", "--param", "max_iter=200") == 0:
+        load_model(tmp_path / "m.npz")  # whatever was written passes the loader's checks
+        _assert_one_line_or_ok(capsys, "predict", tmp_path / "m.npz", data)
+    else:
+        assert not (tmp_path / "m.npz").exists()
+
+
+def test_output_paths_that_cannot_be_written(tmp_path, capsys, model):
+    path, data = model
+    for output in (tmp_path / "nodir" / "m.npz", tmp_path):
+        err = _assert_refused(capsys, "fit", "hk", data, "-o", output)
+        assert "cannot write" in err
+        err = _assert_refused(capsys, "predict", path, data, "-o", output)
+        assert "cannot write" in err
+    assert not (tmp_path / "nodir").exists()
+    os.chmod(tmp_path, 0o500)  # an unwritable folder: the OSError of open() becomes one line
+    try:
+        if not os.access(tmp_path, os.W_OK):  # root writes anyway
+            assert "Permission denied" in _assert_refused(capsys, "predict", path, data, "-o", tmp_path / "p.txt")
+    finally:
+        os.chmod(tmp_path, 0o700)
+
+
+def test_directories_and_special_files_as_inputs(tmp_path, capsys, model):
+    path, data = model
+    assert "is a directory" in _assert_refused(capsys, "fit", "hk", tmp_path, "-o", tmp_path / "x.npz")
+    assert "is a directory" in _assert_refused(capsys, "separable", tmp_path)
+    assert "is a directory" in _assert_refused(capsys, "predict", tmp_path, data)
+    assert "is a directory" in _assert_refused(capsys, "predict", path, tmp_path)
+    assert "no such data file" in _assert_refused(capsys, "separable", tmp_path / "missing.csv")
+
+
+def test_blank_label_and_one_class_messages(tmp_path, capsys):
+    blank = tmp_path / "blank.csv"
+    blank.write_text("a,y\n1,0\n2, \n3,1\n")
+    assert "line 3: empty label" in _assert_refused(capsys, "fit", "hk", blank, "-o", tmp_path / "m.npz")
+    one = tmp_path / "one.csv"
+    one.write_text("a,y\n1,0\n2,0\n")
+    err = _assert_refused(capsys, "fit", "hk", one, "-o", tmp_path / "m.npz")
+    assert err.rstrip().endswith("only one class: 0") and "np." not in err
+    assert _assert_refused(capsys, "separable", one).rstrip().endswith("only 0")
+    huge = tmp_path / "huge.csv"
+    huge.write_text("a,y\n1,1" + "0" * 30 + "\n2,2\n")  # beyond int64: floats, not object arrays
+    assert read_data(huge)[1].dtype.kind == "f"
+
+
+def test_argument_errors_are_one_line(capsys):
+    for argv in (["fit", "hk"], ["nope"], [], ["predict"], ["bench", "--splits", "x"]):
+        with pytest.raises(SystemExit) as info:
+            main(argv)
+        err = capsys.readouterr().err
+        assert info.value.code == 2 and len(err.strip().splitlines()) == 1 and "error:" in err, err
+
+
+def test_odd_parameter_values_every_estimator(tmp_path, capsys, blobs):
+    """Every parameter of every algorithm given odd values: a fit, or one line and exit 2."""
+    X, y = blobs
+    data = _write_csv(tmp_path / "train.csv", X[::4], y[::4])
+    for name in sorted(available_classifiers()):
+        for param in make_classifier(name).get_params():
+            if param == "max_iter":
+                continue  # valid huge budgets are slow, not wrong
+            for raw in ("abc", "[1]", '{"a": 1}', "-1", "1e400", "null", "true"):
+                _assert_one_line_or_ok(capsys, "fit", name, data, "-o", tmp_path / "m.npz", "--param", f"{param}={raw}")
+
+
+def test_predict_overflowing_scores_is_one_line(tmp_path, capsys, blobs):
+    X, y = blobs
+    small = _write_csv(tmp_path / "small.csv", X * 1e-9, y)  # weights far above 1
+    path = tmp_path / "m.npz"
+    assert _run(capsys, "fit", "hk", small, "-o", path)[0] == 0
+    far = _write_csv(tmp_path / "far.csv", np.array([[1e308, 1e308, 1e308], [1.0, 1.0, 1.0]]), ["a", "b"])
+    err = _assert_refused(capsys, "predict", path, far)
+    assert "overflow" in err and "sample 1" in err
+
+
+def test_warnings_are_one_line_each(tmp_path, capsys, blobs):
+    X, y = blobs
+    data = _write_csv(tmp_path / "train.csv", X, y)
+    code, out, err = _run(capsys, "fit", "perceptron", data, "-o", tmp_path / "m.npz", "--param", "max_iter=1",
+                          "--param", "margin=100")
+    assert code == 0 and "perceptron" in out
+    assert err.splitlines() and all(line.startswith("warning: ") for line in err.splitlines())
+    assert len(set(err.splitlines())) == len(err.splitlines())
+
+
+def test_debug_variable_shows_the_traceback(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("LINSEP_DEBUG", "1")
+    with pytest.raises(CLIError, match="no such data file"):
+        main(["separable", str(tmp_path / "missing.csv")])
+
+
+def test_sparse_kernel_model_round_trip(tmp_path, capsys, blobs):
+    X, _ = blobs
+    data = tmp_path / "train.svm"
+    dump_svmlight_file(X, np.repeat([0, 1], 20), str(data))
+    assert _run(capsys, "fit", "kernel_hk", data, "-o", tmp_path / "k.npz")[0] == 0
+    code, out, _ = _run(capsys, "predict", tmp_path / "k.npz", data)
+    assert code == 0 and out.split() == [str(v) for v in np.repeat([0, 1], 20)]

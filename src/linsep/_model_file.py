@@ -217,26 +217,26 @@ def _read_archive(data):
         names = [m.filename for m in members]
         if len(set(names)) != len(names):
             raise ValueError("duplicate members")
-        if sum(m.file_size for m in members) > len(data):
-            raise ValueError("members larger than the archive")
-        arrays = {}
         for member in members:
             if not member.filename.endswith(".npy"):
                 raise ValueError(f"member {member.filename!r} is not an array")
             if member.compress_type != zipfile.ZIP_STORED or member.flag_bits & 0x1:
                 raise ValueError(f"member {member.filename!r} is compressed or encrypted")
-            arrays[member.filename[:-4]] = _read_npy(archive.read(member))  # read() checks the CRC
+        if sum(m.file_size for m in members) > len(data):  # stored members: no bigger than the file holding them
+            raise ValueError("members larger than the archive")
+        arrays = {m.filename[:-4]: _read_npy(archive.read(m)) for m in members}  # read() checks the CRC
     return arrays
 
 
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_JSON_NESTING = np.zeros(256, dtype=np.int8)
+_JSON_NESTING[[ord("["), ord("{")]], _JSON_NESTING[[ord("]"), ord("}")]] = 1, -1
 
 
 def _json_depth(text):
     """Deepest nesting of ``[`` / ``{`` outside strings, without parsing (a parser would recurse that deep)."""
     codes = np.frombuffer(_JSON_STRING.sub('""', text).encode(), dtype=np.uint8)
-    steps = np.isin(codes, (ord("["), ord("{"))).astype(np.int64) - np.isin(codes, (ord("]"), ord("}")))
-    return int(np.cumsum(steps).max(initial=0))
+    return int(np.cumsum(_JSON_NESTING[codes], dtype=np.int64).max(initial=0))
 
 
 def _parse_meta(blob):
@@ -567,7 +567,10 @@ def _load(data):
     for name, node in attributes.items():
         if not name.isidentifier() or name.startswith("__") or name in params or hasattr(type(estimator), name):
             raise ModelFileError(f"attribute name {name!r} is not a fitted attribute")
-        setattr(estimator, name, _decode(node, arrays, used))
+        try:
+            setattr(estimator, name, _decode(node, arrays, used))
+        except ModelFileError as exc:
+            raise ModelFileError(f"{name}: {exc}") from None
     classes = _decode(meta["classes"], arrays, set())  # a second description of classes_, kept for readers
     if not (isinstance(classes, np.ndarray) and isinstance(getattr(estimator, "classes_", None), np.ndarray)
             and classes.dtype == estimator.classes_.dtype and np.array_equal(classes, estimator.classes_)):
