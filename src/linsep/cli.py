@@ -462,7 +462,8 @@ def _error_line(exc):
         text = "not enough memory for this data"
     else:
         text = str(exc)
-    return " ".join(text.split()) or type(exc).__name__
+    text = " ".join(text.split()) or type(exc).__name__
+    return text if len(text) <= 500 else text[:499] + "…"  # e.g. a long foreign value quoted in a message
 
 
 def main(argv=None):
