@@ -220,8 +220,9 @@ def _cmd_predict(args):
         raise CLIError(f"cannot predict {args.data} with {args.model}: {_first_line(exc)}") from None
     bad = ~np.isfinite(scores).reshape(X.shape[0], -1).all(axis=1)
     if bad.any():
-        raise CLIError(f"cannot predict {args.data} with {args.model}: the decision values of {bad.sum()} sample(s) "
-                       f"overflow (the first is sample {np.flatnonzero(bad)[0] + 1}); the data are far outside the model's scale")
+        raise CLIError(f"cannot predict {args.data} with {args.model}: the decision values of {bad.sum()} "
+                       f"sample(s) overflow (the first is sample {np.flatnonzero(bad)[0] + 1}); "
+                       f"the data are far outside the model's scale")
     text = "".join(f"{label}\n" for label in labels.tolist())
     if output is not None:
         write_file(output, text.encode())
