@@ -271,7 +271,7 @@ def _cmd_trace(args):
     try:
         estimator = make_classifier(args.algorithm, **params)
     except (ValueError, TypeError) as exc:
-        raise CLIError(str(exc).splitlines()[0]) from None
+        raise CLIError(_first_line(exc)) from None
     if "record_history" not in estimator.get_params():
         raise CLIError(f"{args.algorithm} records no trace (not an iterative algorithm)")
     X, y = read_data(args.data)
@@ -305,7 +305,7 @@ def _cmd_trace(args):
         try:
             estimator.fit(X, y, **fit_params)
         except (ValueError, TypeError) as exc:
-            raise CLIError(f"cannot fit {args.algorithm} on {args.data}: {str(exc).splitlines()[0]}") from None
+            raise CLIError(f"cannot fit {args.algorithm} on {args.data}: {_first_line(exc)}") from None
     classes = [str(c) for c in estimator.classes_.tolist()]
     problem = 0
     if len(classes) > 2:  # one-vs-rest: one trace per class
@@ -325,7 +325,7 @@ def _cmd_trace(args):
     status = f", status {np.ravel(status)[problem]}" if status is not None else ""
     print(f"{args.algorithm}: n_iter_ = {n_iter}{status}"
           + (f" (class {classes[problem]!r} against the rest)" if len(classes) > 2 else ""))
-    for w in {str(w.message).splitlines()[0] for w in caught}:
+    for w in {_first_line(w.message) for w in caught}:
         print(f"warning: {w}", file=sys.stderr)
     if args.plot:
         X_dense = X.toarray() if hasattr(X, "toarray") else X
