@@ -100,10 +100,10 @@ def check_class_labels(y):
     return np.unique(y)
 
 
-def is_plain_training_data(X, y):
+def is_plain_training_data(X, y, dtypes=(np.float64,)):
     """Whether ``validate_data`` would accept ``X, y`` for fitting and return them unchanged.
 
-    True for a 2-d NumPy ``float64`` array ``X`` (not a subclass such as
+    True for a 2-d NumPy array ``X`` of one of ``dtypes`` (not a subclass such as
     ``np.memmap``) of at least 2 rows and 1 column whose values are finite,
     with a 1-d NumPy ``y`` of one integer, boolean, unicode or finite float
     label per row.  The finiteness test is one sum over ``X`` (a sum of
@@ -113,7 +113,7 @@ def is_plain_training_data(X, y):
     ``validate_data``, which gives scikit-learn's usual conversions, errors
     and warnings.
     """
-    if not (type(X) is np.ndarray and X.dtype == np.float64 and X.ndim == 2
+    if not (type(X) is np.ndarray and X.dtype in dtypes and X.ndim == 2
             and X.shape[0] >= 2 and X.shape[1] >= 1
             and type(y) is np.ndarray and y.ndim == 1 and y.shape[0] == X.shape[0]
             and y.dtype.kind in "biufU"):
@@ -143,8 +143,11 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
     """
 
     # Solvers work in float64: numerically safer for the least-squares and
-    # projection steps, and float32 input is then fitted the same way.
+    # projection steps, and float32 input is then fitted the same way.  A
+    # subclass whose solver computes in float32 lists it here; its data keep
+    # their type (the first entry is the type everything else is converted to).
     _accept_sparse = ("csr", "csc")
+    _dtypes = (np.float64,)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -159,7 +162,7 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
         return list(_init_parameter_names(cls))
 
     def _validate_fit(self, X, y):
-        if is_plain_training_data(X, y):
+        if is_plain_training_data(X, y, self._dtypes):
             # What validate_data would do to such data, minus its generic dispatching
             # (dataframe detection, feature-name and tag look-ups: about 90 µs per call, half
             # of a whole HKES fit on the paper's small data sets): X and y are used as they
@@ -169,7 +172,7 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
                 del self.feature_names_in_
         else:
             X, y = validate_data(
-                self, X, y, accept_sparse=self._accept_sparse, dtype=np.float64,
+                self, X, y, accept_sparse=self._accept_sparse, dtype=list(self._dtypes),
                 ensure_min_samples=2, y_numeric=False,
             )
         classes = check_class_labels(y)
@@ -186,7 +189,7 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
     def _validate_extra(self, X_extra, y_extra):
         """Validate an extra labelled set (e.g. validation data) against the fitted shape."""
         X_extra = validate_data(self, X_extra, accept_sparse=self._accept_sparse,
-                                dtype=np.float64, reset=False)
+                                dtype=list(self._dtypes), reset=False)
         y_extra = np.asarray(y_extra)
         if y_extra.ndim != 1 or y_extra.shape[0] != X_extra.shape[0]:
             raise ValueError(
@@ -215,6 +218,11 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
             return (X, y, *self._validate_extra(X_val, y_val))
         if not self.early_stopping:
             return X, y, None, None
+        fit_rows, val_rows = self._held_out_rows(y)
+        return X[fit_rows], y[fit_rows], X[val_rows], y[val_rows]
+
+    def _held_out_rows(self, y):
+        """Indices ``(fit_rows, val_rows)`` of the stratified ``validation_fraction`` split of ``y`` (sorted)."""
         # A RandomState passed by the caller is used as it is; an int or None seeds a
         # numpy Generator, ~10x cheaper to create than a RandomState.  A few NumPy calls
         # instead of train_test_split(stratify=...), whose fixed cost (about 3 ms) would
@@ -231,8 +239,7 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
                 "early stopping needs a validation set, but validation_fraction="
                 f"{self.validation_fraction} of {y.shape[0]} samples holds out none; "
                 "give X_val/y_val or more samples")
-        fit_rows, val_rows = np.flatnonzero(~held_out), np.flatnonzero(held_out)
-        return X[fit_rows], y[fit_rows], X[val_rows], y[val_rows]
+        return np.flatnonzero(~held_out), np.flatnonzero(held_out)
 
     def _fit_problems(self, X, y, extra_targets=None, **fit_params):
         """Encode ``y`` with the classes found by ``_validate_fit`` and solve each binary (or one-vs-rest) problem.

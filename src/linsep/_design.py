@@ -46,6 +46,109 @@ def sign_normalized(X, y):
     return Y
 
 
+class SignedDesign:
+    """``Y = diag(y) [X_R, 1]`` for the rows ``R`` of ``X``, never formed.
+
+    Forming ``Y`` copies the data (twice their size for float32 ``X``, since
+    ``Y`` is float64); a held-out validation split would copy them again.
+    This view keeps ``X`` as given (C order, float32 or float64), the labels
+    ``y`` (``±1``, in the type of ``X``) and the row indices ``R`` (``None``:
+    all rows), and offers what the Ho–Kashyap solver asks of ``Y``:
+    ``Y @ W``, ``Y.T @ u``, the Gram matrix ``YᵀDY`` and :meth:`toarray`,
+    each computed over blocks of a few MiB of rows.  The compiled loop reads
+    ``X``, ``y`` and ``R`` directly (:meth:`by_rows`).
+
+    ``YᵀDY = [X_R, 1]ᵀ D [X_R, 1]`` does not depend on the labels (``y_i² =
+    1``), and is accumulated in float64 whatever the type of ``X``; so is
+    ``Yᵀu``.  ``Y @ W`` is computed in the common type of ``X`` and ``W``.
+    """
+
+    ndim = 2
+
+    def __init__(self, X, y, rows=None, block_bytes=4 << 20):
+        self.X = np.ascontiguousarray(X)
+        self.dtype = self.X.dtype
+        self.y = np.asarray(y, dtype=self.dtype)
+        self.rows = None if rows is None else np.asarray(rows, dtype=np.intp)
+        n_rows = self.X.shape[0] if rows is None else self.rows.shape[0]
+        if self.y.shape != (n_rows,):
+            raise ValueError(f"y must have one label per row of Y ({n_rows}), got shape {self.y.shape}")
+        self.shape = (n_rows, self.X.shape[1] + 1)
+        self.size = self.shape[0] * self.shape[1]
+        self._block = max(256, block_bytes // (8 * self.shape[1]))
+
+    def _blocks(self):
+        """``(slice of Y's rows, the matching rows of X)``: views, or small copies for a row subset."""
+        for start in range(0, self.shape[0], self._block):
+            part = slice(start, min(start + self._block, self.shape[0]))
+            yield part, (self.X[part] if self.rows is None else self.X[self.rows[part]])
+
+    def by_rows(self):
+        """``(X, y, rows)`` for the compiled loop (``rows`` empty for all rows)."""
+        return self.X, self.y, (np.empty(0, dtype=np.intp) if self.rows is None else self.rows)
+
+    @property
+    def T(self):
+        return _TransposedDesign(self)
+
+    def __matmul__(self, W):
+        """``Y W`` for ``W`` of shape (p,) or (p, k)."""
+        W = np.asarray(W)
+        out = np.empty((self.shape[0],) + W.shape[1:], dtype=np.result_type(self.dtype, W.dtype))
+        labels = self.y if W.ndim == 1 else self.y[:, None]
+        for part, Xb in self._blocks():
+            block = out[part]
+            np.matmul(Xb, W[:-1], out=block)
+            block += W[-1]
+            block *= labels[part]
+        return out
+
+    def gram(self, sample_weight=None):
+        """``YᵀDY`` (``D = diag(sample_weight)``, default ``I``) in float64."""
+        p = self.shape[1]
+        gram = np.zeros((p, p))
+        A = np.empty((min(self._block, self.shape[0]), p))
+        for part, Xb in self._blocks():
+            block = A[:part.stop - part.start]
+            block[:, :-1] = Xb
+            block[:, -1] = 1.0
+            if sample_weight is not None:
+                block *= np.sqrt(sample_weight[part])[:, None]
+            gram += block.T @ block
+        return gram
+
+    def toarray(self):
+        """The dense ``Y`` in float64 (a copy of the data: for the paths that need ``Y`` itself)."""
+        return sign_normalized(self.X if self.rows is None else self.X[self.rows], self.y.astype(float))
+
+
+class _TransposedDesign:
+    """``Yᵀ`` of a :class:`SignedDesign`: ``Yᵀ u = [X_R, 1]ᵀ (y ∘ u)``, summed in float64."""
+
+    def __init__(self, design):
+        self.design = design
+        self.shape = design.shape[::-1]
+
+    def __matmul__(self, u):
+        design = self.design
+        u = np.asarray(u, dtype=float)
+        if u.ndim != 1:
+            raise ValueError("Yᵀ @ u is implemented for a vector u only")
+        out = np.zeros(design.shape[1])
+        for part, Xb in design._blocks():
+            t = u[part] * design.y[part]
+            out[:-1] += t @ Xb
+            out[-1] += t.sum()
+        return out
+
+
+def signed_design(X, y, rows=None):
+    """``Y = diag(y) [X_R, 1]``: a :class:`SignedDesign` view for dense ``X``, a sparse matrix for sparse ``X``."""
+    if sp.issparse(X):
+        return sign_normalized(X if rows is None else X[rows], y)
+    return SignedDesign(X, y, rows)
+
+
 def augmented_weights(coef, intercept):
     """Stack ``coef`` (d,) and ``intercept`` into the augmented ``W`` (d+1,)."""
     return np.concatenate([np.ravel(coef), [float(intercept)]])

@@ -27,6 +27,8 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
+from ._design import SignedDesign
+
 # A Cholesky pivot ratio below this signals (near) rank deficiency: the
 # equilibrated Gram matrix then has a condition number above 1/_PIVOT_TOL² =
 # 1e10 and the normal equations lose more than 6 digits, enough to break the
@@ -38,7 +40,7 @@ _potrf, _potrs = sla.get_lapack_funcs(("potrf", "potrs"), (np.empty((1, 1)),))
 
 
 def _to_dense(Y):
-    return Y.toarray() if sp.issparse(Y) else Y
+    return Y.toarray() if sp.issparse(Y) or isinstance(Y, SignedDesign) else Y
 
 
 def _gram(A):
@@ -50,6 +52,8 @@ def _gram(A):
     """
     if sp.issparse(A):
         return np.asarray((A.T @ A).toarray(), dtype=float)
+    if isinstance(A, SignedDesign):
+        return A.gram()
     A = np.asarray(A, dtype=float)
     return A.T @ A
 
@@ -59,7 +63,7 @@ class LeastSquaresFactor:
 
     Parameters
     ----------
-    Y : ndarray or sparse matrix of shape (N, p)
+    Y : ndarray, sparse matrix or :class:`~linsep._design.SignedDesign` of shape (N, p)
         Sign-normalised augmented design matrix (bias column last).
     sample_weight : ndarray of shape (N,) or None
         The diagonal of ``D`` (``None`` means ``D = I``).
@@ -88,6 +92,8 @@ class LeastSquaresFactor:
             gram = np.array(gram, dtype=float)
         elif self.sample_weight is None:
             gram = _gram(Y)
+        elif isinstance(Y, SignedDesign):
+            gram = Y.gram(self.sample_weight)
         else:
             root = np.sqrt(self.sample_weight)
             gram = _gram(Y.multiply(root[:, None]).tocsr() if sp.issparse(Y) else Y * root[:, None])

@@ -30,11 +30,16 @@ spends about 0.2 s loading the Ho–Kashyap loop on its first fit.
 
 from __future__ import annotations
 
+import functools
+import threading
+
+import numba
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 __all__ = ["perceptron_epoch", "perceptron_epoch_csr", "lms_epoch", "lms_epoch_csr", "next_mistake",
-           "add_column_and_scan", "ho_kashyap_segment", "is_nonseparability_proof", "weights_stand_still"]
+           "add_column_and_scan", "ho_kashyap_segment", "is_nonseparability_proof", "pass_threads",
+           "weights_stand_still"]
 
 # Reassociation lets LLVM vectorise the dot products (the result may differ
 # from a left-to-right sum in the last bits, which no rule here depends on);
@@ -154,6 +159,39 @@ def add_column_and_scan(f, y, order, t, column, coef, bias):
 
 
 # --- Ho–Kashyap --------------------------------------------------------------------------------
+# Below this many entries of X per pass, a pass by rows stays on one thread: starting the threads
+# (about 10 µs a pass here) would cost more than splitting the work saves.
+PARALLEL_MIN_ENTRIES = 1 << 18
+# Concurrent parallel launches from several Python threads are unsafe with numba's workqueue
+# threading layer; a pass whose lock is taken runs on one thread instead (no waiting).
+_PARALLEL_LOCK = threading.Lock()
+
+
+@functools.cache
+def _thread_pools():
+    from threadpoolctl import ThreadpoolController  # a scikit-learn dependency
+
+    return [lib for lib in ThreadpoolController().lib_controllers if lib.user_api in ("blas", "openmp")]
+
+
+def pass_threads(n_entries):
+    """Threads for a compiled pass over ``n_entries`` entries of ``X``: 1 below :data:`PARALLEL_MIN_ENTRIES`.
+
+    Above it, numba's thread count (``NUMBA_NUM_THREADS``,
+    ``numba.set_num_threads``) capped by the current limits of the BLAS and
+    OpenMP thread pools (``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``,
+    ``threadpoolctl.threadpool_limits``): a program that keeps BLAS to one
+    thread per process (as scikit-learn's parallel helpers and ``make test``
+    do) gets one thread here too, and never more threads than cores.
+    """
+    if n_entries < PARALLEL_MIN_ENTRIES:
+        return 1
+    threads = numba.get_num_threads()
+    for lib in _thread_pools():
+        threads = min(threads, max(1, lib.num_threads))
+    return threads
+
+
 # Codes returned by ho_kashyap_segment (the solver maps them to the status strings).
 HK_BUDGET_SPENT, HK_SEPARABLE, HK_NOT_SEPARABLE, HK_CONVERGED, HK_ILL_CONDITIONED = 0, 1, 2, 3, 4
 
@@ -203,33 +241,74 @@ def _accumulate(stats, z, e, target, b, tol, d):
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def _pass_by_rows(Y, W, B, offset, two_mu, tol, D, Z, E, B_next, g):
-    """One pass over the rows of ``Y`` (C order) for the iterate ``W_k``.
+def _pass_by_rows(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, g, lo, hi):
+    """One pass over the rows ``lo:hi`` of ``Y`` for the iterate ``W_k``; ``g`` receives their share.
 
-    Computes ``Z = Y W``, ``E = Z − offset − B`` (offset 1 for Łęski's target
-    ``1 + B``), the next margin ``B_{k+1} = B + 2μ max(E, 0)`` and the next
-    right-hand side ``g = Yᵀ(B_{k+1} + offset)`` while each row is in cache,
-    so an iteration reads ``Y`` from memory once: the layout for data larger
-    than the cache.
+    ``Y`` is given by rows (see :func:`ho_kashyap_segment`): row ``i`` is
+    ``y_i (x_r, 1)`` with ``r = rows[i]`` (``rows`` empty: ``r = i``), the
+    label ``y_i`` omitted when ``y`` is empty and the bias coordinate when
+    ``X`` has as many columns as ``W``.  Computes ``E = Y W − offset − B``
+    (offset 1 for Łęski's target ``1 + B``), the next margin
+    ``B_{k+1} = B + 2μ max(E, 0)`` and the share ``Yᵀ(B_{k+1} + offset)`` of
+    these rows while each row is in cache, so an iteration reads ``X`` from
+    memory once: the layout for data larger than the cache.  Sums are formed
+    in float64 whatever the type of ``X`` and of the vectors.
     """
-    n, p = Y.shape
+    p_x = X.shape[1]
+    bias = W.shape[0] > p_x
+    signed = y.shape[0] > 0
+    subset = rows.shape[0] > 0
+    weighted = D.shape[0] > 0
     g[:] = 0.0
     stats = (0.0, True, 0, True, -np.inf, 0.0)
-    for i in range(n):
-        s = 0.0
-        for j in range(p):
-            s += Y[i, j] * W[j]
-        target = B[i] + offset
+    for i in range(lo, hi):
+        r = rows[i] if subset else i
+        s = W[p_x] if bias else 0.0
+        for j in range(p_x):
+            s += X[r, j] * W[j]
+        sign = y[i] if signed else 1.0
+        s *= sign
+        b = float(B[i])
+        target = b + offset
         e = s - target
-        Z[i] = s
         E[i] = e
-        stats = _accumulate(stats, s, e, target, B[i], tol, D[i] if D.shape[0] else 1.0)
-        b = B[i] + two_mu * max(e, 0.0)
-        B_next[i] = b
-        t = b + offset
-        for j in range(p):
-            g[j] += Y[i, j] * t
+        stats = _accumulate(stats, s, e, target, b, tol, D[i] if weighted else 1.0)
+        b_next = b + two_mu * max(e, 0.0)
+        B_next[i] = b_next
+        t = sign * (float(B_next[i]) + offset)  # the stored (rounded) margin, as the next pass reads it
+        for j in range(p_x):
+            g[j] += X[r, j] * t
+        if bias:
+            g[p_x] += t
     return stats
+
+
+@njit(cache=True, nogil=True, parallel=True, fastmath=_FAST)
+def _pass_by_rows_parallel(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, g, n_chunks):
+    """:func:`_pass_by_rows` split into ``n_chunks`` contiguous row ranges, one per thread.
+
+    Each chunk sums into its own row of partial results, reduced once in
+    chunk order at the end: the result equals the serial pass up to the
+    order of the sums, and does not depend on the scheduling.
+    """
+    n, p = E.shape[0], g.shape[0]
+    parts = np.zeros((n_chunks, p))
+    J = np.zeros(n_chunks)
+    fixed_point = np.ones(n_chunks, dtype=np.bool_)
+    wrong = np.zeros(n_chunks, dtype=np.int64)
+    separated = np.ones(n_chunks, dtype=np.bool_)
+    max_e = np.full(n_chunks, -np.inf)
+    max_b = np.zeros(n_chunks)
+    for c in prange(n_chunks):
+        stats = _pass_by_rows(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, parts[c],
+                              c * n // n_chunks, (c + 1) * n // n_chunks)
+        J[c], fixed_point[c], wrong[c], separated[c], max_e[c], max_b[c] = stats
+    g[:] = 0.0
+    for c in range(n_chunks):
+        for j in range(p):
+            g[j] += parts[c, j]
+    return (J.sum(), bool(fixed_point.all()), int(wrong.sum()), bool(separated.all()), max_e.max(),
+            max_b.max())
 
 
 @njit(inline="always", fastmath=_FAST)
@@ -269,8 +348,8 @@ def _pass_by_columns(Yt, W, B, offset, two_mu, tol, D, Z, E, B_next, g):
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def _ho_kashyap_pass(data, by_columns, W, B, offset, two_mu, tol, ridge, D, Z, E, B_next, g):
-    """One iteration's pass over ``Y`` (by rows or by columns) and its statistics.
+def _ho_kashyap_pass(X, y, rows, by_columns, n_chunks, W, B, offset, two_mu, tol, ridge, D, Z, E, B_next, g):
+    """One iteration's pass over ``Y`` (by columns, by rows, or by rows on ``n_chunks`` threads) and its statistics.
 
     Returns ``J = EᵀDE + C wᵀw`` (``D = I`` when the IRLS weights ``D`` are
     empty), whether ``|E| <= tol (B + offset)`` (a fixed point), the number
@@ -278,9 +357,11 @@ def _ho_kashyap_pass(data, by_columns, W, B, offset, two_mu, tol, ridge, D, Z, E
     ``max E`` and ``max |B|``.
     """
     if by_columns:
-        stats = _pass_by_columns(data, W, B, offset, two_mu, tol, D, Z, E, B_next, g)
+        stats = _pass_by_columns(X, W, B, offset, two_mu, tol, D, Z, E, B_next, g)
+    elif n_chunks > 1:
+        stats = _pass_by_rows_parallel(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, g, n_chunks)
     else:
-        stats = _pass_by_rows(data, W, B, offset, two_mu, tol, D, Z, E, B_next, g)
+        stats = _pass_by_rows(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, g, 0, E.shape[0])
     J, fixed_point, wrong, separated, max_e, max_b = stats
     for j in range(W.shape[0] - 1):
         J += ridge * W[j] * W[j]
@@ -288,7 +369,7 @@ def _ho_kashyap_pass(data, by_columns, W, B, offset, two_mu, tol, ridge, D, Z, E
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def _reweighted_factor(data, by_columns, E, B_next, offset, ridge, irls_floor, pivot_tol, D, L, g):
+def _reweighted_factor(X, y, rows, by_columns, E, B_next, offset, ridge, irls_floor, pivot_tol, D, L, g):
     """IRLS step: new weights ``D``, and the factor ``L`` and right-hand side ``g`` of the weighted system.
 
     ``D_i = 1 / max(|E_i|, floor · max|E| + tiny)`` (Łęski's absolute-error
@@ -296,7 +377,10 @@ def _reweighted_factor(data, by_columns, E, B_next, offset, ridge, irls_floor, p
     equilibrated by its diagonal (as :class:`linsep._linalg.LeastSquaresFactor`
     does), and ``g = YᵀD(B_{k+1} + offset)``.  Returns ``False`` where that
     class would not use a Cholesky factor (a pivot ratio below
-    ``pivot_tol``, or more columns than rows without ``C``).
+    ``pivot_tol``, or more columns than rows without ``C``).  By rows, the
+    Gram matrix is summed over blocks of rows gathered into float64 (one
+    BLAS product per block: no weighted copy of ``Y``, any type and row
+    subset of ``X``).
     """
     n, p = E.shape[0], g.shape[0]
     largest = 0.0
@@ -307,15 +391,14 @@ def _reweighted_factor(data, by_columns, E, B_next, offset, ridge, irls_floor, p
         D[i] = 1.0 / max(abs(E[i]), floor)
     if ridge == 0.0 and p > n:
         return False
-    t = D * (B_next + offset)
-    if by_columns:
-        weighted = data * D
-        G = np.dot(weighted, data.T)
-        g[:] = np.dot(data, t)
+    if by_columns:  # Yᵀ itself, float64 (asarray: no copy; it only keeps the float32 typing valid)
+        Yt = np.asarray(X, dtype=np.float64)
+        t = D * (B_next + offset)
+        weighted = Yt * D
+        G = np.dot(weighted, Yt.T)
+        g[:] = np.dot(Yt, t)
     else:
-        weighted = data * D.reshape((-1, 1))
-        G = np.dot(weighted.T, data)
-        g[:] = np.dot(data.T, t)
+        G = _weighted_gram_by_rows(X, y, rows, D, B_next, offset, g)
     norms = np.empty(p)
     for j in range(p):
         norms[j] = np.sqrt(max(G[j, j], 0.0))
@@ -368,26 +451,88 @@ def weights_stand_still(W, W_prev, tol):
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def _count_nonpositive(data, by_columns, W, z):
-    """Number of samples with ``Y_i W <= 0`` (misclassified); ``z`` is scratch space by columns."""
-    count = 0
-    if by_columns:
-        _product_by_columns(data, W, z)
-        for i in range(z.shape[0]):
-            count += z[i] <= 0.0
-        return count
-    for i in range(data.shape[0]):
-        s = 0.0
-        for j in range(data.shape[1]):
-            s += data[i, j] * W[j]
-        count += s <= 0.0
-    return count
+def _weighted_gram_by_rows(X, y, rows, D, B_next, offset, g):
+    """``YᵀDY`` and ``g = YᵀD(B_{k+1} + offset)`` for ``Y`` given by rows (see :func:`_pass_by_rows`).
+
+    The labels square away in ``YᵀDY``; blocks of rows ``(x_r, 1)`` are
+    gathered into float64 and multiplied by BLAS (``np.dot``), whose threads
+    follow the BLAS limits.
+    """
+    n, p = D.shape[0], g.shape[0]
+    p_x = X.shape[1]
+    bias = p > p_x
+    signed = y.shape[0] > 0
+    subset = rows.shape[0] > 0
+    size = min(n, 1024)
+    A = np.zeros((size, p))
+    Aw = np.zeros((size, p))
+    G = np.zeros((p, p))
+    g[:] = 0.0
+    for lo in range(0, n, size):
+        m = min(size, n - lo)
+        for i in range(m):
+            k = lo + i
+            r = rows[k] if subset else k
+            for j in range(p_x):
+                A[i, j] = X[r, j]
+            if bias:
+                A[i, p_x] = 1.0
+            w = float(D[k])
+            t = w * (float(B_next[k]) + offset) * (y[k] if signed else 1.0)
+            for j in range(p):
+                Aw[i, j] = A[i, j] * w
+                g[j] += A[i, j] * t
+        if m < size:  # the last, partial block: rows left from the previous block must not count
+            A[m:, :] = 0.0
+            Aw[m:, :] = 0.0
+        G += np.dot(A.T, Aw)
+    return G
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def ho_kashyap_segment(data, data_val, by_columns, L, W, B, E, D, offset, mu, ridge, irls_floor, pivot_tol,
-                       best_W, state, criterion, training_errors, validation_errors, max_steps,
-                       tol, relative, stop_at_separation, can_prove, proof_rtol, record_first, W_prev):
+def _count_rows(X, y, rows, W, lo, hi):
+    """Number of rows ``i`` in ``lo:hi`` of ``Y`` (given by rows) with ``Y_i W <= 0``."""
+    p_x = X.shape[1]
+    bias = W.shape[0] > p_x
+    signed = y.shape[0] > 0
+    subset = rows.shape[0] > 0
+    count = 0
+    for i in range(lo, hi):
+        r = rows[i] if subset else i
+        s = W[p_x] if bias else 0.0
+        for j in range(p_x):
+            s += X[r, j] * W[j]
+        count += (y[i] * s if signed else s) <= 0.0
+    return count
+
+
+@njit(cache=True, nogil=True, parallel=True, fastmath=_FAST)
+def _count_rows_parallel(X, y, rows, W, n, n_chunks):
+    counts = np.zeros(n_chunks, dtype=np.int64)
+    for c in prange(n_chunks):
+        counts[c] = _count_rows(X, y, rows, W, c * n // n_chunks, (c + 1) * n // n_chunks)
+    return counts.sum()
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def _count_nonpositive(X, y, rows, n, by_columns, n_chunks, W, z):
+    """Number of samples with ``Y_i W <= 0`` (misclassified) among ``n``; ``z`` is scratch space by columns."""
+    if by_columns:
+        count = 0
+        _product_by_columns(X, W, z)
+        for i in range(z.shape[0]):
+            count += z[i] <= 0.0
+        return count
+    if n_chunks > 1:
+        return _count_rows_parallel(X, y, rows, W, n, n_chunks)
+    return _count_rows(X, y, rows, W, 0, n)
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks, L, W, B, E, D, offset, mu,
+                       ridge, irls_floor, pivot_tol, best_W, state, criterion, training_errors,
+                       validation_errors, max_steps, tol, relative, stop_at_separation, can_prove, proof_rtol,
+                       record_first, W_prev):
     """Run up to ``max_steps`` Ho–Kashyap iterations with a Cholesky factor.
 
     The iteration of :func:`linsep.solvers.ho_kashyap.ho_kashyap` for the
@@ -414,17 +559,28 @@ def ho_kashyap_segment(data, data_val, by_columns, L, W, B, E, D, offset, mu, ri
     run can continue in the next segment.  ``criterion``, ``training_errors``
     and ``validation_errors`` (length ``max_steps + 1``) receive one entry per
     iterate; the entry for the starting iterate only when ``record_first``.
-    ``data`` is ``Y`` (``by_columns`` false) or ``Yᵀ`` (true), both in C
-    order, and ``data_val`` the validation matrix in the same layout; an empty
-    ``data_val`` disables early stopping.  Returns the stop code (``HK_*``;
+    By columns (``by_columns``, data that fit in cache), ``X`` is ``Yᵀ`` in C
+    order and ``y``, ``rows`` are empty.  By rows, ``Y`` is never formed:
+    row ``i`` of ``Y`` is ``y_i (x_r, 1)`` with ``x_r`` row ``r = rows[i]`` of
+    ``X`` (C order, float32 or float64; ``rows`` empty: ``r = i``); an empty
+    ``y`` stands for labels already applied, and ``X`` with as many columns
+    as ``W`` for a bias column already present (``X = Y`` itself).  A pass
+    by rows runs on ``n_chunks`` threads when ``n_chunks > 1``.
+    ``X_val, y_val, rows_val`` give the validation matrix in the same layout;
+    no validation rows disable early stopping.  Vectors ``B, E, D`` may be
+    float32 (stored rounded; every sum is formed in float64); ``W``, ``L``
+    and the right-hand side stay float64.  Returns the stop code (``HK_*``;
     ``HK_ILL_CONDITIONED`` when an IRLS system needs more than a Cholesky
     factor, left to the NumPy loop) and the number of entries recorded.
     """
     n, p = E.shape[0], W.shape[0]
-    n_val = data_val.shape[1] if by_columns else data_val.shape[0]
+    if by_columns:
+        n_val = X_val.shape[1]
+    else:
+        n_val = rows_val.shape[0] if rows_val.shape[0] > 0 else X_val.shape[0]
     z_val = np.empty(n_val if by_columns else 0)
-    Z = np.empty(n)
-    B_next = np.empty(n)
+    Z = np.empty(n if by_columns else 0)
+    B_next = np.empty_like(B)
     g = np.empty(p)
     two_mu = 2.0 * mu
     has_val = n_val > 0
@@ -435,13 +591,13 @@ def ho_kashyap_segment(data, data_val, by_columns, L, W, B, E, D, offset, mu, ri
 
     reweighted = D.shape[0] > 0
     J, fixed_point, wrong, separated, max_e, max_b = _ho_kashyap_pass(
-        data, by_columns, W, B, offset, two_mu, tol, ridge, D, Z, E, B_next, g)
+        X, y, rows, by_columns, n_chunks, W, B, offset, two_mu, tol, ridge, D, Z, E, B_next, g)
     n_rec = 0
     if record_first:
         criterion[0] = J
         training_errors[0] = wrong
         if has_val:
-            count = _count_nonpositive(data_val, by_columns, W, z_val)
+            count = _count_nonpositive(X_val, y_val, rows_val, n_val, by_columns, n_chunks, W, z_val)
             validation_errors[0] = count
             best_count = count
             best_W[:] = W
@@ -470,7 +626,7 @@ def ho_kashyap_segment(data, data_val, by_columns, L, W, B, E, D, offset, mu, ri
         if steps == max_steps:
             break
 
-        if reweighted and not _reweighted_factor(data, by_columns, E, B_next, offset, ridge, irls_floor,
+        if reweighted and not _reweighted_factor(X, y, rows, by_columns, E, B_next, offset, ridge, irls_floor,
                                                  pivot_tol, D, L, g):
             code = HK_ILL_CONDITIONED
             break
@@ -479,7 +635,7 @@ def ho_kashyap_segment(data, data_val, by_columns, L, W, B, E, D, offset, mu, ri
         _cholesky_solve(L, g, W)
         J_prev = J
         J, fixed_point, wrong, separated, max_e, max_b = _ho_kashyap_pass(
-            data, by_columns, W, B, offset, two_mu, tol, ridge, D, Z, E, B_next, g)
+            X, y, rows, by_columns, n_chunks, W, B, offset, two_mu, tol, ridge, D, Z, E, B_next, g)
         k += 1
         steps += 1
         if not np.isfinite(J):
@@ -487,7 +643,7 @@ def ho_kashyap_segment(data, data_val, by_columns, L, W, B, E, D, offset, mu, ri
         criterion[n_rec] = J
         training_errors[n_rec] = wrong
         if has_val:
-            count = _count_nonpositive(data_val, by_columns, W, z_val)
+            count = _count_nonpositive(X_val, y_val, rows_val, n_val, by_columns, n_chunks, W, z_val)
             validation_errors[n_rec] = count
             if count < best_count:
                 best_count = count

@@ -24,7 +24,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.base import _fit_context
 
 from .._base import BaseLinearSeparator
-from .._design import augmented_weights, scale_columns, sign_normalized
+from .._design import augmented_weights, scale_columns, signed_design
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from ..solvers.ho_kashyap import STOPPING_RULES, ho_kashyap
 
@@ -87,6 +87,9 @@ class HoKashyapClassifier(BaseLinearSeparator):
     Attributes
     ----------
     coef_ : ndarray of shape (1, d) or (K, d)
+        float32 for float32 ``X`` (which is then fitted in float32 without
+        a float64 copy: :func:`linsep.solvers.ho_kashyap.ho_kashyap`), else
+        float64.
     intercept_ : ndarray of shape (1,) or (K,)
     classes_ : ndarray
     n_iter_ : int or ndarray of shape (K,)
@@ -115,6 +118,7 @@ class HoKashyapClassifier(BaseLinearSeparator):
     'separable'
     """
 
+    _dtypes = (np.float64, np.float32)
     _parameter_constraints = {
         "learning_rate": [Interval(Real, 0, 1, closed="neither")],
         "b0": [Interval(Real, 0, None, closed="neither")],
@@ -182,7 +186,14 @@ class HoKashyapClassifier(BaseLinearSeparator):
             example starts from ``a = 1``); default ``W_0 = Y⁺B_0``.
         """
         X, y = self._validate_fit(X, y)
-        X, y, X_val, y_val = self._early_stopping_data(X, y, X_val, y_val)
+        self._fit_rows = None
+        if self.early_stopping and X_val is None and y_val is None:
+            # The held-out split stays a pair of row indices into X: no copy of the data.
+            self._fit_rows, val_rows = self._held_out_rows(y)
+            validation, y, y_val = (X, val_rows), y[self._fit_rows], y[val_rows]
+        else:
+            X, y, X_val, y_val = self._early_stopping_data(X, y, X_val, y_val)
+            validation = (X_val, None)
         self._initial_weights = None
         if coef_init is not None or intercept_init is not None:
             if np.unique(y).size != 2:
@@ -193,29 +204,33 @@ class HoKashyapClassifier(BaseLinearSeparator):
             self._initial_weights = augmented_weights(coef, 0.0 if intercept_init is None else intercept_init)
             if not np.all(np.isfinite(self._initial_weights)):
                 raise ValueError("coef_init and intercept_init must be finite")
-        extra = {"y_val": y_val} if X_val is not None else None
-        self._X_val = X_val
+        extra = {"y_val": y_val} if y_val is not None else None
+        self._validation = validation  # (X_val, its rows or None)
         try:
             return self._fit_problems(X, y, extra_targets=extra)
         finally:
-            del self._X_val, self._initial_weights
+            del self._validation, self._fit_rows, self._initial_weights
 
     def _solver_input(self, X):
         # Validation data and starting weights follow the training columns' power-of-two scaling.
         X = super()._solver_input(X)
         shifts = self._input_shifts
         if shifts is not None:
-            if self._X_val is not None:
-                self._X_val = scale_columns(self._X_val, shifts)
+            X_val, val_rows = self._validation
+            if val_rows is not None:  # held-out rows of X itself
+                self._validation = (X, val_rows)
+            elif X_val is not None:
+                self._validation = (scale_columns(X_val, shifts), None)
             if self._initial_weights is not None:
                 self._initial_weights = self._initial_weights.copy()
                 self._initial_weights[:-1] = np.ldexp(self._initial_weights[:-1], -shifts.astype(np.int32))
         return X
 
     def _solve_binary(self, X, y, y_val=None):
-        Y_val = None if y_val is None else sign_normalized(self._X_val, y_val)
+        X_val, val_rows = self._validation
+        Y_val = None if y_val is None else signed_design(X_val, y_val, val_rows)
         return ho_kashyap(
-            sign_normalized(X, y),
+            signed_design(X, y, self._fit_rows),
             learning_rate=self.learning_rate,
             b0=self.b0,
             max_iter=self.max_iter,

@@ -92,9 +92,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._design import SignedDesign
 from .._linalg import _PIVOT_TOL, LeastSquaresFactor
-from .._loops import (HK_BUDGET_SPENT, HK_CONVERGED, HK_ILL_CONDITIONED, HK_NOT_SEPARABLE, HK_SEPARABLE,
-                      ho_kashyap_segment, is_nonseparability_proof, weights_stand_still)
+from .._loops import (_PARALLEL_LOCK, HK_BUDGET_SPENT, HK_CONVERGED, HK_ILL_CONDITIONED, HK_NOT_SEPARABLE,
+                      HK_SEPARABLE, ho_kashyap_segment, is_nonseparability_proof, pass_threads,
+                      weights_stand_still)
 from .._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
 
 STOPPING_RULES = ("relative", "paper")
@@ -169,8 +171,10 @@ def ho_kashyap(
 
     Parameters
     ----------
-    Y : ndarray or sparse matrix of shape (N, p)
-        Sign-normalised augmented design matrix, bias column last.
+    Y : ndarray, sparse matrix or :class:`~linsep._design.SignedDesign` of shape (N, p)
+        Sign-normalised augmented design matrix, bias column last.  A
+        ``SignedDesign`` larger than the cache is never formed: the compiled
+        loop reads its ``X`` (float32 or float64) and labels directly.
     learning_rate : float
         ``μ`` in ``B_{k+1} = B_k + μ(E_k + |E_k|)``; ``0 < μ < 1``.
     b0 : float
@@ -196,7 +200,7 @@ def ho_kashyap(
     initial_weights, initial_margin : ndarray or None
         Start from a given ``W_0`` / ``B_0`` (the lecture's example starts at
         ``a = 1, b = 1``).
-    Y_val : ndarray or sparse matrix of shape (M, p) or None
+    Y_val : ndarray, sparse matrix, SignedDesign of shape (M, p) or None
         Sign-normalised validation matrix: enables early stopping (HKES).
     record_history : bool
         Keep per-iteration traces (always kept with ``Y_val``).
@@ -211,7 +215,8 @@ def ho_kashyap(
     Returns
     -------
     SolveResult
-        ``weights`` (bias last), ``margin`` ``B``, ``status``, ``certificate``
+        ``weights`` (bias last; float32 for float32 ``Y``, else float64),
+        ``margin`` ``B`` (the same type), ``status``, ``certificate``
         (``u >= 0`` with ``Yᵀu = 0`` for ``not_separable``), ``n_iter`` — the
         index ``k`` of the final iterate ``W_k``, counted from ``k = 1`` for
         the first weights as in the paper and the lecture (so ``n_iter - 1``
@@ -225,7 +230,11 @@ def ho_kashyap(
     compiled loop (:func:`linsep._loops.ho_kashyap_segment`; one pass over
     ``Y`` per iteration for data larger than the cache, two cache-resident
     passes below; IRLS adds the weighted Gram matrix and its Cholesky
-    factor).  Sparse ``Y`` or ``Y_val``, modified HK, the eigh factorisation,
+    factor).  A pass by rows over at least :data:`linsep._loops.PARALLEL_MIN_ENTRIES`
+    entries is split over threads (:func:`linsep._loops.pass_threads`).
+    float32 data are read as float32 (the vectors ``B``, ``E`` are kept in
+    float32, every sum in float64; the factor and ``W`` are float64, and
+    ``W`` is rounded to float32 on return).  Sparse ``Y`` or ``Y_val``, modified HK, the eigh factorisation,
     rank-deficient ``Y`` with ``initial_weights`` or with IRLS, and IRLS
     systems that fail the Cholesky pivot test run the NumPy loop below,
     which is also the reference the compiled loop is tested against.
@@ -249,6 +258,13 @@ def ho_kashyap(
     if Y_val is not None and (Y_val.ndim != 2 or Y_val.shape[0] == 0 or Y_val.shape[1] != n_cols):
         raise ValueError(f"Y_val must have at least one row and {n_cols} columns, got shape {Y_val.shape}")
 
+    # float32 data give float32 weights (and margin vector); everything else is solved in float64.
+    out_dtype = np.float32 if Y.dtype == np.float32 else np.float64
+    # Data that fit in cache are formed: the column sweep and the NumPy paths need Y itself.
+    if isinstance(Y, SignedDesign) and Y.size <= _BY_COLUMNS_MAX_ENTRIES:
+        Y = Y.toarray()
+    if isinstance(Y_val, SignedDesign) and Y_val.size <= _BY_COLUMNS_MAX_ENTRIES:
+        Y_val = Y_val.toarray()
     ridge = 0.0 if C is None else float(C)
     B = np.full(n_samples, float(b0)) if initial_margin is None else np.array(initial_margin, dtype=float)
     factor = LeastSquaresFactor(Y, None, ridge, gram=gram)
@@ -262,8 +278,9 @@ def ho_kashyap(
     )
     absolute = loss == "absolute"
     run = None
-    if (trace is None and _USE_COMPILED_LOOP and update == "margin" and isinstance(Y, np.ndarray)
-            and (Y_val is None or isinstance(Y_val, np.ndarray))):
+    dense = (np.ndarray, SignedDesign)
+    if (trace is None and _USE_COMPILED_LOOP and update == "margin" and isinstance(Y, dense)
+            and (Y_val is None or isinstance(Y_val, dense))):
         if factor.method == "cholesky":
             run = _iterate_compiled(Y, factor.cholesky_factor, W, B, factor=factor, absolute=absolute,
                                     irls_floor=irls_floor, **options)
@@ -283,7 +300,7 @@ def ho_kashyap(
                              regularized=C is not None, irls_floor=irls_floor, trace=trace, **options)
 
     early_stopping = Y_val is not None
-    weights = run.best_W if early_stopping else run.W
+    weights = (run.best_W if early_stopping else run.W).astype(out_dtype, copy=False)
     status = run.status
     scores = np.asarray(Y @ weights)
     if not np.all(np.isfinite(scores)):  # e.g. from starting weights near the float64 limit
@@ -298,7 +315,7 @@ def ho_kashyap(
         weights=weights,
         n_iter=run.k + 1,
         status=status,
-        margin=run.B,
+        margin=run.B.astype(out_dtype, copy=False),
         certificate=run.certificate,
         history=history if keep_history else None,
         best_iter=run.best_iter + 1 if early_stopping else None,
@@ -316,20 +333,69 @@ def _iterate_compiled(Y, L, W, B, *, factor, absolute, irls_floor, learning_rate
     """
     n_samples, n_cols = Y.shape
     has_val = Y_val is not None
-    Y_val = np.asarray(Y_val, dtype=float) if has_val else np.empty((0, n_cols))
     # Data that fit in cache are swept by columns (better vectorised), larger data by rows (one pass).
-    by_columns = max(Y.size, Y_val.size) <= _BY_COLUMNS_MAX_ENTRIES
-    layout = (lambda A: np.ascontiguousarray(A.T, dtype=float)) if by_columns else (
-        lambda A: np.ascontiguousarray(A, dtype=float))
-    data, data_val = layout(Y), layout(Y_val)
-    W, B = np.array(W, dtype=float), np.array(B, dtype=float)  # updated in place
-    E = np.empty(n_samples)
+    by_columns = max(Y.size, Y_val.size if has_val else 0) <= _BY_COLUMNS_MAX_ENTRIES
+    if by_columns:
+        dtype = np.float64
+        X, y, rows = np.ascontiguousarray(_dense(Y).T, dtype=float), np.empty(0), np.empty(0, dtype=np.intp)
+        X_val = np.ascontiguousarray(_dense(Y_val).T, dtype=float) if has_val else np.empty((n_cols, 0))
+        y_val, rows_val = y, rows
+        n_chunks = 1
+    else:
+        X, y, rows = _by_rows(Y, None)
+        dtype = X.dtype
+        X_val, y_val, rows_val = _by_rows(Y_val, dtype) if has_val else (
+            np.empty((0, X.shape[1]), dtype=dtype), y[:0], rows[:0])
+        n_chunks = pass_threads(X.shape[1] * n_samples)
+    W = np.array(W, dtype=float)  # updated in place
+    B = np.array(B, dtype=dtype)
+    E = np.empty(n_samples, dtype=dtype)
     best_W = np.empty(n_cols)
     W_prev = np.full(n_cols, np.nan)  # the previous iterate (IRLS fixed point); none yet
     state = np.array([0.0, np.nan, np.nan, 0.0, np.inf])  # k, J_k, J_{k-1}, best k, best count
     L = np.array(L, dtype=float, order="C")  # refactored in place by IRLS
     D = np.ones(n_samples) if absolute else np.empty(0)  # IRLS weights D_0 = I
     traces = {"criterion": [], "training_errors": [], "validation_error": []}
+    parallel = n_chunks > 1 and _PARALLEL_LOCK.acquire(blocking=False)
+    try:
+        status = _run_segments(
+            X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks if parallel else 1, L, W, B, E, D, state,
+            best_W, W_prev, traces, factor=factor, has_val=has_val, n_val=Y_val.shape[0] if has_val else 0,
+            irls_floor=irls_floor, learning_rate=learning_rate, max_iter=max_iter, tol=tol, relative=relative,
+            stop_at_separation=stop_at_separation, ridge=ridge, offset=offset, can_prove=can_prove)
+    finally:
+        if parallel:
+            _PARALLEL_LOCK.release()
+    if status is None:
+        return None
+    history = {name: np.concatenate(parts) for name, parts in traces.items()}
+    if not has_val:
+        del history["validation_error"]
+    certificate = nonseparability_proof(E, B, D if absolute else None) if status == NOT_SEPARABLE else None
+    return _Run(W=W, B=B, k=int(state[0]), status=status, factor=factor, certificate=certificate,
+                history=history, best_W=best_W if has_val else None, best_iter=int(state[3]))
+
+
+def _dense(Y):
+    return Y.toarray() if isinstance(Y, SignedDesign) else Y
+
+
+def _by_rows(Y, dtype):
+    """``(X, y, rows)`` of the compiled loop's row layout: a design's own arrays, or ``Y`` itself with no labels."""
+    if isinstance(Y, SignedDesign):
+        X, y, rows = Y.by_rows()
+    else:
+        X, rows = Y, np.empty(0, dtype=np.intp)
+        y = np.empty(0, dtype=Y.dtype)
+    if dtype is None:
+        dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
+    return np.ascontiguousarray(X, dtype=dtype), y.astype(dtype, copy=False), rows
+
+
+def _run_segments(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks, L, W, B, E, D, state, best_W, W_prev,
+                  traces, *, factor, has_val, n_val, irls_floor, learning_rate, max_iter, tol, relative,
+                  stop_at_separation, ridge, offset, can_prove):
+    """Call the compiled loop segment by segment; return the status, or ``None`` for an ill-conditioned IRLS system."""
     status = None
     while status is None:
         steps = min(_SEGMENT_STEPS, max_iter - int(state[0]))
@@ -338,27 +404,22 @@ def _iterate_compiled(Y, L, W, B, *, factor, absolute, irls_floor, learning_rate
         validation_counts = np.empty(steps + 1 if has_val else 0, dtype=np.int64)
         # Scalars cast to one type each, so that numba compiles the loop once, not per argument type.
         code, n_recorded = ho_kashyap_segment(
-            data, data_val, by_columns, L, W, B, E, D, float(offset), float(learning_rate), float(ridge),
-            float(irls_floor), _PIVOT_TOL, best_W, state, criterion, training_errors, validation_counts,
-            int(steps), float(tol), bool(relative), bool(stop_at_separation), bool(can_prove), _PROOF_RTOL,
-            not traces["criterion"], W_prev)
+            X, y, rows, X_val, y_val, rows_val, bool(by_columns), int(n_chunks), L, W, B, E, D, float(offset),
+            float(learning_rate), float(ridge), float(irls_floor), _PIVOT_TOL, best_W, state, criterion,
+            training_errors, validation_counts, int(steps), float(tol), bool(relative),
+            bool(stop_at_separation), bool(can_prove), _PROOF_RTOL, not traces["criterion"], W_prev)
         if code == HK_ILL_CONDITIONED:
             return None
         traces["criterion"].append(criterion[:n_recorded])
         traces["training_errors"].append(training_errors[:n_recorded])
-        traces["validation_error"].append(validation_counts[:n_recorded] / max(Y_val.shape[0], 1))
+        traces["validation_error"].append(validation_counts[:n_recorded] / max(n_val, 1))
         if state[0] > 0:  # a non-finite J_0 (from huge initial weights) is repaired by the first solve
             _check_finite(state[1], int(state[0]), factor)
         if code != HK_BUDGET_SPENT:
             status = _COMPILED_CODES[code]
         elif state[0] >= max_iter:
             status = MAX_ITER
-    history = {name: np.concatenate(parts) for name, parts in traces.items()}
-    if not has_val:
-        del history["validation_error"]
-    certificate = nonseparability_proof(E, B, D if absolute else None) if status == NOT_SEPARABLE else None
-    return _Run(W=W, B=B, k=int(state[0]), status=status, factor=factor, certificate=certificate,
-                history=history, best_W=best_W if has_val else None, best_iter=int(state[3]))
+    return status
 
 
 def _iterate_numpy(Y, factor, W, B, *, learning_rate, max_iter, tol, relative, stop_at_separation,
