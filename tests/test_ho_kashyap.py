@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning
 
 from linsep import HoKashyapClassifier, make_classifier
-from linsep._design import sign_normalized
+from linsep._design import SignedDesign, sign_normalized
 from linsep.solvers.ho_kashyap import ho_kashyap
 
 # The lecture's example: class 1 {(6,9),(5,7)}, class 2 {(5,9),(0,10)}.
@@ -455,3 +455,114 @@ def test_overflowing_irls_system_raises_instead_of_hanging():
     with pytest.raises(FloatingPointError, match="overflowed"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         LeastSquaresFactor(Y, np.full(40, 1e307), 1e-6)
+
+
+# --------------------------------------------------------------------------- threads, float32, memory
+THREAD_CASES = [dict(), dict(C=0.3, stop_at_separation=False), dict(loss="absolute", C=0.5),
+                dict(stopping="paper", tol=0.0, stop_at_separation=False, max_iter=30)]
+
+
+@pytest.mark.parametrize("kw", THREAD_CASES)
+@pytest.mark.parametrize("with_validation", [False, True])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_threaded_pass_reproduces_the_serial_pass(monkeypatch, kw, with_validation, dtype):
+    """Rows split over 3 chunks give the serial pass's iterates, up to the order of the sums."""
+    import linsep.solvers.ho_kashyap as module
+
+    monkeypatch.setattr(module, "_BY_COLUMNS_MAX_ENTRIES", 0)
+    X, y = random_problem(31, n=500, d=4)
+    X_val, y_val = random_problem(32, n=150, d=4)
+    Y = SignedDesign(X.astype(dtype), y)
+    kw = dict(kw, Y_val=SignedDesign(X_val.astype(dtype), y_val) if with_validation else None)
+    chunks = []
+    segment = module.ho_kashyap_segment
+
+    def recording_segment(*args):
+        chunks.append(args[7])
+        return segment(*args)
+
+    monkeypatch.setattr(module, "ho_kashyap_segment", recording_segment)
+    monkeypatch.setattr(module, "pass_threads", lambda n_entries: 1)
+    serial = ho_kashyap(Y, **kw)
+    monkeypatch.setattr(module, "pass_threads", lambda n_entries: 3)
+    threaded = ho_kashyap(Y, **kw)
+    assert set(chunks) == {1, 3}
+    assert (threaded.status, threaded.n_iter, threaded.best_iter) == (serial.status, serial.n_iter, serial.best_iter)
+    assert threaded.weights.dtype == serial.weights.dtype == dtype
+    rtol = 1e-9 if dtype == np.float64 else 1e-5
+    np.testing.assert_allclose(threaded.weights, serial.weights, rtol=rtol, atol=1e-12)
+    np.testing.assert_allclose(threaded.margin, serial.margin, rtol=rtol, atol=1e-12)
+    for name, trace in (serial.history or {}).items():
+        np.testing.assert_allclose(threaded.history[name], trace, rtol=rtol, err_msg=name)
+
+
+def test_thread_count_follows_the_blas_and_numba_limits():
+    import numba
+    from threadpoolctl import threadpool_limits
+
+    from linsep._loops import PARALLEL_MIN_ENTRIES, pass_threads
+
+    assert pass_threads(PARALLEL_MIN_ENTRIES - 1) == 1  # small problems stay serial
+    assert 1 <= pass_threads(PARALLEL_MIN_ENTRIES) <= numba.get_num_threads()
+    with threadpool_limits(limits=1, user_api="blas"):
+        assert pass_threads(10 * PARALLEL_MIN_ENTRIES) == 1
+
+
+@pytest.mark.parametrize("by_rows", [False, True])
+def test_design_view_gives_the_iterates_of_the_formed_matrix(monkeypatch, by_rows):
+    """The SignedDesign view (rows of X, labels, a row subset) iterates like the formed Y = diag(y)[X_R, 1]."""
+    import linsep.solvers.ho_kashyap as module
+
+    if by_rows:
+        monkeypatch.setattr(module, "_BY_COLUMNS_MAX_ENTRIES", 0)
+    X, y = random_problem(33, n=400, d=5)
+    rows = np.flatnonzero(np.arange(400) % 3 != 0)
+    val = np.flatnonzero(np.arange(400) % 3 == 0)
+    for kw in (dict(), dict(loss="absolute", C=0.2)):
+        view = ho_kashyap(SignedDesign(X, y[rows], rows), Y_val=SignedDesign(X, y[val], val), **kw)
+        formed = ho_kashyap(sign_normalized(X[rows], y[rows]), Y_val=sign_normalized(X[val], y[val]), **kw)
+        assert (view.status, view.n_iter, view.best_iter) == (formed.status, formed.n_iter, formed.best_iter)
+        np.testing.assert_allclose(view.weights, formed.weights, rtol=1e-8, atol=1e-14)
+
+
+@pytest.mark.parametrize("name", ["hk", "hkes", "mhks", "mhka"])
+@pytest.mark.parametrize("n", [60, 20_000])  # swept by columns (formed in float64), by rows (read as float32)
+def test_float32_data_fit_in_float32(name, n):
+    rng = np.random.default_rng(34)
+    X = rng.normal(size=(n, 8))
+    y = np.where(X @ rng.normal(size=8) + 0.5 * rng.normal(size=n) > 0, 1, -1)
+    kw = dict(random_state=0) if name == "hkes" else dict(C=0.1) if name.startswith("mhk") else {}
+    ref = make_classifier(name, **kw).fit(X, y)
+    clf = make_classifier(name, **kw).fit(X.astype(np.float32), y)
+    assert clf.coef_.dtype == clf.intercept_.dtype == np.float32
+    assert ref.coef_.dtype == np.float64
+    assert clf.decision_function(X.astype(np.float32)).dtype == np.float32
+    W, W_ref = np.r_[clf.coef_.ravel(), clf.intercept_], np.r_[ref.coef_.ravel(), ref.intercept_]
+    # float32 data differ from the float64 data by their rounding; the fits agree to a few float32 ulps.
+    # IRLS stops where |ΔJ|/J first drops below tol, a few iterations earlier or later for data
+    # rounded to float32 even when fitted in float64 (about 1 % apart on these data).
+    tol = 5e-2 if name == "mhka" else 1e-4
+    assert np.abs(W - W_ref).max() <= tol * np.abs(W_ref).max()
+    assert np.mean(clf.predict(X) == ref.predict(X)) > 0.99
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_float32_fit_makes_no_float64_copy_of_the_data():
+    """HKES on float32 data allocates at most half the size of X beyond O(N) vectors (no copy of X or Y)."""
+    import tracemalloc
+
+    rng = np.random.default_rng(35)
+    n, d = 40_000, 100
+    X = rng.normal(size=(n, d)).astype(np.float32)
+    y = np.where(X[:, :5].sum(axis=1) + rng.normal(size=n) > 0, 1, -1)
+    clf = make_classifier("hkes", max_iter=5, random_state=0)
+    clf.fit(X[:3000], y[:3000])  # compiled code loaded outside the measurement
+    tracemalloc.start()
+    try:
+        clf.fit(X, y)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert clf.coef_.dtype == np.float32
+    vectors = 16 * 8 * n  # a generous count of N-vectors of float64
+    assert peak <= 0.5 * X.nbytes + vectors, (peak, X.nbytes)

@@ -65,7 +65,7 @@ class SignedDesign:
 
     ndim = 2
 
-    def __init__(self, X, y, rows=None, block_bytes=4 << 20):
+    def __init__(self, X, y, rows=None, block_bytes=1 << 20):
         self.X = np.ascontiguousarray(X)
         self.dtype = self.X.dtype
         self.y = np.asarray(y, dtype=self.dtype)
