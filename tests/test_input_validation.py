@@ -225,7 +225,7 @@ def test_fit_is_the_same_with_and_without_the_fast_path(name, case, monkeypatch)
 
     def fit(fast):
         if not fast:
-            monkeypatch.setattr(linsep._base, "is_plain_training_data", lambda X, y: False)
+            monkeypatch.setattr(linsep._base, "is_plain_training_data", lambda X, y, dtypes=None: False)
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
