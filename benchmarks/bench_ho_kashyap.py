@@ -1,11 +1,16 @@
 """Cost of one Ho–Kashyap iteration and of the one-time factorisation, as ratios.
 
-    python benchmarks/bench_ho_kashyap.py --blas-threads 1   # the README's numbers (also with 2)
-    python benchmarks/bench_ho_kashyap.py [--n 1000000] [--d 100] [--repeat 3] [--blas-threads T] [--pinv-n N]
+    python benchmarks/bench_ho_kashyap.py                  # all cores (the README's numbers)
+    python benchmarks/bench_ho_kashyap.py --threads 1      # one thread everywhere
+    python benchmarks/bench_ho_kashyap.py [--n 1000000] [--d 100] [--repeat 3] [--dtype float32] [--pinv-n N]
 
-Prints, measured in one run on the same data:
+``Y = diag(y)[X, 1]`` is the view the estimators pass (:class:`linsep._design.SignedDesign`): the compiled
+loop reads ``X`` and the labels, and splits the rows over its threads.  Prints, measured in one run on the
+same data, with the BLAS thread count and the HK pass's thread count:
 * one HK iteration / (one X@v + one Xᵀ@u)          (goal <= 1.3)
 * one HK iteration / one X@v                        (moonshot goal <= 1.3)
+* the same iteration on one thread, and one pass by row blocks through threaded BLAS
+  (the alternative to the compiled threads: Z = X_b w and g += X_bᵀ t per block of rows)
 * linsep's factorisation / plain Cholesky of YᵀY (YᵀY formed + scipy cho_factor)   (goal <= 1.3)
 * numpy.linalg.pinv(Y) / plain Cholesky of YᵀY      (for reference)
 Timings are the minimum over ``--repeat`` runs; machines here are shared, so ratios are more
@@ -17,10 +22,12 @@ import time
 
 import numpy as np
 import scipy.linalg as sla
-from threadpoolctl import threadpool_limits
+from threadpoolctl import threadpool_info, threadpool_limits
 
-from linsep._design import sign_normalized
+import linsep.solvers.ho_kashyap as hk_module
+from linsep._design import SignedDesign, sign_normalized
 from linsep._linalg import LeastSquaresFactor
+from linsep._loops import pass_threads
 from linsep.solvers.ho_kashyap import ho_kashyap
 
 
@@ -38,21 +45,38 @@ def main():
     parser.add_argument("--n", type=int, default=1_000_000)
     parser.add_argument("--d", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--dtype", choices=("float64", "float32"), default="float64")
     parser.add_argument("--pinv-n", type=int, default=200_000, help="N for the pinv reference (d=50)")
-    parser.add_argument("--blas-threads", type=int, default=None,
-                        help="BLAS threads for the NumPy references (default: all cores); the HK pass is one thread")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="thread limit for BLAS and so for the HK pass (default: all cores)")
     args = parser.parse_args()
-    with threadpool_limits(limits=args.blas_threads, user_api="blas"):
+    with threadpool_limits(limits=args.threads):
         run(args)
 
 
-def run(args):
+def blocked_blas_pass(X, y, W, B, block=8192):
+    """One HK pass by row blocks in NumPy: the products go to (threaded) BLAS, the vector work stays serial."""
+    g = np.zeros(W.shape[0])
+    for start in range(0, X.shape[0], block):
+        rows = slice(start, start + block)
+        z = X[rows] @ W[:-1]
+        z += W[-1]
+        z *= y[rows]
+        e = z - B[rows]
+        t = B[rows] + 0.8 * np.maximum(e, 0.0)
+        t *= y[rows]
+        g[:-1] += t @ X[rows]
+        g[-1] += t.sum()
+    return g
 
+
+def run(args):
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(args.n, args.d))
-    y = np.where(X @ rng.normal(size=args.d) + rng.normal(scale=3.0, size=args.n) > 0, 1, -1)
-    Y = sign_normalized(X, y)
-    v, u = rng.normal(size=args.d), rng.normal(size=args.n)
+    dtype = np.dtype(args.dtype)
+    X = rng.standard_normal(size=(args.n, args.d), dtype=dtype)
+    y = np.where(X @ rng.normal(size=args.d).astype(dtype) + rng.normal(scale=3.0, size=args.n) > 0, 1, -1)
+    Y = SignedDesign(X, y)
+    v, u = rng.normal(size=args.d).astype(dtype), rng.normal(size=args.n).astype(dtype)
 
     matvec = best_time(lambda: X @ v, args.repeat)
     both = best_time(lambda: (X @ v, X.T @ u), args.repeat)
@@ -61,18 +85,36 @@ def run(args):
     # No stopping rule can fire: exactly lo or hi updates are timed.
     kw = dict(tol=0.0, stopping="paper", stop_at_separation=False)
     assert ho_kashyap(Y, max_iter=lo, **kw).n_iter == lo + 1
-    t_lo = best_time(lambda: ho_kashyap(Y, max_iter=lo, **kw), args.repeat)
-    t_hi = best_time(lambda: ho_kashyap(Y, max_iter=hi, **kw), args.repeat)
-    per_iter = (t_hi - t_lo) / (hi - lo)
+
+    def iteration():
+        t_lo = best_time(lambda: ho_kashyap(Y, max_iter=lo, **kw), args.repeat)
+        t_hi = best_time(lambda: ho_kashyap(Y, max_iter=hi, **kw), args.repeat)
+        return (t_hi - t_lo) / (hi - lo)
+
+    per_iter = iteration()
+    threads = pass_threads(X.size)
+    hk_module.pass_threads = lambda n_entries: 1
+    try:
+        per_iter_serial = iteration()
+    finally:
+        hk_module.pass_threads = pass_threads
+    W, B = rng.normal(size=args.d + 1), np.ones(args.n)
+    blocked = best_time(lambda: blocked_blas_pass(X, y, W, B), args.repeat)
 
     factor = best_time(lambda: LeastSquaresFactor(Y), args.repeat)
-    plain = best_time(lambda: sla.cho_factor(Y.T @ Y), args.repeat)
+    Yd = Y.toarray()
+    plain = best_time(lambda: sla.cho_factor(Yd.T @ Yd), args.repeat)
+    del Yd
 
-    print(f"BLAS threads: {args.blas_threads or 'all'}")
-    print(f"N={args.n}, d={args.d}: X@v {matvec * 1e3:.1f} ms, X@v + Xᵀ@u {both * 1e3:.1f} ms, "
-          f"HK iteration {per_iter * 1e3:.1f} ms")
+    blas = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+    print(f"BLAS threads: {max(blas, default=1)}; HK pass threads: {threads}")
+    print(f"N={args.n}, d={args.d}, {dtype.name}: X@v {matvec * 1e3:.1f} ms, X@v + Xᵀ@u {both * 1e3:.1f} ms, "
+          f"HK iteration {per_iter * 1e3:.1f} ms ({threads} threads), {per_iter_serial * 1e3:.1f} ms (1 thread)")
     print(f"  HK iteration / (X@v + Xᵀ@u) = {per_iter / both:.2f}   (goal <= 1.3)")
     print(f"  HK iteration / X@v           = {per_iter / matvec:.2f}   (moonshot goal <= 1.3)")
+    print(f"  HK iteration, 1 thread / {threads} threads = {per_iter_serial / per_iter:.2f}")
+    print(f"  pass by row blocks through BLAS / HK iteration = {blocked / per_iter:.2f}   "
+          f"({blocked * 1e3:.1f} ms)")
     print(f"  factorisation / Cholesky of YᵀY = {factor / plain:.2f}   (goal <= 1.3; "
           f"{factor * 1e3:.0f} ms vs {plain * 1e3:.0f} ms)")
 

@@ -106,6 +106,13 @@ class SignedDesign:
     def gram(self, sample_weight=None):
         """``YᵀDY`` (``D = diag(sample_weight)``, default ``I``) in float64."""
         p = self.shape[1]
+        if sample_weight is None and self.rows is None and self.dtype == np.float64:
+            # All rows, float64: one BLAS syrk on X itself, no copy.
+            gram = np.empty((p, p))
+            gram[:-1, :-1] = self.X.T @ self.X
+            gram[:-1, -1] = gram[-1, :-1] = self.X.sum(axis=0)
+            gram[-1, -1] = self.shape[0]
+            return gram
         gram = np.zeros((p, p))
         A = np.empty((min(self._block, self.shape[0]), p))
         for part, Xb in self._blocks():

@@ -300,8 +300,12 @@ def _pass_by_rows_parallel(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, 
     max_e = np.full(n_chunks, -np.inf)
     max_b = np.zeros(n_chunks)
     for c in prange(n_chunks):
-        stats = _pass_by_rows(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, parts[c],
+        # Each thread sums into its own allocation: rows of one shared array would put the end of
+        # one chunk's sums and the start of the next on one cache line, written at every row.
+        local = np.empty(p)
+        stats = _pass_by_rows(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, local,
                               c * n // n_chunks, (c + 1) * n // n_chunks)
+        parts[c] = local
         J[c], fixed_point[c], wrong[c], separated[c], max_e[c], max_b[c] = stats
     g[:] = 0.0
     for c in range(n_chunks):
