@@ -25,6 +25,7 @@ from sklearn.base import _fit_context
 
 from .._base import BaseLinearSeparator
 from .._design import augmented_weights, scale_columns, signed_design
+from .._result import NOT_SEPARABLE, SEPARABLE
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from ..solvers.ho_kashyap import STOPPING_RULES, ho_kashyap
 
@@ -225,6 +226,18 @@ class HoKashyapClassifier(BaseLinearSeparator):
                 self._initial_weights = self._initial_weights.copy()
                 self._initial_weights[:-1] = np.ldexp(self._initial_weights[:-1], -shifts.astype(np.int32))
         return X
+
+    # With a held-out split the solvers see all of X and the training rows' labels; the checks of a
+    # verdict take the training rows (a copy, made only when a verdict is to be checked).
+    def _checked_proof(self, result, X, y):
+        if self._fit_rows is not None and result.status == NOT_SEPARABLE:
+            X = X[self._fit_rows]
+        return super()._checked_proof(result, X, y)
+
+    def _check_separation(self, X, targets):
+        if self._fit_rows is not None and np.any(np.atleast_1d(self.status_) == SEPARABLE):
+            X = X[self._fit_rows]
+        super()._check_separation(X, targets)
 
     def _solve_binary(self, X, y, y_val=None):
         X_val, val_rows = self._validation
