@@ -8,7 +8,7 @@ with certificates and the experiment of Lauer & Bloch (2006).
 
 from ._registry import available_classifiers, make_classifier
 from ._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
-from .estimators import HoKashyapClassifier
+from .estimators import HoKashyapClassifier, HoKashyapClassifierCV
 from .estimators import BatchPerceptronClassifier, KernelPerceptronClassifier, PerceptronClassifier
 from .estimators import LMSClassifier, MSEClassifier, WidrowHoffClassifier
 from .estimators import KernelHoKashyapClassifier, KernelLagrangianSVMClassifier, LagrangianSVMClassifier
@@ -25,6 +25,7 @@ __all__ = [
     "PerceptronClassifier",
     "WidrowHoffClassifier",
     "HoKashyapClassifier",
+    "HoKashyapClassifierCV",
     "KernelHoKashyapClassifier",
     "KernelLagrangianSVMClassifier",
     "LagrangianSVMClassifier",

@@ -1,6 +1,7 @@
 """Thin scikit-learn estimators over :mod:`linsep.solvers`."""
 
 from .ho_kashyap import HoKashyapClassifier
+from .ho_kashyap_cv import HoKashyapClassifierCV
 from .mse import LMSClassifier, MSEClassifier, WidrowHoffClassifier
 from .perceptron import BatchPerceptronClassifier, KernelPerceptronClassifier, PerceptronClassifier
 from .kernel_hk import KernelHoKashyapClassifier
@@ -15,6 +16,7 @@ __all__ = [
     "PerceptronClassifier",
     "WidrowHoffClassifier",
     "HoKashyapClassifier",
+    "HoKashyapClassifierCV",
     "KernelHoKashyapClassifier",
     "KernelLagrangianSVMClassifier",
     "LagrangianSVMClassifier",

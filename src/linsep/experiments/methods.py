@@ -8,6 +8,11 @@ Every method is a factory ``build(**params) -> estimator`` plus a tuning kind:
 ``"early_stopping"``
     one fit that receives the tuning set as ``fit(X, y, X_val=..., y_val=...)``
     and keeps the iterate of lowest validation error (HKES, HKESA, §2.3);
+``"cv"``
+    linsep's extension beyond the paper (``hkes_cv``, ``hkesa_cv``): one fit
+    on the whole training split (fitting and tuning parts together), which
+    chooses ``k̂`` by its own cross-validation and refits; it never sees the
+    test split, in either protocol;
 ``"C"``
     the two-step grid of §3.1 over the parameter ``C`` (MHKS, MHKA, LSVM,
     SVM).  For MHKS/MHKA ``C`` weighs the penalty ``C wᵀw`` — the inverse role
@@ -23,7 +28,8 @@ liblinear appends a constant feature, so it **also penalises the bias**
 
 Any other name of :func:`linsep.available_classifiers` is accepted: it is
 tuned over ``C`` when its default ``C`` is a number, by early stopping when
-its default has ``early_stopping=True``, and not tuned otherwise.
+its default has ``early_stopping=True``, by its own cross-validation when it
+has a ``cv`` parameter, and not tuned otherwise.
 """
 
 from __future__ import annotations
@@ -36,9 +42,13 @@ from .._registry import available_classifiers, make_classifier
 PAPER_METHODS = ("hk", "hkes", "hkesa", "mhks", "mhka", "lsvm", "svm")
 """The seven columns of Tables 1 and 3, in the paper's order."""
 
+EXTENSION_METHODS = ("hkes_cv", "hkesa_cv")
+"""linsep's extensions beyond the paper, reported beside its columns (no paper value)."""
+
 LABELS = {
     "hk": "HK", "hkes": "HKES", "hkesa": "HKESA", "mhks": "MHKS", "mhka": "MHKA",
     "lsvm": "LSVM (ℓ2)", "svm": "SVM (ℓ1)", "linear_svc": "SVM ℓ1 LinearSVC*",
+    "hkes_cv": "HKES-CV†", "hkesa_cv": "HKESA-CV†",
 }
 
 PAPER_COLUMN = {"linear_svc": "svm"}
@@ -51,7 +61,7 @@ SVC_CACHE_MB = 500
 class Method:
     name: str
     build: Callable
-    tuning: str  # "none", "early_stopping" or "C"
+    tuning: str  # "none", "early_stopping", "cv" or "C"
 
     @property
     def label(self):
@@ -99,6 +109,8 @@ def get_method(name):
     defaults = make_classifier(name).get_params()
     if defaults.get("early_stopping") is True:
         tuning = "early_stopping"
+    elif "cv" in defaults:
+        tuning = "cv"
     elif isinstance(defaults.get("C"), (int, float)) and not isinstance(defaults.get("C"), bool):
         tuning = "C"
     else:
@@ -107,9 +119,9 @@ def get_method(name):
 
 
 def default_methods(quick=False):
-    """The paper's seven methods that can run here; ``quick`` swaps SVC for LinearSVC."""
+    """The paper's seven methods that can run here, then linsep's extensions; ``quick`` swaps SVC for LinearSVC."""
     have = available_classifiers()
-    names = [m for m in PAPER_METHODS if m == "svm" or m in have]
+    names = [m for m in PAPER_METHODS + EXTENSION_METHODS if m == "svm" or m in have]
     if quick:
         names = [("linear_svc" if m == "svm" else m) for m in names]
     return names

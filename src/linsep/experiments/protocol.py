@@ -21,7 +21,10 @@ spaced in exponent over ``[2^(p-1), 2^(p+1)]`` around the best ``2^p`` —
 of the coarse grid; the best of the fine scan, which contains ``2^p``, is
 never worse than the coarse best).  HKES/HKESA receive the tuning set as
 ``fit(X, y, X_val=..., y_val=...)`` and choose their stopping iteration
-``k̂`` within that one fit.
+``k̂`` within that one fit.  linsep's extensions ``hkes_cv`` / ``hkesa_cv``
+(tuning ``"cv"``) are fitted once on the whole training split and choose
+``k̂`` by their own cross-validation; their ``tuning_error`` is that
+cross-validation error at ``k̂``.
 """
 
 from __future__ import annotations
@@ -119,12 +122,18 @@ def run_one(dataset, method, split, protocol="validation", random_state=0, keep_
     X_fit, y_fit, X_tune, y_tune, X_test, y_test = load_split(dataset, split, protocol, random_state)
     record = {"dataset": dataset, "method": method, "split": int(split), "protocol": protocol,
               "seed": int(random_state), "tuning": spec.tuning}
+    if spec.tuning == "cv":  # the whole training split: the fitting part and (validation protocol) the tuning part
+        X_all, y_all = ((np.vstack([X_fit, X_tune]), np.concatenate([y_fit, y_tune]))
+                        if protocol == "validation" else (X_fit, y_fit))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         start = time.perf_counter()
         if spec.tuning == "C":
             est, best_C, tested = _grid_search(spec, X_fit, y_fit, X_tune, y_tune)
             record.update(C=best_C, n_fits=len(tested), c_curve=tested)
+        elif spec.tuning == "cv":
+            est = spec.build().fit(X_all, y_all)
+            record.update(best_iter=np.asarray(est.best_iter_).tolist(), n_fits=1)
         elif spec.tuning == "early_stopping":
             est = spec.build().fit(X_fit, y_fit, X_val=X_tune, y_val=y_tune)
             record.update(best_iter=int(est.best_iter_), n_fits=1)
@@ -133,7 +142,11 @@ def run_one(dataset, method, split, protocol="validation", random_state=0, keep_
             record.update(n_fits=1)
         record["time_s"] = time.perf_counter() - start
     record["n_warnings"] = len(caught)
-    record["tuning_error"] = error_rate(est, X_tune, y_tune)
+    if spec.tuning == "cv":  # the cross-validation error at k̂ (per class, averaged)
+        curves = est.cv_curve_ if isinstance(est.cv_curve_, list) else [est.cv_curve_]
+        record["tuning_error"] = 100.0 * float(np.mean([np.min(c) for c in curves]))
+    else:
+        record["tuning_error"] = error_rate(est, X_tune, y_tune)
     record["test_error"] = error_rate(est, X_test, y_test)
     for attr in ("n_iter_", "status_"):
         value = getattr(est, attr, None)
@@ -141,4 +154,6 @@ def run_one(dataset, method, split, protocol="validation", random_state=0, keep_
             record[attr.rstrip("_")] = np.asarray(value).tolist()
     if keep_curve and spec.tuning == "early_stopping":
         record["iter_curve"] = (100.0 * np.asarray(est.history_["validation_error"])).tolist()
+    elif keep_curve and spec.tuning == "cv" and not isinstance(est.cv_curve_, list):
+        record["iter_curve"] = (100.0 * est.cv_curve_).tolist()
     return record

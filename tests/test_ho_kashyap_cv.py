@@ -1,0 +1,195 @@
+"""HKES with cross-validated early stopping and refit (HoKashyapClassifierCV, "hkes_cv", "hkesa_cv")."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import KFold
+
+from linsep import HoKashyapClassifier, HoKashyapClassifierCV, make_classifier
+from linsep._design import sign_normalized
+from linsep.estimators.ho_kashyap_cv import stratified_folds
+
+# the references stopped at k̂ report their spent budget; that is the point of them
+REFERENCE_AT_BUDGET = pytest.mark.filterwarnings("ignore:HoKashyapClassifier reached max_iter")
+
+
+def noisy_problem(seed=0, n=90, d=4):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.where(X @ rng.normal(size=d) + rng.normal(scale=1.5, size=n) > 0, 1, -1)
+    return X, y
+
+
+def hkes_fold_models(X, y, folds, **params):
+    """HKES fitted on each fold's training rows, validated on its held-out rows (the reference)."""
+    return [HoKashyapClassifier(early_stopping=True, **params).fit(X[tr], y[tr], X_val=X[va], y_val=y[va])
+            for tr, va in folds]
+
+
+def padded_mean(curves):
+    """Each curve extended with its last value to the longest, then averaged (20-line reference)."""
+    length = max(len(c) for c in curves)
+    rows = [list(c) + [c[-1]] * (length - len(c)) for c in curves]
+    return np.array(rows), np.array(rows).mean(axis=0)
+
+
+@pytest.mark.parametrize("loss", ["squared", "absolute"])
+@pytest.mark.parametrize("C", [None, 0.5])
+def test_cv_curve_is_the_mean_of_hkes_curves_on_the_same_folds(loss, C):
+    X, y = noisy_problem()
+    clf = HoKashyapClassifierCV(loss=loss, C=C, random_state=3).fit(X, y)
+    folds = stratified_folds(y, 5, 3)
+    models = hkes_fold_models(X, y, folds, loss=loss, C=C)
+    per_fold, mean = padded_mean([m.history_["validation_error"] for m in models])
+    assert len({len(m.history_["validation_error"]) for m in models}) > 1 or loss == "squared"
+    np.testing.assert_array_equal(clf.cv_curves_, per_fold)
+    np.testing.assert_array_equal(clf.cv_curve_, mean)
+    assert clf.best_iter_ == int(np.flatnonzero(mean == mean.min())[0]) + 1  # first minimiser
+
+
+@REFERENCE_AT_BUDGET
+@pytest.mark.parametrize("loss", ["squared", "absolute"])
+def test_refit_is_ho_kashyap_on_all_data_stopped_at_best_iter(loss):
+    X, y = noisy_problem(0)
+    clf = HoKashyapClassifierCV(loss=loss, random_state=0).fit(X, y)
+    k = clf.best_iter_
+    assert k > 1  # the problem is chosen so that the refit makes margin updates
+    # best_iter_ counts iterates from k = 1 (the first least-squares solution):
+    # W_k̂ is reached after k̂ - 1 margin updates.
+    ref = HoKashyapClassifier(max_iter=k - 1, stop_at_separation=False, loss=loss).fit(X, y)
+    np.testing.assert_array_equal(clf.coef_, ref.coef_)
+    np.testing.assert_array_equal(clf.intercept_, ref.intercept_)
+    assert clf.n_iter_ == ref.n_iter_ == k
+    np.testing.assert_array_equal(clf.margin_vector_, ref.margin_vector_)
+    assert clf.status_ == ("separable" if ref.status_ == "separable" else "converged")
+
+
+def test_refit_false_averages_the_fold_hkes_models():
+    X, y = noisy_problem(2)
+    clf = HoKashyapClassifierCV(refit=False, random_state=1).fit(X, y)
+    models = hkes_fold_models(X, y, stratified_folds(y, 5, 1))
+    np.testing.assert_allclose(clf.coef_, np.mean([m.coef_ for m in models], axis=0), rtol=1e-12)
+    np.testing.assert_allclose(clf.intercept_, np.mean([m.intercept_ for m in models], axis=0), rtol=1e-12)
+    scores = np.mean([m.decision_function(X) for m in models], axis=0)
+    np.testing.assert_allclose(clf.decision_function(X), scores, rtol=1e-10, atol=1e-12)
+    assert clf.n_iter_ == max(m.n_iter_ for m in models) and clf.margin_vector_ is None
+
+
+@REFERENCE_AT_BUDGET
+def test_multiclass_one_best_iter_per_class():
+    rng = np.random.default_rng(4)
+    X = np.vstack([rng.normal(c, 1.2, (30, 2)) for c in ((0, 0), (2, 0), (0, 2))])
+    y = np.repeat(["a", "b", "c"], 30)
+    clf = HoKashyapClassifierCV(cv=4, random_state=2).fit(X, y)
+    assert clf.best_iter_.shape == (3,) and len(clf.cv_curve_) == len(clf.cv_curves_) == 3
+    folds = stratified_folds(y, 4, 2)  # folds stratified on the original labels, shared by the classes
+    for k, label in enumerate(clf.classes_):
+        binary = np.where(y == label, 1, -1)
+        models = hkes_fold_models(X, binary, folds)
+        _, mean = padded_mean([m.history_["validation_error"] for m in models])
+        np.testing.assert_array_equal(clf.cv_curve_[k], mean)
+        ref = HoKashyapClassifier(max_iter=clf.best_iter_[k] - 1, stop_at_separation=False).fit(X, binary)
+        np.testing.assert_array_equal(clf.coef_[k], ref.coef_[0])
+    assert clf.score(X, y) > 0.7
+
+
+def test_stratified_folds_partition_and_balance():
+    y = np.array([0] * 23 + [1] * 9 + [2] * 5)
+    folds = stratified_folds(y, 5, 0)
+    held = np.concatenate([va for _, va in folds])
+    np.testing.assert_array_equal(np.sort(held), np.arange(y.size))
+    for tr, va in folds:
+        assert np.intersect1d(tr, va).size == 0 and tr.size + va.size == y.size
+        assert va.size in (7, 8)
+        assert all(abs(np.sum(y[va] == c) - np.sum(y == c) / 5) < 1 for c in range(3))
+    again = stratified_folds(y, 5, 0)
+    assert all(np.array_equal(a[1], b[1]) for a, b in zip(folds, again))
+    with pytest.raises(ValueError, match="at least 5 samples"):
+        stratified_folds(y[:4], 5)
+
+
+def test_splitter_and_index_pairs_as_cv():
+    X, y = noisy_problem(5)
+    splitter = KFold(3, shuffle=True, random_state=0)
+    a = HoKashyapClassifierCV(cv=splitter).fit(X, y)
+    b = HoKashyapClassifierCV(cv=list(splitter.split(X, y))).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert a.cv_curves_.shape[0] == 3
+    models = hkes_fold_models(X, y, list(splitter.split(X, y)))
+    np.testing.assert_array_equal(a.cv_curve_, padded_mean([m.history_["validation_error"] for m in models])[1])
+
+
+def test_parallel_folds_match_serial():
+    X, y = noisy_problem(6)
+    serial = HoKashyapClassifierCV(random_state=0).fit(X, y)
+    threads = HoKashyapClassifierCV(random_state=0, n_jobs=2).fit(X, y)
+    np.testing.assert_array_equal(serial.coef_, threads.coef_)
+    np.testing.assert_array_equal(serial.cv_curves_, threads.cv_curves_)
+
+
+def test_pickle_and_clone():
+    X, y = noisy_problem(7)
+    clf = HoKashyapClassifierCV(cv=3, random_state=0).fit(X, y)
+    again = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(again.predict(X), clf.predict(X))
+    np.testing.assert_array_equal(again.cv_curve_, clf.cv_curve_)
+    fresh = clone(clf)
+    assert not hasattr(fresh, "coef_") and fresh.get_params() == clf.get_params()
+    np.testing.assert_array_equal(fresh.fit(X, y).coef_, clf.coef_)
+
+
+def test_registry_presets():
+    assert make_classifier("hkes_cv").loss == "squared"
+    assert make_classifier("hkesa_cv").loss == "absolute"
+    assert isinstance(make_classifier("hkes_cv"), HoKashyapClassifierCV)
+
+
+def test_separable_data_end_separable():
+    rng = np.random.default_rng(8)
+    X = np.vstack([rng.normal(-3, 0.5, (20, 2)), rng.normal(3, 0.5, (20, 2))])
+    y = np.repeat([0, 1], 20)
+    clf = HoKashyapClassifierCV(random_state=0).fit(X, y)
+    assert clf.status_ == "separable" and clf.score(X, y) == 1.0
+
+
+def test_not_separable_certificate_covers_all_data():
+    # XOR repeated: every fold's training part is non-separable, and HK proves it at once
+    X = np.tile([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0]], (5, 1))
+    y = np.tile([1, 1, -1, -1], 5)
+    clf = HoKashyapClassifierCV(random_state=0).fit(X, y)
+    assert clf.status_ == "not_separable"
+    u = clf.certificate_
+    Y = sign_normalized(X, y)
+    assert u.shape == (20,) and (u >= 0).all() and u.sum() > 0
+    np.testing.assert_allclose(Y.T @ u, 0, atol=1e-9 * u.max())
+
+
+def test_fold_budget_spent_warns():
+    X, y = noisy_problem(9)
+    with pytest.warns(ConvergenceWarning, match="max_iter=2"):
+        clf = HoKashyapClassifierCV(max_iter=2, random_state=0).fit(X, y)
+    assert clf.status_ == "max_iter" and clf.best_iter_ <= 3 and clf.cv_curve_.size <= 3
+
+
+def test_sparse_input_matches_dense():
+    from scipy import sparse
+
+    X, y = noisy_problem(10)
+    dense = HoKashyapClassifierCV(random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        sp = HoKashyapClassifierCV(random_state=0).fit(sparse.csr_matrix(X), y)
+    assert sp.best_iter_ == dense.best_iter_
+    np.testing.assert_allclose(sp.coef_, dense.coef_, rtol=1e-8, atol=1e-10)
+
+
+def test_does_not_modify_input():
+    X, y = noisy_problem(11)
+    X0, y0 = X.copy(), y.copy()
+    HoKashyapClassifierCV(random_state=0).fit(X, y)
+    np.testing.assert_array_equal(X, X0)
+    np.testing.assert_array_equal(y, y0)
