@@ -193,3 +193,54 @@ def test_does_not_modify_input():
     HoKashyapClassifierCV(random_state=0).fit(X, y)
     np.testing.assert_array_equal(X, X0)
     np.testing.assert_array_equal(y, y0)
+
+
+# --------------------------------------------------------------------------- CLI and experiment
+def test_cli_model_file_round_trip(tmp_path, capsys):
+    from linsep.cli import load_model, main
+
+    X, y = noisy_problem(12)
+    lines = ["x0,x1,x2,x3,label"] + [",".join([*map(repr, map(float, row)), str(label)]) for row, label in zip(X, y)]
+    (tmp_path / "train.csv").write_text("\n".join(lines) + "\n")
+    assert main(["fit", "hkes_cv", str(tmp_path / "train.csv"), "-o", str(tmp_path / "m.npz"),
+                 "--param", "random_state=0", "--param", "cv=4"]) == 0
+    assert main(["predict", str(tmp_path / "m.npz"), str(tmp_path / "train.csv")]) == 0
+    out = capsys.readouterr().out.split()
+    expected = HoKashyapClassifierCV(random_state=0, cv=4).fit(X, y)
+    assert out[-len(y):] == [str(v) for v in expected.predict(X)]
+    model, meta = load_model(tmp_path / "m.npz")
+    assert meta["algorithm"] == "hkes_cv" and model.best_iter_ == expected.best_iter_
+    np.testing.assert_array_equal(model.cv_curves_, expected.cv_curves_)
+    np.testing.assert_array_equal(model.cv_curve_, expected.cv_curve_)
+
+
+def test_experiment_fits_the_whole_training_split():
+    from linsep.experiments import default_methods, get_method, load_split, run_one
+    from linsep.experiments.methods import LABELS
+
+    assert get_method("hkes_cv").tuning == get_method("hkesa_cv").tuning == "cv"
+    assert {"hkes_cv", "hkesa_cv"} <= set(default_methods(quick=True)) and "†" in LABELS["hkes_cv"]
+    X_fit, y_fit, X_tune, y_tune, X_test, y_test = load_split("thyroid", 0)
+    r = run_one("thyroid", "hkes_cv", 0, keep_curve=True)
+    est = make_classifier("hkes_cv", random_state=0).fit(np.vstack([X_fit, X_tune]), np.r_[y_fit, y_tune])
+    assert r["best_iter"] == est.best_iter_ and r["n_fits"] == 1
+    assert r["test_error"] == 100 * np.mean(est.predict(X_test) != y_test)
+    assert r["tuning_error"] == pytest.approx(100 * est.cv_curve_.min()) == min(r["iter_curve"])
+    # Table 3's protocol: the whole training split again, never the test split
+    X_train, y_train, *_ = load_split("thyroid", 0, "test")
+    test = run_one("thyroid", "hkes_cv", 0, protocol="test")
+    est = make_classifier("hkes_cv", random_state=0).fit(X_train, y_train)
+    assert test["test_error"] == 100 * np.mean(est.predict(X_test) != y_test)
+
+
+def test_bench_tables_label_the_extension(tmp_path, capsys):
+    from linsep.cli import main
+
+    assert main(["bench", "--datasets", "titanic", "--methods", "hkes", "hkes_cv", "hkesa_cv", "--splits", "2",
+                 "--out", str(tmp_path), "--no-progress"]) == 0
+    capsys.readouterr()
+    md = (tmp_path / "table1.md").read_text()
+    assert "HKES-CV†" in md and "HKESA-CV†" in md and "extension beyond the paper" in md
+    row = [line for line in md.splitlines() if line.startswith("| ↳ paper")][0]
+    assert row.rstrip(" |").endswith("—")  # no paper value for the extension
+    assert "HKES-CV†" in (tmp_path / "table2.md").read_text()
