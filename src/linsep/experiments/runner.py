@@ -28,7 +28,7 @@ from .stats import TESTS
 CACHE_FORMAT = 1
 QUICK_SPLITS = 10
 # Rough cost order, so the slow runs start first and the workers finish together.
-_COST = {"svm": 0, "linear_svc": 1, "mhka": 2, "lsvm": 3, "hkesa": 4, "mhks": 5}
+_COST = {"svm": 0, "linear_svc": 1, "hkesa_cv": 2, "mhka": 2, "lsvm": 3, "hkesa": 4, "mhks": 5, "hkes_cv": 5}
 
 
 @dataclass
