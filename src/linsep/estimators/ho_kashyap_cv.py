@@ -36,6 +36,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._base import BaseLinearSeparator
 from .._design import sign_normalized
 from .._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
+from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from ..solvers.ho_kashyap import STOPPING_RULES, ho_kashyap
 
 
@@ -113,8 +114,10 @@ class HoKashyapClassifierCV(BaseLinearSeparator):
     n_jobs : int or None, default=None
         Folds run in parallel on this many joblib threads (the compiled
         Ho–Kashyap loop releases the GIL); ``None``: one after the other.
-    record_history : bool, default=False
-        Keep the refit's per-iteration traces in ``history_``.
+    record_history : bool or int, default=False
+        Keep the refit's per-iteration traces in ``history_`` (``True``: every
+        iteration, an int ``n``: every ``n``-th; see :mod:`linsep._trace`);
+        the fold runs keep only their validation curves.
     random_state : int, RandomState or None, default=None
         Seed of the folds of an int ``cv``.
 
@@ -152,7 +155,8 @@ class HoKashyapClassifierCV(BaseLinearSeparator):
     margin_vector_ : ndarray, None or list
         The refit's final margin vector ``B`` (``None`` without refit).
     history_ : dict or list of dict
-        The refit's traces, with ``record_history``.
+        The refit's traces, with ``record_history`` and ``refit=True``: its
+        last row is the model, iterate ``n_iter_``.
 
     See Also
     --------
@@ -180,7 +184,7 @@ class HoKashyapClassifierCV(BaseLinearSeparator):
         "stopping": [StrOptions(set(STOPPING_RULES))],
         "irls_floor": [Interval(Real, 0, 1, closed="left")],
         "n_jobs": [None, Integral],
-        "record_history": ["boolean"],
+        "record_history": RECORD_HISTORY_CONSTRAINT,
         "random_state": ["random_state"],
     }
 
@@ -254,8 +258,8 @@ class HoKashyapClassifierCV(BaseLinearSeparator):
         per_fold, mean = mean_validation_curve([r.history["validation_error"] for r in runs])
         best_iter = int(np.argmin(mean)) + 1  # argmin returns the first minimiser
         if self.refit:
-            final = ho_kashyap(Y, max_iter=best_iter - 1, record_history=self.record_history,
-                               **self._hk_options())
+            final = ho_kashyap(Y, max_iter=best_iter - 1, record_history=bool(self.record_history),
+                               trace=make_recorder(self.record_history), **self._hk_options())
             weights, n_iter, margin, history = final.weights, final.n_iter, final.margin, final.history
             status, certificate = final.status, final.certificate
             if status == MAX_ITER:  # stopped at k̂ as planned
