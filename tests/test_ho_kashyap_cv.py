@@ -9,12 +9,13 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold
 
-from linsep import HoKashyapClassifier, HoKashyapClassifierCV, make_classifier
+from linsep import (HoKashyapClassifier, HoKashyapClassifierCV, KernelHoKashyapClassifier, KernelHoKashyapClassifierCV,
+                    make_classifier)
 from linsep._design import sign_normalized
 from linsep.estimators.ho_kashyap_cv import stratified_folds
 
 # the references stopped at k̂ report their spent budget; that is the point of them
-REFERENCE_AT_BUDGET = pytest.mark.filterwarnings("ignore:HoKashyapClassifier reached max_iter")
+REFERENCE_AT_BUDGET = pytest.mark.filterwarnings("ignore:.*HoKashyapClassifier reached max_iter")
 
 
 def noisy_problem(seed=0, n=90, d=4):
@@ -76,7 +77,7 @@ def test_refit_false_averages_the_fold_hkes_models():
     np.testing.assert_allclose(clf.intercept_, np.mean([m.intercept_ for m in models], axis=0), rtol=1e-12)
     scores = np.mean([m.decision_function(X) for m in models], axis=0)
     np.testing.assert_allclose(clf.decision_function(X), scores, rtol=1e-10, atol=1e-12)
-    assert clf.n_iter_ == max(m.n_iter_ for m in models) and clf.margin_vector_ is None
+    assert clf.n_iter_ == max(m.n_iter_ for m in models) and not hasattr(clf, "margin_vector_")
 
 
 @REFERENCE_AT_BUDGET
@@ -244,3 +245,44 @@ def test_bench_tables_label_the_extension(tmp_path, capsys):
     row = [line for line in md.splitlines() if line.startswith("| ↳ paper")][0]
     assert row.rstrip(" |").endswith("—")  # no paper value for the extension
     assert "HKES-CV†" in (tmp_path / "table2.md").read_text()
+
+
+# --------------------------------------------------------------------------- kernel variant
+def ring_problem(seed=0, n=80):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    y = np.where(np.hypot(*X.T) + rng.normal(scale=0.3, size=n) > 1.1, 1, -1)
+    return X, y
+
+
+@REFERENCE_AT_BUDGET
+def test_kernel_variant_matches_kernel_hkes_folds_and_kernel_hk_refit():
+    X, y = ring_problem()
+    # a numeric gamma: the folds' kernel is the refit's; HKES's tol (kernel HK's default is 1e-3)
+    params = dict(kernel="rbf", gamma=1.0, C=0.1, tol=1e-6, map_tol=0.3)
+    clf = KernelHoKashyapClassifierCV(random_state=0, **params).fit(X, y)
+    folds = stratified_folds(y, 5, 0)
+    models = [KernelHoKashyapClassifier(early_stopping=True, **params).fit(X[tr], y[tr], X_val=X[va], y_val=y[va])
+              for tr, va in folds]
+    per_fold, mean = padded_mean([m.history_["validation_error"] for m in models])
+    np.testing.assert_array_equal(clf.cv_curves_, per_fold)
+    assert clf.best_iter_ == int(np.argmin(mean)) + 1 > 1
+    ref = KernelHoKashyapClassifier(max_iter=clf.best_iter_ - 1, stop_at_separation=False, **params).fit(X, y)
+    np.testing.assert_allclose(clf.dual_coef_, ref.dual_coef_, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(clf.intercept_, ref.intercept_, rtol=1e-10, atol=1e-12)
+    assert clf.n_iter_ == ref.n_iter_
+    # without refit: the average of the fold models' decision functions
+    avg = KernelHoKashyapClassifierCV(random_state=0, refit=False, **params).fit(X, y)
+    scores = np.mean([m.decision_function(X) for m in models], axis=0)
+    np.testing.assert_allclose(avg.decision_function(X), scores, rtol=1e-9, atol=1e-10)
+
+
+def test_kernel_variant_precomputed_equals_rbf():
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    X, y = ring_problem(1)
+    a = KernelHoKashyapClassifierCV(gamma=0.5, random_state=0).fit(X, y)
+    b = KernelHoKashyapClassifierCV(kernel="precomputed", random_state=0).fit(rbf_kernel(X, gamma=0.5), y)
+    np.testing.assert_allclose(a.dual_coef_, b.dual_coef_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(b.predict(rbf_kernel(X, X, gamma=0.5)), a.predict(X))
+    assert make_classifier("kernel_hkes_cv").kernel == "rbf"

@@ -11,7 +11,7 @@ from ._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
 from .estimators import HoKashyapClassifier, HoKashyapClassifierCV
 from .estimators import BatchPerceptronClassifier, KernelPerceptronClassifier, PerceptronClassifier
 from .estimators import LMSClassifier, MSEClassifier, WidrowHoffClassifier
-from .estimators import KernelHoKashyapClassifier, KernelLagrangianSVMClassifier, LagrangianSVMClassifier
+from .estimators import KernelHoKashyapClassifier, KernelHoKashyapClassifierCV, KernelLagrangianSVMClassifier, LagrangianSVMClassifier
 from .estimators import KernelSchlesingerKozinecClassifier, KozinecClassifier, SchlesingerKozinecClassifier
 from .separability import SeparabilityResult, check_separability
 
@@ -27,6 +27,7 @@ __all__ = [
     "HoKashyapClassifier",
     "HoKashyapClassifierCV",
     "KernelHoKashyapClassifier",
+    "KernelHoKashyapClassifierCV",
     "KernelLagrangianSVMClassifier",
     "LagrangianSVMClassifier",
     "KernelSchlesingerKozinecClassifier",

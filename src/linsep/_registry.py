@@ -56,6 +56,8 @@ _REGISTRY: dict[str, _Entry] = {
     "kernel_hkes": _Entry("estimators.kernel_hk:KernelHoKashyapClassifier",
                           "kernel Ho–Kashyap with early stopping on a validation set (kernel HKES)",
                           {"early_stopping": True, "C": None}),
+    "kernel_hkes_cv": _Entry("estimators.ho_kashyap_cv:KernelHoKashyapClassifierCV",
+                             "kernel HKES with k̂ from 5-fold cross-validation, then refitted (linsep's extension)"),
     "mse": _Entry("estimators.mse:MSEClassifier",
                   "minimum squared error a = Y⁺b (margin vector b; linear machine for K > 2 classes)"),
     "widrow_hoff": _Entry("estimators.mse:WidrowHoffClassifier",

@@ -1,7 +1,7 @@
 """Thin scikit-learn estimators over :mod:`linsep.solvers`."""
 
 from .ho_kashyap import HoKashyapClassifier
-from .ho_kashyap_cv import HoKashyapClassifierCV
+from .ho_kashyap_cv import HoKashyapClassifierCV, KernelHoKashyapClassifierCV
 from .mse import LMSClassifier, MSEClassifier, WidrowHoffClassifier
 from .perceptron import BatchPerceptronClassifier, KernelPerceptronClassifier, PerceptronClassifier
 from .kernel_hk import KernelHoKashyapClassifier
@@ -18,6 +18,7 @@ __all__ = [
     "HoKashyapClassifier",
     "HoKashyapClassifierCV",
     "KernelHoKashyapClassifier",
+    "KernelHoKashyapClassifierCV",
     "KernelLagrangianSVMClassifier",
     "LagrangianSVMClassifier",
     "KernelSchlesingerKozinecClassifier",

@@ -1,4 +1,4 @@
-"""Ho–Kashyap with cross-validated early stopping and refit (``"hkes_cv"``, ``"hkesa_cv"``).
+"""Ho–Kashyap with cross-validated early stopping and refit (``"hkes_cv"``, ``"hkesa_cv"``, ``"kernel_hkes_cv"``).
 
 An extension of linsep beyond Lauer & Bloch (2006).  HKES [1]_ chooses its
 stopping iteration ``k̂`` on one held-out third of the training data and keeps
@@ -33,11 +33,12 @@ from sklearn.base import _fit_context
 from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._base import BaseLinearSeparator
+from .._base import KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
 from .._design import sign_normalized
 from .._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from ..solvers.ho_kashyap import STOPPING_RULES, ho_kashyap
+from ..solvers.kernel_ho_kashyap import EmpiricalKernelMap, kernel_ho_kashyap
 
 
 def stratified_folds(y, n_splits, random_state=None):
@@ -71,7 +72,82 @@ def mean_validation_curve(curves):
     return per_fold, per_fold.mean(axis=0)
 
 
-class HoKashyapClassifierCV(BaseLinearSeparator):
+class _CrossValidatedStopping:
+    """What the linear and the kernel estimator share: folds, one HK run per fold, ``k̂``, the verdict, storage.
+
+    A subclass provides ``_run_fold(f, y)`` (the early-stopped run of fold
+    ``f``, whose ``history["validation_error"]`` is the fold's curve) and
+    ``_refit_run(y, max_iter)`` (HK on all rows), and ``_average(runs)`` for
+    ``refit=False``.
+    """
+
+    def _make_folds(self, X, y):
+        cv = 5 if self.cv is None else self.cv
+        if isinstance(cv, Integral):
+            folds = stratified_folds(y, int(cv), self.random_state)
+        else:
+            folds = list(check_cv(cv, y, classifier=True).split(X, y))
+        for train, validation in folds:
+            if len(train) == 0 or len(validation) == 0:
+                raise ValueError("every cross-validation fold needs training and validation samples")
+        return folds
+
+    def _hk_options(self):
+        # Early-stopped runs never stop at separation (as HKES): the validation
+        # error may still fall after the training data are separated.
+        return dict(learning_rate=self.learning_rate, b0=self.b0, tol=self.tol, stopping=self.stopping,
+                    stop_at_separation=False, C=self.C, loss=self.loss, irls_floor=self.irls_floor)
+
+    def _fold_runs(self, y):
+        folds = range(len(self._folds))
+        if self.n_jobs in (None, 1) or len(folds) == 1:
+            return [self._run_fold(f, y) for f in folds]
+        from joblib import Parallel, delayed
+
+        return Parallel(n_jobs=self.n_jobs, prefer="threads")(delayed(self._run_fold)(f, y) for f in folds)
+
+    def _solve_binary(self, X, y):
+        runs = self._fold_runs(y)
+        per_fold, mean = mean_validation_curve([r.history["validation_error"] for r in runs])
+        best_iter = int(np.argmin(mean)) + 1  # argmin returns the first minimiser
+        if self.refit:
+            final = self._refit_run(y, best_iter - 1)
+            weights, intercept, n_iter = final.weights, final.intercept, final.n_iter
+            margin, history, status, certificate = final.margin, final.history, final.status, final.certificate
+            if status == MAX_ITER:  # stopped at k̂ as planned
+                status = CONVERGED
+        else:
+            weights, intercept, separates = self._average(runs, y)
+            n_iter, margin, history, certificate = max(r.n_iter for r in runs), None, None, None
+            status = SEPARABLE if separates else CONVERGED
+        if status == CONVERGED:
+            proofs = [(r, train) for r, (train, _) in zip(runs, self._folds) if r.certificate is not None]
+            if proofs:  # a subset that cannot be separated proves that the whole set cannot
+                run, train = proofs[0]
+                certificate = np.zeros(y.shape[0])
+                certificate[train] = run.certificate
+                status = NOT_SEPARABLE
+            elif any(r.status == MAX_ITER for r in runs):
+                status = MAX_ITER
+        return SolveResult(weights=weights, intercept=intercept, n_iter=n_iter, status=status, margin=margin,
+                           certificate=certificate, history=history, best_iter=best_iter,
+                           extra={"cv_curve": mean, "cv_curves": per_fold})
+
+    def _store(self, results):
+        super()._store(results)
+        binary = len(results) == 1
+        pick = (lambda values: values[0]) if binary else list
+        self.certificate_ = pick([r.certificate for r in results])
+        if self.refit:
+            self.margin_vector_ = pick([r.margin for r in results])
+        elif hasattr(self, "margin_vector_"):  # from an earlier fit with refit
+            del self.margin_vector_
+        self.best_iter_ = results[0].best_iter if binary else np.array([r.best_iter for r in results])
+        self.cv_curve_ = pick([r.extra["cv_curve"] for r in results])
+        self.cv_curves_ = pick([r.extra["cv_curves"] for r in results])
+
+
+class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
     """Ho–Kashyap with early stopping chosen by cross-validation, then refitted on all data.
 
     linsep's extension of HKES / HKESA (Lauer & Bloch 2006, §2.3–2.4) beyond
@@ -152,8 +228,8 @@ class HoKashyapClassifierCV(BaseLinearSeparator):
     certificate_ : ndarray, None or list
         For ``"not_separable"``: ``u >= 0``, ``u != 0`` with ``Yᵀu = 0`` on
         the whole training set (a fold's proof, zero outside its rows).
-    margin_vector_ : ndarray, None or list
-        The refit's final margin vector ``B`` (``None`` without refit).
+    margin_vector_ : ndarray or list
+        The refit's final margin vector ``B`` (absent without refit).
     history_ : dict or list of dict
         The refit's traces, with ``record_history`` and ``refit=True``: its
         last row is the model, iterate ``n_iter_``.
@@ -223,70 +299,156 @@ class HoKashyapClassifierCV(BaseLinearSeparator):
     def fit(self, X, y):
         """Choose ``k̂`` by cross-validation on ``X, y`` and fit (see the class docstring)."""
         X, y = self._validate_fit(X, y)
-        cv = 5 if self.cv is None else self.cv
-        if isinstance(cv, Integral):
-            self._folds = stratified_folds(y, int(cv), self.random_state)
-        else:
-            self._folds = list(check_cv(cv, y, classifier=True).split(X, y))
-        for train, validation in self._folds:
-            if len(train) == 0 or len(validation) == 0:
-                raise ValueError("every cross-validation fold needs training and validation samples")
+        self._folds = self._make_folds(X, y)
         try:
             return self._fit_problems(X, y)
+        finally:  # fit-time state only
+            for name in ("_folds", "_Y"):
+                self.__dict__.pop(name, None)
+
+    def _solve_binary(self, X, y):
+        self._Y = sign_normalized(X, y)  # one matrix per problem; the folds take its rows
+        return super()._solve_binary(X, y)
+
+    def _run_fold(self, f, y):
+        train, validation = self._folds[f]
+        return ho_kashyap(self._Y[train], Y_val=self._Y[validation], max_iter=self.max_iter, **self._hk_options())
+
+    def _refit_run(self, y, max_iter):
+        return ho_kashyap(self._Y, max_iter=max_iter, record_history=bool(self.record_history),
+                          trace=make_recorder(self.record_history), **self._hk_options())
+
+    def _average(self, runs, y):
+        weights = np.mean([r.weights for r in runs], axis=0)
+        return weights, None, bool(np.asarray(self._Y @ weights).min() > 0)
+
+
+class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
+    """Kernel HKES / HKESA with early stopping chosen by cross-validation, then refitted on all data.
+
+    :class:`HoKashyapClassifierCV` in the empirical kernel map of
+    :class:`~linsep.KernelHoKashyapClassifier` (``"kernel_hkes_cv"``): the
+    Gram matrix ``K`` of all training samples is computed once (``gamma``
+    resolved once on all of them, so the folds and the refit share one
+    kernel); fold ``f`` runs kernel Ho–Kashyap on the map of its block
+    ``K[train, train]`` and records the validation error of each iterate on
+    the rows ``K[validation, train]``; ``k̂`` is the first minimiser of the
+    mean curve (a shorter run extended with its last value), and the refit is
+    kernel HK on the map of all of ``K`` for ``k̂`` iterates.  Cost: the
+    Gram matrix and ``cv + 1`` kernel maps (one per fold block and one of
+    ``K``), shared by the one-vs-rest problems.
+
+    Parameters
+    ----------
+    kernel, gamma, degree, coef0
+        As in :class:`~linsep.KernelHoKashyapClassifier` (default RBF,
+        ``gamma="scale"``); ``kernel="precomputed"`` takes the Gram matrix of
+        the training samples.
+    map_tol : float in [0, 1), default=0.3
+        Truncation of each empirical kernel map (the folds' and the refit's),
+        as in :class:`~linsep.KernelHoKashyapClassifier`; ``0``: exact maps.
+    cv, loss, C, refit, learning_rate, b0, max_iter, tol, stopping, irls_floor, n_jobs, record_history, random_state
+        As in :class:`HoKashyapClassifierCV` (HKES's defaults: ``C=None``,
+        ``tol=1e-6``, as ``kernel_hkes``).  ``refit=False`` averages the
+        fold models' dual coefficients (zero outside each fold's training
+        rows) and intercepts: the average of their decision functions.
+
+    Attributes
+    ----------
+    dual_coef_ : ndarray of shape (1, N) or (K, N)
+    intercept_ : ndarray of shape (1,) or (K,)
+    X_fit_, classes_, n_iter_, status_, certificate_, margin_vector_, history_
+        As in :class:`~linsep.KernelHoKashyapClassifier`; the certificate is in
+        feature space (``Σ_i u_i y_i φ(x_i) = 0``, ``Σ_i u_i y_i = 0``).
+    best_iter_, cv_curve_, cv_curves_
+        As in :class:`HoKashyapClassifierCV`.
+
+    Examples
+    --------
+    >>> from linsep import KernelHoKashyapClassifierCV
+    >>> X, y = [[0, 0], [1, 1], [0, 1], [1, 0]] * 3, [0, 0, 1, 1] * 3  # XOR
+    >>> KernelHoKashyapClassifierCV(cv=3, gamma=1.0, random_state=0).fit(X, y).score(X, y)
+    1.0
+    """
+
+    _parameter_constraints = {**KERNEL_CONSTRAINTS, **HoKashyapClassifierCV._parameter_constraints,
+                              "map_tol": [Interval(Real, 0, 1, closed="left")]}
+
+    def __init__(
+        self,
+        *,
+        kernel="rbf",
+        gamma="scale",
+        degree=3,
+        coef0=0.0,
+        cv=5,
+        loss="squared",
+        C=None,
+        refit=True,
+        learning_rate=0.4,
+        b0=1e-6,
+        max_iter=10_000,
+        tol=1e-6,
+        stopping="relative",
+        irls_floor=1e-6,
+        n_jobs=None,
+        record_history=False,
+        random_state=None,
+        map_tol=0.3,
+    ):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.cv = cv
+        self.loss = loss
+        self.C = C
+        self.refit = refit
+        self.learning_rate = learning_rate
+        self.b0 = b0
+        self.max_iter = max_iter
+        self.tol = tol
+        self.stopping = stopping
+        self.irls_floor = irls_floor
+        self.n_jobs = n_jobs
+        self.record_history = record_history
+        self.random_state = random_state
+        self.map_tol = map_tol
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Choose ``k̂`` by cross-validation on ``X`` (N, d) — or the Gram matrix (N, N) — and fit."""
+        X, y = self._validate_fit(X, y)
+        self._folds = self._make_folds(X, y)
+        try:
+            return self._fit_kernel(X, y)
         finally:
             del self._folds
 
-    def _hk_options(self):
-        # Early-stopped runs never stop at separation (as HKES): the validation
-        # error may still fall after the training data are separated.
-        return dict(learning_rate=self.learning_rate, b0=self.b0, tol=self.tol, stopping=self.stopping,
-                    stop_at_separation=False, C=self.C, loss=self.loss, irls_floor=self.irls_floor)
+    def _prepare_fit(self, X):
+        K = X if self.kernel == "precomputed" else self._kernel_matrix(X, X)
+        K = np.asarray(K.toarray() if hasattr(K, "toarray") else K, dtype=float)
+        fold_maps = [(EmpiricalKernelMap(K[np.ix_(train, train)], tol=self.map_tol), K[np.ix_(validation, train)])
+                     for train, validation in self._folds]
+        return K, fold_maps, EmpiricalKernelMap(K, tol=self.map_tol) if self.refit else None
 
-    def _fold_runs(self, Y):
-        options = self._hk_options()
-        jobs = [(Y[train], Y[validation]) for train, validation in self._folds]
-        if self.n_jobs in (None, 1) or len(jobs) == 1:
-            return [ho_kashyap(Y_fit, Y_val=Y_val, max_iter=self.max_iter, **options) for Y_fit, Y_val in jobs]
-        from joblib import Parallel, delayed
+    def _run_fold(self, f, y):
+        _, fold_maps, _ = self._fit_state
+        kernel_map, K_val = fold_maps[f]
+        train, validation = self._folds[f]
+        return kernel_ho_kashyap(None, y[train], K_val=K_val, y_val=y[validation], kernel_map=kernel_map,
+                                 max_iter=self.max_iter, **self._hk_options())
 
-        return Parallel(n_jobs=self.n_jobs, prefer="threads")(
-            delayed(ho_kashyap)(Y_fit, Y_val=Y_val, max_iter=self.max_iter, **options) for Y_fit, Y_val in jobs)
+    def _refit_run(self, y, max_iter):
+        return kernel_ho_kashyap(None, y, kernel_map=self._fit_state[2], max_iter=max_iter,
+                                 record_history=bool(self.record_history), trace=make_recorder(self.record_history),
+                                 **self._hk_options())
 
-    def _solve_binary(self, X, y):
-        Y = sign_normalized(X, y)
-        runs = self._fold_runs(Y)
-        per_fold, mean = mean_validation_curve([r.history["validation_error"] for r in runs])
-        best_iter = int(np.argmin(mean)) + 1  # argmin returns the first minimiser
-        if self.refit:
-            final = ho_kashyap(Y, max_iter=best_iter - 1, record_history=bool(self.record_history),
-                               trace=make_recorder(self.record_history), **self._hk_options())
-            weights, n_iter, margin, history = final.weights, final.n_iter, final.margin, final.history
-            status, certificate = final.status, final.certificate
-            if status == MAX_ITER:  # stopped at k̂ as planned
-                status = CONVERGED
-        else:
-            weights = np.mean([r.weights for r in runs], axis=0)
-            n_iter, margin, history, certificate = max(r.n_iter for r in runs), None, None, None
-            status = SEPARABLE if bool(np.asarray(Y @ weights).min() > 0) else CONVERGED
-        if status == CONVERGED:
-            proofs = [(r, train) for r, (train, _) in zip(runs, self._folds) if r.certificate is not None]
-            if proofs:
-                run, train = proofs[0]
-                certificate = np.zeros(Y.shape[0])
-                certificate[train] = run.certificate
-                status = NOT_SEPARABLE
-            elif any(r.status == MAX_ITER for r in runs):
-                status = MAX_ITER
-        return SolveResult(weights=weights, n_iter=n_iter, status=status, margin=margin, certificate=certificate,
-                           history=history, best_iter=best_iter,
-                           extra={"cv_curve": mean, "cv_curves": per_fold})
-
-    def _store(self, results):
-        super()._store(results)
-        binary = len(results) == 1
-        pick = (lambda values: values[0]) if binary else list
-        self.certificate_ = pick([r.certificate for r in results])
-        self.margin_vector_ = pick([r.margin for r in results])
-        self.best_iter_ = results[0].best_iter if binary else np.array([r.best_iter for r in results])
-        self.cv_curve_ = pick([r.extra["cv_curve"] for r in results])
-        self.cv_curves_ = pick([r.extra["cv_curves"] for r in results])
+    def _average(self, runs, y):
+        K = self._fit_state[0]
+        dual = np.zeros(y.shape[0])
+        for run, (train, _) in zip(runs, self._folds):
+            dual[train] += run.weights
+        dual /= len(runs)
+        intercept = float(np.mean([run.intercept for run in runs]))
+        return dual, intercept, bool(np.min(y * (K @ dual + intercept)) > 0)
