@@ -77,7 +77,8 @@ class _CrossValidatedStopping:
 
     A subclass provides ``_run_fold(f, y)`` (the early-stopped run of fold
     ``f``, whose ``history["validation_error"]`` is the fold's curve) and
-    ``_refit_run(y, max_iter)`` (HK on all rows), and ``_average(runs)`` for
+    ``_refit_run(y, max_iter)`` (HK on all rows), and ``_average(runs, y)``
+    (``weights, intercept, separates`` of the averaged fold models) for
     ``refit=False``.
     """
 
