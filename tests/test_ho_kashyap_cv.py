@@ -124,6 +124,13 @@ def test_splitter_and_index_pairs_as_cv():
     np.testing.assert_array_equal(a.cv_curve_, padded_mean([m.history_["validation_error"] for m in models])[1])
 
 
+@pytest.mark.parametrize("cv", [[1], {"a": 1}, [([0, 1], [2.5])], [([0, 1], [500])], [([], [0, 1])]])
+def test_malformed_cv_is_refused(cv):
+    X, y = noisy_problem(5)
+    with pytest.raises(ValueError, match="cv|cross-validation"):
+        HoKashyapClassifierCV(cv=cv).fit(X, y)
+
+
 def test_parallel_folds_match_serial():
     X, y = noisy_problem(6)
     serial = HoKashyapClassifierCV(random_state=0).fit(X, y)

@@ -87,10 +87,19 @@ class _CrossValidatedStopping:
         if isinstance(cv, Integral):
             folds = stratified_folds(y, int(cv), self.random_state)
         else:
-            folds = list(check_cv(cv, y, classifier=True).split(X, y))
+            try:
+                folds = [(np.asarray(train), np.asarray(validation))
+                         for train, validation in check_cv(cv, y, classifier=True).split(X, y)]
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"cv must be an int >= 2, a cross-validation splitter or (train, validation) "
+                                 f"index pairs; got {cv!r} ({exc})") from None
+        n_samples = y.shape[0]
         for train, validation in folds:
             if len(train) == 0 or len(validation) == 0:
                 raise ValueError("every cross-validation fold needs training and validation samples")
+            for rows in (train, validation):
+                if rows.ndim != 1 or rows.dtype.kind not in "iu" or rows.min() < 0 or rows.max() >= n_samples:
+                    raise ValueError(f"cv folds must hold row indices in [0, {n_samples}), got {rows!r}")
         return folds
 
     def _hk_options(self):
