@@ -155,6 +155,23 @@ def test_record_history_after_partial_fit():
     np.testing.assert_array_equal(est.history_["weights"][-1], np.r_[est.coef_[0], est.intercept_])
 
 
+def test_lms_stream_after_preconditioned_fit_sets_its_own_rate():
+    # fit rescales a column beyond 2^8 (preconditioning) and its η_1 is for the rescaled columns;
+    # partial_fit works in the original columns, where a column that small is accepted as it is
+    X, y = integer_data()
+    X = X + 1.0
+    X[:, 0] *= 1000.0
+    X[:, 1] *= 1e-3
+    est = quiet_fit(LMSClassifier(max_iter=5, shuffle=False), X, y)
+    fit_rate = est.learning_rate_
+    est.partial_fit(X[:20], y[:20])
+    assert est.learning_rate_ == pytest.approx(1.0 / (1.0 + np.max(np.sum(X[:20] ** 2, axis=1))))
+    assert est.learning_rate_ < fit_rate
+    assert np.all(np.isfinite(est.coef_))
+    streamed = LMSClassifier(shuffle=False).partial_fit(X, y, classes=[0, 1])  # accepted: within 2^±53
+    assert np.all(np.isfinite(streamed.coef_))
+
+
 def test_lms_learning_rate_fixed_on_first_chunk():
     X, y = integer_data()
     est = LMSClassifier(shuffle=False)

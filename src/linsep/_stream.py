@@ -41,7 +41,12 @@ Scale.  ``fit`` rescales columns whose magnitudes lie beyond ``2^±p``
 (:func:`linsep._design.column_shifts`) by powers of two for the whole data
 set.  A stream has no whole data set — a scale fixed on the first chunk
 may not suit the next — so ``partial_fit`` refuses such a chunk with a
-``ValueError`` instead; ordinary data never meet this.
+``ValueError`` instead; ordinary data never meet this.  LMS's ``fit`` also
+rescales columns beyond ``2^±8`` to precondition the rule; ``partial_fit``
+does not (it works in the original columns, so its iterates equal ``fit``'s
+only on data within ``2^±8``, and after such a preconditioned ``fit`` it sets
+its own ``η_1`` on the next chunk, since ``fit``'s applies to the rescaled
+columns).
 """
 
 from __future__ import annotations
@@ -74,7 +79,7 @@ class StreamMixin:
         X, y = validate_data(self, X, y, reset=first, accept_sparse=self._accept_sparse, dtype=np.float64,
                              ensure_min_samples=1, y_numeric=False)
         check_classification_targets(y)
-        if column_shifts(X, getattr(self, "_rescale_exponent", None)) is not None:
+        if column_shifts(X) is not None:  # the dtype's safe range, not a rule's preconditioning range
             # fit rescales such columns by powers of two for the whole data set; a stream has no
             # whole data set, and a scale fixed on one chunk may not suit the next: refuse.
             raise ValueError(
@@ -113,12 +118,17 @@ class StreamMixin:
     def _start_stream(self, X):
         """Fix, on the first chunk, what the rule derives from its training data (nothing by default)."""
 
+    def _stream_ready(self):
+        """Whether the fitted state applies to chunks in the original columns (else ``_start_stream`` again)."""
+        return True
+
     def _partial_fit_primal(self, X, y, classes, epoch, **chunk_params):
         """One pass of ``_solve_chunk`` per binary problem, from the current ``coef_``/``intercept_``."""
         X, targets, first, epoch = self._validate_chunk(X, y, classes, epoch)
         n_problems = targets.shape[1]
-        if first:
+        if first or not self._stream_ready():
             self._start_stream(X)
+        if first:
             W = np.zeros((n_problems, X.shape[1] + 1))
         else:
             W = np.column_stack([self.coef_, self.intercept_])

@@ -312,6 +312,11 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
     def _store(self, results):
         super()._store(results)
         self.learning_rate_ = results[0].extra["learning_rate"]
+        # fit's η_1 is in the units of the columns it solved in; partial_fit needs the original ones
+        self._learning_rate_in_input_units = getattr(self, "_input_shifts", None) is None
+
+    def _stream_ready(self):
+        return self.learning_rate is not None or getattr(self, "_learning_rate_in_input_units", True)
 
     def _solve_binary(self, X, y, margin=None):
         return lms(X, y, margin, learning_rate=self.learning_rate, schedule=self.schedule,
