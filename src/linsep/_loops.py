@@ -31,6 +31,7 @@ spends about 0.2 s loading the Ho–Kashyap loop on its first fit.
 from __future__ import annotations
 
 import functools
+import os
 import threading
 
 import numba
@@ -174,6 +175,19 @@ def _thread_pools():
     return [lib for lib in ThreadpoolController().lib_controllers if lib.user_api in ("blas", "openmp")]
 
 
+def _machine_busy():
+    """Whether the 1-minute load average reaches the number of cores (Unix; never elsewhere).
+
+    With no idle core, OpenMP's threads spin while waiting for a descheduled
+    partner: a two-thread pass on a 2-core machine at load 5 took 90 ms more
+    than the serial pass, whatever its size.
+    """
+    try:
+        return os.getloadavg()[0] >= (os.cpu_count() or 1)
+    except (AttributeError, OSError):
+        return False
+
+
 def pass_threads(n_entries):
     """Threads for a compiled pass over ``n_entries`` entries of ``X``: 1 below :data:`PARALLEL_MIN_ENTRIES`.
 
@@ -182,9 +196,10 @@ def pass_threads(n_entries):
     OpenMP thread pools (``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``,
     ``threadpoolctl.threadpool_limits``): a program that keeps BLAS to one
     thread per process (as scikit-learn's parallel helpers and ``make test``
-    do) gets one thread here too, and never more threads than cores.
+    do) gets one thread here too, and never more threads than cores.  A
+    machine without an idle core (load average >= cores) gets one thread.
     """
-    if n_entries < PARALLEL_MIN_ENTRIES:
+    if n_entries < PARALLEL_MIN_ENTRIES or _machine_busy():
         return 1
     threads = numba.get_num_threads()
     for lib in _thread_pools():
