@@ -176,6 +176,11 @@ def _safe_exponent(dtype):
 
 def _column_maxabs(X):
     """Per-column ``max |x|`` (dense or sparse) from column maxima and minima: no copy of ``X``."""
+    if sp.issparse(X) and X.format == "csr":
+        # one pass over the stored entries; the column reductions below convert CSR to CSC twice
+        largest = np.zeros(X.shape[1], dtype=np.float64)
+        np.maximum.at(largest, X.indices, np.abs(X.data))
+        return largest
     if sp.issparse(X):
         return np.maximum(X.max(axis=0).toarray().ravel(), -X.min(axis=0).toarray().ravel())
     return np.maximum(X.max(axis=0), -X.min(axis=0))
