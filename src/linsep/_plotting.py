@@ -15,6 +15,8 @@ certificates of :func:`linsep.check_separability`.
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 
 __all__ = ["TraceDisplay", "ValidationErrorDisplay", "SeparabilityDisplay",
@@ -495,7 +497,9 @@ class SeparabilityDisplay:
         ax.set_ylabel("$x_2$")
         summary = verdict.summary() if hasattr(verdict, "summary") else str(verdict)
         head, _, rest = summary.partition(":")
-        ax.set_title(head + (":\n" + rest.strip() if rest else ""), fontsize=8)
+        # The certificate's summary is long: wrap it to the axes' width so it is never cut off.
+        body = textwrap.fill(rest.strip(), width=70) if rest else ""
+        ax.set_title(head + (":\n" + body if body else ""), fontsize=8)
         ax.legend(fontsize=7, loc="best")
         self.figure_, self.ax_ = fig, ax
         return self
