@@ -97,20 +97,30 @@ def lms_epoch(X, y, b, order, w, eta):
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
+def _csr_row_score(indptr, indices, data, i, w):
+    """``[x_i, 1] · w`` for row ``i`` of a CSR matrix (bias last in ``w``)."""
+    s = w[w.shape[0] - 1]
+    for p in range(indptr[i], indptr[i + 1]):
+        s += data[p] * w[indices[p]]
+    return s
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def _csr_row_add(indptr, indices, data, i, w, step):
+    """``w += step · [x_i, 1]`` for row ``i`` of a CSR matrix, in place."""
+    for p in range(indptr[i], indptr[i + 1]):
+        w[indices[p]] += step * data[p]
+    w[w.shape[0] - 1] += step
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
 def perceptron_epoch_csr(indptr, indices, data, y, order, w, eta, margin):
     """:func:`perceptron_epoch` on a CSR matrix ``(indptr, indices, data)``."""
-    d = w.shape[0] - 1
     mistakes = 0
     for t in range(order.shape[0]):
         i = order[t]
-        s = w[d]
-        for p in range(indptr[i], indptr[i + 1]):
-            s += data[p] * w[indices[p]]
-        if y[i] * s <= margin:
-            step = eta * y[i]
-            for p in range(indptr[i], indptr[i + 1]):
-                w[indices[p]] += step * data[p]
-            w[d] += step
+        if y[i] * _csr_row_score(indptr, indices, data, i, w) <= margin:
+            _csr_row_add(indptr, indices, data, i, w, eta * y[i])
             mistakes += 1
     return mistakes
 
@@ -118,19 +128,12 @@ def perceptron_epoch_csr(indptr, indices, data, y, order, w, eta, margin):
 @njit(cache=True, nogil=True, fastmath=_FAST)
 def lms_epoch_csr(indptr, indices, data, y, b, order, w, eta):
     """:func:`lms_epoch` on a CSR matrix ``(indptr, indices, data)``."""
-    d = w.shape[0] - 1
     loss = 0.0
     for t in range(order.shape[0]):
         i = order[t]
-        s = w[d]
-        for p in range(indptr[i], indptr[i + 1]):
-            s += data[p] * w[indices[p]]
-        r = y[i] * s - b[i]
+        r = y[i] * _csr_row_score(indptr, indices, data, i, w) - b[i]
         loss += r * r
-        step = eta * r * y[i]
-        for p in range(indptr[i], indptr[i + 1]):
-            w[indices[p]] -= step * data[p]
-        w[d] -= step
+        _csr_row_add(indptr, indices, data, i, w, -(eta * r * y[i]))
     return loss
 
 
