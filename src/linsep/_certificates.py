@@ -51,11 +51,45 @@ def proof_residuals(X, y, u):
     support = np.flatnonzero(u > 0)
     weights = (np.asarray(y, dtype=np.float64).ravel() * u)[support]
     weights = weights / np.abs(weights).max()
+    if sp.issparse(X):
+        largest, signed, magnitude = _sparse_column_sums(X, support, weights)
+    else:
+        largest, signed, magnitude = _dense_column_sums(X, support, weights)
+    signed[-1], magnitude[-1] = weights.sum(), np.abs(weights).sum()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        residuals = np.abs(signed) / magnitude
+    present = np.append(largest > 0, True)  # the bias column is never zero
+    residuals[~present] = 0.0  # a column that is zero on the support of u
+    residuals[present & (magnitude < _TOO_SMALL)] = np.inf
+    return residuals
+
+
+def _sparse_column_sums(X, support, weights):
+    """Column maxima, ``Σ w_i x_ij`` and ``Σ |w_i x_ij|`` over the rows ``support`` of a sparse ``X``.
+
+    Only the stored entries are read (one CSR copy of the support's rows), each column
+    rescaled by a power of two to its largest magnitude: never a dense row block.
+    """
+    n_cols = X.shape[1]
+    rows = sp.csr_matrix(X)[support]
+    values = np.asarray(rows.data, dtype=np.float64)
+    largest = np.zeros(n_cols)
+    np.maximum.at(largest, rows.indices, np.abs(values))
+    shifts = np.where(largest > 0, -np.frexp(largest)[1], 0).astype(np.int32)
+    terms = np.ldexp(values, shifts[rows.indices]) * np.repeat(weights, np.diff(rows.indptr))
+    signed = np.zeros(n_cols + 1)
+    magnitude = np.zeros(n_cols + 1)
+    signed[:-1] = np.bincount(rows.indices, weights=terms, minlength=n_cols)
+    magnitude[:-1] = np.bincount(rows.indices, weights=np.abs(terms), minlength=n_cols)
+    return largest, signed, magnitude
+
+
+def _dense_column_sums(X, support, weights):
+    """As :func:`_sparse_column_sums` for a dense ``X``, a block of rows at a time."""
 
     def blocks():  # rows of the support, a block at a time, dense float64
         for start in range(0, support.size, _BLOCK_ROWS):
-            rows = X[support[start:start + _BLOCK_ROWS]]
-            yield start, np.asarray(rows.toarray() if sp.issparse(rows) else rows, dtype=np.float64)
+            yield start, np.asarray(X[support[start:start + _BLOCK_ROWS]], dtype=np.float64)
 
     largest = np.zeros(X.shape[1])
     for _, block in blocks():
@@ -68,13 +102,18 @@ def proof_residuals(X, y, u):
         w = weights[start:start + _BLOCK_ROWS]
         signed[:-1] += w @ block
         magnitude[:-1] += np.abs(w) @ np.abs(block)
-    signed[-1], magnitude[-1] = weights.sum(), np.abs(weights).sum()
-    with np.errstate(divide="ignore", invalid="ignore"):
-        residuals = np.abs(signed) / magnitude
-    present = np.append(largest > 0, True)  # the bias column is never zero
-    residuals[~present] = 0.0  # a column that is zero on the support of u
-    residuals[present & (magnitude < _TOO_SMALL)] = np.inf
-    return residuals
+    return largest, signed, magnitude
+
+
+def design_proof_residuals(Y, u):
+    """Per-column relative residuals ``|Σ_i u_i Y_ij| / Σ_i u_i |Y_ij|`` of a sign-normalised ``Y`` itself.
+
+    ``Y`` (dense or sparse, shape (N, p)) holds its own signs and bias column,
+    so every one of its ``p`` columns is checked as :func:`proof_residuals`
+    checks ``diag(y)[X, 1]``; ``None`` when ``u`` is not a candidate.
+    """
+    residuals = proof_residuals(Y, np.ones(Y.shape[0]), u)
+    return None if residuals is None else residuals[:-1]  # drop the constant column proof_residuals adds
 
 
 def is_proof(X, y, u, rtol=PROOF_RTOL):

@@ -19,6 +19,12 @@ Choice of factorisation:
   :func:`numpy.linalg.matrix_rank` does, which yields the minimum-norm
   least-squares solution ``W = Y⁺ r``.  The SVD factors are applied, never
   multiplied into an explicit pseudo-inverse.
+
+Wide data (``p = d + 1`` above :data:`_DIRECT_MAX_COLUMNS`, typically sparse
+text or one-hot features) never form the ``p × p`` system: the factory
+:func:`least_squares_solver` then returns :class:`IterativeLeastSquares`,
+conjugate gradients on the normal equations, matrix-free (a few passes over
+the non-zeros of ``Y`` per solve).
 """
 
 from __future__ import annotations
@@ -35,6 +41,18 @@ from ._design import SignedDesign
 # orthogonality YᵀE = 0 that Ho–Kashyap relies on (exactly collinear features,
 # as in the IDA "image" set, give ratios near 1e-7).  The SVD (C = 0) or eigh (C > 0) path takes over.
 _PIVOT_TOL = 1e-5
+
+_DIRECT_MAX_COLUMNS = 2000
+"""Widest ``Y`` (columns ``p = d + 1``, bias included) solved by a factorisation of the ``p × p`` system;
+wider ones go to :class:`IterativeLeastSquares` (see :func:`least_squares_solver`)."""
+_DENSE_BUDGET_BYTES = 1 << 30
+"""Largest dense copy the direct path may make: the Gram matrix (``8p²`` bytes), or ``D^{1/2}Y`` itself
+(``8Np`` bytes) on the SVD path for sparse ``Y``; beyond it the iterative solver is used."""
+CG_RTOL = 1e-10
+"""Default relative residual tolerance of :class:`IterativeLeastSquares` (see its docstring)."""
+CG_PROOF_RTOL = 1e-14
+"""The tightened tolerance of a solve whose result is to back a non-separability proof."""
+_CG_MAX_ITER = 5000
 
 _potrf, _potrs = sla.get_lapack_funcs(("potrf", "potrs"), (np.empty((1, 1)),))
 
@@ -56,6 +74,10 @@ def _gram(A):
         return A.gram()
     A = np.asarray(A, dtype=float)
     return A.T @ A
+
+
+class _TooLargeForDirect(Exception):
+    """The direct path would densify a large sparse ``Y`` (rank-deficient SVD): go iterative."""
 
 
 class LeastSquaresFactor:
@@ -136,6 +158,8 @@ class LeastSquaresFactor:
         self.method = "eigh"
 
     def _factor_svd(self):
+        if sp.issparse(self.Y) and 8 * self.Y.shape[0] * self.Y.shape[1] > _DENSE_BUDGET_BYTES:
+            raise _TooLargeForDirect
         # No column equilibration here: the minimum-norm solution must be the one of
         # Y itself (W = Y⁺ r), and the SVD is insensitive to column scaling anyway.
         A = np.array(_to_dense(self.Y), dtype=float)
@@ -152,6 +176,10 @@ class LeastSquaresFactor:
         self._U, self._s, self._Vt = U[:, keep], s[keep], Vt[keep]
         self.rank = int(keep.sum())
         self.method = "svd"
+
+    def reweighted(self, sample_weight):
+        """The same problem with new weights ``D`` (IRLS): a new factorisation."""
+        return LeastSquaresFactor(self.Y, sample_weight, self.ridge)
 
     @property
     def cholesky_factor(self):
@@ -193,6 +221,239 @@ class LeastSquaresFactor:
             z = self._evecs @ (coeffs / (self._evals if coeffs.ndim == 1 else self._evals[:, None]))
             return z * s
         raise RuntimeError("solve_normal is not available on the SVD path")  # pragma: no cover
+
+
+def _column_squares(A, weights):
+    """``diag(AᵀDA) = Σ_i D_i A_ij²`` in float64 without forming ``AᵀDA`` (``D = I`` for ``weights=None``)."""
+    n_samples, n_cols = A.shape
+    w = np.ones(n_samples) if weights is None else weights
+    if sp.issparse(A):
+        rows = np.repeat(np.arange(n_samples), np.diff(A.indptr))
+        return np.bincount(A.indices, weights=np.square(A.data, dtype=np.float64) * w[rows], minlength=n_cols)
+    if isinstance(A, SignedDesign):
+        out = np.zeros(n_cols)
+        for part, Xb in A._blocks():
+            out[:-1] += w[part] @ np.square(Xb, dtype=np.float64)
+        out[-1] = w.sum()
+        return out
+    return np.einsum("ij,ij,i->j", A, A, w, dtype=np.float64)
+
+
+def _pcg(matvec, b, x, inv_diag, rtol, max_iter, stall=100):
+    """Preconditioned conjugate gradients for ``M x = b`` (``M`` symmetric positive semi-definite) from ``x``.
+
+    Stops when ``‖b − M x‖ <= rtol ‖b‖`` (the recursively updated residual),
+    after ``max_iter`` iterations, or when the residual has not reached a
+    new minimum for ``stall`` iterations (rounding floor).  Returns
+    ``(x, iterations, relative residual, converged)``; ``x`` is updated in place.
+    """
+    b_norm = np.linalg.norm(b)
+    if b_norm == 0.0:
+        x[:] = 0.0
+        return x, 0, 0.0, True
+    target = rtol * b_norm
+    r = b - matvec(x)
+    r_norm = best = np.linalg.norm(r)
+    if r_norm <= target:
+        return x, 0, r_norm / b_norm, True
+    z = r if inv_diag is None else r * inv_diag
+    direction = z.copy()
+    rz = float(r @ z)
+    since_best = 0
+    for it in range(1, max_iter + 1):
+        q = matvec(direction)
+        curvature = float(direction @ q)
+        if not curvature > 0:  # a direction of zero curvature: nothing left to gain (rounding)
+            return x, it, r_norm / b_norm, r_norm <= target
+        alpha = rz / curvature
+        x += alpha * direction
+        r -= alpha * q
+        r_norm = np.linalg.norm(r)
+        if r_norm <= target:
+            return x, it, r_norm / b_norm, True
+        if r_norm < best:
+            best, since_best = r_norm, 0
+        else:
+            since_best += 1
+            if since_best >= stall:
+                break
+        z = r if inv_diag is None else r * inv_diag
+        rz_next = float(r @ z)
+        direction *= rz_next / rz
+        direction += z
+        rz = rz_next
+    return x, it, r_norm / b_norm, False
+
+
+class IterativeLeastSquares:
+    """Matrix-free solver for ``min_W ‖D^{1/2}(Y W − r)‖² + C ‖Ĩ W‖²`` by conjugate gradients.
+
+    Conjugate gradients on the normal equations
+
+    .. math::
+
+        (Y^t D Y + C \\tilde I)\\, W = Y^t D\\, r ,
+
+    with the operator applied as ``v ↦ Yᵀ(D(Y v)) + C Ĩ v`` (two passes over
+    the non-zeros of ``Y``; the ``p × p`` matrix is never formed).  The same
+    interface as :class:`LeastSquaresFactor` (``solve``, ``solve_normal``,
+    ``reweighted``, ``method``, ``rank``), chosen by
+    :func:`least_squares_solver` for wide data.
+
+    * **Warm start.** Each solve starts from the previous solution of the
+      same solver (zero at first): Ho–Kashyap's right-hand sides change
+      little from one iteration to the next, so a solve costs a few
+      iterations.  IRLS's reweighted solvers (:meth:`reweighted`) start from
+      the last solution too.
+    * **Preconditioner.** With ``C > 0`` (the solution is unique), Jacobi:
+      ``diag(YᵀDY + CĨ)⁻¹``, from the column norms of ``Y`` (it equalises
+      columns of very different scales, as tf-idf columns are).
+    * **Minimum norm for C = 0.** Without a penalty, rank-deficient ``Y`` and
+      ``d + 1 > N`` have many least-squares solutions; the answer must be the
+      one of :class:`LeastSquaresFactor`, the minimum-norm ``W = Y⁺ r`` (the
+      unique solution in the row space of ``Y``).  Plain CG from ``x0`` in
+      the row space keeps every iterate there (the Krylov vectors
+      ``(YᵀDY)^k YᵀD r`` are), so it converges to ``Y⁺ r``; ``x0 = 0`` and
+      the previous solutions used as warm starts are in the row space (so is
+      everything IRLS produces: ``D > 0`` does not change the row space).  A
+      Jacobi preconditioner would break this (its iterates lie in
+      ``M⁻¹·``row space, giving the minimum ``M``-norm solution instead), so
+      with ``C = 0`` CG runs unpreconditioned.
+    * **Tolerance.** A solve stops when the relative residual of the normal
+      equations ``‖YᵀD(r − Y W) − C Ĩ W‖ <= tol · ‖YᵀD r‖``, ``tol`` =
+      :data:`CG_RTOL` (``1e-10``) by default, or after ``max_iter``
+      iterations (then ``converged`` is ``False``), or when the residual
+      stagnates at the rounding floor.  For Ho–Kashyap this means the
+      orthogonality ``YᵀE = 0`` holds only to ``tol · ‖YᵀB‖``, so
+      ``u = −E`` is only a *candidate* proof: the solver re-solves at
+      :data:`CG_PROOF_RTOL` and accepts it only after the per-column check of
+      :mod:`linsep._certificates` (see :func:`linsep.solvers.ho_kashyap.ho_kashyap`).
+
+    Parameters
+    ----------
+    Y : sparse matrix, ndarray or :class:`~linsep._design.SignedDesign` of shape (N, p)
+    sample_weight : ndarray of shape (N,) or None
+        The diagonal of ``D``.
+    ridge : float
+        ``C >= 0``.
+    tol : float
+        Relative residual tolerance of a solve (see above).
+    max_iter : int or None
+        Most CG iterations per solve (default 5000).
+    penalize_bias : bool
+        Penalise the last coordinate too (``C I`` instead of ``C Ĩ``; the
+        Lagrangian SVM's ``I/ν + HᵀH``).
+
+    Attributes
+    ----------
+    method : "cg"
+    rank : None
+        Not computed.
+    iterations : int
+        CG iterations summed over all solves (and over the solvers this one
+        was reweighted from).
+    solves : int
+        Number of solves (right-hand-side columns).
+    converged : bool
+        Whether the last solve met its tolerance.
+    residual : float
+        Relative residual of the last solve.
+    """
+
+    method = "cg"
+    rank = None
+
+    def __init__(self, Y, sample_weight=None, ridge=0.0, *, tol=CG_RTOL, max_iter=None, penalize_bias=False,
+                 _shared=None):
+        n_samples, n_cols = Y.shape
+        self.Y = Y
+        self.sample_weight = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        self.ridge = float(ridge)
+        self.tol = float(tol)
+        self.max_iter = _CG_MAX_ITER if max_iter is None else int(max_iter)
+        self.penalize_bias = bool(penalize_bias)
+        if _shared is None:
+            if sp.issparse(Y):
+                # CSR copies of Y and Yᵀ: both products of an iteration run row-wise, in float64.
+                A = sp.csr_matrix(Y, dtype=np.float64)
+                _shared = (A, A.T.tocsr())
+            else:
+                A = Y if isinstance(Y, SignedDesign) else np.asarray(Y, dtype=float)
+                _shared = (A, A.T)
+        self._A, self._At = _shared
+        self._penalty = np.full(n_cols, self.ridge)
+        if not self.penalize_bias:
+            self._penalty[-1] = 0.0
+        self._inv_diag = None
+        if self.ridge > 0:
+            diagonal = _column_squares(self._A, self.sample_weight) + self._penalty
+            diagonal[diagonal == 0.0] = 1.0
+            self._inv_diag = 1.0 / diagonal
+        self._x = np.zeros(n_cols)
+        self.iterations, self.solves, self.converged, self.residual = 0, 0, True, 0.0
+
+    def _matvec(self, v):
+        z = np.asarray(self._A @ v, dtype=float)
+        if self.sample_weight is not None:
+            z *= self.sample_weight
+        out = np.asarray(self._At @ z, dtype=float).ravel()
+        if self.ridge > 0:
+            out += self._penalty * v
+        return out
+
+    def reweighted(self, sample_weight):
+        """The same ``Y`` and ``C`` with new weights ``D`` (IRLS), warm-started from the last solution."""
+        other = IterativeLeastSquares(self.Y, sample_weight, self.ridge, tol=self.tol, max_iter=self.max_iter,
+                                      penalize_bias=self.penalize_bias, _shared=(self._A, self._At))
+        other._x = self._x.copy()
+        other.iterations, other.solves = self.iterations, self.solves
+        return other
+
+    def solve(self, rhs, tol=None):
+        """Return ``W`` minimising ``‖D^{1/2}(Y W − rhs)‖² + C‖ĨW‖²`` (minimum norm if ``C = 0``), to ``tol``."""
+        rhs = np.asarray(rhs, dtype=float)
+        if rhs.ndim == 2:
+            return np.column_stack([self._solve_columns(rhs[:, k], tol) for k in range(rhs.shape[1])])
+        weighted = rhs if self.sample_weight is None else rhs * self.sample_weight
+        return self.solve_normal(np.asarray(self._At @ weighted, dtype=float).ravel(), tol)
+
+    def _solve_columns(self, column, tol):
+        self._x = np.zeros_like(self._x)  # columns are unrelated: each from zero
+        return self.solve(column, tol)
+
+    def solve_normal(self, g, tol=None):
+        """Return the solution of ``(YᵀDY + CĨ) W = g``, warm-started from the last solution."""
+        g = np.asarray(g, dtype=float)
+        x, n_iter, residual, converged = _pcg(self._matvec, g, self._x.copy(), self._inv_diag,
+                                              self.tol if tol is None else float(tol), self.max_iter)
+        self._x = x
+        self.iterations += n_iter
+        self.solves += 1
+        self.converged, self.residual = converged, residual
+        return x.copy()
+
+
+def least_squares_solver(Y, sample_weight=None, ridge=0.0, gram=None, *, tol=CG_RTOL, penalize_bias=False):
+    """The W-step solver for ``Y``: :class:`LeastSquaresFactor` or :class:`IterativeLeastSquares`.
+
+    The direct factorisation serves every ``Y`` with at most
+    :data:`_DIRECT_MAX_COLUMNS` columns (and every call that passes ``gram``,
+    which is then already in memory); wider ``Y`` (or a system whose dense
+    Gram matrix would exceed :data:`_DENSE_BUDGET_BYTES`, or a sparse
+    rank-deficient ``Y`` whose SVD would need a dense copy beyond it) get
+    the matrix-free conjugate gradients.  Both solve the same problem and
+    return the same solution (the minimum-norm one when it is not unique),
+    exactly or to the relative residual ``tol``.
+    ``penalize_bias`` (iterative path only) puts ``C`` on the bias too.
+    """
+    n_cols = Y.shape[1]
+    if gram is not None or (n_cols <= _DIRECT_MAX_COLUMNS and 8 * n_cols**2 <= _DENSE_BUDGET_BYTES
+                            and not penalize_bias):
+        try:
+            return LeastSquaresFactor(Y, sample_weight, ridge, gram=gram)
+        except _TooLargeForDirect:
+            pass
+    return IterativeLeastSquares(Y, sample_weight, ridge, tol=tol, penalize_bias=penalize_bias)
 
 
 def pivoted_cholesky(columns, diagonal, *, tol=0.0, block_size=64):

@@ -39,7 +39,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_X_y
 
 from ._base import encode_pm1
-from ._certificates import PROOF_RTOL, decision_scores, is_proof, proof_residuals, separates
+from ._certificates import PROOF_RTOL, decision_scores, design_proof_residuals, is_proof, proof_residuals, separates
 from ._design import column_shifts, scale_columns, sign_normalized, unscale_coef
 from ._result import NOT_SEPARABLE, SEPARABLE, UNDECIDED
 from .solvers.ho_kashyap import ho_kashyap
@@ -115,8 +115,7 @@ def proof_residual(Y, u):
     ``Y`` is a sign-normalised matrix (any columns, the bias included); ``inf``
     if ``u`` is not ``>= 0, != 0``.  See :func:`linsep._certificates.proof_residuals`.
     """
-    Y = Y.tocsr() if sp.issparse(Y) else np.asarray(Y)
-    residuals = proof_residuals(Y[:, :-1], Y[:, -1] if not sp.issparse(Y) else Y[:, -1].toarray().ravel(), u)
+    residuals = design_proof_residuals(Y if sp.issparse(Y) else np.asarray(Y), u)
     return np.inf if residuals is None else float(residuals.max())
 
 
