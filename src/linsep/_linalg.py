@@ -177,9 +177,14 @@ class LeastSquaresFactor:
         self.rank = int(keep.sum())
         self.method = "svd"
 
+    @property
+    def stats(self):
+        """What a solver reports in ``SolveResult.extra``: ``{"factorization": method}``."""
+        return {"factorization": self.method}
+
     def reweighted(self, sample_weight):
-        """The same problem with new weights ``D`` (IRLS): a new factorisation."""
-        return LeastSquaresFactor(self.Y, sample_weight, self.ridge)
+        """The same problem with new weights ``D`` (IRLS): a new factorisation (through the factory)."""
+        return least_squares_solver(self.Y, sample_weight, self.ridge)
 
     @property
     def cholesky_factor(self):
@@ -401,6 +406,12 @@ class IterativeLeastSquares:
             out += self._penalty * v
         return out
 
+    @property
+    def stats(self):
+        """``factorization`` ("cg"), ``cg_iterations``, ``cg_solves`` and ``cg_residual`` (of the last solve)."""
+        return {"factorization": self.method, "cg_iterations": self.iterations, "cg_solves": self.solves,
+                "cg_residual": self.residual}
+
     def reweighted(self, sample_weight):
         """The same ``Y`` and ``C`` with new weights ``D`` (IRLS), warm-started from the last solution."""
         other = IterativeLeastSquares(self.Y, sample_weight, self.ridge, tol=self.tol, max_iter=self.max_iter,
@@ -433,6 +444,11 @@ class IterativeLeastSquares:
         return x.copy()
 
 
+def too_wide_for_direct(n_cols):
+    """Whether a ``p × p`` system with ``p = n_cols`` goes to the iterative solver (see :func:`least_squares_solver`)."""
+    return n_cols > _DIRECT_MAX_COLUMNS or 8 * n_cols**2 > _DENSE_BUDGET_BYTES
+
+
 def least_squares_solver(Y, sample_weight=None, ridge=0.0, gram=None, *, tol=CG_RTOL, penalize_bias=False):
     """The W-step solver for ``Y``: :class:`LeastSquaresFactor` or :class:`IterativeLeastSquares`.
 
@@ -446,9 +462,7 @@ def least_squares_solver(Y, sample_weight=None, ridge=0.0, gram=None, *, tol=CG_
     exactly or to the relative residual ``tol``.
     ``penalize_bias`` (iterative path only) puts ``C`` on the bias too.
     """
-    n_cols = Y.shape[1]
-    if gram is not None or (n_cols <= _DIRECT_MAX_COLUMNS and 8 * n_cols**2 <= _DENSE_BUDGET_BYTES
-                            and not penalize_bias):
+    if gram is not None or not (penalize_bias or too_wide_for_direct(Y.shape[1])):
         try:
             return LeastSquaresFactor(Y, sample_weight, ridge, gram=gram)
         except _TooLargeForDirect:

@@ -93,7 +93,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._design import SignedDesign
-from .._linalg import _PIVOT_TOL, LeastSquaresFactor
+from .._certificates import FIT_PROOF_RTOL, design_proof_residuals, proof_residuals
+from .._linalg import _PIVOT_TOL, CG_PROOF_RTOL, IterativeLeastSquares, LeastSquaresFactor, least_squares_solver
 from .._loops import (_PARALLEL_LOCK, HK_BUDGET_SPENT, HK_CONVERGED, HK_ILL_CONDITIONED, HK_NOT_SEPARABLE,
                       HK_SEPARABLE, ho_kashyap_segment, is_nonseparability_proof, pass_threads,
                       weights_stand_still)
@@ -105,6 +106,9 @@ STOPPING_RULES = ("relative", "paper")
 # margin); a non-separability proof allows positive components this small,
 # relative to the margin vector.
 _PROOF_RTOL = 1e-10
+# With an iterative W-step, E holds the solve's error too: a candidate proof is
+# looked at (the solve tightened, then checked) once max(E) <= this · max(B).
+_ITERATIVE_CANDIDATE_RTOL = 1e-6
 
 # Iterations per call of the compiled loop: its history buffers are allocated
 # per segment, so an unbounded max_iter never allocates an unbounded array.
@@ -140,7 +144,7 @@ class _Run:
     B: np.ndarray
     k: int
     status: str
-    factor: LeastSquaresFactor
+    factor: LeastSquaresFactor | IterativeLeastSquares
     certificate: np.ndarray | None = None
     history: dict = field(default_factory=dict)
     best_W: np.ndarray | None = None
@@ -267,7 +271,7 @@ def ho_kashyap(
         Y_val = Y_val.toarray()
     ridge = 0.0 if C is None else float(C)
     B = np.full(n_samples, float(b0)) if initial_margin is None else np.array(initial_margin, dtype=float)
-    factor = LeastSquaresFactor(Y, None, ridge, gram=gram)
+    factor = least_squares_solver(Y, None, ridge, gram=gram)
     offset = 0.0 if C is None else 1.0
     W = factor.solve(B + offset) if initial_weights is None else np.array(initial_weights, dtype=float)
     options = dict(
@@ -319,7 +323,7 @@ def ho_kashyap(
         certificate=run.certificate,
         history=history if keep_history else None,
         best_iter=run.best_iter + 1 if early_stopping else None,
-        extra={"factorization": run.factor.method},
+        extra=run.factor.stats,
     )
 
 
@@ -429,6 +433,7 @@ def _iterate_numpy(Y, factor, W, B, *, learning_rate, max_iter, tol, relative, s
     With a ``trace`` it records ``a(k), b(k), e(k)`` as row ``k + 1`` (the lecture's numbering).
     """
     D = None
+    iterative = isinstance(factor, IterativeLeastSquares)
 
     def residual(W, B):
         Z = np.asarray(Y @ W)
@@ -459,8 +464,15 @@ def _iterate_numpy(Y, factor, W, B, *, learning_rate, max_iter, tol, relative, s
             status = SEPARABLE
             break
         # E.max() first: the full proof test runs only when E is (nearly) non-positive.
-        if can_prove and E.max() <= _PROOF_RTOL * B.max():
+        if can_prove and E.max() <= (_ITERATIVE_CANDIDATE_RTOL if iterative else _PROOF_RTOL) * B.max():
+            if iterative and update == "margin":
+                # YᵀD E = 0 holds only to the solve's tolerance: re-solve tightly, then check u = −D E.
+                W = factor.solve(B if offset == 0.0 else B + offset, tol=CG_PROOF_RTOL)
+                Z, E = residual(W, B)
+                J = criterion(E, W)
             certificate = nonseparability_proof(E, B, D)
+            if certificate is not None and iterative and not _passes_check(Y, certificate):
+                certificate = None  # no proof to the check's tolerance: keep iterating
             if certificate is not None:
                 status = NOT_SEPARABLE
                 break
@@ -488,7 +500,7 @@ def _iterate_numpy(Y, factor, W, B, *, learning_rate, max_iter, tol, relative, s
         if absolute:
             abs_e = np.abs(E)
             D = 1.0 / np.maximum(abs_e, irls_floor * abs_e.max(initial=0.0) + np.finfo(float).tiny)
-            factor = LeastSquaresFactor(Y, D, ridge)
+            factor = factor.reweighted(D)
         W_prev = W
         if update == "weights":
             W = W + learning_rate * factor.solve(np.abs(E))
@@ -508,11 +520,27 @@ def _iterate_numpy(Y, factor, W, B, *, learning_rate, max_iter, tol, relative, s
             if error < history["validation_error"][best_iter]:
                 best_W, best_iter = W, k
 
+    if iterative and status == CONVERGED and not factor.converged:
+        status = MAX_ITER  # the last W-step did not reach its tolerance: no claim of convergence
     if trace is not None:
         trace.record(k + 1, final=True, weights=W, margin_vector=B, error_vector=E)
     history = {name: np.asarray(values) for name, values in history.items()}
     return _Run(W=W, B=B, k=k, status=status, factor=factor, certificate=certificate,
                 history=history, best_W=best_W, best_iter=best_iter)
+
+
+def _passes_check(Y, u):
+    """Whether ``u`` passes the per-column proof check of :mod:`linsep._certificates` on ``Y`` (``FIT_PROOF_RTOL``)."""
+    if isinstance(Y, SignedDesign):  # the design's own X and labels, u placed on its rows: no copy of Y
+        if Y.rows is None:
+            residuals = proof_residuals(Y.X, Y.y, u)
+        else:
+            u_all, y_all = np.zeros(Y.X.shape[0]), np.ones(Y.X.shape[0])
+            u_all[Y.rows], y_all[Y.rows] = u, Y.y
+            residuals = proof_residuals(Y.X, y_all, u_all)
+    else:
+        residuals = design_proof_residuals(Y, u)
+    return residuals is not None and bool(np.all(residuals <= FIT_PROOF_RTOL))
 
 
 def _check_finite(J, k, factor):

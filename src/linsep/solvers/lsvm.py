@@ -101,6 +101,8 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
+from .._design import SignedDesign, augment
+from .._linalg import IterativeLeastSquares, too_wide_for_direct
 from .._result import CONVERGED, MAX_ITER, SolveResult
 
 DEFAULT_MU_FACTOR = 1.9
@@ -281,6 +283,27 @@ class _LinearStep:
         return step_sq, alpha_sq, float(diff @ diff), float(self.weights @ self.weights), self.objective
 
 
+class _IterativeS:
+    """``S⁻¹g`` for ``S = I/C + HᵗH`` by conjugate gradients, for wide ``X`` (``S`` is never formed).
+
+    The operator ``v ↦ v/C + Hᵗ(H v)`` costs two passes over the non-zeros of
+    ``X``; Jacobi-preconditioned (``S`` is positive definite, ``>= I/C``) and
+    warm-started from the previous solve, whose right-hand side ``Hᵗr_k``
+    changes little between iterations.  Each solve stops at the relative
+    residual :data:`linsep._linalg.CG_RTOL` (``1e-10``), far below the
+    iteration's own ``tol`` on ``‖W_{k+1} − W_k‖``.
+    """
+
+    method = "cg"
+
+    def __init__(self, X, C):
+        H = augment(X) if sp.issparse(X) else SignedDesign(X, np.ones(X.shape[0]))
+        self.solver = IterativeLeastSquares(H, None, 1.0 / C, penalize_bias=True)
+
+    def solve(self, g):
+        return self.solver.solve_normal(g)
+
+
 class LSVMFactor:
     """``Q⁻¹`` of the linear LSVM by Sherman–Morrison–Woodbury (see the module docstring).
 
@@ -303,13 +326,17 @@ class LSVMFactor:
         self.X = X
         self.C = float(C)
         n_samples, n_features = X.shape
-        gram = np.empty((n_features + 1, n_features + 1))
-        xtx = X.T @ X
-        gram[:-1, :-1] = xtx.toarray() if sp.issparse(xtx) else xtx
-        gram[:-1, -1] = gram[-1, :-1] = np.asarray(X.sum(axis=0)).ravel()
-        gram[-1, -1] = n_samples
-        gram[np.diag_indices_from(gram)] += 1.0 / self.C
-        self._factor = _PDFactor(gram, 1.0 / self.C)
+        if too_wide_for_direct(n_features + 1):
+            # Wide X (sparse text data): S by conjugate gradients, never formed.
+            self._factor = _IterativeS(X, self.C)
+        else:
+            gram = np.empty((n_features + 1, n_features + 1))
+            xtx = X.T @ X
+            gram[:-1, :-1] = xtx.toarray() if sp.issparse(xtx) else xtx
+            gram[:-1, -1] = gram[-1, :-1] = np.asarray(X.sum(axis=0)).ravel()
+            gram[-1, -1] = n_samples
+            gram[np.diag_indices_from(gram)] += 1.0 / self.C
+            self._factor = _PDFactor(gram, 1.0 / self.C)
         self.method = self._factor.method
         # Sparse rows are not sliced (a CSR slice copies); dense blocks are views.
         rows = n_samples if sp.issparse(X) else max(1024, block_bytes // (8 * (n_features + 1)))
@@ -320,6 +347,11 @@ class LSVMFactor:
         if len(self._bounds) == 1:
             return [(self._bounds[0], X)]
         return [(rows, X[rows]) for rows in self._bounds]
+
+    @property
+    def stats(self):
+        """``{"factorization": method}``, plus the CG counts so far for wide ``X``."""
+        return self._factor.solver.stats if isinstance(self._factor, _IterativeS) else {"factorization": self.method}
 
     def stepper(self, y, mu):
         """The update (22) for labels ``y`` (±1) and step ``mu``, started at ``α_0 = Q⁻¹1``."""
@@ -381,7 +413,7 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
         n_iter=n_iter,
         status=status,
         history=history,
-        extra={"alpha": alpha, "factorization": factor.method},
+        extra={"alpha": alpha, **factor.stats},
     )
 
 

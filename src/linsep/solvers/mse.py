@@ -21,7 +21,10 @@ Three ways to the same minimiser:
 * :func:`mse` — ``a = Y⁺ b`` from one factorisation
   (:class:`~linsep._linalg.LeastSquaresFactor`: Cholesky of the equilibrated
   Gram matrix, SVD for rank-deficient ``Y``), never an explicit inverse;
-  optional ridge ``C‖w‖²`` on ``w`` only.
+  optional ridge ``C‖w‖²`` on ``w`` only.  Wide ``Y`` (sparse text data,
+  ``d + 1`` above 2000 columns) is solved matrix-free by conjugate gradients
+  (:func:`~linsep._linalg.least_squares_solver`), to the same minimum-norm
+  solution up to a relative normal-equations residual of ``1e-10``.
 * :func:`widrow_hoff` — batch gradient descent
   ``a_{k+1} = a_k − η_k Yᵗ(Y a_k − b)`` with ``η_k = η_1/k``, which converges
   to ``Y⁺ b`` from ``a_0 = 0`` (the iterates stay in the row space of ``Y``,
@@ -50,7 +53,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .._linalg import LeastSquaresFactor
+from .._linalg import IterativeLeastSquares, least_squares_solver
 from .._loops import lms_epoch, lms_epoch_csr
 from .._result import CONVERGED, MAX_ITER, SEPARABLE, SolveResult
 from .perceptron import SCHEDULES, _orders, _rate, sequential_data
@@ -79,10 +82,12 @@ def mse(Y, margin=None, *, C=0.0, trace=None):
     -------
     SolveResult
         ``weights`` (bias last), ``margin`` = ``b``, ``n_iter = 1`` and
-        ``status`` ``separable`` if ``Y a > 0``, else ``converged``.
+        ``status`` ``separable`` if ``Y a > 0``, else ``converged`` (``max_iter``
+        if an iterative solve stopped short of its tolerance; its CG iterations
+        are ``extra["cg_iterations"]``).
     """
     b = np.ones(Y.shape[0]) if margin is None else np.asarray(margin, dtype=np.float64)
-    factor = LeastSquaresFactor(Y, None, C)
+    factor = least_squares_solver(Y, None, C)
     a = factor.solve(b)
     scores = np.asarray(Y @ a)
     history = None
@@ -90,8 +95,8 @@ def mse(Y, margin=None, *, C=0.0, trace=None):
         trace.record(1, final=True, weights=a, margin_vector=b, error_vector=scores - b)
         history = trace.merge_into({"criterion": np.array([float((scores - b) @ (scores - b))]),
                                     "training_errors": np.array([np.count_nonzero(scores <= 0)])})
-    return SolveResult(weights=a, n_iter=1, status=_separation_status(scores, CONVERGED),
-                       margin=b, history=history, extra={"factorization": factor.method})
+    return SolveResult(weights=a, n_iter=1, status=_separation_status(scores, _solved(factor)),
+                       margin=b, history=history, extra=factor.stats)
 
 
 def mse_linear_machine(A, labels, margin=None, *, C=0.0):
@@ -123,14 +128,20 @@ def mse_linear_machine(A, labels, margin=None, *, C=0.0):
     b = np.ones(n_samples) if margin is None else np.asarray(margin, dtype=np.float64)
     B = np.zeros((n_samples, n_classes))
     B[np.arange(n_samples), labels] = b
-    factor = LeastSquaresFactor(A, None, C)
+    factor = least_squares_solver(A, None, C)
     W = factor.solve(B)
     scores = np.asarray(A @ W)
     own = scores[np.arange(n_samples), labels]
     scores[np.arange(n_samples), labels] = -np.inf
     gap = own - scores.max(axis=1)
-    return SolveResult(weights=W, n_iter=1, status=_separation_status(gap, CONVERGED), margin=B,
-                       extra={"factorization": factor.method})
+    return SolveResult(weights=W, n_iter=1, status=_separation_status(gap, _solved(factor)), margin=B,
+                       extra=factor.stats)
+
+
+def _solved(factor):
+    """``converged``, or ``max_iter`` when an iterative solve stopped short of its tolerance."""
+    return MAX_ITER if isinstance(factor, IterativeLeastSquares) and not factor.converged else CONVERGED
+
 
 
 def largest_gram_eigenvalue(Y, n_iter=30):
