@@ -310,9 +310,10 @@ class IterativeLeastSquares:
       little from one iteration to the next, so a solve costs a few
       iterations.  IRLS's reweighted solvers (:meth:`reweighted`) start from
       the last solution too.
-    * **Preconditioner.** With ``C > 0`` (the solution is unique), Jacobi:
-      ``diag(YᵀDY + CĨ)⁻¹``, from the column norms of ``Y`` (it equalises
-      columns of very different scales, as tf-idf columns are).
+    * **Preconditioner.** Jacobi, ``M = diag(YᵀDY + CĨ)``, from the column
+      norms of ``Y`` (it equalises columns of very different scales, as
+      tf-idf columns are; about 7 times fewer iterations on text data),
+      except where it would change the answer (next point).
     * **Minimum norm for C = 0.** Without a penalty, rank-deficient ``Y`` and
       ``d + 1 > N`` have many least-squares solutions; the answer must be the
       one of :class:`LeastSquaresFactor`, the minimum-norm ``W = Y⁺ r`` (the
@@ -320,10 +321,16 @@ class IterativeLeastSquares:
       the row space keeps every iterate there (the Krylov vectors
       ``(YᵀDY)^k YᵀD r`` are), so it converges to ``Y⁺ r``; ``x0 = 0`` and
       the previous solutions used as warm starts are in the row space (so is
-      everything IRLS produces: ``D > 0`` does not change the row space).  A
-      Jacobi preconditioner would break this (its iterates lie in
-      ``M⁻¹·``row space, giving the minimum ``M``-norm solution instead), so
-      with ``C = 0`` CG runs unpreconditioned.
+      everything IRLS produces: ``D > 0`` does not change the row space).
+      Jacobi-preconditioned iterates lie in ``M⁻¹·``row space instead and
+      converge to the minimum ``M``-norm solution, which has the same fitted
+      values ``Y W`` but another null-space component.  So with ``C = 0``
+      and ``minimum_norm=True`` (default) CG runs unpreconditioned; with
+      ``minimum_norm=False`` it is preconditioned, and
+      :meth:`minimum_norm_part` maps any solution to ``Y⁺ r`` afterwards
+      (one unpreconditioned solve): Ho–Kashyap iterates with the fast
+      solves, whose ``Y W``, ``E`` and ``B`` are those of the minimum-norm
+      solves, and maps only the weights it returns.
     * **Tolerance.** A solve stops when the relative residual of the normal
       equations ``‖YᵀD(r − Y W) − C Ĩ W‖ <= tol · ‖YᵀD r‖``, ``tol`` =
       :data:`CG_RTOL` (``1e-10``) by default, or after ``max_iter``
@@ -348,6 +355,9 @@ class IterativeLeastSquares:
     penalize_bias : bool
         Penalise the last coordinate too (``C I`` instead of ``C Ĩ``; the
         Lagrangian SVM's ``I/ν + HᵀH``).
+    minimum_norm : bool
+        With ``C = 0``: solve to the minimum-norm solution (unpreconditioned)
+        rather than the minimum ``M``-norm one (preconditioned, faster).
 
     Attributes
     ----------
@@ -369,7 +379,7 @@ class IterativeLeastSquares:
     rank = None
 
     def __init__(self, Y, sample_weight=None, ridge=0.0, *, tol=CG_RTOL, max_iter=None, penalize_bias=False,
-                 _shared=None):
+                 minimum_norm=True, _shared=None):
         n_samples, n_cols = Y.shape
         self.Y = Y
         self.sample_weight = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
@@ -377,6 +387,7 @@ class IterativeLeastSquares:
         self.tol = float(tol)
         self.max_iter = _CG_MAX_ITER if max_iter is None else int(max_iter)
         self.penalize_bias = bool(penalize_bias)
+        self.minimum_norm = bool(minimum_norm)
         if _shared is None:
             if sp.issparse(Y):
                 # CSR copies of Y and Yᵀ: both products of an iteration run row-wise, in float64.
@@ -390,7 +401,7 @@ class IterativeLeastSquares:
         if not self.penalize_bias:
             self._penalty[-1] = 0.0
         self._inv_diag = None
-        if self.ridge > 0:
+        if self.ridge > 0 or not self.minimum_norm:
             diagonal = _column_squares(self._A, self.sample_weight) + self._penalty
             diagonal[diagonal == 0.0] = 1.0
             self._inv_diag = 1.0 / diagonal
@@ -415,10 +426,26 @@ class IterativeLeastSquares:
     def reweighted(self, sample_weight):
         """The same ``Y`` and ``C`` with new weights ``D`` (IRLS), warm-started from the last solution."""
         other = IterativeLeastSquares(self.Y, sample_weight, self.ridge, tol=self.tol, max_iter=self.max_iter,
-                                      penalize_bias=self.penalize_bias, _shared=(self._A, self._At))
+                                      penalize_bias=self.penalize_bias, minimum_norm=self.minimum_norm,
+                                      _shared=(self._A, self._At))
         other._x = self._x.copy()
         other.iterations, other.solves = self.iterations, self.solves
         return other
+
+    def minimum_norm_part(self, W, tol=None):
+        """The minimum-norm ``W'`` with ``Y W' = Y W``: the projection of ``W`` on the row space of ``Y``.
+
+        Every least-squares solution of a ``C = 0`` problem (whatever ``D``)
+        maps to the minimum-norm one ``Y⁺ r``.  Unpreconditioned CG on
+        ``YᵀY W' = Yᵀ(Y W)`` from ``W' = 0``, to ``tol``; its iterations are counted.
+        """
+        plain = IterativeLeastSquares(self.Y, None, 0.0, tol=self.tol, max_iter=self.max_iter,
+                                      _shared=(self._A, self._At))
+        out = plain.solve(np.asarray(self._A @ np.asarray(W, dtype=float), dtype=float), tol)
+        self.iterations += plain.iterations
+        self.solves += 1
+        self.converged, self.residual = plain.converged, plain.residual
+        return out
 
     def solve(self, rhs, tol=None):
         """Return ``W`` minimising ``‖D^{1/2}(Y W − rhs)‖² + C‖ĨW‖²`` (minimum norm if ``C = 0``), to ``tol``."""
@@ -440,7 +467,8 @@ class IterativeLeastSquares:
         self._x = x
         self.iterations += n_iter
         self.solves += 1
-        self.converged, self.residual = converged, residual
+        # "converged": the solver's own tolerance was met (a tightened solve may stop above its tighter one)
+        self.converged, self.residual = residual <= self.tol, residual
         return x.copy()
 
 
@@ -449,7 +477,8 @@ def too_wide_for_direct(n_cols):
     return n_cols > _DIRECT_MAX_COLUMNS or 8 * n_cols**2 > _DENSE_BUDGET_BYTES
 
 
-def least_squares_solver(Y, sample_weight=None, ridge=0.0, gram=None, *, tol=CG_RTOL, penalize_bias=False):
+def least_squares_solver(Y, sample_weight=None, ridge=0.0, gram=None, *, tol=CG_RTOL, penalize_bias=False,
+                         minimum_norm=True):
     """The W-step solver for ``Y``: :class:`LeastSquaresFactor` or :class:`IterativeLeastSquares`.
 
     The direct factorisation serves every ``Y`` with at most
@@ -460,14 +489,16 @@ def least_squares_solver(Y, sample_weight=None, ridge=0.0, gram=None, *, tol=CG_
     the matrix-free conjugate gradients.  Both solve the same problem and
     return the same solution (the minimum-norm one when it is not unique),
     exactly or to the relative residual ``tol``.
-    ``penalize_bias`` (iterative path only) puts ``C`` on the bias too.
+    ``penalize_bias`` and ``minimum_norm`` are those of :class:`IterativeLeastSquares`
+    (``penalize_bias`` always takes the iterative path).
     """
     if gram is not None or not (penalize_bias or too_wide_for_direct(Y.shape[1])):
         try:
             return LeastSquaresFactor(Y, sample_weight, ridge, gram=gram)
         except _TooLargeForDirect:
             pass
-    return IterativeLeastSquares(Y, sample_weight, ridge, tol=tol, penalize_bias=penalize_bias)
+    return IterativeLeastSquares(Y, sample_weight, ridge, tol=tol, penalize_bias=penalize_bias,
+                                 minimum_norm=minimum_norm)
 
 
 def pivoted_cholesky(columns, diagonal, *, tol=0.0, block_size=64):

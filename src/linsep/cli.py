@@ -185,8 +185,6 @@ def _cmd_fit(args):
     X, y = read_data(args.data)
     if y is None:  # pragma: no cover - read_data always labels when n_features is None
         raise CLIError(f"{args.data}: no label column")
-    if hasattr(X, "toarray") and not estimator.__sklearn_tags__().input_tags.sparse:
-        X = X.toarray()
     try:
         estimator.fit(X, y)
     except (ValueError, FloatingPointError, OverflowError) as exc:
@@ -210,8 +208,6 @@ def _cmd_predict(args):
     output = _output_file(args.output) if args.output else None
     estimator, _ = load_model(args.model)
     X, y = read_data(args.data, n_features=estimator.n_features_in_)
-    if hasattr(X, "toarray") and not estimator.__sklearn_tags__().input_tags.sparse:
-        X = X.toarray()
     try:
         with np.errstate(all="ignore"):  # overflow is reported below, in one line
             scores = estimator.decision_function(X)
@@ -275,8 +271,6 @@ def _cmd_trace(args):
     if "record_history" not in estimator.get_params():
         raise CLIError(f"{args.algorithm} records no trace (not an iterative algorithm)")
     X, y = read_data(args.data)
-    if hasattr(X, "toarray") and not estimator.__sklearn_tags__().input_tags.sparse:
-        X = X.toarray()
     if args.positive is not None:  # the lecture's class 1 as +1, whatever the label order
         if args.positive not in set(map(str, y.tolist())):
             raise CLIError(f"--positive {args.positive!r} is not a label of {args.data}")
@@ -328,7 +322,9 @@ def _cmd_trace(args):
     for w in {_first_line(w.message) for w in caught}:
         print(f"warning: {w}", file=sys.stderr)
     if args.plot:
-        X_dense = X.toarray() if hasattr(X, "toarray") else X
+        if X.shape[1] != 2:  # before densifying anything: the plot draws two features
+            raise CLIError(f"--plot: these plots draw two-dimensional data; X has shape {X.shape}")
+        X_dense = X.toarray() if hasattr(X, "toarray") else X  # two columns
         try:
             drawn = inspection.plot_trace(estimator, X_dense, y,
                                           class_index=problem if len(estimator.classes_) > 2 else None)

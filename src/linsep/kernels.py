@@ -164,7 +164,12 @@ class KernelColumnCache:
         if callable(kernel):
             out[:] = np.asarray(kernel(X, X[[j]])).ravel()
             return
-        x_j = np.asarray(X[[j]].toarray()).ravel() if sp.issparse(X) else X[j]
+        if sp.issparse(X):  # the row's stored entries scattered into a d-vector (X itself stays sparse)
+            row = sp.csr_matrix(X[[j]])
+            x_j = np.zeros(X.shape[1])
+            x_j[row.indices] = row.data
+        else:
+            x_j = X[j]
         np.copyto(out, np.asarray(X @ x_j).ravel())  # ⟨x_i, x_j⟩, one BLAS gemv
         self._finish(out, self._sq_norms, None if self._sq_norms is None else self._sq_norms[j])
 

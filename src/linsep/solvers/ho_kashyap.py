@@ -271,7 +271,9 @@ def ho_kashyap(
         Y_val = Y_val.toarray()
     ridge = 0.0 if C is None else float(C)
     B = np.full(n_samples, float(b0)) if initial_margin is None else np.array(initial_margin, dtype=float)
-    factor = least_squares_solver(Y, None, ridge, gram=gram)
+    # Iterative W-steps (wide Y) are preconditioned even for C = 0: their fitted values Y W are
+    # those of the minimum-norm solves, and the weights returned are mapped to the minimum norm below.
+    factor = least_squares_solver(Y, None, ridge, gram=gram, minimum_norm=False)
     offset = 0.0 if C is None else 1.0
     W = factor.solve(B + offset) if initial_weights is None else np.array(initial_weights, dtype=float)
     options = dict(
@@ -304,7 +306,18 @@ def ho_kashyap(
                              regularized=C is not None, irls_floor=irls_floor, trace=trace, **options)
 
     early_stopping = Y_val is not None
-    weights = (run.best_W if early_stopping else run.W).astype(out_dtype, copy=False)
+    weights = run.best_W if early_stopping else run.W
+    if isinstance(run.factor, IterativeLeastSquares) and ridge == 0.0:
+        # The preconditioned solves left W in M⁻¹·(row space); W_k = Y⁺ r is its projection on the row
+        # space.  Starting weights (k = 0, or the base of modified HK's increments) are kept as given.
+        k_returned = run.best_iter if early_stopping else run.k
+        base = None if initial_weights is None or (update == "margin" and k_returned > 0) else \
+            np.asarray(initial_weights, dtype=float)
+        if base is None:
+            weights = run.factor.minimum_norm_part(weights)
+        elif update == "weights" and k_returned > 0:
+            weights = base + run.factor.minimum_norm_part(weights - base)
+    weights = weights.astype(out_dtype, copy=False)
     status = run.status
     scores = np.asarray(Y @ weights)
     if not np.all(np.isfinite(scores)):  # e.g. from starting weights near the float64 limit

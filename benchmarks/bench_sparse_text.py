@@ -1,0 +1,173 @@
+"""Sparse, high-dimensional text-like data: linsep's iterative W-step against scikit-learn.
+
+A text-like problem: ``N = 2·10⁵`` documents, ``d = 5·10⁴`` terms, density
+``2·10⁻⁴`` (about 10 terms per document), Zipf-like term frequencies,
+tf-idf-like positive values (rows of unit norm), labels from a sparse linear
+rule on 500 terms plus 5 % label noise; fixed seed, 80/20 split.  Fits
+linsep's ``hk``, ``hkes``, ``mhks`` and ``lsvm`` (every one on the matrix-free
+conjugate-gradient W-step: ``d + 1`` is far above the direct solver's 2000
+columns) and scikit-learn's ``LinearSVC`` and ``RidgeClassifier(solver="sparse_cg")``.
+
+Each fit runs in a fresh subprocess (the data are written once to a
+temporary ``.npz``) that reports its fit time, its test error, ``n_iter`` /
+``status``, the CG iterations per Ho–Kashyap iteration and the process's
+peak resident memory (``ru_maxrss``; also its increase over the memory held
+after loading the data).  Time ratios are against LinearSVC and Ridge in the
+same run; the machine may be shared, so the load average is printed.
+
+    PYTHONPATH=src python benchmarks/bench_sparse_text.py            # full size (minutes)
+    PYTHONPATH=src python benchmarks/bench_sparse_text.py --quick    # N = 2·10⁴, d = 5·10³ (seconds)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+METHODS = {
+    "linsep hk": ("linsep", "hk", {"max_iter": 200}),
+    "linsep hkes": ("linsep", "hkes", {"max_iter": 200, "random_state": 0}),
+    "linsep mhks": ("linsep", "mhks", {"C": 1.0, "max_iter": 200}),
+    "linsep lsvm": ("linsep", "lsvm", {"C": 1.0}),
+    "sklearn LinearSVC": ("sklearn", "LinearSVC", {"C": 1.0}),
+    "sklearn Ridge(sparse_cg)": ("sklearn", "RidgeClassifier", {"solver": "sparse_cg", "alpha": 1.0}),
+}
+
+
+def make_text_data(n_samples, n_features, density, seed=0, n_rule_terms=500, label_noise=0.05):
+    """Documents × terms: Zipf-like term frequencies, tf-idf-like values, labels from a sparse rule."""
+    rng = np.random.default_rng(seed)
+    frequency = 1.0 / (np.arange(n_features) + 10.0) ** 1.1
+    frequency /= frequency.sum()
+    per_doc = np.maximum(rng.poisson(density * n_features, n_samples), 1)
+    rows = np.repeat(np.arange(n_samples), per_doc)
+    terms = rng.choice(n_features, size=rows.size, p=frequency)
+    counts = sp.csr_matrix((np.ones(rows.size), (rows, terms)), shape=(n_samples, n_features))
+    counts.sum_duplicates()
+    document_frequency = np.bincount(counts.indices, minlength=n_features)
+    idf = np.log((1.0 + n_samples) / (1.0 + document_frequency)) + 1.0
+    X = counts.copy()
+    X.data = (1.0 + np.log(counts.data)) * idf[counts.indices]
+    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+    X = sp.diags(1.0 / norms) @ X
+    rule = np.zeros(n_features)
+    # the rule's terms among the 4·500 most frequent, so that almost every document has some
+    chosen = rng.choice(min(n_features, 4 * n_rule_terms), size=n_rule_terms, replace=False)
+    rule[chosen] = rng.standard_normal(n_rule_terms)
+    score = X @ rule
+    y = (score > np.median(score)).astype(np.int64)
+    flip = rng.random(n_samples) < label_noise
+    y[flip] = 1 - y[flip]
+    split = rng.permutation(n_samples)
+    n_train = int(0.8 * n_samples)
+    train, test = split[:n_train], split[n_train:]
+    return sp.csr_matrix(X[train]), y[train], sp.csr_matrix(X[test]), y[test]
+
+
+def _rss_mib():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KiB
+
+
+def worker(label, path):
+    """Fit one method on the saved data and print one JSON line of measurements."""
+    data = np.load(path)
+    X = sp.csr_matrix((data["data"], data["indices"], data["indptr"]), shape=tuple(data["shape"]))
+    Xt = sp.csr_matrix((data["t_data"], data["t_indices"], data["t_indptr"]), shape=tuple(data["t_shape"]))
+    y, yt = data["y"], data["yt"]
+    library, name, params = METHODS[label]
+    stats = {}
+    if library == "linsep":
+        import linsep.estimators.ho_kashyap as hk_estimators
+        import linsep.estimators.lsvm as lsvm_estimators
+        from linsep import make_classifier
+
+        def recording(solver):  # keep the solver's CG counts (SolveResult.extra) of the fit
+            def run(*args, **kwargs):
+                result = solver(*args, **kwargs)
+                stats.update({k: float(v) for k, v in result.extra.items() if k.startswith("cg_")})
+                stats["factorization"] = result.extra.get("factorization")
+                return result
+            return run
+
+        hk_estimators.ho_kashyap = recording(hk_estimators.ho_kashyap)
+        lsvm_estimators.lagrangian_svm = recording(lsvm_estimators.lagrangian_svm)
+        model = make_classifier(name, **params)
+    else:
+        import sklearn.linear_model
+        import sklearn.svm
+
+        model = getattr(sklearn.svm if name == "LinearSVC" else sklearn.linear_model, name)(**params)
+    before = _rss_mib()
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(X, y)
+    seconds = time.perf_counter() - start
+    peak = _rss_mib()
+    error = float(np.mean(model.predict(Xt) != yt))
+    n_iter = getattr(model, "n_iter_", None)
+    n_iter = np.nan if n_iter is None else float(np.ravel(n_iter)[0])
+    out = {"label": label, "seconds": seconds, "test_error": error, "n_iter": n_iter,
+           "status": str(getattr(model, "status_", "-")), "peak_mib": peak, "data_mib": before,
+           "warnings": sorted({type(w.message).__name__ for w in caught})}
+    out.update(stats)
+    print(json.dumps(out))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="N = 2·10⁴, d = 5·10³ (a few seconds)")
+    parser.add_argument("--only", nargs="*", help="labels of the methods to run (default: all)")
+    parser.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(*args.worker)
+        return
+    n_samples, n_features = (20_000, 5_000) if args.quick else (200_000, 50_000)
+    density = 2e-4 if not args.quick else 2e-3
+    start = time.perf_counter()
+    X, y, Xt, yt = make_text_data(n_samples, n_features, density)
+    print(f"data: N = {n_samples} ({X.shape[0]} train / {Xt.shape[0]} test), d = {n_features}, "
+          f"density {X.nnz / (X.shape[0] * X.shape[1]):.2e}, nnz(train) = {X.nnz}, "
+          f"class balance {y.mean():.3f}, generated in {time.perf_counter() - start:.1f} s")
+    print(f"load average before: {os.getloadavg()}")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "text.npz")
+        np.savez(path, data=X.data, indices=X.indices, indptr=X.indptr, shape=X.shape, y=y,
+                 t_data=Xt.data, t_indices=Xt.indices, t_indptr=Xt.indptr, t_shape=Xt.shape, yt=yt)
+        results = {}
+        for label in args.only or METHODS:
+            env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+            run = subprocess.run([sys.executable, __file__, "--worker", label, path], capture_output=True,
+                                 text=True, env=env)
+            if run.returncode != 0:
+                print(f"{label}: failed\n{run.stderr[-2000:]}")
+                continue
+            results[label] = json.loads(run.stdout.strip().splitlines()[-1])
+            r = results[label]
+            cg = ""
+            if "cg_iterations" in r:
+                cg = f"  CG its {r['cg_iterations']} ({r['cg_iterations'] / max(r['n_iter'], 1):.1f} per iteration)"
+            print(f"{label:26s} fit {r['seconds']:8.2f} s  test error {r['test_error']:.4f}  n_iter {r['n_iter']:g}  "
+                  f"status {r['status']:13s} peak RSS {r['peak_mib']:7.0f} MiB (data loaded: {r['data_mib']:.0f})"
+                  f"{cg}  {' '.join(r['warnings'])}", flush=True)
+    print(f"load average after: {os.getloadavg()}")
+    for ref in ("sklearn LinearSVC", "sklearn Ridge(sparse_cg)"):
+        if ref in results:
+            ratios = ", ".join(f"{k}: {r['seconds'] / results[ref]['seconds']:.2f}"
+                               for k, r in results.items() if k.startswith("linsep"))
+            print(f"time / {ref}: {ratios}")
+
+
+if __name__ == "__main__":
+    main()
