@@ -242,6 +242,37 @@ def ho_kashyap(
     rank-deficient ``Y`` with ``initial_weights`` or with IRLS, and IRLS
     systems that fail the Cholesky pivot test run the NumPy loop below,
     which is also the reference the compiled loop is tested against.
+
+    Wide ``Y`` (``p = d + 1`` above :data:`linsep._linalg._DIRECT_MAX_COLUMNS`
+    = 2000, e.g. sparse text data) run the NumPy loop with the matrix-free
+    W-step :class:`~linsep._linalg.IterativeLeastSquares`: conjugate
+    gradients on the normal equations, Jacobi-preconditioned, warm-started
+    from the previous solution (IRLS only changes ``D``: nothing is
+    refactored), each solve stopping at the relative residual
+    ``τ = 1e-10`` (:data:`linsep._linalg.CG_RTOL`).  ``extra`` then has
+    ``cg_iterations``, ``cg_solves`` and ``cg_residual``.  How ``τ`` enters
+    the verdicts:
+
+    * ``separable`` is checked on the returned weights (``Y W > 0``); ``τ``
+      plays no part.
+    * ``not_separable`` needs ``Yᵀ D E = 0``, which a solve gives only to
+      ``‖YᵀDE‖ <= τ ‖YᵀD(B + offset)‖``.  Once ``max E <= 1e-6 · max B`` (a
+      *candidate*; the direct path's ``1e-10`` would miss proofs blurred by
+      the solve's error), ``W`` is re-solved at ``τ = 1e-14``
+      (:data:`~linsep._linalg.CG_PROOF_RTOL`) and ``E`` recomputed; ``u = −DE``
+      is accepted only if ``E <= 0`` to rounding, as on the direct path,
+      **and** ``u`` passes the per-column check of :mod:`linsep._certificates`,
+      ``|Σ_i u_i Y_ij| <= FIT_PROOF_RTOL · Σ_i u_i |Y_ij|`` (``1e-6``) for
+      every column ``j``.  Otherwise the iteration goes on (and may end
+      ``converged``): no proof is claimed that was not checked.
+    * ``converged``: the stopping rules read ``J`` (which carries the solve's
+      error to second order) and ``E``; if the last solve stopped short of
+      ``τ`` (iteration limit, rounding floor), the status is ``max_iter``.
+    * Weights: with ``C = 0`` the preconditioned solves give the minimum
+      ``M``-norm solutions, whose ``Y W`` — hence ``E``, ``B``, ``J`` and every
+      verdict — are those of the minimum-norm ``Y⁺B``; the returned weights
+      are projected on the row space of ``Y`` by one unpreconditioned solve,
+      so they are ``Y⁺B`` as on the direct path, to ``τ``.
     """
     if stopping not in STOPPING_RULES:
         raise ValueError(f"stopping must be one of {STOPPING_RULES}, got {stopping!r}")
