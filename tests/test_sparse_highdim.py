@@ -129,6 +129,20 @@ def test_factory_threshold(monkeypatch):
     assert isinstance(least_squares_solver(Y, gram=(Y.T @ Y).toarray()), LeastSquaresFactor)
 
 
+def test_no_dense_svd_copy_of_large_sparse_data(monkeypatch):
+    # C = 0, collinear columns, few of them: the direct path's SVD would densify Y (8·N·p bytes); beyond
+    # the budget (but with a Gram matrix inside it), CG gives the same minimum-norm answer
+    X, y = sparse_problem(200, 30, seed=3)
+    X = sp.hstack([X, 2.0 * X[:, [4]]], format="csr")
+    Y = sign_normalized(X, np.where(y == 1, 1.0, -1.0))
+    direct = least_squares_solver(Y)
+    assert direct.method == "svd"
+    monkeypatch.setattr(linalg, "_DENSE_BUDGET_BYTES", 8 * 32**2)
+    solver = least_squares_solver(Y)
+    assert solver.method == "cg"
+    np.testing.assert_allclose(solver.solve(np.ones(200)), direct.solve(np.ones(200)), atol=1e-8)
+
+
 def test_unconverged_solve_is_reported(iterative, monkeypatch):
     monkeypatch.setattr(linalg, "_CG_MAX_ITER", 1)
     X, y = sparse_problem(100, 40)
