@@ -41,7 +41,7 @@ from ._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE
 from .kernels import KERNELS, kernel_matrix, resolve_gamma
 
 __all__ = ["BaseSeparator", "BaseLinearSeparator", "BaseKernelSeparator", "KERNEL_CONSTRAINTS", "check_class_labels",
-           "encode_pm1", "is_plain_training_data"]
+           "encode_pm1", "is_dask_collection", "is_plain_training_data"]
 
 KERNEL_CONSTRAINTS = {
     "kernel": [StrOptions(set(KERNELS)), callable],
@@ -98,6 +98,16 @@ def check_class_labels(y):
             return classes
     check_classification_targets(y)
     return np.unique(y)
+
+
+def is_dask_collection(obj):
+    """Whether ``obj`` is a dask collection, by its type's module name (dask itself is not imported).
+
+    The estimators that accept dask arrays hand them to :mod:`linsep._dask`,
+    which is imported only then.
+    """
+    module = type(obj).__module__ or ""
+    return module == "dask" or module.startswith("dask.")
 
 
 def is_plain_training_data(X, y, dtypes=(np.float64,)):
@@ -368,6 +378,22 @@ class BaseLinearSeparator(LinearClassifierMixin, BaseSeparator):
         """Fit the model to ``X`` (N, d) and labels ``y`` (any two or more values)."""
         X, y = self._validate_fit(X, y)
         return self._fit_problems(X, y)
+
+    # Dask arrays get dask arrays back, computed block by block (linsep._dask); everything else is
+    # scikit-learn's LinearClassifierMixin.
+    def decision_function(self, X):
+        """Signed score per sample: shape (N,) for two classes, (N, K) otherwise (a dask array for dask ``X``)."""
+        if is_dask_collection(X):
+            from ._dask import decision_function
+            return decision_function(self, X)
+        return super().decision_function(X)
+
+    def predict(self, X):
+        """Predicted class labels (a dask array for dask ``X``)."""
+        if is_dask_collection(X):
+            from ._dask import predict
+            return predict(self, X)
+        return super().predict(X)
 
 
 class BaseKernelSeparator(BaseSeparator):

@@ -56,12 +56,35 @@ def proof_residuals(X, y, u):
     else:
         largest, signed, magnitude = _dense_column_sums(X, support, weights)
     signed[-1], magnitude[-1] = weights.sum(), np.abs(weights).sum()
+    return residuals_from_sums(signed, magnitude, largest)
+
+
+def residuals_from_sums(signed, magnitude, largest):
+    """Per-column relative residuals from the sums ``Σ w_i Y_ij``, ``Σ |w_i Y_ij|`` (bias last) and column maxima."""
     with np.errstate(divide="ignore", invalid="ignore"):
         residuals = np.abs(signed) / magnitude
     present = np.append(largest > 0, True)  # the bias column is never zero
     residuals[~present] = 0.0  # a column that is zero on the support of u
     residuals[present & (magnitude < _TOO_SMALL)] = np.inf
     return residuals
+
+
+# The dense steps, shared with blockwise callers (the Dask backend): column maxima of the
+# support's rows, then per-block sums in power-of-two rescaled columns.
+def column_largest(block):
+    """Per-column ``max |x|`` of a dense block of rows (zeros for no rows)."""
+    return np.abs(block).max(axis=0, initial=0.0)
+
+
+def power_of_two_shifts(largest):
+    """Exponents that bring each column's largest magnitude into ``[1/2, 1)`` (0 for a zero column)."""
+    return np.where(largest > 0, -np.frexp(largest)[1], 0).astype(np.int32)
+
+
+def proof_block_sums(block, weights, shifts):
+    """A dense block's share of ``Σ_i w_i x_ij`` and ``Σ_i |w_i x_ij|``, columns rescaled by ``2^shifts``."""
+    block = np.ldexp(block, shifts)
+    return weights @ block, np.abs(weights) @ np.abs(block)
 
 
 def _sparse_column_sums(X, support, weights):
@@ -75,7 +98,7 @@ def _sparse_column_sums(X, support, weights):
     values = np.asarray(rows.data, dtype=np.float64)
     largest = np.zeros(n_cols)
     np.maximum.at(largest, rows.indices, np.abs(values))
-    shifts = np.where(largest > 0, -np.frexp(largest)[1], 0).astype(np.int32)
+    shifts = power_of_two_shifts(largest)
     terms = np.ldexp(values, shifts[rows.indices]) * np.repeat(weights, np.diff(rows.indptr))
     signed = np.zeros(n_cols + 1)
     magnitude = np.zeros(n_cols + 1)
@@ -93,15 +116,14 @@ def _dense_column_sums(X, support, weights):
 
     largest = np.zeros(X.shape[1])
     for _, block in blocks():
-        np.maximum(largest, np.abs(block).max(axis=0), out=largest)
-    shifts = np.where(largest > 0, -np.frexp(largest)[1], 0).astype(np.int32)
+        np.maximum(largest, column_largest(block), out=largest)
+    shifts = power_of_two_shifts(largest)
     signed = np.zeros(X.shape[1] + 1)
     magnitude = np.zeros(X.shape[1] + 1)
     for start, block in blocks():
-        block = np.ldexp(block, shifts)
-        w = weights[start:start + _BLOCK_ROWS]
-        signed[:-1] += w @ block
-        magnitude[:-1] += np.abs(w) @ np.abs(block)
+        block_signed, block_magnitude = proof_block_sums(block, weights[start:start + _BLOCK_ROWS], shifts)
+        signed[:-1] += block_signed
+        magnitude[:-1] += block_magnitude
     return largest, signed, magnitude
 
 

@@ -23,7 +23,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.base import _fit_context
 
-from .._base import BaseLinearSeparator
+from .._base import BaseLinearSeparator, is_dask_collection
 from .._design import augmented_weights, scale_columns, signed_design
 from .._result import NOT_SEPARABLE, SEPARABLE
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
@@ -185,7 +185,19 @@ class HoKashyapClassifier(BaseLinearSeparator):
         coef_init, intercept_init : array-like, optional
             Starting weights ``W_0`` for a two-class problem (the lecture's
             example starts from ``a = 1``); default ``W_0 = Y⁺B_0``.
+
+        Notes
+        -----
+        A ``dask.array`` ``X`` chunked by rows (``y``, ``X_val``, ``y_val``
+        dask or NumPy) is fitted blockwise on its workers by
+        :mod:`linsep._dask`, to the same weights; ``margin_vector_`` and
+        ``certificate_`` are then dask arrays.  Without ``X_val``, early
+        stopping holds out a stratified ``validation_fraction`` of every row
+        block (seeded by ``random_state`` and the block's index).
         """
+        if is_dask_collection(X):
+            from .._dask import fit_ho_kashyap
+            return fit_ho_kashyap(self, X, y, X_val, y_val, coef_init, intercept_init)
         X, y = self._validate_fit(X, y)
         self._fit_rows = None
         if self.early_stopping and X_val is None and y_val is None:

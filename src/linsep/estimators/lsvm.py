@@ -22,7 +22,7 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 
-from .._base import KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
+from .._base import KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator, is_dask_collection
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from ..solvers.lsvm import LSVMFactor, kernel_lagrangian_svm, lagrangian_svm
 
@@ -98,7 +98,13 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        """Fit on ``X`` (N, d), dense or sparse, and labels ``y`` (two or more classes)."""
+        """Fit on ``X`` (N, d), dense, sparse or a ``dask.array`` chunked by rows, and labels ``y`` (two or more classes).
+
+        Dask input is fitted blockwise (:mod:`linsep._dask`); ``alpha_`` is then a dask array.
+        """
+        if is_dask_collection(X):
+            from .._dask import fit_lsvm
+            return fit_lsvm(self, X, y)
         self._lsvm_factor = None
         try:
             return super().fit(X, y)

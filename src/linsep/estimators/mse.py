@@ -22,7 +22,7 @@ from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._base import BaseLinearSeparator
+from .._base import BaseLinearSeparator, is_dask_collection
 from .._design import augment, sign_normalized
 from .._result import SolveResult
 from .._stream import StreamMixin
@@ -129,7 +129,13 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
         margin : float or array-like of shape (N,), optional
             Positive ``b`` (only relative sizes matter).  For more than two
             classes, ``B_ik = b_i`` for the sample's own class.
+
+        A ``dask.array`` ``X`` chunked by rows is fitted blockwise
+        (:mod:`linsep._dask`); ``margin_vector_`` is then a dask array.
         """
+        if is_dask_collection(X):
+            from .._dask import fit_mse
+            return fit_mse(self, X, y, margin)
         X, y = self._validate_fit(X, y)
         b = _check_margin(margin, X.shape[0])
         classes, labels = np.unique(y, return_inverse=True)
