@@ -618,13 +618,8 @@ def mse(Y, margin_parts=None, *, C=0.0, gram_parts=None):
     factor = _factor(Y, C, gram)
     a = factor.solve_normal(g)
     _, zmin, _ = _combine_counts(_compute(*Y.tasks(_count_block, W=a)))
-    margin = Y.from_blocks(Y.tasks(_ones_task)) if margin_parts is None else Y.from_blocks(margin_parts)
-    return SolveResult(weights=a, n_iter=1, status=SEPARABLE if zmin > 0 else CONVERGED, margin=margin,
+    return SolveResult(weights=a, n_iter=1, status=SEPARABLE if zmin > 0 else CONVERGED,
                        extra={"factorization": factor.method})
-
-
-def _ones_task(X, labels, positive, rows):
-    return np.ones(labels.shape[0] if rows is None else len(rows))
 
 
 def _gap_block(X, labels, positive, rows, W, classes):
@@ -892,9 +887,12 @@ def fit_ho_kashyap(estimator, X, y, X_val=None, y_val=None, coef_init=None, inte
 
 
 def _margin_parts(margin, blocks):
-    """``None``, a positive number, or ``N`` values (NumPy or dask) → per-block delayed ``b`` (or ``None``)."""
+    """``None``, a positive number, or ``N`` values (NumPy or dask) → ``(b, its per-block parts)``, persisted.
+
+    The caller keeps ``b``: its persisted blocks live as long as it does.
+    """
     if margin is None:
-        return None
+        return None, None
     _, da = _dask()
     if not is_dask_collection(margin) and np.ndim(margin) == 0:
         value = float(margin)
@@ -911,26 +909,26 @@ def _margin_parts(margin, blocks):
         raise ValueError(f"margin must be a number or have one entry per sample ({sum(blocks.sizes)}), "
                          f"got shape {margin.shape}")
     (margin,) = _persist(margin.astype(np.float64).rechunk((tuple(blocks.sizes),)))
-    return margin.to_delayed().ravel().tolist()
+    return margin, margin.to_delayed().ravel().tolist()
 
 
 def fit_mse(estimator, X, y, margin=None):
     """:meth:`linsep.MSEClassifier.fit` for dask ``X``: ``Y⁺b`` (two classes) or the linear machine ``[X, 1]⁺B``."""
     blocks = _prepare(estimator, X, y)
     classes = estimator.classes_
-    margin_parts = _margin_parts(margin, blocks)
+    margin, margin_parts = _margin_parts(margin, blocks)
     design = DaskDesign(blocks, classes[-1])
+    _, da = _dask()
+    b = da.ones(design.shape[0], chunks=(tuple(design.counts),)) if margin is None else margin
     if classes.size == 2:
         results = [mse(design.with_positive(classes[1]), margin_parts, C=estimator.C)]
         designs = [design.with_positive(classes[1])]
-        margins = [results[0].margin]
+        margins = [b]
     else:
         W, status, method = mse_linear_machine(design, classes, margin_parts, C=estimator.C)
         results = [SolveResult(weights=W[:, k], n_iter=1, status=status, extra={"factorization": method})
                    for k in range(classes.size)]
         designs = [design.with_positive(c) for c in classes]
-        b = design.from_blocks(design.tasks(_ones_task)) if margin_parts is None else design.from_blocks(margin_parts)
-        _, da = _dask()
         own = blocks.labels[:, None] == da.from_array(classes[None, :])
         margins = [da.where(own, b[:, None], 0.0)]
     estimator._unpack_common(results)

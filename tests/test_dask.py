@@ -1,0 +1,234 @@
+"""The Dask backend: the same fits as in memory, blockwise, on a small LocalCluster."""
+
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+from linsep import HoKashyapClassifier, LagrangianSVMClassifier, MSEClassifier  # noqa: E402
+from linsep import _dask as backend  # noqa: E402
+from linsep._certificates import FIT_PROOF_RTOL, is_proof  # noqa: E402
+
+RTOL = 1e-8
+CHUNKS = (70, 33, 97)  # uneven row chunks, N = 200
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                       dashboard_address=None)
+    client = distributed.Client(cluster)
+    yield client
+    client.close()
+    cluster.close()
+
+
+def _data(kind, n=sum(CHUNKS), d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    if kind == "separable":
+        y = (X @ np.arange(1.0, d + 1) + 0.5 > 0).astype(int)
+        X[:, 0] += np.where(y == 1, 0.5, -0.5)  # a margin: HK separates in a few steps
+    elif kind == "xor":
+        y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    elif kind == "noisy":
+        y = (X[:, 0] + 0.5 * X[:, 1] + 0.5 * rng.standard_normal(n) > 0).astype(int)
+    else:  # three classes along the first feature, with strings as labels
+        y = np.array(["a", "b", "c"])[np.digitize(X[:, 0] + 0.3 * rng.standard_normal(n), [-0.4, 0.4])]
+    return X, y
+
+
+def _dask_pair(X, y, dask_y=True):
+    Xd = da.from_array(X, chunks=(CHUNKS, X.shape[1]))
+    return Xd, (da.from_array(y, chunks=(CHUNKS,)) if dask_y else y)
+
+
+def _fit_both(make, X, y, **fit_kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        memory = make().fit(X, y, **fit_kwargs)
+        Xd, yd = _dask_pair(X, y)
+        on_dask = make().fit(Xd, yd, **fit_kwargs)
+    return memory, on_dask
+
+
+def _assert_same_fit(memory, on_dask):
+    assert isinstance(on_dask.coef_, np.ndarray) and isinstance(on_dask.intercept_, np.ndarray)
+    W_mem = np.column_stack([memory.coef_, memory.intercept_])
+    W_dask = np.column_stack([on_dask.coef_, on_dask.intercept_])
+    scale = np.abs(W_mem).max(axis=1, keepdims=True)
+    assert np.all(np.abs(W_dask - W_mem) <= RTOL * scale), np.abs(W_dask - W_mem).max() / scale.min()
+    np.testing.assert_array_equal(on_dask.classes_, memory.classes_)
+    np.testing.assert_array_equal(np.atleast_1d(on_dask.status_), np.atleast_1d(memory.status_))
+    np.testing.assert_array_equal(np.atleast_1d(on_dask.n_iter_), np.atleast_1d(memory.n_iter_))
+    assert on_dask.n_features_in_ == memory.n_features_in_
+
+
+def test_import_does_not_import_dask():
+    code = "import sys, linsep; linsep.HoKashyapClassifier(); print('dask' in sys.modules, 'linsep._dask' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "False"]
+
+
+@pytest.mark.parametrize("kind, expected", [("separable", "separable"), ("xor", "not_separable")])
+def test_hk_verdicts_equal(client, kind, expected):
+    X, y = _data(kind)
+    memory, on_dask = _fit_both(lambda: HoKashyapClassifier(max_iter=300), X, y)
+    assert memory.status_ == expected
+    _assert_same_fit(memory, on_dask)
+    np.testing.assert_allclose(on_dask.margin_vector_.compute(), memory.margin_vector_, rtol=RTOL, atol=1e-12)
+    if expected == "not_separable":
+        # the certificate stays on the workers; it is a valid proof for the in-memory check too
+        u = on_dask.certificate_.compute()
+        np.testing.assert_allclose(u, memory.certificate_, rtol=1e-6, atol=1e-12 * u.max())
+        assert is_proof(X, np.where(y == 1, 1.0, -1.0), u, FIT_PROOF_RTOL)
+
+
+def test_hk_max_iter_warns(client):
+    X, y = _data("noisy")
+    Xd, yd = _dask_pair(X, y)
+    with pytest.warns(ConvergenceWarning):
+        on_dask = HoKashyapClassifier(max_iter=4).fit(Xd, yd)
+    memory = HoKashyapClassifier(max_iter=4)
+    with pytest.warns(ConvergenceWarning):
+        memory.fit(X, y)
+    assert on_dask.status_ == "max_iter"
+    _assert_same_fit(memory, on_dask)
+
+
+MHKS, MHKA, MODIFIED = dict(C=1.0, max_iter=15), dict(C=1.0, loss="absolute", max_iter=10), dict(update="weights", max_iter=15)
+
+
+# One-vs-rest is the same code for every variant: MHKS and MHKA cover it.
+@pytest.mark.parametrize("params, kind", [(MHKS, "noisy"), (MHKA, "noisy"), (MODIFIED, "noisy"), (MHKS, "three"),
+                                          (MHKA, "three")],
+                         ids=["mhks", "mhka", "modified_hk", "mhks-ovr", "mhka-ovr"])
+def test_hk_variants_equal(client, params, kind):
+    X, y = _data(kind)
+    memory, on_dask = _fit_both(lambda: HoKashyapClassifier(**params), X, y)
+    _assert_same_fit(memory, on_dask)
+
+
+@pytest.mark.parametrize("loss", ["squared", "absolute"], ids=["hkes", "hkesa"])
+def test_early_stopping_with_validation_data_equal(client, loss):
+    X, y = _data("noisy", seed=1)
+    X_val, y_val = _data("noisy", n=60, seed=2)
+    make = lambda: HoKashyapClassifier(early_stopping=True, loss=loss, max_iter=12)  # noqa: E731
+    memory, on_dask = _fit_both(make, X, y, X_val=X_val, y_val=y_val)
+    _assert_same_fit(memory, on_dask)
+    assert on_dask.best_iter_ == memory.best_iter_
+    np.testing.assert_allclose(on_dask.history_["validation_error"], memory.history_["validation_error"])
+
+
+def test_early_stopping_blockwise_split(client):
+    # Without X_val, each row block holds out a stratified third, seeded by (random_state, block):
+    # the in-memory fit on the same split gives the same model.
+    X, y = _data("three", seed=3)
+    Xd, yd = _dask_pair(X, y)
+    make = lambda: HoKashyapClassifier(early_stopping=True, max_iter=8, random_state=7)  # noqa: E731
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        on_dask = make().fit(Xd, yd)
+        starts = np.cumsum((0,) + CHUNKS)
+        held = np.concatenate([start + backend._held_out_block(y[a:b], np.unique(y), 1 / 3, 7, i)[1]
+                               for i, (start, a, b) in enumerate(zip(starts, starts[:-1], starts[1:]))])
+        keep = np.setdiff1d(np.arange(len(y)), held)
+        memory = make().fit(X[keep], y[keep], X_val=X[held], y_val=y[held])
+    assert 0.25 < held.size / len(y) < 0.4
+    _assert_same_fit(memory, on_dask)
+    np.testing.assert_array_equal(on_dask.best_iter_, memory.best_iter_)
+
+
+@pytest.mark.parametrize("kind", ["noisy", "three"])
+def test_mse_equal(client, kind):
+    X, y = _data(kind)
+    memory, on_dask = _fit_both(lambda: MSEClassifier(C=0.5), X, y)
+    _assert_same_fit(memory, on_dask)
+    np.testing.assert_array_equal(on_dask.margin_vector_.compute(), memory.margin_vector_)
+    b = np.linspace(0.5, 2.0, len(y))
+    memory, on_dask = _fit_both(lambda: MSEClassifier(), X, y, margin=b)
+    _assert_same_fit(memory, on_dask)
+
+
+@pytest.mark.parametrize("kind", ["noisy", "three"])
+def test_lsvm_equal(client, kind):
+    X, y = _data(kind)
+    memory, on_dask = _fit_both(lambda: LagrangianSVMClassifier(C=2.0, tol=1e-3, max_iter=20), X, y)
+    _assert_same_fit(memory, on_dask)
+    alpha = on_dask.alpha_.compute()
+    np.testing.assert_allclose(alpha, memory.alpha_, rtol=0, atol=RTOL * np.abs(memory.alpha_).max())
+
+
+def test_predict_is_blockwise(client):
+    X, y = _data("three")
+    Xd, yd = _dask_pair(X, y, dask_y=False)  # NumPy labels with dask X
+    clf = MSEClassifier().fit(Xd, yd)
+    scores, labels = clf.decision_function(Xd), clf.predict(Xd)
+    assert isinstance(scores, da.Array) and isinstance(labels, da.Array)
+    assert scores.chunks[0] == CHUNKS
+    np.testing.assert_allclose(scores.compute(), clf.decision_function(X), rtol=1e-12)
+    np.testing.assert_array_equal(labels.compute(), clf.predict(X))
+
+
+def test_one_pass_per_iteration_and_only_small_results(client, monkeypatch):
+    # Per iteration: one persist (the fused block pass) and one compute, whose results are p-sized.
+    X, y = _data("noisy")
+    calls = {"compute": 0, "persist": 0, "largest": 0}
+    compute, persist = backend._compute, backend._persist
+
+    def counting_compute(*objects):
+        calls["compute"] += 1
+        results = compute(*objects)
+        for result in results:
+            values = result.values() if isinstance(result, dict) else np.atleast_1d(result)
+            calls["largest"] = max([calls["largest"]] + [np.size(v) for v in values])
+        return results
+
+    def counting_persist(*objects):
+        calls["persist"] += 1
+        return persist(*objects)
+
+    monkeypatch.setattr(backend, "_compute", counting_compute)
+    monkeypatch.setattr(backend, "_persist", counting_persist)
+    Xd, yd = _dask_pair(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = HoKashyapClassifier(C=1.0, max_iter=12).fit(Xd, yd)
+    n_iter = clf.n_iter_
+    # the fused passes, plus a fixed number of set-up and checking round trips
+    assert calls["persist"] <= n_iter + 2
+    assert calls["compute"] <= n_iter + 6
+    assert calls["largest"] <= (X.shape[1] + 1) ** 2  # the Gram matrix: nothing N-sized
+
+
+def test_refused_inputs(client):
+    X, y = _data("noisy")
+    yd = da.from_array(y, chunks=(CHUNKS,))
+    by_columns = da.from_array(X, chunks=(CHUNKS, 2))
+    # column chunks are merged when the row blocks stay small
+    np.testing.assert_allclose(MSEClassifier().fit(by_columns, yd).coef_, MSEClassifier().fit(X, y).coef_,
+                               rtol=1e-10)
+    too_big = da.zeros((4, 2**28), chunks=(4, 2**20))
+    with pytest.raises(ValueError, match="chunked by columns"):
+        MSEClassifier().fit(too_big, np.array([0, 1, 0, 1]))
+    unknown = da.from_array(X, chunks=(CHUNKS, 4))
+    unknown = unknown[unknown[:, 0] > -10]
+    with pytest.raises(ValueError, match="unknown size"):
+        HoKashyapClassifier().fit(unknown, y)
+    with pytest.raises(ValueError, match="one label per row"):
+        HoKashyapClassifier().fit(da.from_array(X, chunks=(CHUNKS, 4)), y[:-1])
+    bad = X.copy()
+    bad[5, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        LagrangianSVMClassifier().fit(da.from_array(bad, chunks=(CHUNKS, 4)), yd)
+    with pytest.raises(ValueError, match="record_history"):
+        HoKashyapClassifier(record_history=True).fit(da.from_array(X, chunks=(CHUNKS, 4)), yd)
+    collinear = np.column_stack([X, X[:, 0]])
+    with pytest.raises(ValueError, match="singular"):
+        MSEClassifier().fit(da.from_array(collinear, chunks=(CHUNKS, 5)), yd)
