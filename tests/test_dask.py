@@ -1,5 +1,6 @@
 """The Dask backend: the same fits as in memory, blockwise, on a small LocalCluster."""
 
+import json
 import subprocess
 import sys
 import warnings
@@ -232,3 +233,22 @@ def test_refused_inputs(client):
     collinear = np.column_stack([X, X[:, 0]])
     with pytest.raises(ValueError, match="singular"):
         MSEClassifier().fit(da.from_array(collinear, chunks=(CHUNKS, 5)), yd)
+
+
+def test_bench_on_a_dask_scheduler(client, tmp_path, capsys, monkeypatch):
+    from linsep.cli import main
+    from linsep.experiments import runner
+
+    monkeypatch.setattr(runner, "DASK_CONNECT_TIMEOUT", "1s")
+
+    argv = ["bench", "--datasets", "thyroid", "--methods", "hk", "mse", "--splits", "2", "--no-progress"]
+    assert main(argv + ["--out", str(tmp_path / "dask"), "--scheduler", client.scheduler.address]) == 0
+    assert "4 runs computed" in capsys.readouterr().out
+    assert main(argv + ["--out", str(tmp_path / "local")]) == 0
+    capsys.readouterr()
+    on_dask, local = ({(r["dataset"], r["method"], r["split"]): r["test_error"]
+                       for r in json.loads((tmp_path / name / "results.json").read_text())}
+                      for name in ("dask", "local"))
+    assert on_dask == local and len(local) == 4  # seeded by (seed, split): the same wherever they ran
+    assert main(argv + ["--out", str(tmp_path / "x"), "--scheduler", "tcp://127.0.0.1:9"]) == 2
+    assert "cannot reach the Dask scheduler" in capsys.readouterr().err

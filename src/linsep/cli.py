@@ -3,7 +3,7 @@
 ::
 
     linsep bench [--protocol validation|test] [--datasets …] [--methods …] [--splits N]
-                 [--quick] [--jobs J] [--out DIR] [--seed S] [--test ttest|wilcoxon]
+                 [--quick] [--jobs J] [--scheduler ADDRESS] [--out DIR] [--seed S] [--test ttest|wilcoxon]
     linsep fit ALGO DATA -o MODEL [--param name=value …]
     linsep predict MODEL DATA [-o FILE]
     linsep separable DATA        (exit status 0 with a verdict, 3 when undecided)
@@ -352,7 +352,8 @@ def _cmd_bench(args):
     try:
         report = run_benchmark(datasets=args.datasets, methods=args.methods, protocol=args.protocol,
                                n_splits=args.splits, quick=args.quick, jobs=args.jobs, out=args.out,
-                               seed=args.seed, test=args.test, progress=not args.no_progress)
+                               seed=args.seed, test=args.test, progress=not args.no_progress,
+                               scheduler=args.scheduler)
     except ValueError as exc:
         raise CLIError(str(exc)) from None
     print(report.markdown)
@@ -387,6 +388,8 @@ def build_parser():
     bench.add_argument("--quick", action="store_true",
                        help="10 splits, all nine data sets, LinearSVC instead of the slow libsvm SVC")
     bench.add_argument("--jobs", type=int, default=1, metavar="J", help="parallel workers (-1: all cores)")
+    bench.add_argument("--scheduler", metavar="ADDRESS",
+                       help="run the splits on the Dask cluster at ADDRESS (needs linsep[dask])")
     bench.add_argument("--out", default="results", metavar="DIR", help="output folder (default: results)")
     bench.add_argument("--seed", type=int, default=0, help="seed of the splits (default 0)")
     bench.add_argument("--test", choices=("ttest", "wilcoxon"), default="ttest",

@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import platform
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +29,8 @@ from .stats import TESTS
 CACHE_FORMAT = 1
 QUICK_SPLITS = 10
 # Rough cost order, so the slow runs start first and the workers finish together.
+DASK_CONNECT_TIMEOUT = "10s"
+"""How long ``--scheduler`` waits for the Dask scheduler to answer."""
 _COST = {"svm": 0, "linear_svc": 1, "hkesa_cv": 2, "mhka": 2, "lsvm": 3, "hkesa": 4, "mhks": 5, "hkes_cv": 5}
 
 
@@ -108,8 +111,33 @@ def plan(datasets=None, methods=None, n_splits=None, quick=False):
     return datasets, methods, counts
 
 
+@contextmanager
+def dask_backend(address):
+    """joblib's Dask backend on a ``distributed.Client`` connected to the scheduler at ``address``.
+
+    Needs the ``dask`` extra; ``ValueError`` if it is missing or the scheduler
+    cannot be reached within :data:`DASK_CONNECT_TIMEOUT`.  The workers import linsep and write the run
+    cache under ``out`` themselves: on a cluster of several machines, ``out``
+    should be on a shared file system.
+    """
+    try:
+        import joblib
+        from distributed import Client
+    except ImportError:
+        raise ValueError("--scheduler needs Dask: pip install 'linsep[dask]'") from None
+    try:
+        client = Client(address, timeout=DASK_CONNECT_TIMEOUT, set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise ValueError(f"cannot reach the Dask scheduler at {address!r}: {exc}") from None
+    try:
+        with joblib.parallel_backend("dask", client=client):
+            yield client
+    finally:
+        client.close()
+
+
 def run_benchmark(datasets=None, methods=None, protocol="validation", n_splits=None, quick=False,
-                  jobs=1, out="results", seed=0, test="ttest", progress=True):
+                  jobs=1, out="results", seed=0, test="ttest", progress=True, scheduler=None):
     """Run the comparison of Lauer & Bloch (2006), §3, and write its tables and figures.
 
     Parameters
@@ -124,6 +152,11 @@ def run_benchmark(datasets=None, methods=None, protocol="validation", n_splits=N
         and splice), ``quick``: 10.
     jobs : int
         joblib workers over the runs (-1: all cores).
+    scheduler : str or None
+        Address of a Dask scheduler (``tcp://host:8786``): the runs go to its
+        workers through joblib's Dask backend (:func:`dask_backend`; ``jobs``
+        is then ignored).  Results are the same: every run is seeded by
+        ``(seed, split)``.
     out : path
         Output folder (tables, figures, raw results, cache).
     seed : int
@@ -162,11 +195,12 @@ def run_benchmark(datasets=None, methods=None, protocol="validation", n_splits=N
         from joblib import Parallel, delayed
         from tqdm.auto import tqdm
 
-        runs = Parallel(n_jobs=jobs, return_as="generator_unordered")(
-            delayed(_task)(d, m, s, protocol, seed, path, config) for d, m, s, path in todo)
-        for record in tqdm(runs, total=len(todo), desc=f"linsep bench ({protocol})", unit="run",
-                           disable=not progress, smoothing=0.05):
-            (failures if "error" in record else results).append(record)
+        with nullcontext() if scheduler is None else dask_backend(scheduler):
+            runs = Parallel(n_jobs=jobs if scheduler is None else -1, return_as="generator_unordered")(
+                delayed(_task)(d, m, s, protocol, seed, path, config) for d, m, s, path in todo)
+            for record in tqdm(runs, total=len(todo), desc=f"linsep bench ({protocol})", unit="run",
+                               disable=not progress, smoothing=0.05):
+                (failures if "error" in record else results).append(record)
     results.sort(key=lambda r: (datasets.index(r["dataset"]), methods.index(r["method"]), r["split"]))
 
     table = TABLE_OF_PROTOCOL[protocol]
@@ -179,8 +213,9 @@ def run_benchmark(datasets=None, methods=None, protocol="validation", n_splits=N
     files += [out / f"table{table}.md", out / f"table{table}.csv"]
     if time_rows:
         tmd = time_markdown(time_rows, datasets, methods)
+        workers = f"{jobs} joblib worker(s)" if scheduler is None else f"the Dask cluster at {scheduler}"
         (out / "table2.md").write_text(tmd + f"\nMachine: {platform.processor() or platform.machine()}, "
-                                       f"{jobs} joblib worker(s).\n")
+                                       f"{workers}.\n")
         write_csv(out / "table2.csv", time_rows)
         files += [out / "table2.md", out / "table2.csv"]
         md += "\n" + tmd
