@@ -185,10 +185,11 @@ def _gram_block(X, labels, positive, rows, margin, rhs=None):
     linear machine's ``[X, 1]ᵀ B`` (``B_ik = margin_i`` for the sample's class).
     """
     X, y = _signed_rows(X, labels, positive, rows)
-    A = np.empty((X.shape[0], X.shape[1] + 1))
-    A[:, :-1] = X
-    A[:, -1] = 1.0
-    gram = A.T @ A
+    p = X.shape[1] + 1
+    gram = np.empty((p, p))
+    gram[:-1, :-1] = X.T @ X  # BLAS syrk on the block itself, no augmented copy
+    gram[:-1, -1] = gram[-1, :-1] = X.sum(axis=0)
+    gram[-1, -1] = X.shape[0]
     out = {"gram": gram, "finite": bool(np.isfinite(X).all()), "n": X.shape[0], "label_sum": float(y.sum())}
     b = None if margin is None else np.asarray(margin if rows is None else margin[rows], dtype=np.float64)
     if b is not None:
@@ -203,36 +204,58 @@ def _gram_block(X, labels, positive, rows, margin, rhs=None):
             target = np.zeros((X.shape[0], len(value)))
             own = np.searchsorted(value, labels if rows is None else labels[rows])
             target[np.arange(X.shape[0]), own] = 1.0 if b is None else b
-            out["g"] = A.T @ target
+            out["g"] = np.vstack([X.T @ target, target.sum(axis=0)])
     return out
 
 
 def _hk_block(X, labels, positive, rows, B, D, W, b0, offset, two_mu, tol, update, irls):
-    """One Ho–Kashyap pass over a block: ``(B_{k+1}, E_k or None, scalars)`` (see the module)."""
-    X, y = _signed_rows(X, labels, positive, rows)
+    """One Ho–Kashyap pass over a block: ``(B_{k+1}, E_k or None, scalars)`` (see the module).
+
+    The margin update runs the in-memory compiled loop's own pass by rows
+    (:func:`linsep._loops._pass_by_rows`: ``X_b`` read once, the row subset
+    read in place); the weights update (modified HK) the NumPy expressions.
+    """
+    from ._loops import _pass_by_rows
+
+    n = labels.shape[0] if rows is None else len(rows)
     if B is None:
-        B = np.full(X.shape[0], float(b0))
-    Z = _scores(X, y, W)
-    E = Z - B if offset == 0.0 else Z - offset - B
-    target = B + offset
-    stats = {
-        "J": float(E @ E) if D is None else float(E @ (D * E)),
-        "wrong": int(np.count_nonzero(Z <= 0)),
-        "zmin": float(Z.min(initial=np.inf)),
-        "emax": float(E.max(initial=-np.inf)),
-        "emin": float(E.min(initial=np.inf)),
-        "bscale": float(np.abs(B).max(initial=0.0)),
-        "fixed_point": bool(np.all((target > 0) & (np.abs(E) <= tol * target))),
-        "eabs_max": float(np.abs(E).max(initial=0.0)),
-        "finite": bool(np.isfinite(Z).all()),
-    }
-    step = np.maximum(E, 0.0)
-    step *= two_mu
-    B_next = B + step
+        B = np.full(n, float(b0))
+    if update == "margin":
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        y = np.where((labels if rows is None else labels[rows]) == positive, 1.0, -1.0)
+        E, B_next, g = np.empty(n), np.empty(n), np.empty(X.shape[1] + 1)
+        J, fixed_point, wrong, separated, max_e, max_b = _pass_by_rows(
+            X, y, _ALL_ROWS if rows is None else np.asarray(rows, dtype=np.intp), W, B, offset, two_mu, tol,
+            _NO_WEIGHTS if D is None else D, E, B_next, g, 0, n)
+        stats = {"J": float(J), "wrong": int(wrong), "separated": bool(separated), "emax": float(max_e),
+                 "bscale": float(max_b), "fixed_point": bool(fixed_point)}
+    else:
+        X, y = _signed_rows(X, labels, positive, rows)
+        Z = _scores(X, y, W)
+        E = Z - B if offset == 0.0 else Z - offset - B
+        target = B + offset
+        stats = {
+            "J": float(E @ E) if D is None else float(E @ (D * E)),
+            "wrong": int(np.count_nonzero(Z <= 0)),
+            "separated": bool(Z.min(initial=np.inf) > 0),
+            "emax": float(E.max(initial=-np.inf)),
+            "bscale": float(np.abs(B).max(initial=0.0)),
+            "fixed_point": bool(np.all((target > 0) & (np.abs(E) <= tol * target))),
+        }
+        step = np.maximum(E, 0.0)
+        step *= two_mu
+        B_next = B + step
+        g = _transposed_product(X, y, np.abs(E))
+    stats["emin"] = float(E.min(initial=np.inf))
+    stats["eabs_max"] = float(np.abs(E).max(initial=0.0))
+    stats["finite"] = bool(np.isfinite(E).all())
     if not irls:  # IRLS takes the right-hand side in its second pass, with D_k
-        stats["g"] = _transposed_product(X, y, (B_next if offset == 0.0 else B_next + offset)
-                                         if update == "margin" else np.abs(E))
+        stats["g"] = g
     return B_next, (E if irls else None), stats
+
+
+_ALL_ROWS = np.empty(0, dtype=np.intp)
+_NO_WEIGHTS = np.empty(0)
 
 
 def _irls_block(X, labels, positive, rows, E, B_next, floor, offset, update):
@@ -443,13 +466,13 @@ def _prepared_gram(design, rhs=None, margin_parts=None):
 
 def _check_scale(gram, n_samples):
     # The in-memory estimators rescale columns beyond 2^±53 by powers of two; the squared column
-    # norms (the Gram diagonal) tell whether any column can be that far out (the cheap test of
-    # linsep._design._surely_in_range), and such data are refused here.
+    # norms (the Gram diagonal) tell whether any column may be that far out (the sufficient test of
+    # linsep._design._surely_in_range; all-zero columns need no scaling), and such data are refused.
     p = np.finfo(np.float64).nmant + 1
     squares = gram.diagonal()[:-1]
-    if not np.all((squares >= n_samples * 2.0 ** (-2 * p)) & (squares <= 2.0 ** (2 * p))):
-        raise ValueError("some column of X is (nearly) all zero or beyond 2^±53 in magnitude; the dask backend "
-                         "does not rescale columns: drop or rescale them before fitting")
+    if not np.all((squares == 0) | ((squares >= n_samples * 2.0 ** (-2 * p)) & (squares <= 2.0 ** (2 * p)))):
+        raise ValueError("some column of X may lie beyond 2^±53 in magnitude; the dask backend does not rescale "
+                         "columns (the in-memory fit does): rescale them before fitting")
 
 
 # --- Ho–Kashyap --------------------------------------------------------------------------------------------
@@ -501,7 +524,7 @@ def ho_kashyap(Y, *, learning_rate=0.4, b0=1e-6, max_iter=10_000, tol=1e-6, stop
         stats = {
             "J": float(np.sum([p["J"] for p in parts])),
             "wrong": int(np.sum([p["wrong"] for p in parts])),
-            "zmin": min(p["zmin"] for p in parts),
+            "separated": all(p["separated"] for p in parts),
             "emax": max(p["emax"] for p in parts),
             "emin": min(p["emin"] for p in parts),
             "bscale": max(p["bscale"] for p in parts),
@@ -531,7 +554,7 @@ def ho_kashyap(Y, *, learning_rate=0.4, b0=1e-6, max_iter=10_000, tol=1e-6, stop
     W_prev = np.full_like(W, np.nan)
     certificate = None
     while True:
-        if stop_at_separation and stats["zmin"] > 0:
+        if stop_at_separation and stats["separated"]:
             status = SEPARABLE
             break
         if can_prove and stats["emax"] <= _PROOF_RTOL * stats["bscale"] and is_nonseparability_proof(
@@ -542,7 +565,7 @@ def ho_kashyap(Y, *, learning_rate=0.4, b0=1e-6, max_iter=10_000, tol=1e-6, stop
             status = NOT_SEPARABLE
             break
         fixed_point = stats["fixed_point"]
-        if relative and (fixed_point if not absolute else stats["zmin"] > 0 and (
+        if relative and (fixed_point if not absolute else stats["separated"] and (
                 fixed_point or weights_stand_still(W, W_prev, tol))):
             status = CONVERGED
             break
@@ -588,11 +611,12 @@ def ho_kashyap(Y, *, learning_rate=0.4, b0=1e-6, max_iter=10_000, tol=1e-6, stop
     weights = best_W if early_stopping else W
     if early_stopping and best_iter != k:
         _, zmin, finite = _combine_counts(_compute(*Y.tasks(_count_block, W=weights)))
+        separated = zmin > 0
     else:
-        zmin, finite = stats["zmin"], stats["finite"]
+        separated, finite = stats["separated"], stats["finite"]
     if not finite:
         raise FloatingPointError("Ho–Kashyap's weights overflow the scores Y W; rescale the data or the starting weights")
-    if zmin > 0:
+    if separated:
         status = SEPARABLE
     elif status == SEPARABLE:
         status = CONVERGED
