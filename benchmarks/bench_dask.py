@@ -4,7 +4,7 @@
 
 A ``distributed.LocalCluster`` with 2 worker processes (one thread each), each
 with ``memory_limit`` below ``X.nbytes`` (defaults: X = 7.5·10⁶ × 20 float64 =
-1.2 GB, 1 GB per worker), so no worker could hold ``X``: it is drawn on the
+1.2 GB, 1 GiB = 1.07 GB per worker), so no worker could hold ``X``: it is drawn on the
 workers with ``dask.array.random`` (chunks of 250 000 rows), labelled there
 (a noisy linear rule: not separable, so HK runs its full budget) and
 persisted, half on each worker.  Prints, measured in one run:
@@ -53,7 +53,7 @@ def main():
     parser.add_argument("--quick", action="store_true", help="N = 200 000 (a small check of the script)")
     parser.add_argument("--n", type=int, default=7_500_000)
     parser.add_argument("--d", type=int, default=20)
-    parser.add_argument("--memory-limit", default="1GB", help="per worker (default 1GB)")
+    parser.add_argument("--memory-limit", default="1GiB", help="per worker (default 1GiB = 1.07 GB)")
     parser.add_argument("--chunk-rows", type=int, default=250_000)
     args = parser.parse_args()
     n = 200_000 if args.quick else args.n
@@ -100,9 +100,9 @@ def main():
                     fit_time, est = timed_fit(make, X, y, None)
                     on_dask[name] = (fit_time, est.n_iter_, fit_time)
                 else:
-                    t_a, _ = timed_fit(make, X, y, a)
+                    t_a, est_a = timed_fit(make, X, y, a)
                     fit_time, est = timed_fit(make, X, y, b)
-                    on_dask[name] = (fit_time, est.n_iter_, (fit_time - t_a) / (est.n_iter_ - a - 1))
+                    on_dask[name] = (fit_time, est.n_iter_, (fit_time - t_a) / (est.n_iter_ - est_a.n_iter_))
             rss_fits = peak_rss()
 
             sub = n // 8
@@ -114,9 +114,9 @@ def main():
                 if a is None:
                     memory = timed_fit(make, X_sub, y_sub, None)[0] * n / sub
                 else:
-                    m_a, _ = timed_fit(make, X_sub, y_sub, a)
-                    m_b, est_mem = timed_fit(make, X_sub, y_sub, b)
-                    memory = (m_b - m_a) / (est_mem.n_iter_ - a - 1) * n / sub
+                    m_a, mem_a = timed_fit(make, X_sub, y_sub, a)
+                    m_b, mem_b = timed_fit(make, X_sub, y_sub, b)
+                    memory = (m_b - m_a) / (mem_b.n_iter_ - mem_a.n_iter_) * n / sub
                 fit_time, n_iter, per_iter = on_dask[name]
                 print(f"{name:<6} {fit_time:8.2f} {n_iter:7d} {per_iter:8.3f} {memory:28.3f} {per_iter / memory:6.2f}")
             print(f"\nclient peak RSS during the dask fits: {rss_fits / 1e9:.2f} GB (after persisting X: "

@@ -103,7 +103,7 @@ def test_hk_max_iter_warns(client):
     _assert_same_fit(memory, on_dask)
 
 
-MHKS, MHKA, MODIFIED = dict(C=1.0, max_iter=15), dict(C=1.0, loss="absolute", max_iter=10), dict(update="weights", max_iter=15)
+MHKS, MHKA, MODIFIED = dict(C=1.0, max_iter=12), dict(C=1.0, loss="absolute", max_iter=8), dict(update="weights", max_iter=12)
 
 
 # One-vs-rest is the same code for every variant: MHKS and MHKA cover it.
@@ -132,7 +132,7 @@ def test_early_stopping_blockwise_split(client):
     # the in-memory fit on the same split gives the same model.
     X, y = _data("three", seed=3)
     Xd, yd = _dask_pair(X, y)
-    make = lambda: HoKashyapClassifier(early_stopping=True, max_iter=8, random_state=7)  # noqa: E731
+    make = lambda: HoKashyapClassifier(early_stopping=True, max_iter=6, random_state=7)  # noqa: E731
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         on_dask = make().fit(Xd, yd)

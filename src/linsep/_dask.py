@@ -49,8 +49,9 @@ from ._base import is_dask_collection
 from ._certificates import (FIT_PROOF_RTOL, column_largest, power_of_two_shifts, proof_block_sums,
                             residuals_from_sums)
 from ._linalg import LeastSquaresFactor
-from ._loops import is_nonseparability_proof, weights_stand_still
-from ._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
+from ._loops import is_nonseparability_proof
+from ._result import CONVERGED, NOT_SEPARABLE, SEPARABLE, SolveResult
+from .solvers.lsvm import _LinearStep
 
 MAX_BLOCK_BYTES = 1 << 30
 """Largest row block (all columns, float64) that a column-chunked ``X`` is rechunked into."""
@@ -489,7 +490,7 @@ def ho_kashyap(Y, *, learning_rate=0.4, b0=1e-6, max_iter=10_000, tol=1e-6, stop
     ``margin`` and ``certificate`` of the result are dask arrays.  Rank-
     deficient ``Y`` without ``C`` (the in-memory SVD path) is refused.
     """
-    from .solvers.ho_kashyap import _PROOF_RTOL, STOPPING_RULES, _check_finite
+    from .solvers.ho_kashyap import _PROOF_RTOL, STOPPING_RULES, _check_finite, stopping_status
 
     if stopping not in STOPPING_RULES:
         raise ValueError(f"stopping must be one of {STOPPING_RULES}, got {stopping!r}")
@@ -564,18 +565,10 @@ def ho_kashyap(Y, *, learning_rate=0.4, b0=1e-6, max_iter=10_000, tol=1e-6, stop
             (certificate,) = _persist(certificate)
             status = NOT_SEPARABLE
             break
-        fixed_point = stats["fixed_point"]
-        if relative and (fixed_point if not absolute else stats["separated"] and (
-                fixed_point or weights_stand_still(W, W_prev, tol))):
-            status = CONVERGED
-            break
-        if J_prev is not None:
-            change = abs(J_prev - J)
-            if (change <= tol * J_prev) if relative else (change < tol):
-                status = CONVERGED
-                break
-        if k >= max_iter:
-            status = MAX_ITER
+        status = stopping_status(relative=relative, absolute=absolute, fixed_point=stats["fixed_point"],
+                                 separated=stats["separated"], W=W, W_prev=W_prev, tol=tol, J=J, J_prev=J_prev,
+                                 k=k, max_iter=max_iter)
+        if status is not None:
             break
 
         B_next_parts = [out[0] for out in outs]
@@ -666,11 +659,12 @@ def mse_linear_machine(A, classes, margin_parts=None, *, C=0.0):
     return W, SEPARABLE if gap > 0 else CONVERGED, factor.method
 
 
-class _LSVMStep:
-    """The LSVM update (22) over persisted blocks: the blockwise twin of :class:`linsep.solvers.lsvm._LinearStep`.
+class _LSVMStep(_LinearStep):
+    """The LSVM update (22) over persisted blocks: :class:`linsep.solvers.lsvm._LinearStep` with a blockwise pass.
 
     ``r`` and ``α`` stay on the workers; ``W_{k+1} = S⁻¹Hᵗr_k`` is solved on
-    the client from the ``p``-vector each pass returns.
+    the client from the ``p``-vector each pass returns; the step itself
+    (``__call__``) is the in-memory one.
     """
 
     def __init__(self, design, pd_factor, C, mu):
@@ -693,12 +687,6 @@ class _LSVMStep:
         alpha_sq = float(np.sum([p["alpha_sq"] for p in parts]))
         objective = float(np.sum([p["objective"] for p in parts]))
         return step_sq, alpha_sq, 0.0, 0.0, objective
-
-    def __call__(self):
-        previous, self.weights = self.weights, self._next
-        step_sq, alpha_sq, _, _, self.objective = self._pass()
-        diff = self.weights - previous
-        return step_sq, alpha_sq, float(diff @ diff), float(self.weights @ self.weights), self.objective
 
     @property
     def alpha(self):

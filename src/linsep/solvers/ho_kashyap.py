@@ -528,17 +528,10 @@ def _iterate_numpy(Y, factor, W, B, *, learning_rate, max_iter, tol, relative, s
         # absolute-error fit): on separated data, its fixed point is W standing still.
         target = B + offset
         fixed_point = np.all((target > 0) & (np.abs(E) <= tol * target))
-        if relative and (fixed_point if not absolute else Z.min() > 0 and (
-                fixed_point or weights_stand_still(W, W_prev, tol))):
-            status = CONVERGED
-            break
-        if J_prev is not None:
-            change = abs(J_prev - J)
-            if (change <= tol * J_prev) if relative else (change < tol):
-                status = CONVERGED
-                break
-        if k >= max_iter:
-            status = MAX_ITER
+        status = stopping_status(relative=relative, absolute=absolute, fixed_point=fixed_point,
+                                 separated=absolute and Z.min() > 0, W=W, W_prev=W_prev, tol=tol, J=J,
+                                 J_prev=J_prev, k=k, max_iter=max_iter)
+        if status is not None:
             break
 
         # μ(E + |E|) = 2μ max(E, 0): the margin grows only where Y W exceeds it.
@@ -601,6 +594,25 @@ def _passes_check(Y, u):
     else:
         residuals = design_proof_residuals(Y, u)
     return residuals is not None and bool(np.all(residuals <= FIT_PROOF_RTOL))
+
+
+def stopping_status(*, relative, absolute, fixed_point, separated, W, W_prev, tol, J, J_prev, k, max_iter):
+    """The rules checked after the verdicts: ``"converged"``, ``"max_iter"`` or ``None`` (go on).
+
+    The fixed point (``relative``; for IRLS, on separated data, or ``W``
+    standing still), then the change of ``J``, then the budget (see the
+    module docstring).  ``separated`` is read only for IRLS (``absolute``).
+    """
+    if relative and (fixed_point if not absolute else separated and (
+            fixed_point or weights_stand_still(W, W_prev, tol))):
+        return CONVERGED
+    if J_prev is not None:
+        change = abs(J_prev - J)
+        if (change <= tol * J_prev) if relative else (change < tol):
+            return CONVERGED
+    if k >= max_iter:
+        return MAX_ITER
+    return None
 
 
 def _check_finite(J, k, factor):
