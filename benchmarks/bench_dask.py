@@ -21,6 +21,7 @@ persisted, half on each worker.  Prints, measured in one run:
 """
 
 import argparse
+import logging
 import os
 import resource
 import time
@@ -71,7 +72,7 @@ def main():
     with dask.config.set({"distributed.worker.memory.target": False, "distributed.worker.memory.spill": 0.9,
                           "distributed.worker.memory.pause": 0.95, "distributed.worker.memory.terminate": 0.99}):
         cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit=args.memory_limit,
-                               dashboard_address=None)
+                               dashboard_address=None, silence_logs=logging.CRITICAL)
         client = Client(cluster)
         try:
             X = da.random.RandomState(0).standard_normal((n, args.d), chunks=(chunk, args.d))
