@@ -13,9 +13,10 @@ chunks.  Both are persisted once: every later pass reads the blocks where
 they live.  The design ``Y = diag(y)[X, 1]`` is never formed: each task forms
 its block's signed rows, in float64, from ``X_b``, the labels and the class
 taken as ``+1``.  On the client live only ``p = d + 1``-sized vectors, the
-``p × p`` Gram matrix and its factor
-(:class:`~linsep._linalg.LeastSquaresFactor` with ``gram=``, the same class
-the in-memory solvers use), and the scalars of the stopping rules.
+``p × p`` Gram matrix and its factor (the in-memory solvers' W-step factory
+:func:`~linsep._linalg.least_squares_solver` given ``gram=``, which takes the
+direct :class:`~linsep._linalg.LeastSquaresFactor`), and the scalars of the
+stopping rules.
 ``N``-sized vectors (the margin vector ``B``, the IRLS weights ``D``, LSVM's
 ``α`` and ``r``) stay on the workers, one persisted block per row chunk; the
 returned margin vector, certificate and ``α`` are dask arrays.
@@ -48,7 +49,7 @@ import numpy as np
 from ._base import is_dask_collection
 from ._certificates import (FIT_PROOF_RTOL, column_largest, power_of_two_shifts, proof_block_sums,
                             residuals_from_sums)
-from ._linalg import LeastSquaresFactor
+from ._linalg import least_squares_solver
 from ._loops import is_nonseparability_proof
 from ._result import CONVERGED, NOT_SEPARABLE, SEPARABLE, SolveResult
 from .solvers.lsvm import _LinearStep
@@ -430,9 +431,11 @@ def _ones_of(design):
 
 
 def _factor(design, ridge, gram):
-    """The shared W-step factor of ``gram`` (``Y`` itself is never formed)."""
-    factor = LeastSquaresFactor(_FactorShape(design.shape), None, ridge, gram=gram)
-    return factor
+    """The shared W-step solver (:func:`linsep._linalg.least_squares_solver`) from ``gram``: the direct factor.
+
+    ``Y`` itself is never formed; the factory takes the direct path whenever it is given the Gram matrix.
+    """
+    return least_squares_solver(_FactorShape(design.shape), None, ridge, gram=gram)
 
 
 class _FactorShape:
@@ -620,7 +623,7 @@ def ho_kashyap(Y, *, learning_rate=0.4, b0=1e-6, max_iter=10_000, tol=1e-6, stop
     return SolveResult(
         weights=weights, n_iter=k + 1, status=status, margin=margin, certificate=certificate,
         history={name: np.asarray(values) for name, values in history.items()} if early_stopping else None,
-        best_iter=best_iter + 1 if early_stopping else None, extra={"factorization": factor.method})
+        best_iter=best_iter + 1 if early_stopping else None, extra=factor.stats)
 
 
 def _combine_counts(parts):
@@ -636,7 +639,7 @@ def mse(Y, margin_parts=None, *, C=0.0, gram_parts=None):
     a = factor.solve_normal(g)
     _, zmin, _ = _combine_counts(_compute(*Y.tasks(_count_block, W=a)))
     return SolveResult(weights=a, n_iter=1, status=SEPARABLE if zmin > 0 else CONVERGED,
-                       extra={"factorization": factor.method})
+                       extra=factor.stats)
 
 
 def _gap_block(X, labels, positive, rows, W, classes):
