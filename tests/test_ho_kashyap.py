@@ -466,7 +466,7 @@ THREAD_CASES = [dict(), dict(C=0.3, stop_at_separation=False), dict(loss="absolu
 @pytest.mark.parametrize("with_validation", [False, True])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_threaded_pass_reproduces_the_serial_pass(monkeypatch, kw, with_validation, dtype):
-    """Rows split over 3 chunks give the serial pass's iterates, up to the order of the sums."""
+    """Rows split over 3 chunks (the pass, and the IRLS Gram matrix) give the serial iterates, up to the order of the sums."""
     import linsep.solvers.ho_kashyap as module
 
     monkeypatch.setattr(module, "_BY_COLUMNS_MAX_ENTRIES", 0)
@@ -491,7 +491,8 @@ def test_threaded_pass_reproduces_the_serial_pass(monkeypatch, kw, with_validati
     assert threaded.weights.dtype == serial.weights.dtype == dtype
     rtol = 1e-9 if dtype == np.float64 else 1e-5
     np.testing.assert_allclose(threaded.weights, serial.weights, rtol=rtol, atol=1e-12)
-    np.testing.assert_allclose(threaded.margin, serial.margin, rtol=rtol, atol=1e-12)
+    # IRLS weights 1/|e_i| amplify rounding where e_i is small: compare on the margin vector's scale
+    np.testing.assert_allclose(threaded.margin, serial.margin, rtol=rtol, atol=rtol * np.abs(serial.margin).max())
     for name, trace in (serial.history or {}).items():
         np.testing.assert_allclose(threaded.history[name], trace, rtol=rtol, err_msg=name)
 

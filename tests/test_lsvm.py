@@ -187,3 +187,35 @@ def test_max_iter_gives_status_and_one_warning():
     with pytest.warns(ConvergenceWarning, match="max_iter=2"):
         clf = LagrangianSVMClassifier(C=10.0, max_iter=2).fit(X, y)
     assert clf.status_ == "max_iter" and clf.n_iter_ == 2
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_threaded_pass_reproduces_the_serial_pass(monkeypatch, dtype):
+    """Rows split over 3 threads give the serial pass's iterates, up to the order of the sums."""
+    import linsep.solvers.lsvm as module
+
+    X, y = _overlapping(n=500, d=5, seed=7)
+    X = X.astype(dtype)
+    monkeypatch.setattr(module, "pass_threads", lambda n_entries: 1)
+    serial = lagrangian_svm(X, y, C=4.0, record_history=True)
+    monkeypatch.setattr(module, "pass_threads", lambda n_entries: 3)
+    threaded = lagrangian_svm(X, y, C=4.0, record_history=True)
+    assert threaded.n_iter == serial.n_iter and threaded.status == serial.status
+    assert threaded.weights.dtype == serial.weights.dtype == dtype
+    rtol = 1e-9 if dtype == np.float64 else 1e-6
+    np.testing.assert_allclose(threaded.weights, serial.weights, rtol=rtol)
+    np.testing.assert_allclose(threaded.extra["alpha"], serial.extra["alpha"], rtol=rtol,
+                               atol=rtol * np.abs(serial.extra["alpha"]).max())
+    np.testing.assert_allclose(threaded.history["objective"], serial.history["objective"], rtol=rtol)
+
+
+def test_float32_data_give_the_float64_fit():
+    """float32 X is read as float32 (sums in float64): the fit agrees with float64 to float32 rounding."""
+    X, y = _overlapping(n=400, d=6, seed=8)
+    ref = LagrangianSVMClassifier(C=2.0).fit(X, y)
+    clf = LagrangianSVMClassifier(C=2.0).fit(X.astype(np.float32), y)
+    assert clf.coef_.dtype == clf.intercept_.dtype == np.float32 and ref.coef_.dtype == np.float64
+    W, W_ref = np.r_[clf.coef_.ravel(), clf.intercept_], np.r_[ref.coef_.ravel(), ref.intercept_]
+    assert np.abs(W - W_ref).max() <= 1e-5 * np.abs(W_ref).max()
+    sparse = LagrangianSVMClassifier(C=2.0).fit(sp.csr_matrix(X.astype(np.float32)), y)
+    np.testing.assert_allclose(sparse.coef_, clf.coef_, rtol=1e-5, atol=1e-6)

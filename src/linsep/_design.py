@@ -30,6 +30,16 @@ def augment(X):
     return np.hstack([X, np.ones((X.shape[0], 1), dtype=X.dtype)])
 
 
+def solution_dtype(A):
+    """The type of the weights fitted on ``A``: float32 for float32 data, float64 for everything else.
+
+    As in scikit-learn's linear models, the coefficients follow the data's
+    type; solvers that read float32 data as float32 form their sums and
+    small factorisations in float64 and round the weights on return.
+    """
+    return np.dtype(np.float32) if A.dtype == np.float32 else np.dtype(np.float64)
+
+
 def sign_normalized(X, y):
     """Return ``Y = diag(y) [X, 1]`` for labels ``y`` in {-1, +1}.
 

@@ -40,7 +40,7 @@ from numba import njit, prange
 
 __all__ = ["perceptron_epoch", "perceptron_epoch_csr", "lms_epoch", "lms_epoch_csr", "next_mistake",
            "add_column_and_scan", "ho_kashyap_segment", "is_nonseparability_proof", "pass_threads",
-           "weights_stand_still"]
+           "weights_stand_still", "lsvm_pass"]
 
 # Reassociation lets LLVM vectorise the dot products (the result may differ
 # from a left-to-right sum in the last bits, which no rule here depends on);
@@ -391,7 +391,8 @@ def _ho_kashyap_pass(X, y, rows, by_columns, n_chunks, W, B, offset, two_mu, tol
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def _reweighted_factor(X, y, rows, by_columns, E, B_next, offset, ridge, irls_floor, pivot_tol, D, L, g):
+def _reweighted_factor(X, y, rows, by_columns, n_chunks, E, B_next, offset, ridge, irls_floor, pivot_tol, D, L,
+                       g):
     """IRLS step: new weights ``D``, and the factor ``L`` and right-hand side ``g`` of the weighted system.
 
     ``D_i = 1 / max(|E_i|, floor · max|E| + tiny)`` (Łęski's absolute-error
@@ -402,7 +403,7 @@ def _reweighted_factor(X, y, rows, by_columns, E, B_next, offset, ridge, irls_fl
     ``pivot_tol``, or more columns than rows without ``C``).  By rows, the
     Gram matrix is summed over blocks of rows gathered into float64 (one
     BLAS product per block: no weighted copy of ``Y``, any type and row
-    subset of ``X``).
+    subset of ``X``), on ``n_chunks`` threads when ``n_chunks > 1``.
     """
     n, p = E.shape[0], g.shape[0]
     largest = 0.0
@@ -420,7 +421,7 @@ def _reweighted_factor(X, y, rows, by_columns, E, B_next, offset, ridge, irls_fl
         G = np.dot(weighted, Yt.T)
         g[:] = np.dot(Yt, t)
     else:
-        G = _weighted_gram_by_rows(X, y, rows, D, B_next, offset, g)
+        G = _weighted_gram_by_rows(X, y, rows, D, B_next, offset, g, n_chunks)
     norms = np.empty(p)
     for j in range(p):
         norms[j] = np.sqrt(max(G[j, j], 0.0))
@@ -473,19 +474,50 @@ def weights_stand_still(W, W_prev, tol):
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def _weighted_gram_by_rows(X, y, rows, D, B_next, offset, g):
+def _weighted_gram_by_rows(X, y, rows, D, B_next, offset, g, n_chunks):
     """``YᵀDY`` and ``g = YᵀD(B_{k+1} + offset)`` for ``Y`` given by rows (see :func:`_pass_by_rows`).
+
+    On ``n_chunks > 1`` threads, each sums the rows of one contiguous range
+    (:func:`_weighted_gram_parallel`).
+    """
+    if n_chunks > 1:
+        return _weighted_gram_parallel(X, y, rows, D, B_next, offset, g, n_chunks)
+    return _weighted_gram_rows(X, y, rows, D, B_next, offset, g, 0, D.shape[0])
+
+
+@njit(cache=True, nogil=True, parallel=True, fastmath=_FAST)
+def _weighted_gram_parallel(X, y, rows, D, B_next, offset, g, n_chunks):
+    """:func:`_weighted_gram_rows` over ``n_chunks`` contiguous row ranges, one per thread, reduced in chunk order."""
+    n, p = D.shape[0], g.shape[0]
+    grams = np.zeros((n_chunks, p, p))
+    parts = np.zeros((n_chunks, p))
+    for c in prange(n_chunks):
+        local = np.empty(p)  # a thread's own allocation (no shared cache lines)
+        grams[c] = _weighted_gram_rows(X, y, rows, D, B_next, offset, local, c * n // n_chunks,
+                                       (c + 1) * n // n_chunks)
+        parts[c] = local
+    G = np.zeros((p, p))
+    g[:] = 0.0
+    for c in range(n_chunks):
+        G += grams[c]
+        g += parts[c]
+    return G
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def _weighted_gram_rows(X, y, rows, D, B_next, offset, g, start, stop):
+    """``YᵀDY`` and ``g = YᵀD(B_{k+1} + offset)`` over the rows ``start:stop`` of ``Y``.
 
     The labels square away in ``YᵀDY``; blocks of rows ``(x_r, 1)`` are
     gathered into float64 and multiplied by BLAS (``np.dot``), whose threads
     follow the BLAS limits.
     """
-    n, p = D.shape[0], g.shape[0]
+    n, p = stop - start, g.shape[0]
     p_x = X.shape[1]
     bias = p > p_x
     signed = y.shape[0] > 0
     subset = rows.shape[0] > 0
-    size = min(n, 1024)
+    size = max(1, min(n, 1024))
     A = np.zeros((size, p))
     Aw = np.zeros((size, p))
     G = np.zeros((p, p))
@@ -493,7 +525,7 @@ def _weighted_gram_by_rows(X, y, rows, D, B_next, offset, g):
     for lo in range(0, n, size):
         m = min(size, n - lo)
         for i in range(m):
-            k = lo + i
+            k = start + lo + i
             r = rows[k] if subset else k
             for j in range(p_x):
                 A[i, j] = X[r, j]
@@ -648,8 +680,8 @@ def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks,
         if steps == max_steps:
             break
 
-        if reweighted and not _reweighted_factor(X, y, rows, by_columns, E, B_next, offset, ridge, irls_floor,
-                                                 pivot_tol, D, L, g):
+        if reweighted and not _reweighted_factor(X, y, rows, by_columns, n_chunks, E, B_next, offset, ridge,
+                                                 irls_floor, pivot_tol, D, L, g):
             code = HK_ILL_CONDITIONED
             break
         B[:] = B_next
@@ -675,3 +707,68 @@ def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks,
 
     state[0], state[1], state[2], state[3], state[4] = k, J, J_prev, best_iter, best_count
     return code, n_rec
+
+
+# --- Lagrangian SVM ----------------------------------------------------------------------------
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def _lsvm_rows(X, y, W, r, alpha, C, mu, first, g, lo, hi):
+    """The fused LSVM update over the rows ``lo:hi`` (see :func:`lsvm_pass`); ``g`` receives their share."""
+    p_x = X.shape[1]
+    g[:] = 0.0
+    step_sq, alpha_sq, objective = 0.0, 0.0, 0.0
+    for i in range(lo, hi):
+        s = W[p_x]
+        for j in range(p_x):
+            s += X[i, j] * W[j]
+        r_i = float(r[i])
+        a = C * (r_i - y[i] * s)  # α_k = C(r_{k−1} − Hz_k)
+        if not first:
+            step_sq += (a - alpha[i]) * (a - alpha[i])
+        alpha[i] = a
+        alpha_sq += a * a
+        objective += 0.5 * a * r_i - a  # Qα_k = r_{k−1}
+        r_next = max(r_i - mu * a, 1.0)
+        r[i] = r_next
+        u = y[i] * r_next
+        for j in range(p_x):
+            g[j] += X[i, j] * u
+        g[p_x] += u
+    return step_sq, alpha_sq, objective
+
+
+@njit(cache=True, nogil=True, parallel=True, fastmath=_FAST)
+def _lsvm_rows_parallel(X, y, W, r, alpha, C, mu, first, g, n_chunks):
+    """:func:`_lsvm_rows` over ``n_chunks`` contiguous row ranges, one per thread, reduced in chunk order."""
+    n, p = r.shape[0], g.shape[0]
+    parts = np.zeros((n_chunks, p))
+    sums = np.zeros((n_chunks, 3))
+    for c in prange(n_chunks):
+        local = np.empty(p)  # a thread's own allocation (no shared cache lines)
+        step_sq, alpha_sq, objective = _lsvm_rows(X, y, W, r, alpha, C, mu, first, local, c * n // n_chunks,
+                                                  (c + 1) * n // n_chunks)
+        parts[c] = local
+        sums[c, 0], sums[c, 1], sums[c, 2] = step_sq, alpha_sq, objective
+    g[:] = 0.0
+    for c in range(n_chunks):
+        for j in range(p):
+            g[j] += parts[c, j]
+    return sums[:, 0].sum(), sums[:, 1].sum(), sums[:, 2].sum()
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def lsvm_pass(X, y, W, r, alpha, C, mu, first, g, n_chunks):
+    """One LSVM iteration over the rows of ``X`` (Sherman–Morrison–Woodbury form), fused into one pass.
+
+    With ``W = z_k = S⁻¹Hᵀr_{k−1}`` (bias last) and ``H = diag(y)[X, 1]``, for
+    every row ``i``: ``α_i = C(r_i − y_i(x_iᵀw + w_0))`` (``α_k = Q⁻¹r_{k−1}``),
+    ``r_i ← max(r_i − μα_i, 1)`` (``r_k``) and ``g += y_i r_i (x_i, 1)``
+    (``g = Hᵀr_k``), so that ``X`` (C order, float32 or float64) is read once
+    while each row is in cache.  ``r`` and ``alpha`` are updated in place.
+    Returns ``‖α_k − α_{k−1}‖²`` (0 when ``first``), ``‖α_k‖²`` and the dual
+    objective ``½α_kᵀr_{k−1} − 1ᵀα_k``; sums in float64.  ``n_chunks > 1``
+    splits the rows over threads (:func:`pass_threads`), each summing into
+    its own partial ``g``, reduced once in chunk order.
+    """
+    if n_chunks > 1:
+        return _lsvm_rows_parallel(X, y, W, r, alpha, C, mu, first, g, n_chunks)
+    return _lsvm_rows(X, y, W, r, alpha, C, mu, first, g, 0, r.shape[0])

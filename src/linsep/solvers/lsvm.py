@@ -53,9 +53,9 @@ so only the ``(d+1)×(d+1)`` matrix ``S`` is factored (Cholesky, once; it
 does not depend on the labels).  Because ``α_{k+1} = Q⁻¹ r_k``, the product
 ``Qα_{k+1}`` *is* ``r_k``: it is carried over instead of recomputed, so one
 iteration costs exactly one product ``X̃ v`` and one ``X̃ᵗ u`` plus a few
-vector operations, all fused over cache-sized row blocks so that ``X̃``
-streams from memory once per iteration (:class:`_LinearStep`; measured at
-``N = 10⁶, d = 20``: 1.05× one pass ``X̃v`` plus ``X̃ᵗu``).  ``H`` is never
+vector operations, all fused into one compiled pass over the rows so that
+``X̃`` streams from memory once per iteration, split over threads on large
+data (:class:`_LinearStep`).  ``H`` is never
 formed: ``Hᵗr = [X̃, 1]ᵗ(y∘r)``.
 
 *Kernel form* (:func:`kernel_lagrangian_svm`): ``X̃X̃ᵗ`` becomes a Gram
@@ -101,8 +101,9 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from .._design import SignedDesign, augment
+from .._design import SignedDesign, augment, solution_dtype
 from .._linalg import IterativeLeastSquares, too_wide_for_direct
+from .._loops import _PARALLEL_LOCK, lsvm_pass, pass_threads
 from .._result import CONVERGED, MAX_ITER, SolveResult
 
 DEFAULT_MU_FACTOR = 1.9
@@ -220,61 +221,73 @@ class _KernelStep:
 
 
 class _LinearStep:
-    """Update (22) by Sherman–Morrison–Woodbury, fused into one pass over row blocks of ``X``.
+    """Update (22) by Sherman–Morrison–Woodbury, fused into one pass over the rows of ``X``.
 
-    Given ``z_k = S⁻¹Hᵗr_{k−1}``, each block computes in turn
+    Given ``z_k = S⁻¹Hᵗr_{k−1}``, each row computes in turn
     ``α_k = C(r_{k−1} − Hz_k)`` (``= Q⁻¹r_{k−1}``), ``r_k = max(r_{k−1} −
     μα_k, 1)`` and its share of ``g_k = Hᵗr_k``; then ``z_{k+1} = S⁻¹g_k``.
-    Both products with the block of ``X`` happen while it is in cache, so an
-    iteration streams ``X`` from memory once and each ``N``-vector about
-    once (unfused, at ``d = 20`` the vectors alone cost as much memory
-    traffic as ``X``).  ``z_k = HᵗQ⁻¹r_{k−1} = Hᵗα_k`` is ``W_k`` (the
+    Both products with a row of ``X`` happen while it is in cache, so an
+    iteration streams ``X`` from memory once and each ``N``-vector once
+    (unfused, at ``d = 20`` the vectors alone cost as much memory traffic as
+    ``X``).  Dense ``X`` runs the compiled pass :func:`linsep._loops.lsvm_pass`
+    (float32 read as float32, sums in float64; rows split over threads,
+    :func:`linsep._loops.pass_threads`); sparse ``X`` the same steps as two
+    sparse products.  ``z_k = HᵗQ⁻¹r_{k−1} = Hᵗα_k`` is ``W_k`` (the
     push-through identity), so the weights of eq. 20 come free.
     """
 
     def __init__(self, lsvm_factor, y, mu):
         self.f, self.y, self.mu = lsvm_factor, y, mu
         n_samples = y.shape[0]
-        rows = max(b.stop - b.start for b in lsvm_factor._bounds)
-        self._t, self._u = np.empty(rows), np.empty(rows)
         self._r = np.ones(n_samples)
         self.alpha = np.empty(n_samples)
-        self.weights = lsvm_factor._factor.solve(np.append(np.asarray(lsvm_factor.X.T @ y).ravel(), y.sum()))
+        X = lsvm_factor.X
+        if sp.issparse(X):
+            ones = np.append(np.asarray(X.T @ y).ravel(), y.sum())
+        else:
+            self._X = np.ascontiguousarray(X)  # validated data are C-ordered already: no copy
+            self._y = y.astype(self._X.dtype)  # ±1: exact in either type
+            self._threads = pass_threads(X.shape[0] * X.shape[1])
+            ones = SignedDesign(self._X, self._y).T @ np.ones(n_samples)  # Hᵀ1, summed in float64
+        self.weights = lsvm_factor._factor.solve(ones)
         self._next = None
         # α_0 = Q⁻¹1 (Mangasarian's start): the same pass without a previous α
         self.objective = self._pass(first=True)[4]
 
     def _pass(self, first=False):
-        f, y, C, mu = self.f, self.y, self.f.C, self.mu
-        w, w0 = self.weights[:-1], self.weights[-1]
-        g = np.zeros(self.weights.shape[0])
-        step_sq = alpha_sq = objective = 0.0
-        for rows, Xb in f._blocks():
-            n = rows.stop - rows.start
-            rb, ab, yb = self._r[rows], self.alpha[rows], y[rows]
-            t, u = self._t[:n], self._u[:n]
-            if sp.issparse(Xb):
-                t[:] = Xb @ w
-            else:
-                np.matmul(Xb, w, out=t)
-            t += w0
-            t *= yb
-            np.subtract(rb, t, out=t)
-            t *= C  # α_k on the block
-            if not first:
-                np.subtract(t, ab, out=u)
-                step_sq += float(u @ u)
-            ab[:] = t
-            alpha_sq += float(t @ t)
-            objective += 0.5 * float(t @ rb) - float(t.sum())  # Qα_k = r_{k−1}
-            np.multiply(t, -mu, out=u)
-            u += rb
-            np.maximum(u, 1.0, out=rb)  # r_k
-            np.multiply(yb, rb, out=u)
-            g[:-1] += np.asarray(Xb.T @ u).ravel()
-            g[-1] += u.sum()
-        self._next = f._factor.solve(g)
+        g = np.empty(self.weights.shape[0])
+        if sp.issparse(self.f.X):
+            step_sq, alpha_sq, objective = self._sparse_pass(first, g)
+        else:
+            parallel = self._threads > 1 and _PARALLEL_LOCK.acquire(blocking=False)
+            try:
+                step_sq, alpha_sq, objective = lsvm_pass(self._X, self._y, self.weights, self._r, self.alpha,
+                                                         self.f.C, float(self.mu), bool(first), g,
+                                                         self._threads if parallel else 1)
+            finally:
+                if parallel:
+                    _PARALLEL_LOCK.release()
+        self._next = self.f._factor.solve(g)
         return step_sq, alpha_sq, 0.0, 0.0, objective
+
+    def _sparse_pass(self, first, g):
+        """The steps of :func:`linsep._loops.lsvm_pass` on a sparse ``X``, as whole-vector operations."""
+        X, y, C, mu, r = self.f.X, self.y, self.f.C, self.mu, self._r
+        w, w0 = self.weights[:-1], self.weights[-1]
+        t = np.asarray(X @ w).ravel()
+        t += w0
+        t *= y
+        np.subtract(r, t, out=t)
+        t *= C  # α_k
+        step_sq = 0.0 if first else float((t - self.alpha) @ (t - self.alpha))
+        self.alpha[:] = t
+        alpha_sq = float(t @ t)
+        objective = 0.5 * float(t @ r) - float(t.sum())  # Qα_k = r_{k−1}
+        np.maximum(r - mu * t, 1.0, out=r)  # r_k
+        u = y * r
+        g[:-1] = np.asarray(X.T @ u).ravel()
+        g[-1] = u.sum()
+        return step_sq, alpha_sq, objective
 
     def __call__(self):
         previous, self.weights = self.weights, self._next
@@ -316,13 +329,9 @@ class LSVMFactor:
         The samples, *not* augmented (the bias column is handled implicitly).
     C : float
         The paper's ``C > 0``.
-    block_bytes : int, default=2 MiB
-        Size of the row blocks of a dense ``X`` over which an iteration is
-        fused (a few MiB: in cache, yet few enough blocks that Python's
-        per-block overhead stays small).
     """
 
-    def __init__(self, X, C, block_bytes=2 << 20):
+    def __init__(self, X, C):
         self.X = X
         self.C = float(C)
         n_samples, n_features = X.shape
@@ -330,23 +339,16 @@ class LSVMFactor:
             # Wide X (sparse text data): S by conjugate gradients, never formed.
             self._factor = _IterativeS(X, self.C)
         else:
-            gram = np.empty((n_features + 1, n_features + 1))
-            xtx = X.T @ X
-            gram[:-1, :-1] = xtx.toarray() if sp.issparse(xtx) else xtx
-            gram[:-1, -1] = gram[-1, :-1] = np.asarray(X.sum(axis=0)).ravel()
-            gram[-1, -1] = n_samples
+            if sp.issparse(X):
+                gram = np.empty((n_features + 1, n_features + 1))
+                gram[:-1, :-1] = (X.T @ X).toarray()
+                gram[:-1, -1] = gram[-1, :-1] = np.asarray(X.sum(axis=0)).ravel()
+                gram[-1, -1] = n_samples
+            else:  # [X, 1]ᵀ[X, 1] summed in float64 whatever the type of X (the labels square away)
+                gram = SignedDesign(X, np.ones(n_samples, dtype=X.dtype)).gram()
             gram[np.diag_indices_from(gram)] += 1.0 / self.C
             self._factor = _PDFactor(gram, 1.0 / self.C)
         self.method = self._factor.method
-        # Sparse rows are not sliced (a CSR slice copies); dense blocks are views.
-        rows = n_samples if sp.issparse(X) else max(1024, block_bytes // (8 * (n_features + 1)))
-        self._bounds = [slice(a, min(a + rows, n_samples)) for a in range(0, n_samples, rows)]
-
-    def _blocks(self):
-        X = self.X
-        if len(self._bounds) == 1:
-            return [(self._bounds[0], X)]
-        return [(rows, X[rows]) for rows in self._bounds]
 
     @property
     def stats(self):
@@ -409,7 +411,7 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
                                        lambda: {"weights": step.weights}, count_errors)
     alpha = step.alpha
     return SolveResult(
-        weights=step.weights,  # = Hᵗα (eq. 20), from the last Woodbury solve
+        weights=step.weights.astype(solution_dtype(X), copy=False),  # = Hᵗα (eq. 20), from the last Woodbury solve
         n_iter=n_iter,
         status=status,
         history=history,
