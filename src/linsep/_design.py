@@ -40,6 +40,16 @@ def solution_dtype(A):
     return np.dtype(np.float32) if A.dtype == np.float32 else np.dtype(np.float64)
 
 
+def signed_scores(X, y, W):
+    """``Y W = y ∘ (X w + w_0)`` without forming ``Y`` (``X`` dense or sparse, ``W`` bias last), in the type of ``X``.
+
+    For float32 ``X`` the product is a float32 one (``W`` rounded to float32):
+    a mixed product would first convert all of ``X`` to float64.
+    """
+    W = np.asarray(W).astype(solution_dtype(X), copy=False)
+    return y * (np.asarray(X @ W[:-1]).ravel() + W[-1])
+
+
 def sign_normalized(X, y):
     """Return ``Y = diag(y) [X, 1]`` for labels ``y`` in {-1, +1}.
 
@@ -147,15 +157,17 @@ class _TransposedDesign:
         self.shape = design.shape[::-1]
 
     def __matmul__(self, u):
+        """``Yᵀ u`` for ``u`` of shape (N,) or (N, k), in float64."""
         design = self.design
         u = np.asarray(u, dtype=float)
-        if u.ndim != 1:
-            raise ValueError("Yᵀ @ u is implemented for a vector u only")
-        out = np.zeros(design.shape[1])
+        if u.ndim not in (1, 2):
+            raise ValueError(f"Yᵀ @ u needs u of shape (N,) or (N, k), got shape {u.shape}")
+        out = np.zeros((design.shape[1],) + u.shape[1:])
+        labels = design.y if u.ndim == 1 else design.y[:, None]
         for part, Xb in design._blocks():
-            t = u[part] * design.y[part]
-            out[:-1] += t @ Xb
-            out[-1] += t.sum()
+            t = u[part] * labels[part]
+            out[:-1] += Xb.T @ t
+            out[-1] += t.sum(axis=0)
         return out
 
 

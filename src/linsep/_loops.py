@@ -17,8 +17,9 @@ The perceptron and LMS loops never form the sign-normalised matrix
 ``Y = diag(y)[X, 1]`` (that would copy the data once per fit): they read row
 ``x_i`` of ``X`` and apply the label and the bias coordinate on the fly, which
 is the same arithmetic as working on ``y_i = y_i (x_i, 1)``.  ``X`` must be a
-C-contiguous float64 array (rows contiguous in memory); the weight vector
-``w`` has the bias **last** and is updated in place.  Sparse data take the
+C-contiguous float32 or float64 array (rows contiguous in memory; float32
+entries are read as they are and multiplied into float64 sums); the weight
+vector ``w`` (float64) has the bias **last** and is updated in place.  Sparse data take the
 ``*_csr`` twins, which read row ``i`` as ``data[indptr[i]:indptr[i+1]]`` at
 columns ``indices[...]`` (a CSR matrix, never densified): the same update,
 with the zero entries skipped.

@@ -9,6 +9,17 @@ kernel SK (Franc–Hlaváč)   :class:`KernelSchlesingerKozinecClassifier`      
 =========================  ==============================================  ==============
 
 The equations and stopping rules are in :mod:`linsep.solvers.kozinec`.
+
+The linear estimators fit in float64 even on float32 data (which
+scikit-learn's validation converts, one copy; ``coef_`` is float64): their
+state is a set of inner products ``⟨ω, ξ_i⟩`` updated by one Gram column per
+step, and both verdicts compare quantities to float64 rounding — the origin
+lies in the hull when ``‖ω‖² <= 10⁻¹⁴ · max‖ξ_k‖²``, and the ε-optimality
+gap ``‖ω‖ − min_i⟨ω, ξ_i⟩/‖ω‖`` is a difference of nearly equal numbers.
+Gram columns rounded to float32 (relative error ``~10⁻⁷``) would hide a
+touching hull behind ``10⁷`` times that threshold and stall the gap test; a
+column computed in float64 from float32 rows would convert all of ``X`` at
+every step.  The two-hull formulation centres ``X`` (a copy) in any case.
 """
 
 from __future__ import annotations

@@ -88,6 +88,7 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
     """
 
     _parameter_constraints = dict(_COMMON_CONSTRAINTS)
+    _dtypes = (np.float64, np.float32)  # float32 X read as float32 by the compiled pass; sums, S and α in float64
 
     def __init__(self, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, record_history=False):
         self.C = C

@@ -23,7 +23,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import BaseLinearSeparator, is_dask_collection
-from .._design import augment, sign_normalized
+from .._design import signed_design
 from .._result import SolveResult
 from .._stream import StreamMixin
 from ..solvers.mse import lms, lms_learning_rate, mse, mse_linear_machine, widrow_hoff
@@ -55,6 +55,11 @@ class _MarginFitMixin:
     # brought to [1/2, 1) by powers of two, which preconditions the rules and leaves
     # their limit unchanged; ordinary (e.g. standardised) data are left as they are.
     _rescale_exponent = 8
+    # Dense float32 X is kept (no float64 copy): products with it are summed in float64 per block of
+    # rows (SignedDesign) or row (the LMS loop), the factorisation is float64, and coef_ is float32.
+    # Sparse float32 data form a float64 sparse Y (its Gram matrix and products need float64 sums)
+    # and give float64 coef_, except in the LMS loop, which reads them as they are.
+    _dtypes = (np.float64, np.float32)
 
     def _fit_with_margin(self, X, y, margin):
         X, y = self._validate_fit(X, y)
@@ -143,7 +148,9 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
             return self._fit_problems(X, y, margin=b)
         self.classes_ = classes
         try:  # the same power-of-two column scaling as the one-vs-rest estimators
-            solved = mse_linear_machine(augment(self._solver_input(X)), labels, b, C=self.C)
+            X_solve = self._solver_input(X)  # A = [X, 1]: a design with all labels +1, never formed
+            solved = mse_linear_machine(signed_design(X_solve, np.ones(X.shape[0], dtype=X.dtype)), labels, b,
+                                        C=self.C)
             results = [SolveResult(weights=solved.weights[:, k], n_iter=1, status=solved.status,
                                    margin=solved.margin[:, k], extra=solved.extra)
                        for k in range(classes.size)]
@@ -154,7 +161,7 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
         return self
 
     def _solve_binary(self, X, y, margin=None):
-        return mse(sign_normalized(X, y), margin, C=self.C, trace=make_recorder(self.record_history))
+        return mse(signed_design(X, y), margin, C=self.C, trace=make_recorder(self.record_history))
 
 
 class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
@@ -219,7 +226,7 @@ class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
         return self._fit_with_margin(X, y, margin)
 
     def _solve_binary(self, X, y, margin=None):
-        return widrow_hoff(sign_normalized(X, y), margin, learning_rate=self.learning_rate,
+        return widrow_hoff(signed_design(X, y), margin, learning_rate=self.learning_rate,
                            schedule=self.schedule, max_iter=self.max_iter, tol=self.tol,
                            trace=make_recorder(self.record_history))
 

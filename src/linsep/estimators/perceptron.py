@@ -25,7 +25,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
 from .._stream import StreamMixin
-from .._design import sign_normalized
+from .._design import signed_design
 from ..kernels import KernelColumnCache, resolve_gamma
 from ..solvers.perceptron import SCHEDULES, batch_perceptron, kernel_perceptron, perceptron
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
@@ -87,6 +87,7 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
     """ + _ATTRIBUTES
 
     _parameter_constraints = {**_RULE_PARAMS, "shuffle": ["boolean"], "random_state": ["random_state"]}
+    _dtypes = (np.float64, np.float32)  # float32 rows read as they are; weights and sums in float64
 
     def __init__(self, *, learning_rate=1.0, schedule="constant", margin=0.0, max_iter=1000, shuffle=True,
                  random_state=None, record_history=False):
@@ -171,6 +172,7 @@ class BatchPerceptronClassifier(BaseLinearSeparator):
     """ + _ATTRIBUTES
 
     _parameter_constraints = dict(_RULE_PARAMS)
+    _dtypes = (np.float64, np.float32)  # float32 X never copied; Y a and Yᵀ1_M summed in float64
 
     def __init__(self, *, learning_rate=1.0, schedule="inverse", margin=0.0, max_iter=1000, record_history=False):
         self.record_history = record_history
@@ -185,7 +187,7 @@ class BatchPerceptronClassifier(BaseLinearSeparator):
         return super().fit(X, y)
 
     def _solve_binary(self, X, y):
-        return batch_perceptron(sign_normalized(X, y), learning_rate=self.learning_rate,
+        return batch_perceptron(signed_design(X, y), learning_rate=self.learning_rate,
                                 schedule=self.schedule, margin=self.margin, max_iter=self.max_iter,
                                 trace=make_recorder(self.record_history))
 

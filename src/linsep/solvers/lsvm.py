@@ -101,7 +101,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from .._design import SignedDesign, augment, solution_dtype
+from .._design import SignedDesign, augment, signed_scores, solution_dtype
 from .._linalg import IterativeLeastSquares, too_wide_for_direct
 from .._loops import _PARALLEL_LOCK, lsvm_pass, pass_threads
 from .._result import CONVERGED, MAX_ITER, SolveResult
@@ -339,10 +339,11 @@ class LSVMFactor:
             # Wide X (sparse text data): S by conjugate gradients, never formed.
             self._factor = _IterativeS(X, self.C)
         else:
-            if sp.issparse(X):
+            if sp.issparse(X):  # summed in float64 (a float32 matrix's entries are converted for it)
+                X64 = X.astype(np.float64, copy=False)
                 gram = np.empty((n_features + 1, n_features + 1))
-                gram[:-1, :-1] = (X.T @ X).toarray()
-                gram[:-1, -1] = gram[-1, :-1] = np.asarray(X.sum(axis=0)).ravel()
+                gram[:-1, :-1] = (X64.T @ X64).toarray()
+                gram[:-1, -1] = gram[-1, :-1] = np.asarray(X64.sum(axis=0)).ravel()
                 gram[-1, -1] = n_samples
             else:  # [X, 1]ᵀ[X, 1] summed in float64 whatever the type of X (the labels square away)
                 gram = SignedDesign(X, np.ones(n_samples, dtype=X.dtype)).gram()
@@ -405,7 +406,7 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
         raise ValueError("factor was built for another C")
     step = factor.stepper(y, mu)
     def count_errors():
-        return int(np.count_nonzero(y * (np.asarray(X @ step.weights[:-1]).ravel() + step.weights[-1]) <= 0))
+        return int(np.count_nonzero(signed_scores(X, y, step.weights) <= 0))
 
     n_iter, status, history = _iterate(step, tol, max_iter, record_history, trace,
                                        lambda: {"weights": step.weights}, count_errors)

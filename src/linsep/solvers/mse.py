@@ -53,6 +53,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from .._design import signed_scores, solution_dtype
 from .._linalg import IterativeLeastSquares, least_squares_solver
 from .._loops import lms_epoch, lms_epoch_csr
 from .._result import CONVERGED, MAX_ITER, SEPARABLE, SolveResult
@@ -95,8 +96,9 @@ def mse(Y, margin=None, *, C=0.0, trace=None):
         trace.record(1, final=True, weights=a, margin_vector=b, error_vector=scores - b)
         history = trace.merge_into({"criterion": np.array([float((scores - b) @ (scores - b))]),
                                     "training_errors": np.array([np.count_nonzero(scores <= 0)])})
-    return SolveResult(weights=a, n_iter=1, status=_separation_status(scores, _solved(factor)),
-                       margin=b, history=history, extra=factor.stats)
+    return SolveResult(weights=a.astype(solution_dtype(Y), copy=False), n_iter=1,
+                       status=_separation_status(scores, _solved(factor)), margin=b, history=history,
+                       extra=factor.stats)
 
 
 def mse_linear_machine(A, labels, margin=None, *, C=0.0):
@@ -134,14 +136,13 @@ def mse_linear_machine(A, labels, margin=None, *, C=0.0):
     own = scores[np.arange(n_samples), labels]
     scores[np.arange(n_samples), labels] = -np.inf
     gap = own - scores.max(axis=1)
-    return SolveResult(weights=W, n_iter=1, status=_separation_status(gap, _solved(factor)), margin=B,
-                       extra=factor.stats)
+    return SolveResult(weights=W.astype(solution_dtype(A), copy=False), n_iter=1,
+                       status=_separation_status(gap, _solved(factor)), margin=B, extra=factor.stats)
 
 
 def _solved(factor):
     """``converged``, or ``max_iter`` when an iterative solve stopped short of its tolerance."""
     return MAX_ITER if isinstance(factor, IterativeLeastSquares) and not factor.converged else CONVERGED
-
 
 
 def largest_gram_eigenvalue(Y, n_iter=30):
@@ -251,8 +252,8 @@ def widrow_hoff(Y, margin=None, *, learning_rate=None, schedule="inverse", max_i
     if trace is not None:
         trace.record(k, final=True, weights=a, margin_vector=b, error_vector=r)
         history = trace.merge_into({**history, "training_errors": np.asarray(errors, dtype=np.int64)})
-    return SolveResult(weights=a, n_iter=k, status=_separation_status(scores, status), margin=b,
-                       history=history)
+    return SolveResult(weights=a.astype(solution_dtype(Y), copy=False), n_iter=k,
+                       status=_separation_status(scores, status), margin=b, history=history)
 
 
 def lms_learning_rate(X):
@@ -324,7 +325,7 @@ def lms(X, y, margin=None, *, learning_rate=None, schedule="inverse", max_iter=1
 
     def record(k, final=False):
         if trace is not None and (final or trace.wants(k)):
-            trace.record(k, final=final, weights=w, margin_vector=b, error_vector=y * (X @ w[:-1] + w[-1]) - b)
+            trace.record(k, final=final, weights=w, margin_vector=b, error_vector=signed_scores(X, y, w) - b)
 
     record(0)
     errors = []  # training errors after each pass: traced runs only
@@ -337,15 +338,16 @@ def lms(X, y, margin=None, *, learning_rate=None, schedule="inverse", max_iter=1
             criterion.append(lms_epoch(X, y, b, next(orders), w, eta))
         _check_finite(w, "LMS", k)
         if trace is not None:
-            errors.append(int(np.count_nonzero(y * (X @ w[:-1] + w[-1]) <= 0)))
+            errors.append(int(np.count_nonzero(signed_scores(X, y, w) <= 0)))
         if np.linalg.norm(w - previous) <= tol * np.linalg.norm(w):
             status = CONVERGED
             break
         record(k)
     record(len(criterion), final=True)
-    scores = y * (X @ w[:-1] + w[-1])
+    scores = signed_scores(X, y, w)
     history = {"criterion": np.asarray(criterion)}
     if trace is not None:
         history = trace.merge_into({**history, "training_errors": np.asarray(errors, dtype=np.int64)})
-    return SolveResult(weights=w, n_iter=len(criterion), status=_separation_status(scores, status), margin=b,
-                       history=history, extra={"learning_rate": float(learning_rate)})
+    return SolveResult(weights=w.astype(solution_dtype(X), copy=False), n_iter=len(criterion),
+                       status=_separation_status(scores, status), margin=b, history=history,
+                       extra={"learning_rate": float(learning_rate)})

@@ -55,6 +55,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from .._design import signed_scores, solution_dtype
 from .._loops import add_column_and_scan, next_mistake, perceptron_epoch, perceptron_epoch_csr
 from .._result import MAX_ITER, SEPARABLE, SolveResult
 
@@ -67,14 +68,18 @@ def _rate(learning_rate, schedule, k):
 
 
 def sequential_data(X):
-    """``X`` as the compiled epochs read it: a C-contiguous float64 array, or a float64 CSR matrix.
+    """``X`` as the compiled epochs read it: a C-contiguous array, or a CSR matrix, of float32 or float64.
 
-    Sparse input stays sparse (CSC and COO become CSR: a change of format,
-    never a dense copy); a CSR float64 matrix is used as it is.
+    float32 data stay float32 (the epochs read them as they are and keep the
+    weights and every sum in float64); other types become float64.  Sparse
+    input stays sparse (CSC and COO become CSR: a change of format, never a
+    dense copy); a C-ordered array or a CSR matrix of either type is used as
+    it is.
     """
+    dtype = solution_dtype(X)
     if sp.issparse(X):
-        return X.tocsr().astype(np.float64, copy=False)
-    return np.ascontiguousarray(X, dtype=np.float64)
+        return X.tocsr().astype(dtype, copy=False)
+    return np.ascontiguousarray(X, dtype=dtype)
 
 
 def _row(X, i):
@@ -160,17 +165,18 @@ def perceptron(X, y, *, learning_rate=1.0, schedule="constant", margin=0.0, max_
         else:
             count, last = _traced_epoch(X, y, next(orders), w, eta, float(margin))
             mistakes.append(count)
-            errors.append(int(np.count_nonzero(y * (X @ w[:-1] + w[-1]) <= 0)))
+            errors.append(int(np.count_nonzero(signed_scores(X, y, w) <= 0)))
             trace.record(k, final=count == 0 or k == max_iter, weights=w, sample=last)
         if mistakes[-1] == 0:
             status = SEPARABLE
             break
-    if status == MAX_ITER and np.min(y * (X @ w[:-1] + w[-1])) > margin:
+    if status == MAX_ITER and np.min(signed_scores(X, y, w)) > margin:
         status = SEPARABLE
     history = {"mistakes": np.asarray(mistakes, dtype=np.int64)}
     if trace is not None:
         history = trace.merge_into({**history, "training_errors": np.asarray(errors, dtype=np.int64)})
-    return SolveResult(weights=w, n_iter=len(mistakes), status=status, history=history)
+    return SolveResult(weights=w.astype(solution_dtype(X), copy=False), n_iter=len(mistakes), status=status,
+                       history=history)
 
 
 def _traced_epoch(X, y, order, w, eta, margin):
@@ -236,7 +242,8 @@ def batch_perceptron(Y, *, learning_rate=1.0, schedule="inverse", margin=0.0, ma
         trace.record(len(mistakes), final=True, weights=a)
         errors.append(int(np.count_nonzero(np.asarray(Y @ a) <= 0)))
         history = trace.merge_into({**history, "training_errors": np.asarray(errors, dtype=np.int64)})
-    return SolveResult(weights=a, n_iter=len(mistakes), status=status, history=history)
+    return SolveResult(weights=a.astype(solution_dtype(Y), copy=False), n_iter=len(mistakes), status=status,
+                       history=history)
 
 
 def kernel_perceptron(column, y, *, max_iter=100, fit_intercept=True, shuffle=True, rng=None,
