@@ -11,6 +11,10 @@ same data, with the BLAS thread count and the HK pass's thread count:
 * one HK iteration / one X@v                        (moonshot goal <= 1.3)
 * the same iteration on one thread, and one pass by row blocks through threaded BLAS
   (the alternative to the compiled threads: Z = X_b w and g += X_bᵀ t per block of rows)
+* the compiled pass alone (the iteration's whole O(Nd) work), timed directly as the minimum over
+  5 × --repeat calls on 1 thread and on all threads, against X@v and X@v + Xᵀ@u with as many BLAS
+  threads: a shared machine disturbs these far less than the difference of two long fits
+* the load averages before and after (a load at or above the core count keeps the fit's pass serial)
 * linsep's factorisation / plain Cholesky of YᵀY (YᵀY formed + scipy cho_factor)   (goal <= 1.3)
 * numpy.linalg.pinv(Y) / plain Cholesky of YᵀY      (for reference)
 Timings are the minimum over ``--repeat`` runs; machines here are shared, so ratios are more
@@ -18,8 +22,10 @@ trustworthy than seconds.
 """
 
 import argparse
+import os
 import time
 
+import numba
 import numpy as np
 import scipy.linalg as sla
 from threadpoolctl import threadpool_info, threadpool_limits
@@ -27,7 +33,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 import linsep.solvers.ho_kashyap as hk_module
 from linsep._design import SignedDesign, sign_normalized
 from linsep._linalg import LeastSquaresFactor
-from linsep._loops import pass_threads
+from linsep._loops import _pass_by_rows, _pass_by_rows_parallel, pass_threads
 from linsep.solvers.ho_kashyap import ho_kashyap
 
 
@@ -70,7 +76,25 @@ def blocked_blas_pass(X, y, W, B, block=8192):
     return g
 
 
+def direct_pass(X, y, threads, repeat):
+    """Minimum time of one compiled HK pass by rows (serial, or split over ``threads`` chunks)."""
+    n, d = X.shape
+    W, B = np.random.default_rng(1).normal(size=d + 1), np.ones(n, dtype=X.dtype)
+    E, B_next, g = np.empty_like(B), np.empty_like(B), np.empty(d + 1)
+    rows, D = np.empty(0, dtype=np.intp), np.empty(0)
+    labels = y.astype(X.dtype)
+    if threads > 1:
+        def one():
+            return _pass_by_rows_parallel(X, labels, rows, W, B, 0.0, 0.8, 1e-6, D, E, B_next, g, threads)
+    else:
+        def one():
+            return _pass_by_rows(X, labels, rows, W, B, 0.0, 0.8, 1e-6, D, E, B_next, g, 0, n)
+    one()
+    return best_time(one, repeat)
+
+
 def run(args):
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
     rng = np.random.default_rng(0)
     dtype = np.dtype(args.dtype)
     X = rng.standard_normal(size=(args.n, args.d), dtype=dtype)
@@ -107,7 +131,8 @@ def run(args):
     del Yd
 
     blas = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
-    print(f"BLAS threads: {max(blas, default=1)}; HK pass threads: {threads}")
+    print(f"BLAS threads: {max(blas, default=1)}; HK pass threads: {threads} (the fit's choice: 1 while the load "
+          f"average reaches the core count)")
     print(f"N={args.n}, d={args.d}, {dtype.name}: X@v {matvec * 1e3:.1f} ms, X@v + Xᵀ@u {both * 1e3:.1f} ms, "
           f"HK iteration {per_iter * 1e3:.1f} ms ({threads} threads), {per_iter_serial * 1e3:.1f} ms (1 thread)")
     print(f"  HK iteration / (X@v + Xᵀ@u) = {per_iter / both:.2f}   (goal <= 1.3)")
@@ -118,11 +143,23 @@ def run(args):
     print(f"  factorisation / Cholesky of YᵀY = {factor / plain:.2f}   (goal <= 1.3; "
           f"{factor * 1e3:.0f} ms vs {plain * 1e3:.0f} ms)")
 
+    # The compiled pass alone, against the BLAS floor at the same thread count.
+    all_threads = max(1, min(numba.get_num_threads(), max(blas, default=1)))
+    for count in sorted({1, all_threads}):
+        with threadpool_limits(limits=count, user_api="blas"):
+            mv = best_time(lambda: X @ v, 5 * args.repeat)
+            mv_both = best_time(lambda: (X @ v, X.T @ u), 5 * args.repeat)
+        one_pass = direct_pass(X, y, count, 5 * args.repeat)
+        print(f"  one compiled pass, {count} thread(s) (BLAS {count}): {one_pass * 1e3:.1f} ms = "
+              f"{one_pass / mv:.2f} × X@v ({mv * 1e3:.1f} ms), {one_pass / mv_both:.2f} × (X@v + Xᵀ@u) "
+              f"({mv_both * 1e3:.1f} ms)")
+
     Xp = rng.normal(size=(args.pinv_n, 50))
     Yp = sign_normalized(Xp, np.where(Xp[:, 0] > 0, 1, -1))
     pinv = best_time(lambda: np.linalg.pinv(Yp), 1)
     chol = best_time(lambda: sla.cho_factor(Yp.T @ Yp), args.repeat)
     print(f"  reference, N={args.pinv_n}, d=50: pinv / Cholesky of YᵀY = {pinv / chol:.1f}")
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

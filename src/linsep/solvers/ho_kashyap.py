@@ -96,7 +96,7 @@ from .._design import SignedDesign
 from .._certificates import FIT_PROOF_RTOL, design_proof_residuals, proof_residuals
 from .._linalg import _PIVOT_TOL, CG_PROOF_RTOL, IterativeLeastSquares, LeastSquaresFactor, least_squares_solver
 from .._loops import (_PARALLEL_LOCK, HK_BUDGET_SPENT, HK_CONVERGED, HK_ILL_CONDITIONED, HK_NOT_SEPARABLE,
-                      HK_SEPARABLE, ho_kashyap_segment, is_nonseparability_proof, pass_threads,
+                      HK_SEPARABLE, ho_kashyap_segment, is_nonseparability_proof, pass_threads, serial_blas,
                       weights_stand_still)
 from .._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
 
@@ -409,11 +409,12 @@ def _iterate_compiled(Y, L, W, B, *, factor, absolute, irls_floor, learning_rate
     traces = {"criterion": [], "training_errors": [], "validation_error": []}
     parallel = n_chunks > 1 and _PARALLEL_LOCK.acquire(blocking=False)
     try:
-        status = _run_segments(
-            X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks if parallel else 1, L, W, B, E, D, state,
-            best_W, W_prev, traces, factor=factor, has_val=has_val, n_val=Y_val.shape[0] if has_val else 0,
-            irls_floor=irls_floor, learning_rate=learning_rate, max_iter=max_iter, tol=tol, relative=relative,
-            stop_at_separation=stop_at_separation, ridge=ridge, offset=offset, can_prove=can_prove)
+        with serial_blas(absolute and not by_columns):  # IRLS Gram products: rows split over chunks, not BLAS
+            status = _run_segments(
+                X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks if parallel else 1, L, W, B, E, D, state,
+                best_W, W_prev, traces, factor=factor, has_val=has_val, n_val=Y_val.shape[0] if has_val else 0,
+                irls_floor=irls_floor, learning_rate=learning_rate, max_iter=max_iter, tol=tol, relative=relative,
+                stop_at_separation=stop_at_separation, ridge=ridge, offset=offset, can_prove=can_prove)
     finally:
         if parallel:
             _PARALLEL_LOCK.release()
