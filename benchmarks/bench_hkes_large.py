@@ -11,11 +11,13 @@
 * with ``--full``, the fit to HK's own stopping point;
 * the peak resident memory of the process (``ru_maxrss``, as ``/usr/bin/time -v`` reports it) less what it
   held before ``X`` was drawn, against ``X.nbytes``: the goal is <= 1.5 × X.nbytes + O(N);
-* ``coef_``'s dtype.
+* ``coef_``'s dtype, and the load averages before and after (a load at or above the core count keeps the
+  pass serial).
 The machine may be shared: times are minima over a few runs and are noisy; the memory is exact.
 """
 
 import argparse
+import os
 import resource
 import time
 import warnings
@@ -52,6 +54,7 @@ def main():
 
 
 def run(args):
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
     n, d = int(args.n), args.d
     make_classifier("hkes", max_iter=2, random_state=0).fit(  # compiled code loaded before the baseline
         np.random.default_rng(1).standard_normal((20_000, d), dtype=np.float32), np.arange(20_000) % 2)
@@ -98,6 +101,7 @@ def run(args):
           f"{extra / X.nbytes:.3f} × X.nbytes ({(extra - X.nbytes) / n:.0f} bytes per sample beyond X; "
           f"goal <= 1.5 × X.nbytes + O(N))")
     print(f"coef_ dtype: {fits[hi].coef_.dtype}, intercept_ dtype: {fits[hi].intercept_.dtype}")
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

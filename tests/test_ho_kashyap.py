@@ -509,6 +509,37 @@ def test_thread_count_follows_the_blas_and_numba_limits():
         assert pass_threads(10 * PARALLEL_MIN_ENTRIES) == 1
 
 
+def test_irls_keeps_blas_to_one_thread_inside_the_compiled_loop(monkeypatch):
+    """Large-data IRLS runs its per-block Gram products on one BLAS thread (the rows go to the chunks)."""
+    from threadpoolctl import threadpool_info
+
+    import linsep.solvers.ho_kashyap as module
+    from linsep._loops import serial_blas
+
+    def blas_threads():
+        return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+    before = blas_threads()
+    with serial_blas():
+        assert set(blas_threads()) <= {1}
+    with serial_blas(False):
+        assert blas_threads() == before
+    assert blas_threads() == before
+    seen = []
+    segment = module.ho_kashyap_segment
+
+    def recording_segment(*args):
+        seen.append(blas_threads())
+        return segment(*args)
+
+    monkeypatch.setattr(module, "_BY_COLUMNS_MAX_ENTRIES", 0)
+    monkeypatch.setattr(module, "ho_kashyap_segment", recording_segment)
+    X, y = random_problem(36, n=300, d=4)
+    ho_kashyap(SignedDesign(X, y), loss="absolute", C=0.5)
+    assert seen and all(set(threads) <= {1} for threads in seen)
+    assert blas_threads() == before
+
+
 @pytest.mark.parametrize("by_rows", [False, True])
 def test_design_view_gives_the_iterates_of_the_formed_matrix(monkeypatch, by_rows):
     """The SignedDesign view (rows of X, labels, a row subset) iterates like the formed Y = diag(y)[X_R, 1]."""

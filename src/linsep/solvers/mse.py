@@ -82,10 +82,10 @@ def mse(Y, margin=None, *, C=0.0, trace=None):
     Returns
     -------
     SolveResult
-        ``weights`` (bias last), ``margin`` = ``b``, ``n_iter = 1`` and
-        ``status`` ``separable`` if ``Y a > 0``, else ``converged`` (``max_iter``
-        if an iterative solve stopped short of its tolerance; its CG iterations
-        are ``extra["cg_iterations"]``).
+        ``weights`` (bias last; float32 for float32 data), ``margin`` = ``b``,
+        ``n_iter = 1`` and ``status`` ``separable`` if ``Y a > 0``, else
+        ``converged`` (``max_iter`` if an iterative solve stopped short of its
+        tolerance; its CG iterations are ``extra["cg_iterations"]``).
     """
     b = np.ones(Y.shape[0]) if margin is None else np.asarray(margin, dtype=np.float64)
     factor = least_squares_solver(Y, None, C)
@@ -206,7 +206,8 @@ def widrow_hoff(Y, margin=None, *, learning_rate=None, schedule="inverse", max_i
     Returns
     -------
     SolveResult
-        ``weights`` (bias last), ``margin`` = ``b``, ``n_iter`` = gradient
+        ``weights`` (bias last; float32 for float32 data),
+        ``margin`` = ``b``, ``n_iter`` = gradient
         steps, ``status`` (``separable`` if ``Y a > 0``, else
         ``converged`` or ``max_iter``) and ``history["criterion"]`` =
         ``J_s(a_k)`` for every iterate.
@@ -304,7 +305,8 @@ def lms(X, y, margin=None, *, learning_rate=None, schedule="inverse", max_iter=1
     Returns
     -------
     SolveResult
-        ``weights`` (bias last), ``margin`` = ``b``, ``n_iter`` = passes,
+        ``weights`` (bias last; float32 for float32 data),
+        ``margin`` = ``b``, ``n_iter`` = passes,
         ``status`` (``separable`` if ``Y a > 0``, else ``converged`` or
         ``max_iter``) and ``history["criterion"]``: the sum of squared
         residuals met during each pass (a running estimate of ``J_s``);

@@ -143,7 +143,8 @@ def perceptron(X, y, *, learning_rate=1.0, schedule="constant", margin=0.0, max_
     Returns
     -------
     SolveResult
-        ``weights`` (bias last), ``n_iter`` = passes made, ``status``
+        ``weights`` (bias last; float32 for float32 data),
+        ``n_iter`` = passes made, ``status``
         (``separable`` / ``max_iter``) and ``history["mistakes"]``, the
         number of corrections per pass.
     """
@@ -211,7 +212,8 @@ def batch_perceptron(Y, *, learning_rate=1.0, schedule="inverse", margin=0.0, ma
     Returns
     -------
     SolveResult
-        ``weights`` (bias last), ``n_iter`` = iterations (one product
+        ``weights`` (bias last; float32 for float32 data),
+        ``n_iter`` = iterations (one product
         ``Y a`` each), ``status`` and ``history["mistakes"]`` (the size of
         ``𝒴_M`` at each iterate).
     """
