@@ -7,7 +7,8 @@ BLAS.  The Ho–Kashyap iteration is sequential in ``k`` (``W_{k+1}`` needs
 ``E_k``); on the small data sets it is usually run on, a NumPy iteration
 costs a dozen calls' overhead rather than its arithmetic, and no BLAS call
 can compute ``Y W``, ``E``, the new margin and ``Yᵀ(B + offset)`` in one pass
-over ``Y``.  These loops are compiled with numba, as are kernel SK's O(N)
+over ``Y``; the linear LSVM's iteration (:func:`lsvm_pass`) is the same kind of
+fused pass.  These loops are compiled with numba, as are kernel SK's O(N)
 passes (:mod:`linsep.solvers.kozinec`); everything else in linsep stays in
 NumPy.  The NumPy Ho–Kashyap loop remains for what the compiled one does not
 cover (sparse data, modified HK, the eigh and some SVD factorisations) and as
