@@ -540,6 +540,84 @@ def test_irls_keeps_blas_to_one_thread_inside_the_compiled_loop(monkeypatch):
     assert blas_threads() == before
 
 
+@pytest.mark.parametrize("chunks", [1, 2])
+def test_overlapping_irls_fits_in_threads_restore_the_blas_threads(monkeypatch, chunks):
+    """Two MHKA fits in threads whose one-thread BLAS limits overlap (A in, B in, A out, B out) leave BLAS as it was.
+
+    ``chunks=2``: one fit holds the lock of the parallel pass, the other runs
+    its pass serially; ``chunks=1``: neither takes it.
+    """
+    import contextlib
+    import threading
+
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    import linsep.solvers.ho_kashyap as module
+
+    def blas_threads():
+        return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+    def set_blas_threads(limits):
+        # from a thread that then ends, as a program that never limited BLAS would have it: threadpoolctl
+        # lets only one live Python thread set OpenBLAS's (process-wide) count
+        setter = threading.Thread(target=threadpool_limits, kwargs=dict(limits=limits, user_api="blas"))
+        setter.start()
+        setter.join()
+
+    monkeypatch.setattr(module, "_BY_COLUMNS_MAX_ENTRIES", 0)  # by rows: the IRLS Gram products limit BLAS
+    monkeypatch.setattr(module, "pass_threads", lambda n_entries: chunks)
+    first_in, first_out = threading.Event(), threading.Event()
+    both_in = threading.Barrier(2, timeout=60)
+    serial_blas = module.serial_blas
+    inside, errors = [], []
+
+    @contextlib.contextmanager
+    def overlapping(active=True):
+        second = threading.current_thread().name == "second"
+        if active and second:
+            first_in.wait(timeout=60)
+        with serial_blas(active):
+            if active:
+                first_in.set()
+                both_in.wait()
+                inside.append(blas_threads())
+            yield
+            if active and second:
+                first_out.wait(timeout=60)
+        if not second:
+            first_out.set()
+
+    monkeypatch.setattr(module, "serial_blas", overlapping)
+
+    def fit(seed):
+        try:
+            make_classifier("mhka", C=0.5).fit(*random_problem(seed, n=300, d=4))
+        except BaseException as error:  # reported by the main thread
+            errors.append(error)
+            both_in.abort()
+        finally:
+            first_in.set()
+            first_out.set()
+
+    original = blas_threads()
+    set_blas_threads(2)
+    try:
+        before = blas_threads()
+        if max(before, default=1) < 2:
+            pytest.skip("BLAS runs one thread here whatever the limit")
+        threads = [threading.Thread(target=fit, args=(40 + i,), name=name) for i, name in enumerate(["first", "second"])]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+        after = blas_threads()
+    finally:
+        set_blas_threads(min(original, default=1))
+    assert not errors
+    assert len(inside) >= 2 and [1] * len(before) in inside  # the fits' Gram products ran on one BLAS thread
+    assert after == before
+
+
 @pytest.mark.parametrize("by_rows", [False, True])
 def test_design_view_gives_the_iterates_of_the_formed_matrix(monkeypatch, by_rows):
     """The SignedDesign view (rows of X, labels, a row subset) iterates like the formed Y = diag(y)[X_R, 1]."""

@@ -185,6 +185,12 @@ def _thread_pools():
     return [lib for lib in _controller().lib_controllers if lib.user_api in ("blas", "openmp")]
 
 
+# BLAS thread counts are process-wide: threadpoolctl saves them on entry and restores them on exit, so two
+# overlapping limits (A in, B in, A out, B out) would leave B's saved count of 1 for good.  One fit at a time
+# sets and restores them (threadpoolctl also lets only one live Python thread set OpenBLAS's count).
+_SERIAL_BLAS_LOCK = threading.Lock()
+
+
 @contextlib.contextmanager
 def serial_blas(active=True):
     """Keep BLAS to one thread while a compiled loop that calls it runs (when ``active``).
@@ -194,13 +200,23 @@ def serial_blas(active=True):
     synchronise a thousand times per pass, and spin while waiting.  Measured
     at ``N = 10⁶, d = 100`` on 2 cores with other work running: 1.3 s with
     one BLAS thread, 12.7 s with two; splitting the rows over
-    :func:`pass_threads` chunks instead gave 1.0 s.
+    :func:`pass_threads` chunks instead gave 1.0 s.  This holds for a serial
+    pass too, so every such loop asks for the limit, not only the one holding
+    :data:`_PARALLEL_LOCK`.
+
+    The limit is process-wide: only the caller that takes
+    ``_SERIAL_BLAS_LOCK`` (without waiting) sets it, and it restores the
+    counts it found on leaving; a loop running at the same time in another
+    thread shares that limit while it lasts and leaves the counts alone.
     """
-    if not active:
+    if not (active and _SERIAL_BLAS_LOCK.acquire(blocking=False)):
         yield
         return
-    with _controller().limit(limits=1, user_api="blas"):
-        yield
+    try:
+        with _controller().limit(limits=1, user_api="blas"):
+            yield
+    finally:
+        _SERIAL_BLAS_LOCK.release()
 
 
 def _machine_busy():
