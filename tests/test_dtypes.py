@@ -84,3 +84,25 @@ def test_float32_fit_makes_no_copy_of_the_data(name):
     assert clf.coef_.dtype == np.float32
     vectors = 12 * 8 * n  # a generous count of float64 N-vectors (margins, orders, scores, α)
     assert peak <= 0.25 * X.nbytes + vectors, (peak, X.nbytes)
+
+
+def test_float32_linear_machine_checks_separation_on_the_stored_model():
+    """``separable`` is claimed for the float32 coef_ that is kept, not for the float64 solution it was rounded from.
+
+    A square system makes the scores exactly ``B``; margins of 1e-9 on three
+    samples leave them separated by float64 weights and well inside float32's
+    rounding of ``coef_``, where their discriminants no longer rank strictly.
+    """
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(6, 5)).astype(np.float32)
+    y = np.array([0, 1, 2, 0, 1, 2])
+    margin = np.r_[np.full(3, 1e-9), np.ones(3)]
+    exact = make_classifier("mse").fit(X.astype(np.float64), y, margin=margin)
+    assert list(exact.status_) == ["separable"] * 3  # the float64 model separates them
+    clf = make_classifier("mse").fit(X, y, margin=margin)
+    assert clf.coef_.dtype == np.float32
+    scores = clf.decision_function(X)
+    own = scores[np.arange(6), y]
+    scores[np.arange(6), y] = -np.inf
+    assert not np.all(own > scores.max(axis=1))  # the stored model does not
+    assert list(clf.status_) == ["converged"] * 3

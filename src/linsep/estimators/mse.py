@@ -23,10 +23,11 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import BaseLinearSeparator, is_dask_collection
+from .._certificates import decision_scores
 from .._design import signed_design
-from .._result import SolveResult
+from .._result import CONVERGED, SEPARABLE, SolveResult
 from .._stream import StreamMixin
-from ..solvers.mse import lms, lms_learning_rate, mse, mse_linear_machine, widrow_hoff
+from ..solvers.mse import lms, lms_learning_rate, mse, mse_linear_machine, own_class_gap, widrow_hoff
 from ..solvers.perceptron import SCHEDULES
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 
@@ -158,7 +159,23 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
             self._store(results)
         finally:
             del self._input_shifts
+        self._check_machine_separation(X, labels)
         return self
+
+    def _check_machine_separation(self, X, labels):
+        """Demote a ``separable`` linear machine that the stored model contradicts.
+
+        As :meth:`_check_separation` does for two classes: the verdict is the
+        solver's, on float64 weights; ``coef_`` may be rounded (float32 data),
+        so each sample's own discriminant must be finite and strictly largest
+        under ``decision_function`` too.
+        """
+        if self.status_[0] != SEPARABLE:  # one verdict for the whole machine
+            return
+        with np.errstate(over="ignore", invalid="ignore"):
+            scores = decision_scores(X, self.coef_, self.intercept_)
+        if not (np.all(np.isfinite(scores)) and own_class_gap(scores, labels).min() > 0):
+            self.status_ = np.full(self.status_.shape, CONVERGED, dtype=object)
 
     def _solve_binary(self, X, y, margin=None):
         return mse(signed_design(X, y), margin, C=self.C, trace=make_recorder(self.record_history))

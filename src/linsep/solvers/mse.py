@@ -132,12 +132,22 @@ def mse_linear_machine(A, labels, margin=None, *, C=0.0):
     B[np.arange(n_samples), labels] = b
     factor = least_squares_solver(A, None, C)
     W = factor.solve(B)
-    scores = np.asarray(A @ W)
-    own = scores[np.arange(n_samples), labels]
-    scores[np.arange(n_samples), labels] = -np.inf
-    gap = own - scores.max(axis=1)
+    gap = own_class_gap(np.asarray(A @ W), labels)
     return SolveResult(weights=W.astype(solution_dtype(A), copy=False), n_iter=1,
                        status=_separation_status(gap, _solved(factor)), margin=B, extra=factor.stats)
+
+
+def own_class_gap(scores, labels):
+    """``g_own(x_i) − max_{k ≠ own} g_k(x_i)`` per sample: positive where its own discriminant is strictly largest.
+
+    ``scores`` (N, K) are the linear machine's discriminants (left unchanged),
+    ``labels`` the class indices ``0 … K−1``.
+    """
+    scores = np.array(scores, dtype=np.float64)
+    rows = np.arange(scores.shape[0])
+    own = scores[rows, labels]
+    scores[rows, labels] = -np.inf
+    return own - scores.max(axis=1)
 
 
 def _solved(factor):
