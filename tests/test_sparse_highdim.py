@@ -152,6 +152,29 @@ def test_unconverged_solve_is_reported(iterative, monkeypatch):
         make_classifier("mse").fit(X, y)
 
 
+def test_unconverged_column_of_a_multi_right_hand_side_is_reported(iterative, monkeypatch):
+    X, y = sparse_problem(100, 40)
+    A = sign_normalized(X, np.ones(100))
+    monkeypatch.setattr(linalg, "_CG_MAX_ITER", 1)
+    solver = least_squares_solver(A)
+    solver.solve(np.column_stack([np.ones(100), np.zeros(100)]))  # the last column solves at once
+    assert not solver.converged
+
+    # The multi-class linear machine: only the first class's solve stops short.
+    monkeypatch.setattr(linalg, "_CG_MAX_ITER", 10_000)
+    pcg, calls = linalg._pcg, []
+
+    def first_solve_short(matvec, b, x, inv_diag, rtol, max_iter, **kwargs):
+        calls.append(1)
+        return pcg(matvec, b, x, inv_diag, rtol, 1 if len(calls) == 1 else max_iter, **kwargs)
+
+    monkeypatch.setattr(linalg, "_pcg", first_solve_short)
+    labels = np.arange(100) % 3
+    with pytest.warns(ConvergenceWarning):
+        model = make_classifier("mse").fit(X, labels)
+    assert list(model.status_) == ["max_iter"] * 3 and len(calls) == 3
+
+
 # --- dense direct vs sparse iterative, estimator by estimator ---------------------------------------
 
 
@@ -335,3 +358,45 @@ def test_peak_memory_far_below_a_dense_gram(name):
     finally:
         tracemalloc.stop()
     assert peak < 40 * 2**20, f"peak {peak / 2**20:.1f} MiB"
+
+
+# --- sparse matrices with duplicate entries (scipy keeps them; one cell's value is their sum) --------
+
+
+def duplicated_csr():
+    """A CSR matrix whose cell (0, 0) is stored twice, 1e10 and 3 - 1e10 (value 3), with its dense twin."""
+    data = np.array([1e10, 3.0 - 1e10, 2.0, 2.0])
+    indices = np.array([0, 0, 1, 1])
+    indptr = np.array([0, 3, 4])
+    X = sp.csr_matrix((data, indices, indptr), shape=(2, 2))
+    assert not X.has_canonical_format
+    return X, X.toarray()
+
+
+def test_duplicate_entries_make_no_false_proof():
+    from linsep._certificates import is_proof, proof_residuals
+
+    X, dense = duplicated_csr()
+    before = (X.data.copy(), X.indices.copy(), X.indptr.copy())
+    y = np.array([1.0, -1.0])
+    u = np.array([1.0, 1.0])  # Yᵀu = (3, 0, 0): not a proof (x_0 = 3 > 0 = x_1 separates)
+    assert not is_proof(dense, y, u)
+    assert not is_proof(X, y, u)
+    np.testing.assert_allclose(proof_residuals(X, y, u), proof_residuals(dense, y, u))
+    for got, want in zip((X.data, X.indices, X.indptr), before):  # the caller's matrix is untouched
+        np.testing.assert_array_equal(got, want)
+
+
+def test_duplicate_entries_in_kernel_columns_and_column_statistics():
+    from linsep._design import _column_maxabs
+    from linsep._linalg import _column_squares
+    from linsep.kernels import KernelColumnCache
+
+    X, dense = duplicated_csr()
+    for kernel in ("linear", "rbf"):
+        sparse_cache, dense_cache = KernelColumnCache(X, kernel=kernel), KernelColumnCache(dense, kernel=kernel)
+        for j in range(2):
+            np.testing.assert_allclose(sparse_cache.column(j), dense_cache.column(j), rtol=1e-12)
+    np.testing.assert_array_equal(_column_maxabs(X), _column_maxabs(dense))
+    np.testing.assert_allclose(_column_squares(X, None), _column_squares(dense, None))
+    assert not X.has_canonical_format  # still the caller's own

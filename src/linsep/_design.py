@@ -21,6 +21,20 @@ import numpy as np
 import scipy.sparse as sp
 
 
+def summed_duplicates(X):
+    """``X`` itself, unless it is a sparse matrix not in canonical form: then a canonical copy.
+
+    scipy (and scikit-learn's validation) keep duplicate stored entries of one
+    cell, whose value is their sum; code that reads ``.data`` and ``.indices``
+    entry by entry (maxima, squares, scatters) needs each cell stored once.
+    The caller's matrix is never changed.
+    """
+    if sp.issparse(X) and not getattr(X, "has_canonical_format", True):
+        X = X.copy()
+        X.sum_duplicates()
+    return X
+
+
 def augment(X):
     """Return ``[X, 1]``: the samples with a constant last column for the bias."""
     if sp.issparse(X):
@@ -57,7 +71,9 @@ def sign_normalized(X, y):
     """
     y = np.asarray(y, dtype=float)
     if sp.issparse(X):
-        return sp.diags(y) @ augment(X)
+        Y = sp.diags(y) @ augment(X)  # the product sums duplicate entries of X
+        Y.sum_duplicates()  # sorts its (new) indices: canonical, so entry-wise readers need no copy
+        return Y
     X = np.asarray(X)
     # One allocation, filled in place (augment-then-scale would copy the data twice).
     Y = np.empty((X.shape[0], X.shape[1] + 1), dtype=np.result_type(X.dtype, y.dtype))
@@ -197,7 +213,8 @@ def _safe_exponent(dtype):
 
 
 def _column_maxabs(X):
-    """Per-column ``max |x|`` (dense or sparse) from column maxima and minima: no copy of ``X``."""
+    """Per-column ``max |x|`` (dense or sparse) from column maxima and minima: no copy of canonical ``X``."""
+    X = summed_duplicates(X)  # a cell stored as 1e9 and 3 - 1e9 has maximum 3
     if sp.issparse(X) and X.format == "csr":
         # one pass over the stored entries; the column reductions below convert CSR to CSC twice
         largest = np.zeros(X.shape[1], dtype=np.float64)
@@ -227,7 +244,7 @@ def _smallest_nonzero(X, columns):
     """Smallest non-zero ``|x|`` of each of ``columns`` (only on the rare rescaling path)."""
     sub = X[:, columns]
     if sp.issparse(sub):
-        sub = sp.csc_matrix(sub)
+        sub = summed_duplicates(sp.csc_matrix(sub))
         return np.array([np.abs(sub.data[a:b][sub.data[a:b] != 0]).min(initial=np.inf)
                          for a, b in zip(sub.indptr[:-1], sub.indptr[1:])])
     sub = np.abs(sub)

@@ -33,7 +33,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from ._design import SignedDesign
+from ._design import SignedDesign, summed_duplicates
 
 # A Cholesky pivot ratio below this signals (near) rank deficiency: the
 # equilibrated Gram matrix then has a condition number above 1/_PIVOT_TOL² =
@@ -233,6 +233,7 @@ def _column_squares(A, weights):
     n_samples, n_cols = A.shape
     w = np.ones(n_samples) if weights is None else weights
     if sp.issparse(A):
+        A = summed_duplicates(A)  # squares of the cells, not of their stored parts
         rows = np.repeat(np.arange(n_samples), np.diff(A.indptr))
         return np.bincount(A.indices, weights=np.square(A.data, dtype=np.float64) * w[rows], minlength=n_cols)
     if isinstance(A, SignedDesign):
@@ -419,7 +420,7 @@ class IterativeLeastSquares:
 
     @property
     def stats(self):
-        """``factorization`` ("cg"), ``cg_iterations``, ``cg_solves`` and ``cg_residual`` (of the last solve)."""
+        """``factorization`` ("cg"), ``cg_iterations``, ``cg_solves`` and ``cg_residual`` (of the last solve, its worst column)."""
         return {"factorization": self.method, "cg_iterations": self.iterations, "cg_solves": self.solves,
                 "cg_residual": self.residual}
 
@@ -448,10 +449,19 @@ class IterativeLeastSquares:
         return out
 
     def solve(self, rhs, tol=None):
-        """Return ``W`` minimising ``‖D^{1/2}(Y W − rhs)‖² + C‖ĨW‖²`` (minimum norm if ``C = 0``), to ``tol``."""
+        """Return ``W`` minimising ``‖D^{1/2}(Y W − rhs)‖² + C‖ĨW‖²`` (minimum norm if ``C = 0``), to ``tol``.
+
+        A 2-D ``rhs`` is solved column by column; ``converged`` then says whether
+        every column met the tolerance and ``residual`` is the largest.
+        """
         rhs = np.asarray(rhs, dtype=float)
         if rhs.ndim == 2:
-            return np.column_stack([self._solve_columns(rhs[:, k], tol) for k in range(rhs.shape[1])])
+            columns, converged, residual = [], True, 0.0
+            for k in range(rhs.shape[1]):
+                columns.append(self._solve_columns(rhs[:, k], tol))
+                converged, residual = converged and self.converged, max(residual, self.residual)
+            self.converged, self.residual = converged, residual  # converged only if every column is
+            return np.column_stack(columns)
         weighted = rhs if self.sample_weight is None else rhs * self.sample_weight
         return self.solve_normal(np.asarray(self._At @ weighted, dtype=float).ravel(), tol)
 

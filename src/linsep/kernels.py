@@ -13,6 +13,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import pairwise_kernels
 
+from ._design import summed_duplicates
+
 KERNELS = ("linear", "poly", "rbf", "sigmoid", "precomputed")
 
 
@@ -92,7 +94,7 @@ class KernelColumnCache:
     def __init__(self, X, *, kernel="rbf", gamma=None, degree=3, coef0=0.0, cache_size=200.0):
         if not (callable(kernel) or kernel in KERNELS):
             raise ValueError(f"kernel must be one of {KERNELS} or a callable, got {kernel!r}")
-        self.X = X
+        self.X = X = summed_duplicates(X)  # rows are scattered entry by entry in _compute
         self.kernel = kernel
         self.gamma = 1.0 / X.shape[1] if gamma is None else float(gamma)
         self.degree = degree
