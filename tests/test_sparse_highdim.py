@@ -175,6 +175,54 @@ def test_unconverged_column_of_a_multi_right_hand_side_is_reported(iterative, mo
     assert list(model.status_) == ["max_iter"] * 3 and len(calls) == 3
 
 
+def test_unconverged_minimum_norm_projection_is_reported(iterative, monkeypatch):
+    X, y = sparse_problem(100, 20, noise=0.15)
+    Y = sign_normalized(X, np.where(y == 1, 1.0, -1.0))
+    reference = ho_kashyap(Y, tol=1e-3)
+    assert reference.status == "converged"
+    pcg = linalg._pcg
+
+    def projection_short(matvec, b, x, inv_diag, rtol, max_iter, **kwargs):
+        # the projection on the row space is the only unpreconditioned solve of a C = 0 fit
+        return pcg(matvec, b, x, inv_diag, rtol, 1 if inv_diag is None else max_iter, **kwargs)
+
+    monkeypatch.setattr(linalg, "_pcg", projection_short)
+    result = ho_kashyap(Y, tol=1e-3)
+    assert result.status == "max_iter"
+    # the weights are kept unprojected: their fitted values are the iteration's own
+    np.testing.assert_allclose(Y @ result.weights, Y @ reference.weights, atol=1e-8)
+
+
+def test_irls_system_that_turns_iterative_is_checked(monkeypatch):
+    # A reweighted system that Cholesky refuses and whose dense SVD would be too large goes to CG
+    # in mid-fit; that factor's unconverged solves must still be reported.
+    X, y = sparse_problem(100, 20, noise=0.15)
+    Y = sign_normalized(X, np.where(y == 1, 1.0, -1.0))
+    init = LeastSquaresFactor.__init__
+
+    def direct_unless_weighted(self, Y, sample_weight=None, ridge=0.0, gram=None):
+        if sample_weight is not None:
+            raise linalg._TooLargeForDirect
+        init(self, Y, sample_weight, ridge, gram)
+
+    monkeypatch.setattr(LeastSquaresFactor, "__init__", direct_unless_weighted)
+    assert ho_kashyap(Y, C=0.1, loss="absolute").status == "converged"
+    monkeypatch.setattr(linalg, "_CG_MAX_ITER", 1)
+    result = ho_kashyap(Y, C=0.1, loss="absolute")
+    assert result.extra["factorization"] == "cg" and result.status == "max_iter"
+
+
+def test_lsvm_reports_unconverged_cg_solves(iterative, monkeypatch):
+    X, y = sparse_problem(100, 20, noise=0.15)
+    signs = np.where(y == 1, 1.0, -1.0)
+    assert lagrangian_svm(X, signs).status == "converged"
+    monkeypatch.setattr(linalg, "_CG_MAX_ITER", 1)
+    result = lagrangian_svm(X, signs)
+    assert result.extra["factorization"] == "cg" and result.status == "max_iter"
+    with pytest.warns(ConvergenceWarning):
+        make_classifier("lsvm").fit(X, y)
+
+
 # --- dense direct vs sparse iterative, estimator by estimator ---------------------------------------
 
 

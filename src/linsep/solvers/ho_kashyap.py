@@ -275,7 +275,13 @@ def ho_kashyap(
       ``M``-norm solutions, whose ``Y W`` — hence ``E``, ``B``, ``J`` and every
       verdict — are those of the minimum-norm ``Y⁺B``; the returned weights
       are projected on the row space of ``Y`` by one unpreconditioned solve,
-      so they are ``Y⁺B`` as on the direct path, to ``τ``.
+      so they are ``Y⁺B`` as on the direct path, to ``τ``.  If that solve
+      stops short of ``τ``, the unprojected weights (the same ``Y W``) are
+      returned and a ``converged`` status becomes ``max_iter``.
+
+    An IRLS system that fails the Cholesky test and whose dense SVD would
+    exceed the memory budget switches the fit to the iterative W-step in
+    mid-run; from then on every rule above applies.
     """
     if stopping not in STOPPING_RULES:
         raise ValueError(f"stopping must be one of {STOPPING_RULES}, got {stopping!r}")
@@ -341,16 +347,21 @@ def ho_kashyap(
 
     early_stopping = Y_val is not None
     weights = run.best_W if early_stopping else run.W
+    projected = True  # the weights are the minimum-norm ones the status promises
     if isinstance(run.factor, IterativeLeastSquares) and ridge == 0.0:
         # The preconditioned solves left W in M⁻¹·(row space); W_k = Y⁺ r is its projection on the row
         # space.  Starting weights (k = 0, or the base of modified HK's increments) are kept as given.
         k_returned = run.best_iter if early_stopping else run.k
         base = None if initial_weights is None or (update == "margin" and k_returned > 0) else \
             np.asarray(initial_weights, dtype=float)
+        minimum_norm = None
         if base is None:
-            weights = run.factor.minimum_norm_part(weights)
+            minimum_norm = run.factor.minimum_norm_part(weights)
         elif update == "weights" and k_returned > 0:
-            weights = base + run.factor.minimum_norm_part(weights - base)
+            minimum_norm = base + run.factor.minimum_norm_part(weights - base)
+        if minimum_norm is not None:
+            projected = run.factor.converged  # else keep W: a half-projected one has other fitted values
+            weights = minimum_norm if projected else weights
     weights = weights.astype(out_dtype, copy=False)
     status = run.status
     scores = np.asarray(Y @ weights)
@@ -360,6 +371,8 @@ def ho_kashyap(
         status = SEPARABLE
     elif status == SEPARABLE:  # early stopping picked an iterate that does not separate
         status = CONVERGED
+    if status == CONVERGED and not projected:
+        status = MAX_ITER  # not the minimum-norm weights that convergence stands for
     keep_history = record_history or early_stopping or trace is not None
     history = run.history if trace is None else trace.merge_into(run.history)
     return SolveResult(
@@ -542,6 +555,7 @@ def _iterate_numpy(Y, factor, W, B, *, learning_rate, max_iter, tol, relative, s
             abs_e = np.abs(E)
             D = 1.0 / np.maximum(abs_e, irls_floor * abs_e.max(initial=0.0) + np.finfo(float).tiny)
             factor = factor.reweighted(D)
+            iterative = isinstance(factor, IterativeLeastSquares)  # a reweighted system may need CG
         W_prev = W
         if update == "weights":
             W = W + learning_rate * factor.solve(np.abs(E))

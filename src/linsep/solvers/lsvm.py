@@ -143,6 +143,8 @@ class _PDFactor:
         self._evals = np.maximum(evals, floor)
         self.method = "eigh"
 
+    converged = True  # a factorisation solves exactly (to rounding)
+
     def solve(self, rhs):
         if self.method == "cholesky":
             return sla.cho_solve(self._cho, rhs, check_finite=False)
@@ -238,6 +240,7 @@ class _LinearStep:
 
     def __init__(self, lsvm_factor, y, mu):
         self.f, self.y, self.mu = lsvm_factor, y, mu
+        self.solves_converged = True  # every S⁻¹g of this problem met its tolerance (CG for wide X)
         n_samples = y.shape[0]
         self._r = np.ones(n_samples)
         self.alpha = np.empty(n_samples)
@@ -249,7 +252,7 @@ class _LinearStep:
             self._y = y.astype(self._X.dtype)  # ±1: exact in either type
             self._threads = pass_threads(X.shape[0] * X.shape[1])
             ones = SignedDesign(self._X, self._y).T @ np.ones(n_samples)  # Hᵀ1, summed in float64
-        self.weights = lsvm_factor._factor.solve(ones)
+        self.weights = self._solve(ones)
         self._next = None
         # α_0 = Q⁻¹1 (Mangasarian's start): the same pass without a previous α
         self.objective = self._pass(first=True)[4]
@@ -267,8 +270,13 @@ class _LinearStep:
             finally:
                 if parallel:
                     _PARALLEL_LOCK.release()
-        self._next = self.f._factor.solve(g)
+        self._next = self._solve(g)
         return step_sq, alpha_sq, 0.0, 0.0, objective
+
+    def _solve(self, g):
+        z = self.f._factor.solve(g)
+        self.solves_converged &= self.f._factor.converged
+        return z
 
     def _sparse_pass(self, first, g):
         """The steps of :func:`linsep._loops.lsvm_pass` on a sparse ``X``, as whole-vector operations."""
@@ -315,6 +323,11 @@ class _IterativeS:
 
     def solve(self, g):
         return self.solver.solve_normal(g)
+
+    @property
+    def converged(self):
+        """Whether the last solve met its tolerance."""
+        return self.solver.converged
 
 
 class LSVMFactor:
@@ -393,7 +406,8 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
     -------
     SolveResult
         ``weights`` ``W = (w, w_0) = Hᵗα`` (bias last, ``w_0 = +1ᵗYα``),
-        ``status`` ``"converged"`` or ``"max_iter"``, ``n_iter`` the number
+        ``status`` ``"converged"`` or ``"max_iter"`` (also when a CG solve of
+        wide ``X`` stopped short of its tolerance), ``n_iter`` the number
         of updates (22), ``extra["alpha"]`` the dual solution ``α`` (the
         last iterate: inactive entries are ``0`` up to about ``tol·max α``,
         of either sign).
@@ -410,6 +424,8 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
 
     n_iter, status, history = _iterate(step, tol, max_iter, record_history, trace,
                                        lambda: {"weights": step.weights}, count_errors)
+    if status == CONVERGED and not step.solves_converged:
+        status = MAX_ITER  # a CG solve stopped short of its tolerance: no claim of convergence
     alpha = step.alpha
     return SolveResult(
         weights=step.weights.astype(solution_dtype(X), copy=False),  # = Hᵗα (eq. 20), from the last Woodbury solve
