@@ -129,6 +129,14 @@ def test_factory_threshold(monkeypatch):
     assert isinstance(least_squares_solver(Y, gram=(Y.T @ Y).toarray()), LeastSquaresFactor)
 
 
+def test_width_alone_decides_the_iterative_path(monkeypatch):
+    # The widest direct system's Gram matrix fits the dense budget; the budget governs only the SVD copy.
+    assert 8 * linalg._DIRECT_MAX_COLUMNS**2 <= linalg._DENSE_BUDGET_BYTES
+    monkeypatch.setattr(linalg, "_DENSE_BUDGET_BYTES", 8)
+    assert not linalg.too_wide_for_direct(linalg._DIRECT_MAX_COLUMNS)
+    assert linalg.too_wide_for_direct(linalg._DIRECT_MAX_COLUMNS + 1)
+
+
 def test_no_dense_svd_copy_of_large_sparse_data(monkeypatch):
     # C = 0, collinear columns, few of them: the direct path's SVD would densify Y (8·N·p bytes); beyond
     # the budget (but with a Gram matrix inside it), CG gives the same minimum-norm answer

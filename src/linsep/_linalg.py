@@ -46,8 +46,8 @@ _DIRECT_MAX_COLUMNS = 2000
 """Widest ``Y`` (columns ``p = d + 1``, bias included) solved by a factorisation of the ``p × p`` system;
 wider ones go to :class:`IterativeLeastSquares` (see :func:`least_squares_solver`)."""
 _DENSE_BUDGET_BYTES = 1 << 30
-"""Largest dense copy the direct path may make: the Gram matrix (``8p²`` bytes), or ``D^{1/2}Y`` itself
-(``8Np`` bytes) on the SVD path for sparse ``Y``; beyond it the iterative solver is used."""
+"""Largest dense copy of ``D^{1/2}Y`` (``8Np`` bytes) the direct path's SVD may make for sparse ``Y``; beyond
+it the iterative solver is used.  (The Gram matrix, ``8p²`` bytes with ``p <= _DIRECT_MAX_COLUMNS``, is far below.)"""
 CG_RTOL = 1e-10
 """Default relative residual tolerance of :class:`IterativeLeastSquares` (see its docstring)."""
 CG_PROOF_RTOL = 1e-14
@@ -483,8 +483,12 @@ class IterativeLeastSquares:
 
 
 def too_wide_for_direct(n_cols):
-    """Whether a ``p × p`` system with ``p = n_cols`` goes to the iterative solver (see :func:`least_squares_solver`)."""
-    return n_cols > _DIRECT_MAX_COLUMNS or 8 * n_cols**2 > _DENSE_BUDGET_BYTES
+    """Whether a ``p × p`` system with ``p = n_cols`` goes to the iterative solver (see :func:`least_squares_solver`).
+
+    The width alone decides: the Gram matrix of the widest direct system (``8p²`` bytes, 32 MB) is
+    far inside :data:`_DENSE_BUDGET_BYTES`.
+    """
+    return n_cols > _DIRECT_MAX_COLUMNS
 
 
 def least_squares_solver(Y, sample_weight=None, ridge=0.0, gram=None, *, tol=CG_RTOL, penalize_bias=False,
@@ -493,9 +497,9 @@ def least_squares_solver(Y, sample_weight=None, ridge=0.0, gram=None, *, tol=CG_
 
     The direct factorisation serves every ``Y`` with at most
     :data:`_DIRECT_MAX_COLUMNS` columns (and every call that passes ``gram``,
-    which is then already in memory); wider ``Y`` (or a system whose dense
-    Gram matrix would exceed :data:`_DENSE_BUDGET_BYTES`, or a sparse
-    rank-deficient ``Y`` whose SVD would need a dense copy beyond it) get
+    which is then already in memory); wider ``Y`` (or a sparse
+    rank-deficient ``Y`` whose SVD would need a dense copy beyond
+    :data:`_DENSE_BUDGET_BYTES`) get
     the matrix-free conjugate gradients.  Both solve the same problem and
     return the same solution (the minimum-norm one when it is not unique),
     exactly or to the relative residual ``tol``.
