@@ -235,6 +235,32 @@ def test_refused_inputs(client):
         MSEClassifier().fit(da.from_array(collinear, chunks=(CHUNKS, 5)), yd)
 
 
+def test_wide_x_is_refused_before_any_pass(client, monkeypatch):
+    # Every block task would build a dense (d+1)×(d+1) Gram matrix: wide X is refused up front.
+    monkeypatch.setattr(backend, "_persist", lambda *objects: pytest.fail("persisted before the refusal"))
+    wide = da.zeros((6, 2000), chunks=(3, 2000))
+    labels = np.array([0, 1] * 3)
+    for make in (HoKashyapClassifier, MSEClassifier, LagrangianSVMClassifier):
+        with pytest.raises(ValueError, match="2000 features, too many for the dask backend"):
+            make().fit(wide, labels)
+
+
+@pytest.mark.parametrize("make", [lambda: HoKashyapClassifier(C=1.0, max_iter=12), lambda: MSEClassifier(),
+                                  lambda: LagrangianSVMClassifier(C=2.0, tol=1e-3, max_iter=20)],
+                         ids=["mhks", "mse", "lsvm"])
+def test_float32_gives_the_in_memory_float32_model(client, make):
+    X, y = _data("three")
+    X32 = X.astype(np.float32)
+    memory, on_dask = _fit_both(make, X32, y)
+    assert on_dask.coef_.dtype == memory.coef_.dtype == np.float32
+    assert on_dask.intercept_.dtype == memory.intercept_.dtype == np.float32
+    # the same fit up to the float32 rounding of the weights (and of the in-memory float32 products)
+    W_mem = np.column_stack([memory.coef_, memory.intercept_]).astype(float)
+    W_dask = np.column_stack([on_dask.coef_, on_dask.intercept_]).astype(float)
+    np.testing.assert_allclose(W_dask, W_mem, rtol=0, atol=1e-5 * np.abs(W_mem).max())
+    np.testing.assert_array_equal(np.atleast_1d(on_dask.status_), np.atleast_1d(memory.status_))
+
+
 def test_bench_on_a_dask_scheduler(client, tmp_path, capsys, monkeypatch):
     from linsep.cli import main
     from linsep.experiments import runner

@@ -44,12 +44,15 @@ returned weights.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ._base import is_dask_collection
 from ._certificates import (FIT_PROOF_RTOL, column_largest, power_of_two_shifts, proof_block_sums,
                             residuals_from_sums)
-from ._linalg import least_squares_solver
+from ._design import SignedDesign, augmented_weights, signed_scores, solution_dtype
+from ._linalg import least_squares_solver, too_wide_for_direct
 from ._loops import is_nonseparability_proof
 from ._result import CONVERGED, NOT_SEPARABLE, SEPARABLE, SolveResult
 from .solvers.lsvm import _LinearStep
@@ -98,6 +101,7 @@ class RowBlocks:
         self.label_parts = labels.to_delayed().ravel().tolist()
         self.sizes = [int(n) for n in X.chunks[0]]
         self.n_features = int(X.shape[1])
+        self.dtype = solution_dtype(X)  # of the fitted weights, as in memory (float32 for float32 X)
 
 
 def _check_row_chunked(X, name="X"):
@@ -164,49 +168,35 @@ def _signed_rows(X, labels, positive, rows):
     return np.asarray(X, dtype=np.float64), np.where(labels == positive, 1.0, -1.0)
 
 
-def _scores(X, y, W):
-    """``Y_b W`` as :class:`linsep._design.SignedDesign` computes it."""
-    Z = X @ W[:-1]
-    Z += W[-1]
-    Z *= y
-    return Z
+def _signed_block(X, labels, positive, rows):
+    """The block's rows of ``Y`` as a :class:`linsep._design.SignedDesign` (products, Gram matrices; never formed)."""
+    return SignedDesign(*_signed_rows(X, labels, positive, rows))
 
 
-def _transposed_product(X, y, r):
-    """``Y_bᵀ r`` (``r`` of shape (n,) or (n, k))."""
-    t = r * (y if r.ndim == 1 else y[:, None])
-    return np.concatenate([t.T @ X, np.atleast_1d(t.sum(axis=0))[..., None]], axis=-1) if r.ndim == 2 else \
-        np.append(t @ X, t.sum())
-
-
-def _gram_block(X, labels, positive, rows, margin, rhs=None):
-    """A block's ``[X_b, 1]ᵀ[X_b, 1]``, its share of ``Yᵀ rhs``, and the input checks' scalars.
+def _gram_block(X, labels, positive, rows, margin, rhs=None, gram=True):
+    """A block's ``[X_b, 1]ᵀ[X_b, 1]`` (if ``gram``), its share of ``Yᵀ rhs``, and the input checks' scalars.
 
     ``rhs``: ``None`` (no right-hand side), ``("constant", c)`` for ``r = c 1``,
     ``("margin", c)`` for ``r = margin_b + c`` or ``("labels", classes)`` for the
     linear machine's ``[X, 1]ᵀ B`` (``B_ik = margin_i`` for the sample's class).
     """
-    X, y = _signed_rows(X, labels, positive, rows)
-    p = X.shape[1] + 1
-    gram = np.empty((p, p))
-    gram[:-1, :-1] = X.T @ X  # BLAS syrk on the block itself, no augmented copy
-    gram[:-1, -1] = gram[-1, :-1] = X.sum(axis=0)
-    gram[-1, -1] = X.shape[0]
-    out = {"gram": gram, "finite": bool(np.isfinite(X).all()), "n": X.shape[0], "label_sum": float(y.sum())}
+    Y = _signed_block(X, labels, positive, rows)
+    out = {"gram": Y.gram(), "finite": bool(np.isfinite(Y.X).all())} if gram else {}
     b = None if margin is None else np.asarray(margin if rows is None else margin[rows], dtype=np.float64)
     if b is not None:
         out["margin_ok"] = bool(np.isfinite(b).all() and b.min(initial=np.inf) > 0)
     if rhs is not None:
         kind, value = rhs
+        n = Y.shape[0]
         if kind == "constant":
-            out["g"] = _transposed_product(X, y, np.full(X.shape[0], float(value)))
+            out["g"] = Y.T @ np.full(n, float(value))
         elif kind == "margin":
-            out["g"] = _transposed_product(X, y, (np.ones(X.shape[0]) if b is None else b) + value)
+            out["g"] = Y.T @ ((np.ones(n) if b is None else b) + value)
         else:  # the linear machine: A = [X, 1] unsigned, B the class indicator times b
-            target = np.zeros((X.shape[0], len(value)))
+            target = np.zeros((n, len(value)))
             own = np.searchsorted(value, labels if rows is None else labels[rows])
-            target[np.arange(X.shape[0]), own] = 1.0 if b is None else b
-            out["g"] = np.vstack([X.T @ target, target.sum(axis=0)])
+            target[np.arange(n), own] = 1.0 if b is None else b
+            out["g"] = SignedDesign(Y.X, np.ones(n)).T @ target
     return out
 
 
@@ -232,8 +222,8 @@ def _hk_block(X, labels, positive, rows, B, D, W, b0, offset, two_mu, tol, updat
         stats = {"J": float(J), "wrong": int(wrong), "separated": bool(separated), "emax": float(max_e),
                  "bscale": float(max_b), "fixed_point": bool(fixed_point)}
     else:
-        X, y = _signed_rows(X, labels, positive, rows)
-        Z = _scores(X, y, W)
+        Y = _signed_block(X, labels, positive, rows)
+        Z = Y @ W
         E = Z - B if offset == 0.0 else Z - offset - B
         target = B + offset
         stats = {
@@ -247,7 +237,7 @@ def _hk_block(X, labels, positive, rows, B, D, W, b0, offset, two_mu, tol, updat
         step = np.maximum(E, 0.0)
         step *= two_mu
         B_next = B + step
-        g = _transposed_product(X, y, np.abs(E))
+        g = Y.T @ np.abs(E)
     stats["emin"] = float(E.min(initial=np.inf))
     stats["eabs_max"] = float(np.abs(E).max(initial=0.0))
     stats["finite"] = bool(np.isfinite(E).all())
@@ -260,32 +250,32 @@ _ALL_ROWS = np.empty(0, dtype=np.intp)
 _NO_WEIGHTS = np.empty(0)
 
 
-def _irls_block(X, labels, positive, rows, E, B_next, floor, offset, update):
-    """IRLS second pass: ``D_k`` (kept), the block's ``[X, 1]ᵀD_k[X, 1]`` and ``YᵀD_k r``."""
-    X, y = _signed_rows(X, labels, positive, rows)
-    abs_e = np.abs(E)
-    D = 1.0 / np.maximum(abs_e, floor)
-    A = np.empty((X.shape[0], X.shape[1] + 1))
-    A[:, :-1] = X
-    A[:, -1] = 1.0
-    A *= np.sqrt(D)[:, None]
-    r = (B_next if offset == 0.0 else B_next + offset) if update == "margin" else abs_e
-    return D, {"gram": A.T @ A, "g": _transposed_product(X, y, r * D)}
+def _irls_block(X, labels, positive, rows, E, B_next, irls_floor, eabs_max, offset, update):
+    """IRLS second pass: ``D_k`` (kept), the block's ``[X, 1]ᵀD_k[X, 1]`` and ``YᵀD_k r``.
+
+    ``D_k`` is :func:`linsep.solvers.ho_kashyap.irls_weights` with the floor
+    from the global ``max |E_k|`` (``eabs_max``).
+    """
+    from .solvers.ho_kashyap import irls_weights
+
+    Y = _signed_block(X, labels, positive, rows)
+    D = irls_weights(E, irls_floor, eabs_max)
+    r = (B_next if offset == 0.0 else B_next + offset) if update == "margin" else np.abs(E)
+    return D, {"gram": Y.gram(D), "g": Y.T @ (r * D)}
 
 
 def _count_block(X, labels, positive, rows, W):
     """``(number of Y_b W <= 0, min Y_b W, all finite)`` for a block."""
-    X, y = _signed_rows(X, labels, positive, rows)
-    Z = _scores(X, y, W)
+    Z = _signed_block(X, labels, positive, rows) @ W
     return int(np.count_nonzero(Z <= 0)), float(Z.min(initial=np.inf)), bool(np.isfinite(Z).all())
 
 
 def _certificate_block(X, labels, positive, rows, B, D, W, b0, offset):
     """``u_b = max(−E_b, 0)`` (times ``D_b`` for IRLS): a block of the non-separability certificate."""
-    X, y = _signed_rows(X, labels, positive, rows)
+    Y = _signed_block(X, labels, positive, rows)
     if B is None:
-        B = np.full(X.shape[0], float(b0))
-    Z = _scores(X, y, W)
+        B = np.full(Y.shape[0], float(b0))
+    Z = Y @ W
     E = Z - B if offset == 0.0 else Z - offset - B
     u = np.maximum(-E, 0.0)
     return u if D is None else u * D
@@ -310,23 +300,13 @@ def _proof_sums_block(X, labels, positive, rows, u, umax, shifts):
 
 
 def _lsvm_block(X, labels, positive, rows, r, alpha, W, C, mu, first):
-    """One LSVM pass over a block (the blockwise :class:`linsep.solvers.lsvm._LinearStep` pass)."""
+    """One LSVM pass over a block: :func:`linsep.solvers.lsvm.linear_pass` on its rows."""
+    from .solvers.lsvm import linear_pass
+
     X, y = _signed_rows(X, labels, positive, rows)
-    if r is None:
-        r = np.ones(X.shape[0])
-    t = X @ W[:-1]
-    t += W[-1]
-    t *= y
-    t = r - t
-    t *= C  # α_k on the block
-    step_sq = 0.0 if first else float((t - alpha) @ (t - alpha))
-    stats = {"step_sq": step_sq, "alpha_sq": float(t @ t), "objective": 0.5 * float(t @ r) - float(t.sum())}
-    u = t * -mu
-    u += r
-    r_next = np.maximum(u, 1.0)
-    u = y * r_next
-    stats["g"] = np.append(u @ X, u.sum())
-    return r_next, t, stats
+    alpha, r_next, g, step_sq, alpha_sq, objective = linear_pass(
+        X, y, W, np.ones(X.shape[0]) if r is None else r, None if first else alpha, C, mu)
+    return r_next, alpha, {"step_sq": step_sq, "alpha_sq": alpha_sq, "objective": objective, "g": g}
 
 
 def _held_out_block(labels, classes, fraction, seed, index):
@@ -344,16 +324,13 @@ def _held_out_block(labels, classes, fraction, seed, index):
 # --- The blockwise design -------------------------------------------------------------------------------
 
 class DaskDesign:
-    """``Y = diag(y)[X_R, 1]`` over persisted row blocks, never formed (the design-matrix protocol).
+    """``Y = diag(y)[X_R, 1]`` over persisted row blocks, never formed: the blocks the tasks run on.
 
     ``positive`` is the label mapped to ``+1`` (all others to ``−1``);
     ``rows`` optionally selects rows of each block (a list of delayed index
-    arrays, with ``counts`` their lengths).  ``Y @ W`` and ``sign(...)`` stay
-    dask arrays; ``Y.T @ u`` and :meth:`gram` come back as small NumPy arrays.
+    arrays, with ``counts`` their lengths).  Each task signs its block's rows
+    itself (:func:`_signed_block`); only ``p``-sized results come back.
     """
-
-    ndim = 2
-    dtype = np.dtype(np.float64)
 
     def __init__(self, blocks, positive, rows=None, counts=None):
         self.blocks = blocks
@@ -361,7 +338,6 @@ class DaskDesign:
         self.rows = [None] * len(blocks.sizes) if rows is None else rows
         self.counts = list(blocks.sizes) if counts is None else [int(c) for c in counts]
         self.shape = (sum(self.counts), blocks.n_features + 1)
-        self.size = self.shape[0] * self.shape[1]
 
     def with_positive(self, positive):
         return DaskDesign(self.blocks, positive, self.rows, self.counts)
@@ -378,55 +354,13 @@ class DaskDesign:
         return da.concatenate([da.from_delayed(part, shape=(n,), dtype=np.float64)
                                for part, n in zip(parts, self.counts)])
 
-    def __matmul__(self, W):
-        W = np.asarray(W, dtype=np.float64)
-        if W.ndim != 1:
-            raise ValueError("Y @ W is implemented for a vector W only on a dask design")
-        return self.from_blocks(self.tasks(_scores_task, W=W))
-
-    @property
-    def T(self):
-        return _TransposedDaskDesign(self)
-
-    def gram(self, sample_weight=None):
-        """``YᵀY`` in float64 (``sample_weight``: not on a dask design; IRLS has its own pass)."""
-        if sample_weight is not None:
-            raise NotImplementedError("weighted Gram matrices of a dask design come from the IRLS pass")
-        return _prepared_gram(self)[0]
-
-    def __array__(self, *args, **kwargs):
-        # The SVD path of LeastSquaresFactor would form Y in memory: refuse instead.
-        raise TypeError("a dask design is never formed in memory")
-
-
-def _scores_task(X, labels, positive, rows, W):
-    X, y = _signed_rows(X, labels, positive, rows)
-    return _scores(X, y, W)
-
-
-def _transposed_task(X, labels, positive, rows, u):
-    X, y = _signed_rows(X, labels, positive, rows)
-    return _transposed_product(X, y, np.asarray(u, dtype=np.float64))
-
-
-class _TransposedDaskDesign:
-    def __init__(self, design):
-        self.design = design
-        self.shape = design.shape[::-1]
-
-    def __matmul__(self, u):
-        design = self.design
-        _, da = _dask()
-        u = da.asarray(u).rechunk((tuple(design.counts),))
-        parts = u.to_delayed().ravel().tolist()
-        return np.sum(_compute(*design.tasks(_transposed_task, parts)), axis=0)
-
 
 def _sum_parts(parts, name):
     return np.sum([part[name] for part in parts], axis=0)
 
 
-def _ones_of(design):
+def _none_per_block(design):
+    """``None`` for each block: the tasks' default (``B = b0 1``, ``D = I``, ``r = 1``, no margin)."""
     return [None] * len(design.counts)
 
 
@@ -456,8 +390,8 @@ class _FactorShape:
 
 
 def _prepared_gram(design, rhs=None, margin_parts=None):
-    """One pass: ``YᵀY``, optionally ``Yᵀ rhs``, with the input checks."""
-    margins = margin_parts if margin_parts is not None else [None] * len(design.counts)
+    """One pass: ``YᵀY`` and, if ``rhs`` is given, ``Yᵀ rhs`` (else ``None``), with the input checks."""
+    margins = margin_parts if margin_parts is not None else _none_per_block(design)
     parts = _compute(*design.tasks(_gram_block, margins, rhs=rhs))
     if not all(part["finite"] for part in parts):
         raise ValueError("Input X contains NaN or infinity.")
@@ -465,7 +399,12 @@ def _prepared_gram(design, rhs=None, margin_parts=None):
         raise ValueError("margin must be finite and strictly positive (the MSE procedure needs b > 0)")
     gram = _sum_parts(parts, "gram")
     _check_scale(gram, design.shape[0])
-    return gram, (_sum_parts(parts, "g") if rhs is not None else None), parts
+    return gram, (_sum_parts(parts, "g") if rhs is not None else None)
+
+
+def _right_hand_side(design, rhs):
+    """One pass for ``Yᵀ rhs`` alone (``rhs`` as in :func:`_gram_block`), when ``YᵀY`` is known already."""
+    return _sum_parts(_compute(*design.tasks(_gram_block, _none_per_block(design), rhs=rhs, gram=False)), "g")
 
 
 def _check_scale(gram, n_samples):
@@ -508,16 +447,16 @@ def ho_kashyap(Y, *, learning_rate=0.4, b0=1e-6, max_iter=10_000, tol=1e-6, stop
     can_prove = ridge == 0.0
 
     if gram is None:
-        gram, g, _ = _prepared_gram(Y, rhs=("constant", float(b0) + offset))
+        gram, g = _prepared_gram(Y, rhs=("constant", float(b0) + offset))
     else:
-        g = _sum_parts(_compute(*Y.tasks(_gram_block, [None] * len(Y.counts), rhs=("constant", float(b0) + offset))), "g")
+        g = _right_hand_side(Y, ("constant", float(b0) + offset))
     factor = _factor(Y, ridge, gram)
     W = factor.solve_normal(g) if initial_weights is None else np.array(initial_weights, dtype=float)
     D_parts = None
-    B_parts = [None] * len(Y.counts)  # B_0 = b0 1, made on the workers
+    B_parts = _none_per_block(Y)  # B_0 = b0 1, made on the workers
 
     def run_pass(W, B_parts, D_parts):
-        D_list = D_parts if D_parts is not None else [None] * len(Y.counts)
+        D_list = D_parts if D_parts is not None else _none_per_block(Y)
         outs = _persist(*Y.tasks(_hk_block, B_parts, D_list, W=W, b0=b0, offset=offset,
                                  two_mu=2.0 * learning_rate, tol=tol, update=update, irls=absolute))
         pending = [out[2] for out in outs]
@@ -563,7 +502,7 @@ def ho_kashyap(Y, *, learning_rate=0.4, b0=1e-6, max_iter=10_000, tol=1e-6, stop
             break
         if can_prove and stats["emax"] <= _PROOF_RTOL * stats["bscale"] and is_nonseparability_proof(
                 np.array([stats["emax"], stats["emin"]]), np.array([stats["bscale"]]), _PROOF_RTOL):
-            certificate = Y.from_blocks(Y.tasks(_certificate_block, B_parts, D_parts or _ones_of(Y),
+            certificate = Y.from_blocks(Y.tasks(_certificate_block, B_parts, D_parts or _none_per_block(Y),
                                                 W=W, b0=b0, offset=offset))
             (certificate,) = _persist(certificate)
             status = NOT_SEPARABLE
@@ -576,9 +515,8 @@ def ho_kashyap(Y, *, learning_rate=0.4, b0=1e-6, max_iter=10_000, tol=1e-6, stop
 
         B_next_parts = [out[0] for out in outs]
         if absolute:
-            floor = irls_floor * stats["eabs_max"] + np.finfo(float).tiny
-            second = _persist(*Y.tasks(_irls_block, [out[1] for out in outs], B_next_parts, floor=floor,
-                                       offset=offset, update=update))
+            second = _persist(*Y.tasks(_irls_block, [out[1] for out in outs], B_next_parts, irls_floor=irls_floor,
+                                       eabs_max=stats["eabs_max"], offset=offset, update=update))
             parts = _compute(*[part[1] for part in second])
             D_parts = [part[0] for part in second]
             factor = _factor(Y, ridge, _sum_parts(parts, "gram"))
@@ -632,9 +570,9 @@ def _combine_counts(parts):
 
 # --- MSE and the LSVM ------------------------------------------------------------------------------------
 
-def mse(Y, margin_parts=None, *, C=0.0, gram_parts=None):
+def mse(Y, margin_parts=None, *, C=0.0):
     """:func:`linsep.solvers.mse.mse` on a :class:`DaskDesign`: one pass for ``YᵀY`` and ``Yᵀb``, one for the verdict."""
-    gram, g, _ = _prepared_gram(Y, rhs=("margin", 0.0), margin_parts=margin_parts)
+    gram, g = _prepared_gram(Y, rhs=("margin", 0.0), margin_parts=margin_parts)
     factor = _factor(Y, C, gram)
     a = factor.solve_normal(g)
     _, zmin, _ = _combine_counts(_compute(*Y.tasks(_count_block, W=a)))
@@ -655,7 +593,7 @@ def _gap_block(X, labels, positive, rows, W, classes):
 
 def mse_linear_machine(A, classes, margin_parts=None, *, C=0.0):
     """:func:`linsep.solvers.mse.mse_linear_machine` on the row blocks of ``A`` (a design with no signs)."""
-    gram, G, _ = _prepared_gram(A, rhs=("labels", classes), margin_parts=margin_parts)
+    gram, G = _prepared_gram(A, rhs=("labels", classes), margin_parts=margin_parts)
     factor = _factor(A, C, gram)
     W = factor.solve_normal(G)
     gap = min(_compute(*A.tasks(_gap_block, W=W, classes=classes)))
@@ -672,10 +610,9 @@ class _LSVMStep(_LinearStep):
 
     def __init__(self, design, pd_factor, C, mu):
         self.design, self.f, self.C, self.mu = design, pd_factor, C, mu
-        parts = _compute(*design.tasks(_gram_block, [None] * len(design.counts), rhs=("constant", 1.0)))
-        self.weights = pd_factor.solve(_sum_parts(parts, "g"))  # Hᵗ1 = [X, 1]ᵗy
-        self._r = [None] * len(design.counts)
-        self._alpha = [None] * len(design.counts)
+        self.weights = pd_factor.solve(_right_hand_side(design, ("constant", 1.0)))  # Hᵗ1 = [X, 1]ᵗy
+        self._r = _none_per_block(design)
+        self._alpha = _none_per_block(design)
         self._next = None
         self.objective = self._pass(first=True)[4]
 
@@ -700,7 +637,7 @@ def lsvm_factor(design, C):
     """``S = I/C + [X, 1]ᵗ[X, 1]`` factored (:class:`linsep.solvers.lsvm._PDFactor`), from one blockwise pass."""
     from .solvers.lsvm import _PDFactor
 
-    gram, _, _ = _prepared_gram(design)
+    gram, _ = _prepared_gram(design)
     gram[np.diag_indices_from(gram)] += 1.0 / C
     return _PDFactor(gram, 1.0 / C)
 
@@ -745,14 +682,12 @@ def _decision_block(X, coef, intercept):
 def _separates_block(X, labels, positive, rows, coef, intercept):
     X, y = _signed_rows(X, labels, positive, rows)
     with np.errstate(over="ignore", invalid="ignore"):
-        signed = y * (X @ coef + intercept)
+        signed = signed_scores(X, y, augmented_weights(coef, intercept))
     return bool(np.all(np.isfinite(signed)) and signed.min(initial=np.inf) > 0)
 
 
 def _checked_verdicts(estimator, results, designs):
     """Demote verdicts whose evidence fails its blockwise check (as the in-memory estimators do)."""
-    from dataclasses import replace
-
     checked = []
     for result, design in zip(results, designs):
         if result.status == NOT_SEPARABLE and not is_proof(design, result.certificate):
@@ -778,6 +713,14 @@ def _prepare(estimator, X, y):
         raise ValueError("record_history is not available for dask input (its traces hold N-vectors); "
                          "fit in memory to record them")
     X = _check_row_chunked(X)
+    p = X.shape[1] + 1
+    if too_wide_for_direct(p):
+        # every block task would build a dense p × p Gram matrix, and the client factor it
+        raise ValueError(
+            f"X has {X.shape[1]} features, too many for the dask backend: it solves from the (d+1)×(d+1) "
+            f"Gram matrix ({8 * p**2 / 2**30:.2g} GiB here, built in every block task), beyond what is "
+            f"factored directly; fit wide X in memory (e.g. as a scipy.sparse matrix), where conjugate "
+            f"gradients never form it")
     if X.shape[0] < 2:
         raise ValueError(f"{type(estimator).__name__} needs at least 2 samples, got {X.shape[0]}")
     if X.shape[1] < 1:
@@ -800,13 +743,19 @@ def _positives(classes):
     return [classes[1]] if classes.size == 2 else list(classes)
 
 
-def _finish(estimator, results, designs):
-    """Checks of the verdicts, the common attributes and the linear model (NumPy)."""
+def _store(estimator, results, blocks):
+    """The linear model (NumPy), its weights rounded to the in-memory fit's type (float32 for float32 ``X``)."""
     from ._base import BaseLinearSeparator
 
+    BaseLinearSeparator._store(estimator, [replace(r, weights=np.asarray(r.weights).astype(blocks.dtype, copy=False))
+                                           for r in results])
+
+
+def _finish(estimator, results, designs):
+    """Checks of the verdicts, the common attributes and the linear model."""
     results = _checked_verdicts(estimator, results, designs)
     estimator._unpack_common(results)
-    BaseLinearSeparator._store(estimator, results)
+    _store(estimator, results, designs[0].blocks)
     _check_separation(estimator, designs)
     return results
 
@@ -882,7 +831,7 @@ def fit_ho_kashyap(estimator, X, y, X_val=None, y_val=None, coef_init=None, inte
         if not np.all(np.isfinite(initial_weights)):
             raise ValueError("coef_init and intercept_init must be finite")
     base = DaskDesign(blocks, None, fit_rows, fit_counts)
-    gram, _, _ = _prepared_gram(base)  # shared by the one-vs-rest problems (signs do not change it)
+    gram, _ = _prepared_gram(base)  # shared by the one-vs-rest problems (signs do not change it)
     designs, results = [], []
     for positive in _positives(classes):
         design = base.with_positive(positive)
@@ -947,9 +896,7 @@ def fit_mse(estimator, X, y, margin=None):
         own = blocks.labels[:, None] == da.from_array(classes[None, :])
         margins = [da.where(own, b[:, None], 0.0)]
     estimator._unpack_common(results)
-    from ._base import BaseLinearSeparator
-
-    BaseLinearSeparator._store(estimator, results)
+    _store(estimator, results, blocks)
     if classes.size == 2:
         _check_separation(estimator, designs)
     estimator.margin_vector_ = margins[0]

@@ -552,8 +552,7 @@ def _iterate_numpy(Y, factor, W, B, *, learning_rate, max_iter, tol, relative, s
         step = np.maximum(E, 0.0)
         step *= 2.0 * learning_rate
         if absolute:
-            abs_e = np.abs(E)
-            D = 1.0 / np.maximum(abs_e, irls_floor * abs_e.max(initial=0.0) + np.finfo(float).tiny)
+            D = irls_weights(E, irls_floor)
             factor = factor.reweighted(D)
             iterative = isinstance(factor, IterativeLeastSquares)  # a reweighted system may need CG
         W_prev = W
@@ -609,6 +608,20 @@ def _passes_check(Y, u):
     else:
         residuals = design_proof_residuals(Y, u)
     return residuals is not None and bool(np.all(residuals <= FIT_PROOF_RTOL))
+
+
+def irls_weights(E, irls_floor, largest=None):
+    """IRLS weights of the absolute-error criterion: ``D_i = 1 / max(|E_i|, floor · max|E| + tiny)``.
+
+    Łęski's reweighting for ``Σ|e_i|``: ``|e_i| = e_i² / |e_i|``; the relative
+    floor keeps the weights finite where the error vanishes.  ``largest`` is
+    ``max |E|`` over all samples when ``E`` is one block of them (default:
+    ``E``'s own maximum).
+    """
+    abs_e = np.abs(E)
+    if largest is None:
+        largest = abs_e.max(initial=0.0)
+    return 1.0 / np.maximum(abs_e, irls_floor * largest + np.finfo(float).tiny)
 
 
 def stopping_status(*, relative, absolute, fixed_point, separated, W, W_prev, tol, J, J_prev, k, max_iter):

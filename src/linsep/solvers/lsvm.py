@@ -234,7 +234,7 @@ class _LinearStep:
     ``X``).  Dense ``X`` runs the compiled pass :func:`linsep._loops.lsvm_pass`
     (float32 read as float32, sums in float64; rows split over threads,
     :func:`linsep._loops.pass_threads`); sparse ``X`` the same steps as two
-    sparse products.  ``z_k = HᵗQ⁻¹r_{k−1} = Hᵗα_k`` is ``W_k`` (the
+    sparse products (:func:`linear_pass`, also the dask backend's block pass).  ``z_k = HᵗQ⁻¹r_{k−1} = Hᵗα_k`` is ``W_k`` (the
     push-through identity), so the weights of eq. 20 come free.
     """
 
@@ -258,10 +258,11 @@ class _LinearStep:
         self.objective = self._pass(first=True)[4]
 
     def _pass(self, first=False):
-        g = np.empty(self.weights.shape[0])
         if sp.issparse(self.f.X):
-            step_sq, alpha_sq, objective = self._sparse_pass(first, g)
+            self.alpha, self._r, g, step_sq, alpha_sq, objective = linear_pass(
+                self.f.X, self.y, self.weights, self._r, None if first else self.alpha, self.f.C, self.mu)
         else:
+            g = np.empty(self.weights.shape[0])
             parallel = self._threads > 1 and _PARALLEL_LOCK.acquire(blocking=False)
             try:
                 step_sq, alpha_sq, objective = lsvm_pass(self._X, self._y, self.weights, self._r, self.alpha,
@@ -278,30 +279,41 @@ class _LinearStep:
         self.solves_converged &= self.f._factor.converged
         return z
 
-    def _sparse_pass(self, first, g):
-        """The steps of :func:`linsep._loops.lsvm_pass` on a sparse ``X``, as whole-vector operations."""
-        X, y, C, mu, r = self.f.X, self.y, self.f.C, self.mu, self._r
-        w, w0 = self.weights[:-1], self.weights[-1]
-        t = np.asarray(X @ w).ravel()
-        t += w0
-        t *= y
-        np.subtract(r, t, out=t)
-        t *= C  # α_k
-        step_sq = 0.0 if first else float((t - self.alpha) @ (t - self.alpha))
-        self.alpha[:] = t
-        alpha_sq = float(t @ t)
-        objective = 0.5 * float(t @ r) - float(t.sum())  # Qα_k = r_{k−1}
-        np.maximum(r - mu * t, 1.0, out=r)  # r_k
-        u = y * r
-        g[:-1] = np.asarray(X.T @ u).ravel()
-        g[-1] = u.sum()
-        return step_sq, alpha_sq, objective
-
     def __call__(self):
         previous, self.weights = self.weights, self._next
         step_sq, alpha_sq, _, _, self.objective = self._pass()
         diff = self.weights - previous
         return step_sq, alpha_sq, float(diff @ diff), float(self.weights @ self.weights), self.objective
+
+
+def linear_pass(X, y, weights, r, alpha, C, mu):
+    """The steps of :func:`linsep._loops.lsvm_pass` as whole-vector operations (sparse ``X``, dask row blocks).
+
+    From ``W_k = weights`` and ``r_{k−1} = r``: ``α_k = C(r_{k−1} − y∘([X, 1] W_k))``,
+    ``r_k = max(r_{k−1} − μα_k, 1)`` and ``g_k = Hᵗr_k = [X, 1]ᵗ(y∘r_k)``
+    (see :class:`_LinearStep`).  ``alpha`` is ``α_{k−1}`` (``None`` on the
+    first pass); no argument is modified.
+
+    Returns
+    -------
+    alpha, r, g : ndarray
+        ``α_k``, ``r_k`` and ``g_k``.
+    step_sq, alpha_sq, objective : float
+        ``‖α_k − α_{k−1}‖²`` (``0`` on the first pass), ``‖α_k‖²`` and the
+        dual objective ``f(α_k) = ½α_kᵗr_{k−1} − 1ᵗα_k`` (``Qα_k = r_{k−1}``).
+    """
+    t = np.asarray(X @ weights[:-1]).ravel()
+    t += weights[-1]
+    t *= y
+    np.subtract(r, t, out=t)
+    t *= C  # α_k
+    step_sq = 0.0 if alpha is None else float((t - alpha) @ (t - alpha))
+    alpha_sq = float(t @ t)
+    objective = 0.5 * float(t @ r) - float(t.sum())
+    r_next = np.maximum(r - mu * t, 1.0)
+    u = y * r_next
+    g = np.append(np.asarray(X.T @ u).ravel(), u.sum())
+    return t, r_next, g, step_sq, alpha_sq, objective
 
 
 class _IterativeS:
