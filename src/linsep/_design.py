@@ -44,6 +44,26 @@ def augment(X):
     return np.hstack([X, np.ones((X.shape[0], 1), dtype=X.dtype)])
 
 
+def augmented_gram(X):
+    """``[X, 1]ᵀ[X, 1]`` in float64 from ``X`` itself (float64 dense, or sparse of any type): no augmented copy.
+
+    Dense: one BLAS syrk on ``X``; the bias row and column are the column
+    sums and ``N``.  (Dense float32 goes through :meth:`SignedDesign.gram`,
+    which sums in float64 block by block.)
+    """
+    n_samples, n_features = X.shape
+    gram = np.empty((n_features + 1, n_features + 1))
+    if sp.issparse(X):  # a float32 matrix's entries are converted for the float64 sums
+        X = X.astype(np.float64, copy=False)
+        gram[:-1, :-1] = (X.T @ X).toarray()
+        gram[:-1, -1] = gram[-1, :-1] = np.asarray(X.sum(axis=0)).ravel()
+    else:
+        gram[:-1, :-1] = X.T @ X
+        gram[:-1, -1] = gram[-1, :-1] = X.sum(axis=0)
+    gram[-1, -1] = n_samples
+    return gram
+
+
 def solution_dtype(A):
     """The type of the weights fitted on ``A``: float32 for float32 data, float64 for everything else.
 
@@ -143,12 +163,7 @@ class SignedDesign:
         """``YᵀDY`` (``D = diag(sample_weight)``, default ``I``) in float64."""
         p = self.shape[1]
         if sample_weight is None and self.rows is None and self.dtype == np.float64:
-            # All rows, float64: one BLAS syrk on X itself, no copy.
-            gram = np.empty((p, p))
-            gram[:-1, :-1] = self.X.T @ self.X
-            gram[:-1, -1] = gram[-1, :-1] = self.X.sum(axis=0)
-            gram[-1, -1] = self.shape[0]
-            return gram
+            return augmented_gram(self.X)  # all rows, float64: one BLAS syrk on X itself, no copy
         gram = np.zeros((p, p))
         A = np.empty((min(self._block, self.shape[0]), p))
         for part, Xb in self._blocks():

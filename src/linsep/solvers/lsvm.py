@@ -101,7 +101,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from .._design import SignedDesign, augment, signed_scores, solution_dtype
+from .._design import SignedDesign, augment, augmented_gram, signed_scores, solution_dtype
 from .._linalg import IterativeLeastSquares, too_wide_for_direct
 from .._loops import _PARALLEL_LOCK, lsvm_pass, pass_threads
 from .._result import CONVERGED, MAX_ITER, SolveResult
@@ -234,8 +234,9 @@ class _LinearStep:
     ``X``).  Dense ``X`` runs the compiled pass :func:`linsep._loops.lsvm_pass`
     (float32 read as float32, sums in float64; rows split over threads,
     :func:`linsep._loops.pass_threads`); sparse ``X`` the same steps as two
-    sparse products (:func:`linear_pass`, also the dask backend's block pass).  ``z_k = HᵗQ⁻¹r_{k−1} = Hᵗα_k`` is ``W_k`` (the
-    push-through identity), so the weights of eq. 20 come free.
+    sparse products (:func:`linear_pass`, also the dask backend's block
+    pass).  ``z_k = HᵗQ⁻¹r_{k−1} = Hᵗα_k`` is ``W_k`` (the push-through
+    identity), so the weights of eq. 20 come free.
     """
 
     def __init__(self, lsvm_factor, y, mu):
@@ -364,14 +365,8 @@ class LSVMFactor:
             # Wide X (sparse text data): S by conjugate gradients, never formed.
             self._factor = _IterativeS(X, self.C)
         else:
-            if sp.issparse(X):  # summed in float64 (a float32 matrix's entries are converted for it)
-                X64 = X.astype(np.float64, copy=False)
-                gram = np.empty((n_features + 1, n_features + 1))
-                gram[:-1, :-1] = (X64.T @ X64).toarray()
-                gram[:-1, -1] = gram[-1, :-1] = np.asarray(X64.sum(axis=0)).ravel()
-                gram[-1, -1] = n_samples
-            else:  # [X, 1]ᵀ[X, 1] summed in float64 whatever the type of X (the labels square away)
-                gram = SignedDesign(X, np.ones(n_samples, dtype=X.dtype)).gram()
+            # [X, 1]ᵀ[X, 1] summed in float64 whatever the type of X (the labels square away)
+            gram = augmented_gram(X) if sp.issparse(X) else SignedDesign(X, np.ones(n_samples, dtype=X.dtype)).gram()
             gram[np.diag_indices_from(gram)] += 1.0 / self.C
             self._factor = _PDFactor(gram, 1.0 / self.C)
         self.method = self._factor.method
