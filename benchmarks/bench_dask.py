@@ -112,7 +112,11 @@ def main():
             rss_fits = peak_rss()
 
             sub = n // 4
-            X_sub, y_sub = X[:sub].compute(), y[:sub].compute()
+            # Block by block to the client: X[:sub].compute() would first concatenate 0.3 GB on one
+            # worker already holding half of X, beyond its memory limit (the nanny kills it).
+            X_parts = dask.compute(*X[:sub].to_delayed().ravel())
+            y_parts = dask.compute(*y[:sub].to_delayed().ravel())
+            X_sub, y_sub = np.concatenate(X_parts), np.concatenate(y_parts)
             timed_fit(cases[0][1], X_sub, y_sub, 1)  # warm-up: the compiled loop's first call
             print(f"\n{'method':<6} {'fit (s)':>8} {'n_iter_':>7} {'s/iter':>8} {'in memory s/iter (all rows)':>28} "
                   f"{'ratio':>6}")
