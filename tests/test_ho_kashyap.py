@@ -226,6 +226,10 @@ def test_validation_arguments_need_early_stopping():
         HoKashyapClassifier(early_stopping=True).fit(X, y, X_val=X)
 
 
+# The private plan that forces the compiled loop's pass by rows (the layout of data larger than the cache).
+BY_ROWS = {False: {}, True: {"by_columns_max_entries": 0}}
+PYTHON = {"driver": "python"}
+
 COMPILED_CASES = [
     dict(),
     dict(C=0.3),
@@ -243,36 +247,22 @@ COMPILED_CASES = [
 @pytest.mark.parametrize("kw", COMPILED_CASES)
 @pytest.mark.parametrize("with_validation", [False, True])
 @pytest.mark.parametrize("by_rows", [False, True])
-def test_compiled_loop_reproduces_the_numpy_loop(monkeypatch, kw, with_validation, by_rows):
+def test_compiled_loop_reproduces_the_numpy_loop(kw, with_validation, by_rows):
     """Dense runs with the margin update take the compiled loop; it must give the NumPy loop's iterates.
 
     Segments of 3 iterations exercise the hand-over of the state between calls; small data are
     swept by columns unless the size limit is lowered to force the by-rows pass of large data.
     IRLS runs must finish in the compiled loop (no hand-over to NumPy on these well-posed data).
     """
-    import linsep.solvers.ho_kashyap as module
-
-    if by_rows:
-        monkeypatch.setattr(module, "_BY_COLUMNS_MAX_ENTRIES", 0)
-
+    plan = {"segment_steps": 3, **BY_ROWS[by_rows]}
     X, y = random_problem(11, n=300, d=4)
     Y = sign_normalized(X, y)
     X_val, y_val = random_problem(12, n=100, d=4)
     kw = dict(kw, Y_val=sign_normalized(X_val, y_val) if with_validation else None)
-    monkeypatch.setattr(module, "_SEGMENT_STEPS", 3)
-    codes = []
-    segment = module.ho_kashyap_segment
-
-    def recording_segment(*args):
-        outcome = segment(*args)
-        codes.append(outcome[0])
-        return outcome
-
-    monkeypatch.setattr(module, "ho_kashyap_segment", recording_segment)
-    compiled = ho_kashyap(Y, **kw)
-    assert codes and module.HK_ILL_CONDITIONED not in codes
-    monkeypatch.setattr(module, "_USE_COMPILED_LOOP", False)
-    reference = ho_kashyap(Y, **kw)
+    compiled = ho_kashyap(Y, **kw, _plan=plan)
+    assert compiled.extra["plan"]["driver"] == "compiled"  # no hand-over to the Python driver
+    reference = ho_kashyap(Y, **kw, _plan={**plan, "driver": "python"})
+    assert reference.extra["plan"]["driver"] == "python"
     assert compiled.n_iter > 4  # several segments
     assert (compiled.status, compiled.n_iter, compiled.best_iter) == (reference.status, reference.n_iter, reference.best_iter)
     np.testing.assert_allclose(compiled.weights, reference.weights, rtol=1e-8, atol=1e-14)
@@ -285,13 +275,8 @@ def test_compiled_loop_reproduces_the_numpy_loop(monkeypatch, kw, with_validatio
 @pytest.mark.parametrize("design", ["duplicated_column", "wide"])
 @pytest.mark.parametrize("with_validation", [False, True])
 @pytest.mark.parametrize("by_rows", [False, True])
-def test_compiled_loop_on_rank_deficient_data(monkeypatch, design, with_validation, by_rows):
+def test_compiled_loop_on_rank_deficient_data(design, with_validation, by_rows):
     """Rank-deficient Y iterates in the basis of its right singular vectors; same iterates as W = Y⁺B."""
-    import linsep.solvers.ho_kashyap as module
-
-    if by_rows:
-        monkeypatch.setattr(module, "_BY_COLUMNS_MAX_ENTRIES", 0)
-
     X, y = random_problem(14, n=120, d=3)
     if design == "duplicated_column":
         X = np.c_[X, X[:, :1], 2 * X[:, 1:2] - X[:, 2:3]]
@@ -301,9 +286,9 @@ def test_compiled_loop_on_rank_deficient_data(monkeypatch, design, with_validati
     Y = sign_normalized(X, y)
     Y_val = sign_normalized(X[::2] + 0.1, -y[::2]) if with_validation else None
     kw = dict(stop_at_separation=False, tol=0.0, stopping="paper", max_iter=30, record_history=True, Y_val=Y_val)
-    compiled = ho_kashyap(Y, **kw)
-    monkeypatch.setattr(module, "_USE_COMPILED_LOOP", False)
-    reference = ho_kashyap(Y, **kw)
+    compiled = ho_kashyap(Y, **kw, _plan=BY_ROWS[by_rows])
+    reference = ho_kashyap(Y, **kw, _plan={**BY_ROWS[by_rows], **PYTHON})
+    assert compiled.extra["plan"]["driver"] == "compiled (svd basis)"
     assert compiled.extra["factorization"] == reference.extra["factorization"] == "svd"
     assert (compiled.status, compiled.n_iter, compiled.best_iter) == (reference.status, reference.n_iter, reference.best_iter)
     np.testing.assert_allclose(compiled.weights, reference.weights, rtol=1e-7, atol=1e-12)
@@ -313,23 +298,16 @@ def test_compiled_loop_on_rank_deficient_data(monkeypatch, design, with_validati
 
 @pytest.mark.parametrize("max_iter", [0, 1, 7, 8, 20])
 @pytest.mark.parametrize("by_rows", [False, True])
-def test_compiled_loop_budget_and_proof(monkeypatch, max_iter, by_rows):
+def test_compiled_loop_budget_and_proof(max_iter, by_rows):
     """max_iter across segment boundaries, and the non-separability proof, match the NumPy loop."""
-    import linsep.solvers.ho_kashyap as module
-
-    if by_rows:
-        monkeypatch.setattr(module, "_BY_COLUMNS_MAX_ENTRIES", 0)
-
-    monkeypatch.setattr(module, "_SEGMENT_STEPS", 7)
+    plan = {"segment_steps": 7, **BY_ROWS[by_rows]}
     X, y = random_problem(13, n=200, d=3)
     xor = sign_normalized(np.r_[XOR_X, XOR_X + 0.01, XOR_X - 0.01], np.r_[XOR_Y, XOR_Y, XOR_Y])
     for Y in (sign_normalized(X, y), xor):
         # stopping="paper" with tol=0 never fires: the budget and the verdicts decide, not rounding
         kw = dict(max_iter=max_iter, tol=0.0, stopping="paper", record_history=True)
-        compiled = ho_kashyap(Y, **kw)
-        monkeypatch.setattr(module, "_USE_COMPILED_LOOP", False)
-        reference = ho_kashyap(Y, **kw)
-        monkeypatch.setattr(module, "_USE_COMPILED_LOOP", True)
+        compiled = ho_kashyap(Y, **kw, _plan=plan)
+        reference = ho_kashyap(Y, **kw, _plan={**plan, **PYTHON})
         assert (compiled.status, compiled.n_iter) == (reference.status, reference.n_iter)
         assert compiled.history["criterion"].size == compiled.n_iter
         np.testing.assert_allclose(compiled.weights, reference.weights, rtol=1e-8, atol=1e-14)
@@ -339,14 +317,12 @@ def test_compiled_loop_budget_and_proof(monkeypatch, max_iter, by_rows):
 
 
 @pytest.mark.parametrize("compiled", [True, False])
-def test_fixed_point_ends_runs_that_do_not_stop_at_separation(monkeypatch, compiled):
+def test_fixed_point_ends_runs_that_do_not_stop_at_separation(compiled):
     """Separable data: |E| <= tol (B + offset) ends HKES-style runs (no max_iter, no warning)."""
-    import linsep.solvers.ho_kashyap as module
-
-    monkeypatch.setattr(module, "_USE_COMPILED_LOOP", compiled)
     X, y = random_problem(15, n=200, d=3, separable=True)
     Y = sign_normalized(X, y)
-    result = ho_kashyap(Y, stop_at_separation=False, max_iter=100_000, record_history=True)
+    result = ho_kashyap(Y, stop_at_separation=False, max_iter=100_000, record_history=True,
+                        _plan=None if compiled else PYTHON)
     assert result.status == "separable" and result.n_iter < 100_000
     E = Y @ result.weights - result.margin
     assert np.all(np.abs(E) <= 1e-6 * result.margin)
@@ -379,24 +355,17 @@ def test_non_finite_starting_weights_are_refused():
         HoKashyapClassifier().fit(X, y, intercept_init=np.inf)
 
 
-def test_irls_runs_compiled_and_hands_ill_conditioned_systems_to_numpy(monkeypatch):
+def test_irls_runs_compiled_and_hands_ill_conditioned_systems_to_numpy():
     """MHKA/HKESA take the compiled loop; an IRLS system that needs more than Cholesky reruns in NumPy."""
-    import linsep.solvers.ho_kashyap as module
-
     X, y = random_problem(19, n=150, d=4)
     Y = sign_normalized(X, y)
-    calls = []
-    segment = module.ho_kashyap_segment
-    monkeypatch.setattr(module, "ho_kashyap_segment", lambda *a: calls.append(1) or segment(*a))
     kw = dict(loss="absolute", C=0.1, record_history=True)
     compiled = ho_kashyap(Y, **kw)
-    assert calls, "the compiled loop was not used for IRLS"
-    monkeypatch.setattr(module, "_USE_COMPILED_LOOP", False)
-    reference = ho_kashyap(Y, **kw)
-    monkeypatch.setattr(module, "_USE_COMPILED_LOOP", True)
+    assert compiled.extra["plan"]["driver"] == "compiled", "the compiled loop was not used for IRLS"
+    reference = ho_kashyap(Y, **kw, _plan=PYTHON)
     # a pivot tolerance no factor meets: the first reweighted system is refused, NumPy takes over
-    monkeypatch.setattr(module, "_PIVOT_TOL", 2.0)
-    fallback = ho_kashyap(Y, **kw)
+    fallback = ho_kashyap(Y, **kw, _plan={"pivot_tol": 2.0})
+    assert fallback.extra["plan"]["driver"] == "compiled, then python"
     for result in (compiled, fallback):
         assert (result.status, result.n_iter) == (reference.status, reference.n_iter)
         np.testing.assert_allclose(result.weights, reference.weights, rtol=1e-8)
@@ -421,29 +390,24 @@ def test_compiled_loop_is_safe_from_several_threads():
         np.testing.assert_array_equal(w_serial, w_threaded)
 
 
-def test_irls_certificate_carries_the_weights(monkeypatch):
+def test_irls_certificate_carries_the_weights():
     """An IRLS proof found after reweighting is u = -D E, with Yᵀu = 0 for the current weights D."""
-    import linsep.solvers.ho_kashyap as module
-
     X = np.array([[0.7712193621153433], [1.150088000505753], [0.7354942141085169], [1.4479647542823046]])
     Y = sign_normalized(X, np.array([1, -1, -1, -1]))
-    for compiled in (True, False):
-        monkeypatch.setattr(module, "_USE_COMPILED_LOOP", compiled)
-        result = ho_kashyap(Y, loss="absolute", C=0.0, tol=0.0, max_iter=300)
+    for plan in (None, PYTHON):
+        result = ho_kashyap(Y, loss="absolute", C=0.0, tol=0.0, max_iter=300, _plan=plan)
         assert result.status == "not_separable" and result.n_iter > 1  # proved after reweighting
         check_proof(Y, result.certificate)
 
 
 @pytest.mark.parametrize("compiled", [True, False])
-def test_overflowing_starting_weights_raise(monkeypatch, compiled):
-    import linsep.solvers.ho_kashyap as module
-
-    monkeypatch.setattr(module, "_USE_COMPILED_LOOP", compiled)
+def test_overflowing_starting_weights_raise(compiled):
     X = np.array([[2.0, -2.0], [1.0, 0.5], [-1.0, 0.3], [0.2, -1.0], [0.5, 0.5]])
     Y = sign_normalized(X, np.array([1, 1, -1, -1, 1]))
     with pytest.raises(FloatingPointError), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        ho_kashyap(Y, C=0.1, initial_weights=np.array([1.7e308, 1.7e308, 0.0]), max_iter=20)
+        ho_kashyap(Y, C=0.1, initial_weights=np.array([1.7e308, 1.7e308, 0.0]), max_iter=20,
+                   _plan=None if compiled else PYTHON)
 
 
 def test_overflowing_irls_system_raises_instead_of_hanging():
@@ -465,28 +429,15 @@ THREAD_CASES = [dict(), dict(C=0.3, stop_at_separation=False), dict(loss="absolu
 @pytest.mark.parametrize("kw", THREAD_CASES)
 @pytest.mark.parametrize("with_validation", [False, True])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_threaded_pass_reproduces_the_serial_pass(monkeypatch, kw, with_validation, dtype):
+def test_threaded_pass_reproduces_the_serial_pass(kw, with_validation, dtype):
     """Rows split over 3 chunks (the pass, and the IRLS Gram matrix) give the serial iterates, up to the order of the sums."""
-    import linsep.solvers.ho_kashyap as module
-
-    monkeypatch.setattr(module, "_BY_COLUMNS_MAX_ENTRIES", 0)
     X, y = random_problem(31, n=500, d=4)
     X_val, y_val = random_problem(32, n=150, d=4)
     Y = SignedDesign(X.astype(dtype), y)
     kw = dict(kw, Y_val=SignedDesign(X_val.astype(dtype), y_val) if with_validation else None)
-    chunks = []
-    segment = module.ho_kashyap_segment
-
-    def recording_segment(*args):
-        chunks.append(args[7])
-        return segment(*args)
-
-    monkeypatch.setattr(module, "ho_kashyap_segment", recording_segment)
-    monkeypatch.setattr(module, "pass_threads", lambda n_entries: 1)
-    serial = ho_kashyap(Y, **kw)
-    monkeypatch.setattr(module, "pass_threads", lambda n_entries: 3)
-    threaded = ho_kashyap(Y, **kw)
-    assert set(chunks) == {1, 3}
+    serial = ho_kashyap(Y, **kw, _plan={**BY_ROWS[True], "threads": 1})
+    threaded = ho_kashyap(Y, **kw, _plan={**BY_ROWS[True], "threads": 3})
+    assert (serial.extra["plan"]["threads"], threaded.extra["plan"]["threads"]) == (1, 3)
     assert (threaded.status, threaded.n_iter, threaded.best_iter) == (serial.status, serial.n_iter, serial.best_iter)
     assert threaded.weights.dtype == serial.weights.dtype == dtype
     rtol = 1e-9 if dtype == np.float64 else 1e-5
@@ -501,7 +452,7 @@ def test_thread_count_follows_the_blas_and_numba_limits():
     import numba
     from threadpoolctl import threadpool_limits
 
-    from linsep._loops import PARALLEL_MIN_ENTRIES, pass_threads
+    from linsep._threads import PARALLEL_MIN_ENTRIES, pass_threads
 
     assert pass_threads(PARALLEL_MIN_ENTRIES - 1) == 1  # small problems stay serial
     assert 1 <= pass_threads(PARALLEL_MIN_ENTRIES) <= numba.get_num_threads()
@@ -513,8 +464,8 @@ def test_irls_keeps_blas_to_one_thread_inside_the_compiled_loop(monkeypatch):
     """Large-data IRLS runs its per-block Gram products on one BLAS thread (the rows go to the chunks)."""
     from threadpoolctl import threadpool_info
 
-    import linsep.solvers.ho_kashyap as module
-    from linsep._loops import serial_blas
+    import linsep.solvers._hk_compiled as module
+    from linsep._threads import serial_blas
 
     def blas_threads():
         return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
@@ -532,10 +483,9 @@ def test_irls_keeps_blas_to_one_thread_inside_the_compiled_loop(monkeypatch):
         seen.append(blas_threads())
         return segment(*args)
 
-    monkeypatch.setattr(module, "_BY_COLUMNS_MAX_ENTRIES", 0)
-    monkeypatch.setattr(module, "ho_kashyap_segment", recording_segment)
+    monkeypatch.setattr(module, "ho_kashyap_segment", recording_segment)  # observes the BLAS limit inside
     X, y = random_problem(36, n=300, d=4)
-    ho_kashyap(SignedDesign(X, y), loss="absolute", C=0.5)
+    ho_kashyap(SignedDesign(X, y), loss="absolute", C=0.5, _plan=BY_ROWS[True])
     assert seen and all(set(threads) <= {1} for threads in seen)
     assert blas_threads() == before
 
@@ -552,7 +502,7 @@ def test_overlapping_irls_fits_in_threads_restore_the_blas_threads(monkeypatch, 
 
     from threadpoolctl import threadpool_info, threadpool_limits
 
-    import linsep.solvers.ho_kashyap as module
+    import linsep.solvers._hk_compiled as module
 
     def blas_threads():
         return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
@@ -564,8 +514,7 @@ def test_overlapping_irls_fits_in_threads_restore_the_blas_threads(monkeypatch, 
         setter.start()
         setter.join()
 
-    monkeypatch.setattr(module, "_BY_COLUMNS_MAX_ENTRIES", 0)  # by rows: the IRLS Gram products limit BLAS
-    monkeypatch.setattr(module, "pass_threads", lambda n_entries: chunks)
+    plan = {**BY_ROWS[True], "threads": chunks}  # by rows: the IRLS Gram products limit BLAS
     first_in, first_out = threading.Event(), threading.Event()
     both_in = threading.Barrier(2, timeout=60)
     serial_blas = module.serial_blas
@@ -591,7 +540,7 @@ def test_overlapping_irls_fits_in_threads_restore_the_blas_threads(monkeypatch, 
 
     def fit(seed):
         try:
-            make_classifier("mhka", C=0.5).fit(*random_problem(seed, n=300, d=4))
+            ho_kashyap(SignedDesign(*random_problem(seed, n=300, d=4)), loss="absolute", C=0.5, _plan=plan)
         except BaseException as error:  # reported by the main thread
             errors.append(error)
             both_in.abort()
@@ -619,18 +568,16 @@ def test_overlapping_irls_fits_in_threads_restore_the_blas_threads(monkeypatch, 
 
 
 @pytest.mark.parametrize("by_rows", [False, True])
-def test_design_view_gives_the_iterates_of_the_formed_matrix(monkeypatch, by_rows):
+def test_design_view_gives_the_iterates_of_the_formed_matrix(by_rows):
     """The SignedDesign view (rows of X, labels, a row subset) iterates like the formed Y = diag(y)[X_R, 1]."""
-    import linsep.solvers.ho_kashyap as module
-
-    if by_rows:
-        monkeypatch.setattr(module, "_BY_COLUMNS_MAX_ENTRIES", 0)
     X, y = random_problem(33, n=400, d=5)
     rows = np.flatnonzero(np.arange(400) % 3 != 0)
     val = np.flatnonzero(np.arange(400) % 3 == 0)
     for kw in (dict(), dict(loss="absolute", C=0.2)):
-        view = ho_kashyap(SignedDesign(X, y[rows], rows), Y_val=SignedDesign(X, y[val], val), **kw)
-        formed = ho_kashyap(sign_normalized(X[rows], y[rows]), Y_val=sign_normalized(X[val], y[val]), **kw)
+        view = ho_kashyap(SignedDesign(X, y[rows], rows), Y_val=SignedDesign(X, y[val], val), **kw,
+                          _plan=BY_ROWS[by_rows])
+        formed = ho_kashyap(sign_normalized(X[rows], y[rows]), Y_val=sign_normalized(X[val], y[val]), **kw,
+                            _plan=BY_ROWS[by_rows])
         assert (view.status, view.n_iter, view.best_iter) == (formed.status, formed.n_iter, formed.best_iter)
         np.testing.assert_allclose(view.weights, formed.weights, rtol=1e-8, atol=1e-14)
 

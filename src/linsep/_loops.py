@@ -32,14 +32,13 @@ spends about 0.2 s loading the Ho–Kashyap loop on its first fit.
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import os
-import threading
-
-import numba
 import numpy as np
 from numba import njit, prange
+
+from ._hk_rules import (HK_BUDGET_SPENT, HK_CONVERGED, HK_ILL_CONDITIONED, HK_NOT_SEPARABLE, HK_SEPARABLE,
+                        irls_weights_into, is_nonseparability_proof, stop_code, weights_stand_still)
+from ._lsvm_loops import lsvm_pass
+from ._threads import _PARALLEL_LOCK, PARALLEL_MIN_ENTRIES, pass_threads, serial_blas
 
 __all__ = ["perceptron_epoch", "perceptron_epoch_csr", "lms_epoch", "lms_epoch_csr", "next_mistake",
            "add_column_and_scan", "ho_kashyap_segment", "is_nonseparability_proof", "pass_threads",
@@ -166,115 +165,6 @@ def add_column_and_scan(f, y, order, t, column, coef, bias):
 
 
 # --- Ho–Kashyap --------------------------------------------------------------------------------
-# Below this many entries of X per pass, a pass by rows stays on one thread: starting the threads
-# (about 10 µs a pass here) would cost more than splitting the work saves.
-PARALLEL_MIN_ENTRIES = 1 << 18
-# Concurrent parallel launches from several Python threads are unsafe with numba's workqueue
-# threading layer; a pass whose lock is taken runs on one thread instead (no waiting).
-_PARALLEL_LOCK = threading.Lock()
-
-
-@functools.cache
-def _controller():
-    from threadpoolctl import ThreadpoolController  # a scikit-learn dependency
-
-    return ThreadpoolController()
-
-
-def _thread_pools():
-    return [lib for lib in _controller().lib_controllers if lib.user_api in ("blas", "openmp")]
-
-
-# BLAS thread counts are process-wide: threadpoolctl saves them on entry and restores them on exit, so two
-# overlapping limits (A in, B in, A out, B out) would leave B's saved count of 1 for good.  One fit at a time
-# sets and restores them (threadpoolctl also lets only one live Python thread set OpenBLAS's count).
-_SERIAL_BLAS_LOCK = threading.Lock()
-
-
-@contextlib.contextmanager
-def serial_blas(active=True):
-    """Keep BLAS to one thread while a compiled loop that calls it runs (when ``active``).
-
-    The IRLS step's Gram matrix is one BLAS product per block of 1024 rows
-    (:func:`_weighted_gram_rows`): threads inside each small product
-    synchronise a thousand times per pass, and spin while waiting.  Measured
-    at ``N = 10⁶, d = 100`` on 2 cores with other work running: 1.3 s with
-    one BLAS thread, 12.7 s with two; splitting the rows over
-    :func:`pass_threads` chunks instead gave 1.0 s.  This holds for a serial
-    pass too, so every such loop asks for the limit, not only the one holding
-    :data:`_PARALLEL_LOCK`.
-
-    The limit is process-wide: only the caller that takes
-    ``_SERIAL_BLAS_LOCK`` (without waiting) sets it, and it restores the
-    counts it found on leaving; a loop running at the same time in another
-    thread shares that limit while it lasts and leaves the counts alone.
-    """
-    if not (active and _SERIAL_BLAS_LOCK.acquire(blocking=False)):
-        yield
-        return
-    try:
-        with _controller().limit(limits=1, user_api="blas"):
-            yield
-    finally:
-        _SERIAL_BLAS_LOCK.release()
-
-
-def _machine_busy():
-    """Whether the 1-minute load average reaches the number of cores (Unix; never elsewhere).
-
-    With no idle core, OpenMP's threads spin while waiting for a descheduled
-    partner: a two-thread pass on a 2-core machine at load 5 took 90 ms more
-    than the serial pass, whatever its size.
-    """
-    try:
-        return os.getloadavg()[0] >= (os.cpu_count() or 1)
-    except (AttributeError, OSError):
-        return False
-
-
-def pass_threads(n_entries):
-    """Threads for a compiled pass over ``n_entries`` entries of ``X``: 1 below :data:`PARALLEL_MIN_ENTRIES`.
-
-    Above it, numba's thread count (``NUMBA_NUM_THREADS``,
-    ``numba.set_num_threads``) capped by the current limits of the BLAS and
-    OpenMP thread pools (``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``,
-    ``threadpoolctl.threadpool_limits``): a program that keeps BLAS to one
-    thread per process (as scikit-learn's parallel helpers and ``make test``
-    do) gets one thread here too, and never more threads than cores.  A
-    machine without an idle core (load average >= cores) gets one thread.
-    """
-    if n_entries < PARALLEL_MIN_ENTRIES or _machine_busy():
-        return 1
-    threads = numba.get_num_threads()
-    for lib in _thread_pools():
-        threads = min(threads, max(1, lib.num_threads))
-    return threads
-
-
-# Codes returned by ho_kashyap_segment (the solver maps them to the status strings).
-HK_BUDGET_SPENT, HK_SEPARABLE, HK_NOT_SEPARABLE, HK_CONVERGED, HK_ILL_CONDITIONED = 0, 1, 2, 3, 4
-
-
-@njit(cache=True, nogil=True)
-def is_nonseparability_proof(E, B, rtol):
-    """``E <= 0`` and ``E != 0`` up to rounding, relative to the margin vector's scale.
-
-    ``E`` may hold rounding noise where the exact value is 0 (points on their
-    margin): positive entries up to ``rtol · max|B|`` are allowed, and some
-    entry must be clearly negative (below ``-1e3 · rtol · max|B|``).
-    """
-    scale = 0.0
-    for i in range(B.shape[0]):
-        scale = max(scale, abs(B[i]))
-    if scale == 0.0:
-        return False
-    largest, smallest = -np.inf, np.inf
-    for i in range(E.shape[0]):
-        largest = max(largest, E[i])
-        smallest = min(smallest, E[i])
-    return largest <= rtol * scale and smallest < -1e3 * rtol * scale
-
-
 @njit(cache=True, nogil=True, fastmath=_FAST)
 def _cholesky_solve(L, g, out):
     """``out = (L Lᵀ)⁻¹ g`` by forward and back substitution (``L`` lower triangular)."""
@@ -450,9 +340,7 @@ def _reweighted_factor(X, y, rows, by_columns, n_chunks, E, B_next, offset, ridg
     largest = 0.0
     for i in range(n):
         largest = max(largest, abs(E[i]))
-    floor = irls_floor * largest + np.finfo(np.float64).tiny
-    for i in range(n):
-        D[i] = 1.0 / max(abs(E[i]), floor)
+    irls_weights_into(E, irls_floor, largest, D)
     if ridge == 0.0 and p > n:
         return False
     if by_columns:  # Yᵀ itself, float64 (asarray: no copy; it only keeps the float32 typing valid)
@@ -493,25 +381,6 @@ def _reweighted_factor(X, y, rows, by_columns, n_chunks, E, B_next, offset, ridg
         for j in range(i + 1):
             L[i, j] *= norms[i]
     return True
-
-
-@njit(cache=True, nogil=True)
-def weights_stand_still(W, W_prev, tol):
-    """``max|W − W_prev| <= tol · max|W|`` (false while ``W_prev`` holds NaN: no previous iterate).
-
-    The IRLS fixed point on separated data: its absolute-error fit keeps some
-    residuals clearly negative and others hovering at the floor of its
-    weights, so ``E`` never becomes small and ``B`` creeps upwards by
-    rounding-sized steps, while ``J`` falls by a few ``tol`` per step for
-    thousands of steps; the iterate itself no longer moves.
-    """
-    step, size = 0.0, 0.0
-    for j in range(W.shape[0]):
-        change = abs(W[j] - W_prev[j])
-        if not change <= step:  # NaN propagates (max() would drop it)
-            step = change
-        size = max(size, abs(W[j]))
-    return step <= tol * size
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
@@ -707,17 +576,10 @@ def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks,
         if can_prove and max_e <= proof_rtol * max_b and is_nonseparability_proof(E, B, proof_rtol):
             code = HK_NOT_SEPARABLE
             break
-        # A fixed point.  Squared errors: |E| <= tol (B + offset), so B and W stand still and
-        # Y W > 0.  IRLS: on separated data, W stands still (weights_stand_still).
-        if relative and (fixed_point if not reweighted else
-                         separated and (fixed_point or weights_stand_still(W, W_prev, tol))):
-            code = HK_CONVERGED
+        # The fixed point, then the change of J (linsep._hk_rules.stop_code).
+        code = stop_code(relative, reweighted, fixed_point, separated, W, W_prev, tol, J, J_prev)
+        if code != HK_BUDGET_SPENT:
             break
-        if not np.isnan(J_prev):
-            change = abs(J_prev - J)
-            if (change <= tol * J_prev) if relative else (change < tol):
-                code = HK_CONVERGED
-                break
         if steps == max_steps:
             break
 
@@ -748,68 +610,3 @@ def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks,
 
     state[0], state[1], state[2], state[3], state[4] = k, J, J_prev, best_iter, best_count
     return code, n_rec
-
-
-# --- Lagrangian SVM ----------------------------------------------------------------------------
-@njit(cache=True, nogil=True, fastmath=_FAST)
-def _lsvm_rows(X, y, W, r, alpha, C, mu, first, g, lo, hi):
-    """The fused LSVM update over the rows ``lo:hi`` (see :func:`lsvm_pass`); ``g`` receives their share."""
-    p_x = X.shape[1]
-    g[:] = 0.0
-    step_sq, alpha_sq, objective = 0.0, 0.0, 0.0
-    for i in range(lo, hi):
-        s = W[p_x]
-        for j in range(p_x):
-            s += X[i, j] * W[j]
-        r_i = float(r[i])
-        a = C * (r_i - y[i] * s)  # α_k = C(r_{k−1} − Hz_k)
-        if not first:
-            step_sq += (a - alpha[i]) * (a - alpha[i])
-        alpha[i] = a
-        alpha_sq += a * a
-        objective += 0.5 * a * r_i - a  # Qα_k = r_{k−1}
-        r_next = max(r_i - mu * a, 1.0)
-        r[i] = r_next
-        u = y[i] * r_next
-        for j in range(p_x):
-            g[j] += X[i, j] * u
-        g[p_x] += u
-    return step_sq, alpha_sq, objective
-
-
-@njit(cache=True, nogil=True, parallel=True, fastmath=_FAST)
-def _lsvm_rows_parallel(X, y, W, r, alpha, C, mu, first, g, n_chunks):
-    """:func:`_lsvm_rows` over ``n_chunks`` contiguous row ranges, one per thread, reduced in chunk order."""
-    n, p = r.shape[0], g.shape[0]
-    parts = np.zeros((n_chunks, p))
-    sums = np.zeros((n_chunks, 3))
-    for c in prange(n_chunks):
-        local = np.empty(p)  # a thread's own allocation (no shared cache lines)
-        step_sq, alpha_sq, objective = _lsvm_rows(X, y, W, r, alpha, C, mu, first, local, c * n // n_chunks,
-                                                  (c + 1) * n // n_chunks)
-        parts[c] = local
-        sums[c, 0], sums[c, 1], sums[c, 2] = step_sq, alpha_sq, objective
-    g[:] = 0.0
-    for c in range(n_chunks):
-        for j in range(p):
-            g[j] += parts[c, j]
-    return sums[:, 0].sum(), sums[:, 1].sum(), sums[:, 2].sum()
-
-
-@njit(cache=True, nogil=True, fastmath=_FAST)
-def lsvm_pass(X, y, W, r, alpha, C, mu, first, g, n_chunks):
-    """One LSVM iteration over the rows of ``X`` (Sherman–Morrison–Woodbury form), fused into one pass.
-
-    With ``W = z_k = S⁻¹Hᵀr_{k−1}`` (bias last) and ``H = diag(y)[X, 1]``, for
-    every row ``i``: ``α_i = C(r_i − y_i(x_iᵀw + w_0))`` (``α_k = Q⁻¹r_{k−1}``),
-    ``r_i ← max(r_i − μα_i, 1)`` (``r_k``) and ``g += y_i r_i (x_i, 1)``
-    (``g = Hᵀr_k``), so that ``X`` (C order, float32 or float64) is read once
-    while each row is in cache.  ``r`` and ``alpha`` are updated in place.
-    Returns ``‖α_k − α_{k−1}‖²`` (0 when ``first``), ``‖α_k‖²`` and the dual
-    objective ``½α_kᵀr_{k−1} − 1ᵀα_k``; sums in float64.  ``n_chunks > 1``
-    splits the rows over threads (:func:`pass_threads`), each summing into
-    its own partial ``g``, reduced once in chunk order.
-    """
-    if n_chunks > 1:
-        return _lsvm_rows_parallel(X, y, W, r, alpha, C, mu, first, g, n_chunks)
-    return _lsvm_rows(X, y, W, r, alpha, C, mu, first, g, 0, r.shape[0])

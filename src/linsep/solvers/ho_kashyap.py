@@ -88,40 +88,25 @@ References
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
-from .._design import SignedDesign
-from .._certificates import FIT_PROOF_RTOL, design_proof_residuals, proof_residuals
-from .._linalg import _PIVOT_TOL, CG_PROOF_RTOL, IterativeLeastSquares, LeastSquaresFactor, least_squares_solver
-from .._loops import (_PARALLEL_LOCK, HK_BUDGET_SPENT, HK_CONVERGED, HK_ILL_CONDITIONED, HK_NOT_SEPARABLE,
-                      HK_SEPARABLE, ho_kashyap_segment, is_nonseparability_proof, pass_threads, serial_blas,
-                      weights_stand_still)
+from .._hk_rules import (HK_BUDGET_SPENT, PROOF_RTOL, STOPPING_RULES, default_tol, irls_weights,
+                         is_nonseparability_proof, proof_test, stop_code)
+from .._linalg import CG_PROOF_RTOL, IterativeLeastSquares
 from .._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
+from ..designs.memory import BY_COLUMNS_MAX_ENTRIES, as_design
+from ._hk_compiled import SEGMENT_STEPS, HKRun, iterate_compiled
 
-STOPPING_RULES = ("relative", "paper")
+__all__ = ["ho_kashyap", "nonseparability_proof", "irls_weights", "stopping_status", "resolve_stop_at_separation",
+           "STOPPING_RULES"]
 
-# E may hold rounding noise where the exact value is 0 (points on their
-# margin); a non-separability proof allows positive components this small,
-# relative to the margin vector.
-_PROOF_RTOL = 1e-10
+_PROOF_RTOL = PROOF_RTOL
 # With an iterative W-step, E holds the solve's error too: a candidate proof is
 # looked at (the solve tightened, then checked) once max(E) <= this · max(B).
 _ITERATIVE_CANDIDATE_RTOL = 1e-6
-_ROUNDING_RTOL = np.sqrt(np.finfo(float).eps)
 
-# Iterations per call of the compiled loop: its history buffers are allocated
-# per segment, so an unbounded max_iter never allocates an unbounded array.
-_SEGMENT_STEPS = 4096
-# Up to this many entries in Y (1 MiB of doubles, about one core's L2 cache) the
-# compiled loop sweeps Yᵀ by columns; above it, Y by rows in a single pass.
-_BY_COLUMNS_MAX_ENTRIES = 131_072
-# The compiled loop serves every case it covers; the tests switch it off to
-# compare it with the NumPy reference loop.
-_USE_COMPILED_LOOP = True
-
-_COMPILED_CODES = {HK_SEPARABLE: SEPARABLE, HK_NOT_SEPARABLE: NOT_SEPARABLE, HK_CONVERGED: CONVERGED}
+DRIVERS = ("auto", "compiled", "python")
+"""Values of the private ``_plan["driver"]``: the compiled segment where it applies, or the Python driver."""
 
 
 def nonseparability_proof(E, B, sample_weight=None):
@@ -131,25 +116,17 @@ def nonseparability_proof(E, B, sample_weight=None):
     regularisation) such a ``u`` satisfies ``u >= 0, u != 0, Yᵀ u = 0``, which
     rules out any ``W`` with ``Y W > 0``.
     """
-    if not is_nonseparability_proof(np.asarray(E, dtype=float), np.asarray(B, dtype=float), _PROOF_RTOL):
+    if not is_nonseparability_proof(np.asarray(E, dtype=float), np.asarray(B, dtype=float), PROOF_RTOL):
         return None
     u = np.maximum(-E, 0.0)
     return u if sample_weight is None else u * sample_weight
 
 
-@dataclass
-class _Run:
-    """Where an iteration loop ended: the final iterate and what was recorded on the way."""
-
-    W: np.ndarray
-    B: np.ndarray
-    k: int
-    status: str
-    factor: LeastSquaresFactor | IterativeLeastSquares
-    certificate: np.ndarray | None = None
-    history: dict = field(default_factory=dict)
-    best_W: np.ndarray | None = None
-    best_iter: int = 0
+def resolve_stop_at_separation(stop_at_separation, C, early_stopping):
+    """``"auto"``: stop at separation for plain HK without early stopping (``C`` is ``None``), else not."""
+    if stop_at_separation == "auto":
+        return C is None and not early_stopping
+    return bool(stop_at_separation)
 
 
 def ho_kashyap(
@@ -171,6 +148,7 @@ def ho_kashyap(
     record_history=False,
     trace=None,
     gram=None,
+    _plan=None,
 ):
     """Run the Ho–Kashyap iteration on ``Y`` (see the module docstring).
 
@@ -216,6 +194,11 @@ def ho_kashyap(
     gram : ndarray of shape (p, p) or None
         ``YᵀY`` if known (one-vs-rest problems on the same features share it:
         the signs of the rows do not change it); saves its ``O(N p²)`` product.
+    _plan : dict or None
+        Private: force a path (tests, benchmarks).  Keys ``driver``
+        (:data:`DRIVERS`), ``by_columns_max_entries``, ``segment_steps``,
+        ``threads`` and the IRLS Cholesky ``pivot_tol`` of the compiled segment.  The path that ran is recorded in
+        ``extra["plan"]``.
 
     Returns
     -------
@@ -227,7 +210,9 @@ def ho_kashyap(
         the first weights as in the paper and the lecture (so ``n_iter - 1``
         margin updates were made) — ``history`` with ``criterion``,
         ``training_errors`` and ``validation_error`` (entry ``k - 1`` belongs
-        to ``W_k``), and ``best_iter`` ``k̂`` for early stopping.
+        to ``W_k``), ``best_iter`` ``k̂`` for early stopping, and ``extra``
+        with the factorisation and ``plan`` (driver, factorisation, dtype,
+        threads).
 
     Notes
     -----
@@ -289,33 +274,29 @@ def ho_kashyap(
         raise ValueError(f"update must be 'margin' or 'weights', got {update!r}")
     if loss not in ("squared", "absolute"):
         raise ValueError(f"loss must be 'squared' or 'absolute', got {loss!r}")
-    if tol is None:
-        tol = 0.5 * b0**2 if stopping == "paper" else 1e-6
+    tol = default_tol(tol, stopping, b0)
     if max_iter < 0 or max_iter != int(max_iter):
         raise ValueError(f"max_iter must be a non-negative integer, got {max_iter!r}")
     max_iter = int(max_iter)
-    n_samples, n_cols = Y.shape
+    plan = {"driver": "auto", "by_columns_max_entries": BY_COLUMNS_MAX_ENTRIES, "segment_steps": SEGMENT_STEPS,
+            "threads": None, "pivot_tol": None, **(_plan or {})}
+    if plan["driver"] not in DRIVERS:
+        raise ValueError(f"_plan['driver'] must be one of {DRIVERS}, got {plan['driver']!r}")
+    design = as_design(Y, plan["by_columns_max_entries"])
+    n_samples, n_cols = design.shape
     for name, value, expected in (("initial_weights", initial_weights, n_cols),
                                   ("initial_margin", initial_margin, n_samples)):
         if value is not None and (np.shape(value) != (expected,) or not np.all(np.isfinite(value))):
             raise ValueError(f"{name} must be {expected} finite numbers, got shape {np.shape(value)}")
     if Y_val is not None and (Y_val.ndim != 2 or Y_val.shape[0] == 0 or Y_val.shape[1] != n_cols):
         raise ValueError(f"Y_val must have at least one row and {n_cols} columns, got shape {Y_val.shape}")
+    Y_val = as_design(Y_val, plan["by_columns_max_entries"])
 
-    # float32 data give float32 weights (and margin vector); everything else is solved in float64.
-    out_dtype = np.float32 if Y.dtype == np.float32 else np.float64
-    # Data that fit in cache are formed: the column sweep and the NumPy paths need Y itself.
-    if isinstance(Y, SignedDesign) and Y.size <= _BY_COLUMNS_MAX_ENTRIES:
-        Y = Y.toarray()
-    if isinstance(Y_val, SignedDesign) and Y_val.size <= _BY_COLUMNS_MAX_ENTRIES:
-        Y_val = Y_val.toarray()
     ridge = 0.0 if C is None else float(C)
-    B = np.full(n_samples, float(b0)) if initial_margin is None else np.array(initial_margin, dtype=float)
-    # Iterative W-steps (wide Y) are preconditioned even for C = 0: their fitted values Y W are
-    # those of the minimum-norm solves, and the weights returned are mapped to the minimum norm below.
-    factor = least_squares_solver(Y, None, ridge, gram=gram, minimum_norm=False)
     offset = 0.0 if C is None else 1.0
-    W = factor.solve(B + offset) if initial_weights is None else np.array(initial_weights, dtype=float)
+    B = design.constant_vector(b0) if initial_margin is None else design.vector(initial_margin)
+    factor = design.least_squares_solver(ridge, gram=gram)
+    W = design.solve_target(factor, B, offset) if initial_weights is None else np.array(initial_weights, dtype=float)
     options = dict(
         learning_rate=learning_rate, max_iter=max_iter, tol=tol, relative=stopping == "relative",
         stop_at_separation=stop_at_separation, ridge=ridge, offset=offset,
@@ -323,32 +304,56 @@ def ho_kashyap(
         can_prove=ridge == 0.0, Y_val=Y_val,
     )
     absolute = loss == "absolute"
-    run = None
-    dense = (np.ndarray, SignedDesign)
-    if (trace is None and _USE_COMPILED_LOOP and update == "margin" and isinstance(Y, dense)
-            and (Y_val is None or isinstance(Y_val, dense))):
-        if factor.method == "cholesky":
-            run = _iterate_compiled(Y, factor.cholesky_factor, W, B, factor=factor, absolute=absolute,
-                                    irls_floor=irls_floor, **options)
-        elif factor.method == "svd" and not absolute and initial_weights is None:
-            # Rank-deficient Y = U S Vᵀ: iterate on Ỹ = U S, whose Gram matrix S² has the
-            # Cholesky factor S.  Ỹ⁺ r = S⁻¹Uᵀr are the coordinates of Y⁺ r = V S⁻¹Uᵀr in
-            # the basis V, so the iterates are HK's own, mapped back by W = V c.
-            U, s, Vt = factor.svd_factors
-            options["Y_val"] = None if Y_val is None else Y_val @ Vt.T
-            run = _iterate_compiled(U * s, np.diag(s), Vt @ W, B, factor=factor, absolute=False,
-                                    irls_floor=irls_floor, **options)
-            run.W = Vt.T @ run.W
-            run.best_W = None if run.best_W is None else Vt.T @ run.best_W
-            options["Y_val"] = Y_val
+    run, driver, threads = _compiled_run(design, factor, W, B, plan, options, absolute=absolute, update=update,
+                                         irls_floor=irls_floor, traced=trace is not None,
+                                         initial_weights=initial_weights)
     if run is None:  # not covered, or an IRLS system needed more than a Cholesky factor
-        run = _iterate_numpy(Y, factor, W, B, update=update, absolute=absolute,
-                             regularized=C is not None, irls_floor=irls_floor, trace=trace, **options)
+        driver = "python" if driver is None else driver + ", then python"
+        run = _iterate(design, factor, W, B, update=update, absolute=absolute, regularized=C is not None,
+                       irls_floor=irls_floor, trace=trace, **options)
+    return _finish(design, run, options, update=update, initial_weights=initial_weights,
+                   keep_history=record_history or trace is not None, trace=trace,
+                   plan={"driver": driver, "factorization": factor.method, "dtype": design.dtype.name,
+                         "threads": threads})
 
+
+def _compiled_run(design, factor, W, B, plan, options, *, absolute, update, irls_floor, traced, initial_weights):
+    """The compiled segment where it covers the fit: ``(run or None, driver name or None, threads)``.
+
+    It covers the margin update on dense in-memory data (and validation data), untraced, with a
+    Cholesky factor, or (squared errors, no starting weights) the SVD of a rank-deficient ``Y``.
+    """
+    Y_val = options["Y_val"]
+    if (plan["driver"] == "python" or traced or update != "margin" or not design.offers_compiled
+            or (Y_val is not None and not Y_val.offers_compiled)):
+        return None, None, 1
+    compiled = dict(options, segment_steps=plan["segment_steps"], threads=plan["threads"],
+                    pivot_tol=plan["pivot_tol"], check_finite=_check_finite, irls_floor=irls_floor)
+    if factor.method == "cholesky":
+        run, threads = iterate_compiled(design, factor.cholesky_factor, W, B, factor=factor, absolute=absolute,
+                                        **compiled)
+        return run, "compiled", threads
+    if factor.method == "svd" and not absolute and initial_weights is None:
+        # Rank-deficient Y = U S Vᵀ: iterate on Ỹ = U S, whose Gram matrix S² has the
+        # Cholesky factor S.  Ỹ⁺ r = S⁻¹Uᵀr are the coordinates of Y⁺ r = V S⁻¹Uᵀr in
+        # the basis V, so the iterates are HK's own, mapped back by W = V c.
+        U, s, Vt = factor.svd_factors
+        compiled["Y_val"] = None if Y_val is None else Y_val.rotated(Vt.T)
+        rotated = as_design(U * s, design.by_columns_max_entries)
+        run, threads = iterate_compiled(rotated, np.diag(s), Vt @ W, B, factor=factor, absolute=False, **compiled)
+        run.W = Vt.T @ run.W
+        run.best_W = None if run.best_W is None else Vt.T @ run.best_W
+        return run, "compiled (svd basis)", threads
+    return None, None, 1
+
+
+def _finish(design, run, options, *, update, initial_weights, keep_history, trace, plan):
+    """The returned weights (minimum norm for iterative solves), the checked status, the :class:`SolveResult`."""
+    Y_val = options["Y_val"]
     early_stopping = Y_val is not None
     weights = run.best_W if early_stopping else run.W
     projected = True  # the weights are the minimum-norm ones the status promises
-    if isinstance(run.factor, IterativeLeastSquares) and ridge == 0.0:
+    if isinstance(run.factor, IterativeLeastSquares) and options["ridge"] == 0.0:
         # The preconditioned solves left W in M⁻¹·(row space); W_k = Y⁺ r is its projection on the row
         # space.  Starting weights (k = 0, or the base of modified HK's increments) are kept as given.
         k_returned = run.best_iter if early_stopping else run.k
@@ -362,214 +367,108 @@ def ho_kashyap(
         if minimum_norm is not None:
             projected = run.factor.converged  # else keep W: a half-projected one has other fitted values
             weights = minimum_norm if projected else weights
-    weights = weights.astype(out_dtype, copy=False)
+    weights = weights.astype(design.dtype, copy=False)
     status = run.status
-    scores = np.asarray(Y @ weights)
-    if not np.all(np.isfinite(scores)):  # e.g. from starting weights near the float64 limit
+    _, smallest, finite = design.count_nonpositive(weights)
+    if not finite:  # e.g. from starting weights near the float64 limit
         raise FloatingPointError("Ho–Kashyap's weights overflow the scores Y W; rescale the data or the starting weights")
-    if bool(scores.min() > 0):
+    if smallest > 0:
         status = SEPARABLE
     elif status == SEPARABLE:  # early stopping picked an iterate that does not separate
         status = CONVERGED
     if status == CONVERGED and not projected:
         status = MAX_ITER  # not the minimum-norm weights that convergence stands for
-    keep_history = record_history or early_stopping or trace is not None
+    keep_history = keep_history or early_stopping
     history = run.history if trace is None else trace.merge_into(run.history)
     return SolveResult(
         weights=weights,
         n_iter=run.k + 1,
         status=status,
-        margin=run.B.astype(out_dtype, copy=False),
+        margin=design.host(run.B, design.dtype),
         certificate=run.certificate,
         history=history if keep_history else None,
         best_iter=run.best_iter + 1 if early_stopping else None,
-        extra=run.factor.stats,
+        extra={**run.factor.stats, "plan": plan},
     )
 
 
-def _iterate_compiled(Y, L, W, B, *, factor, absolute, irls_floor, learning_rate, max_iter, tol, relative,
-                      stop_at_separation, ridge, offset, can_prove, Y_val):
-    """The iteration in compiled segments of ``_SEGMENT_STEPS``, from ``YᵀY + CĨ = L Lᵀ``.
+def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, stop_at_separation,
+             ridge, offset, can_prove, Y_val, update, absolute, regularized, irls_floor, trace=None):
+    """The Python driver: every variant, on any design (the reference for the compiled segment).
 
-    Returns ``None`` if an IRLS step (``absolute``) meets a system that
-    :class:`~linsep._linalg.LeastSquaresFactor` would not factor by Cholesky:
-    the NumPy loop then runs the whole solve.
-    """
-    n_samples, n_cols = Y.shape
-    has_val = Y_val is not None
-    # Data that fit in cache are swept by columns (better vectorised), larger data by rows (one pass).
-    by_columns = max(Y.size, Y_val.size if has_val else 0) <= _BY_COLUMNS_MAX_ENTRIES
-    if by_columns:
-        dtype = np.float64
-        X, y, rows = np.ascontiguousarray(_dense(Y).T, dtype=float), np.empty(0), np.empty(0, dtype=np.intp)
-        X_val = np.ascontiguousarray(_dense(Y_val).T, dtype=float) if has_val else np.empty((n_cols, 0))
-        y_val, rows_val = y, rows
-        n_chunks = 1
-    else:
-        X, y, rows = _by_rows(Y, None)
-        dtype = X.dtype
-        X_val, y_val, rows_val = _by_rows(Y_val, dtype) if has_val else (
-            np.empty((0, X.shape[1]), dtype=dtype), y[:0], rows[:0])
-        n_chunks = pass_threads(X.shape[1] * n_samples)
-    W = np.array(W, dtype=float)  # updated in place
-    B = np.array(B, dtype=dtype)
-    E = np.empty(n_samples, dtype=dtype)
-    best_W = np.empty(n_cols)
-    W_prev = np.full(n_cols, np.nan)  # the previous iterate (IRLS fixed point); none yet
-    state = np.array([0.0, np.nan, np.nan, 0.0, np.inf])  # k, J_k, J_{k-1}, best k, best count
-    L = np.array(L, dtype=float, order="C")  # refactored in place by IRLS
-    D = np.ones(n_samples) if absolute else np.empty(0)  # IRLS weights D_0 = I
-    traces = {"criterion": [], "training_errors": [], "validation_error": []}
-    parallel = n_chunks > 1 and _PARALLEL_LOCK.acquire(blocking=False)
-    try:
-        with serial_blas(absolute and not by_columns):  # IRLS Gram products: rows split over chunks, not BLAS
-            status = _run_segments(
-                X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks if parallel else 1, L, W, B, E, D, state,
-                best_W, W_prev, traces, factor=factor, has_val=has_val, n_val=Y_val.shape[0] if has_val else 0,
-                irls_floor=irls_floor, learning_rate=learning_rate, max_iter=max_iter, tol=tol, relative=relative,
-                stop_at_separation=stop_at_separation, ridge=ridge, offset=offset, can_prove=can_prove)
-    finally:
-        if parallel:
-            _PARALLEL_LOCK.release()
-    if status is None:
-        return None
-    history = {name: np.concatenate(parts) for name, parts in traces.items()}
-    if not has_val:
-        del history["validation_error"]
-    certificate = nonseparability_proof(E, B, D if absolute else None) if status == NOT_SEPARABLE else None
-    return _Run(W=W, B=B, k=int(state[0]), status=status, factor=factor, certificate=certificate,
-                history=history, best_W=best_W if has_val else None, best_iter=int(state[3]))
-
-
-def _dense(Y):
-    return Y.toarray() if isinstance(Y, SignedDesign) else Y
-
-
-def _by_rows(Y, dtype):
-    """``(X, y, rows)`` of the compiled loop's row layout: a design's own arrays, or ``Y`` itself with no labels."""
-    if isinstance(Y, SignedDesign):
-        X, y, rows = Y.by_rows()
-    else:
-        X, rows = Y, np.empty(0, dtype=np.intp)
-        y = np.empty(0, dtype=Y.dtype)
-    if dtype is None:
-        dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
-    return np.ascontiguousarray(X, dtype=dtype), y.astype(dtype, copy=False), rows
-
-
-def _run_segments(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks, L, W, B, E, D, state, best_W, W_prev,
-                  traces, *, factor, has_val, n_val, irls_floor, learning_rate, max_iter, tol, relative,
-                  stop_at_separation, ridge, offset, can_prove):
-    """Call the compiled loop segment by segment; return the status, or ``None`` for an ill-conditioned IRLS system."""
-    status = None
-    while status is None:
-        steps = min(_SEGMENT_STEPS, max_iter - int(state[0]))
-        criterion = np.empty(steps + 1)
-        training_errors = np.empty(steps + 1, dtype=np.int64)
-        validation_counts = np.empty(steps + 1 if has_val else 0, dtype=np.int64)
-        # Scalars cast to one type each, so that numba compiles the loop once, not per argument type.
-        code, n_recorded = ho_kashyap_segment(
-            X, y, rows, X_val, y_val, rows_val, bool(by_columns), int(n_chunks), L, W, B, E, D, float(offset),
-            float(learning_rate), float(ridge), float(irls_floor), _PIVOT_TOL, best_W, state, criterion,
-            training_errors, validation_counts, int(steps), float(tol), bool(relative),
-            bool(stop_at_separation), bool(can_prove), _PROOF_RTOL, not traces["criterion"], W_prev)
-        if code == HK_ILL_CONDITIONED:
-            return None
-        traces["criterion"].append(criterion[:n_recorded])
-        traces["training_errors"].append(training_errors[:n_recorded])
-        traces["validation_error"].append(validation_counts[:n_recorded] / max(n_val, 1))
-        if state[0] > 0:  # a non-finite J_0 (from huge initial weights) is repaired by the first solve
-            _check_finite(state[1], int(state[0]), factor)
-        if code != HK_BUDGET_SPENT:
-            status = _COMPILED_CODES[code]
-        elif state[0] >= max_iter:
-            status = MAX_ITER
-    return status
-
-
-def _iterate_numpy(Y, factor, W, B, *, learning_rate, max_iter, tol, relative, stop_at_separation,
-                   ridge, offset, can_prove, Y_val, update, absolute, regularized, irls_floor, trace=None):
-    """The iteration in NumPy: every variant, dense or sparse (the reference for the compiled loop).
-
-    With a ``trace`` it records ``a(k), b(k), e(k)`` as row ``k + 1`` (the lecture's numbering).
+    Each iteration is one fused pass of the design (:meth:`~linsep.designs.base.Design.hk_pass`),
+    the rules of :mod:`linsep._hk_rules`, and the W-step on the host.  With a ``trace`` it records
+    ``a(k), b(k), e(k)`` as row ``k + 1`` (the lecture's numbering).
     """
     D = None
     iterative = isinstance(factor, IterativeLeastSquares)
+    two_mu = 2.0 * learning_rate
+    pass_options = dict(offset=offset, two_mu=two_mu, tol=tol, update=update, irls=absolute, validation=Y_val)
 
-    def residual(W, B):
-        Z = np.asarray(Y @ W)
-        return Z, (Z - B if offset == 0.0 else Z - offset - B)
+    def criterion(state, W):
+        return state.J + ridge * float(W[:-1] @ W[:-1]) if regularized else state.J
 
-    def criterion(E, W):
-        J = float(E @ E) if D is None else float(E @ (D * E))
-        return J + ridge * float(W[:-1] @ W[:-1]) if regularized else J
-
-    Z, E = residual(W, B)
-    J = criterion(E, W)
+    state = design.hk_pass(W, B, D, **pass_options)
+    J = criterion(state, W)
     early_stopping = Y_val is not None
-    history = {"criterion": [J], "training_errors": [int(np.count_nonzero(Z <= 0))]}
+    history = {"criterion": [J], "training_errors": [state.wrong]}
     best_W, best_iter = None, 0
     if early_stopping:
         n_val = Y_val.shape[0]
-        history["validation_error"] = [np.count_nonzero(np.asarray(Y_val @ W) <= 0) / n_val]
+        history["validation_error"] = [state.val_errors / n_val]
         best_W = W
 
     certificate = None
     k = 0
-    J_prev = None
+    J_prev = np.nan  # no change of J yet
     W_prev = np.full_like(W, np.nan)  # no previous iterate yet
     while True:
         if trace is not None and trace.wants(k + 1):
-            trace.record(k + 1, weights=W, margin_vector=B, error_vector=E)
-        if stop_at_separation and Z.min() > 0:
+            trace.record(k + 1, weights=W, margin_vector=design.host(B), error_vector=design.host(state.E))
+        if stop_at_separation and state.separated:
             status = SEPARABLE
             break
-        # E.max() first: the full proof test runs only when E is (nearly) non-positive.
-        if can_prove and E.max() <= (_ITERATIVE_CANDIDATE_RTOL if iterative else _PROOF_RTOL) * B.max():
+        # max E first: the full proof test runs only when E is (nearly) non-positive.
+        if can_prove and state.max_e <= (_ITERATIVE_CANDIDATE_RTOL if iterative else PROOF_RTOL) * state.max_b:
             if iterative and update == "margin":
                 # YᵀD E = 0 holds only to the solve's tolerance: re-solve tightly, then check u = −D E.
                 W = factor.solve(B if offset == 0.0 else B + offset, tol=CG_PROOF_RTOL)
-                Z, E = residual(W, B)
-                J = criterion(E, W)
-            certificate = nonseparability_proof(E, B, D)
-            if certificate is not None and iterative:
-                certificate = _checked_certificate(Y, certificate)  # None: no proof passed, keep iterating
-            if certificate is not None:
-                status = NOT_SEPARABLE
-                break
-        # A fixed point: |E| <= tol (B + offset) moves no B_i by more than 2μ·tol of itself,
-        # and (for tol < 1) Y W = B + E > 0 then holds already.  IRLS never makes E small (an
-        # absolute-error fit): on separated data, its fixed point is W standing still.
-        target = B + offset
-        fixed_point = np.all((target > 0) & (np.abs(E) <= tol * target))
-        status = stopping_status(relative=relative, absolute=absolute, fixed_point=fixed_point,
-                                 separated=absolute and Z.min() > 0, W=W, W_prev=W_prev, tol=tol, J=J,
-                                 J_prev=J_prev, k=k, max_iter=max_iter)
-        if status is not None:
+                state = design.hk_pass(W, B, D, **pass_options)
+                J = criterion(state, W)
+            if proof_test(state.max_e, state.min_e, state.max_b, PROOF_RTOL):
+                certificate = state.certificate()
+                if iterative:
+                    certificate = design.checked_certificate(certificate)  # None: no proof passed, keep iterating
+                if certificate is not None:
+                    status = NOT_SEPARABLE
+                    break
+        code = stop_code(relative, absolute, state.fixed_point, absolute and state.separated, W, W_prev, tol,
+                         J, J_prev)
+        if code != HK_BUDGET_SPENT:
+            status = CONVERGED
+            break
+        if k >= max_iter:
+            status = MAX_ITER
             break
 
-        # μ(E + |E|) = 2μ max(E, 0): the margin grows only where Y W exceeds it.
-        step = np.maximum(E, 0.0)
-        step *= 2.0 * learning_rate
         if absolute:
-            D = irls_weights(E, irls_floor)
-            factor = factor.reweighted(D)
+            factor, D = state.reweighted(factor, irls_floor)
             iterative = isinstance(factor, IterativeLeastSquares)  # a reweighted system may need CG
         W_prev = W
         if update == "weights":
-            W = W + learning_rate * factor.solve(np.abs(E))
-        B = B + step
+            W = W + learning_rate * state.solve_increment(factor)
+        B = state.B_next
         if update == "margin":
-            W = factor.solve(B if offset == 0.0 else B + offset)
-        Z, E = residual(W, B)
-        J_prev, J = J, criterion(E, W)
+            W = state.solve_margin(factor)
+        state = design.hk_pass(W, B, D, **pass_options)
+        J_prev, J = J, criterion(state, W)
         k += 1
         _check_finite(J, k, factor)
 
         history["criterion"].append(J)
-        history["training_errors"].append(int(np.count_nonzero(Z <= 0)))
+        history["training_errors"].append(state.wrong)
         if early_stopping:
-            error = np.count_nonzero(np.asarray(Y_val @ W) <= 0) / n_val
+            error = state.val_errors / n_val
             history["validation_error"].append(error)
             if error < history["validation_error"][best_iter]:
                 best_W, best_iter = W, k
@@ -577,67 +476,21 @@ def _iterate_numpy(Y, factor, W, B, *, learning_rate, max_iter, tol, relative, s
     if iterative and status == CONVERGED and not factor.converged:
         status = MAX_ITER  # the last W-step did not reach its tolerance: no claim of convergence
     if trace is not None:
-        trace.record(k + 1, final=True, weights=W, margin_vector=B, error_vector=E)
+        trace.record(k + 1, final=True, weights=W, margin_vector=design.host(B), error_vector=design.host(state.E))
     history = {name: np.asarray(values) for name, values in history.items()}
-    return _Run(W=W, B=B, k=k, status=status, factor=factor, certificate=certificate,
-                history=history, best_W=best_W, best_iter=best_iter)
-
-
-def _checked_certificate(Y, u):
-    """``u``, or ``u`` without its rounding-level entries, whichever passes :func:`_passes_check` first; else ``None``.
-
-    Entries of ``−E`` at rounding level (``<= sqrt(eps) · max u``) are noise of the solve,
-    not part of the proof; one of them alone in a column fails that column's check.
-    """
-    cleaned = np.where(u > _ROUNDING_RTOL * u.max(), u, 0.0)
-    for candidate in (u, cleaned):
-        if _passes_check(Y, candidate):
-            return candidate
-    return None
-
-
-def _passes_check(Y, u):
-    """Whether ``u`` passes the per-column proof check of :mod:`linsep._certificates` on ``Y`` (``FIT_PROOF_RTOL``)."""
-    if isinstance(Y, SignedDesign):  # the design's own X and labels, u placed on its rows: no copy of Y
-        if Y.rows is None:
-            residuals = proof_residuals(Y.X, Y.y, u)
-        else:
-            u_all, y_all = np.zeros(Y.X.shape[0]), np.ones(Y.X.shape[0])
-            u_all[Y.rows], y_all[Y.rows] = u, Y.y
-            residuals = proof_residuals(Y.X, y_all, u_all)
-    else:
-        residuals = design_proof_residuals(Y, u)
-    return residuals is not None and bool(np.all(residuals <= FIT_PROOF_RTOL))
-
-
-def irls_weights(E, irls_floor, largest=None):
-    """IRLS weights of the absolute-error criterion: ``D_i = 1 / max(|E_i|, floor · max|E| + tiny)``.
-
-    Łęski's reweighting for ``Σ|e_i|``: ``|e_i| = e_i² / |e_i|``; the relative
-    floor keeps the weights finite where the error vanishes.  ``largest`` is
-    ``max |E|`` over all samples when ``E`` is one block of them (default:
-    ``E``'s own maximum).
-    """
-    abs_e = np.abs(E)
-    if largest is None:
-        largest = abs_e.max(initial=0.0)
-    return 1.0 / np.maximum(abs_e, irls_floor * largest + np.finfo(float).tiny)
+    return HKRun(W=W, B=B, k=k, status=status, factor=factor, certificate=certificate,
+                 history=history, best_W=best_W, best_iter=best_iter, stats=state)
 
 
 def stopping_status(*, relative, absolute, fixed_point, separated, W, W_prev, tol, J, J_prev, k, max_iter):
     """The rules checked after the verdicts: ``"converged"``, ``"max_iter"`` or ``None`` (go on).
 
-    The fixed point (``relative``; for IRLS, on separated data, or ``W``
-    standing still), then the change of ``J``, then the budget (see the
-    module docstring).  ``separated`` is read only for IRLS (``absolute``).
+    :func:`linsep._hk_rules.stop_code` (``J_prev`` ``None`` at ``k = 0``), then the budget.
     """
-    if relative and (fixed_point if not absolute else separated and (
-            fixed_point or weights_stand_still(W, W_prev, tol))):
+    code = stop_code(relative, absolute, fixed_point, separated, np.asarray(W, dtype=float),
+                     np.asarray(W_prev, dtype=float), tol, J, np.nan if J_prev is None else J_prev)
+    if code != HK_BUDGET_SPENT:
         return CONVERGED
-    if J_prev is not None:
-        change = abs(J_prev - J)
-        if (change <= tol * J_prev) if relative else (change < tol):
-            return CONVERGED
     if k >= max_iter:
         return MAX_ITER
     return None

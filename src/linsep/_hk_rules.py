@@ -1,0 +1,137 @@
+"""The Ho–Kashyap rules, written once: stopping, IRLS weights, the non-separability test.
+
+Every Ho–Kashyap driver calls these: the compiled segment
+(:func:`linsep._loops.ho_kashyap_segment`) and the Python driver of
+:mod:`linsep.solvers.ho_kashyap`, whatever design (in memory or dask) it
+runs on.  They are compiled with numba so that the compiled segment can
+inline them; Python calls them like any function.
+
+The rules (Lauer & Bloch 2006, eq. 9 and §3.1, and the module docstring of
+:mod:`linsep.solvers.ho_kashyap`), checked in this order at each iterate
+``W_k``: all points strictly separated; the proof ``E_k <= 0, E_k != 0``
+(:func:`proof_test`); the fixed point and the change of ``J``
+(:func:`stop_code`); the iteration budget (each driver counts its own).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = ["HK_BUDGET_SPENT", "HK_SEPARABLE", "HK_NOT_SEPARABLE", "HK_CONVERGED", "HK_ILL_CONDITIONED",
+           "PROOF_RTOL", "STOPPING_RULES", "default_tol", "irls_weights", "is_nonseparability_proof",
+           "proof_test", "stop_code", "weights_stand_still"]
+
+# Codes of the rules and of the compiled segment (the solver maps them to the status strings).
+HK_BUDGET_SPENT, HK_SEPARABLE, HK_NOT_SEPARABLE, HK_CONVERGED, HK_ILL_CONDITIONED = 0, 1, 2, 3, 4
+
+STOPPING_RULES = ("relative", "paper")
+
+# E may hold rounding noise where the exact value is 0 (points on their
+# margin); a non-separability proof allows positive components this small,
+# relative to the margin vector.
+PROOF_RTOL = 1e-10
+
+
+def default_tol(tol, stopping, b0):
+    """``tol``, or for ``None`` the paper's ``0.5 b_0²`` (``stopping="paper"``, eq. 9) and ``1e-6`` otherwise."""
+    if tol is None:
+        return 0.5 * b0**2 if stopping == "paper" else 1e-6
+    return tol
+
+
+@njit(cache=True, nogil=True)
+def proof_test(max_e, min_e, max_b, rtol):
+    """``E <= 0`` and ``E != 0`` up to rounding, from ``max E``, ``min E`` and ``max |B|``.
+
+    ``E`` may hold rounding noise where the exact value is 0 (points on their
+    margin): positive entries up to ``rtol · max|B|`` are allowed, and some
+    entry must be clearly negative (below ``-1e3 · rtol · max|B|``).
+    With ``Yᵀ D E = 0`` such an ``E`` gives the certificate ``u = −D E``
+    (Gordan's alternative).
+    """
+    if max_b == 0.0:
+        return False
+    return max_e <= rtol * max_b and min_e < -1e3 * rtol * max_b
+
+
+@njit(cache=True, nogil=True)
+def is_nonseparability_proof(E, B, rtol):
+    """:func:`proof_test` on the vectors ``E`` and ``B``."""
+    scale = 0.0
+    for i in range(B.shape[0]):
+        scale = max(scale, abs(B[i]))
+    largest, smallest = -np.inf, np.inf
+    for i in range(E.shape[0]):
+        largest = max(largest, E[i])
+        smallest = min(smallest, E[i])
+    return proof_test(largest, smallest, scale, rtol)
+
+
+@njit(cache=True, nogil=True)
+def weights_stand_still(W, W_prev, tol):
+    """``max|W − W_prev| <= tol · max|W|`` (false while ``W_prev`` holds NaN: no previous iterate).
+
+    The IRLS fixed point on separated data: its absolute-error fit keeps some
+    residuals clearly negative and others hovering at the floor of its
+    weights, so ``E`` never becomes small and ``B`` creeps upwards by
+    rounding-sized steps, while ``J`` falls by a few ``tol`` per step for
+    thousands of steps; the iterate itself no longer moves.
+    """
+    step, size = 0.0, 0.0
+    for j in range(W.shape[0]):
+        change = abs(W[j] - W_prev[j])
+        if not change <= step:  # NaN propagates (max() would drop it)
+            step = change
+        size = max(size, abs(W[j]))
+    return step <= tol * size
+
+
+@njit(cache=True, nogil=True)
+def stop_code(relative, reweighted, fixed_point, separated, W, W_prev, tol, J, J_prev):
+    """The rules checked after the verdicts: :data:`HK_CONVERGED`, or :data:`HK_BUDGET_SPENT` (go on).
+
+    ``relative``: the fixed point ``|E| <= tol (B + offset)`` (squared errors)
+    or, for IRLS (``reweighted``), on separated data, that or ``W`` standing
+    still (:func:`weights_stand_still`); then ``|J_k − J_{k−1}| <= tol ·
+    J_{k−1}``.  ``stopping="paper"``: ``|J_k − J_{k−1}| < tol``.  ``J_prev``
+    is NaN at ``k = 0`` (no change of ``J`` yet).
+    """
+    if relative and (fixed_point if not reweighted else
+                     separated and (fixed_point or weights_stand_still(W, W_prev, tol))):
+        return HK_CONVERGED
+    if not np.isnan(J_prev):
+        change = abs(J_prev - J)
+        if (change <= tol * J_prev) if relative else (change < tol):
+            return HK_CONVERGED
+    return HK_BUDGET_SPENT
+
+
+@njit(cache=True, nogil=True)
+def irls_floor_value(irls_floor, largest):
+    """The floor ``floor · max|E| + tiny`` of ``|e_i|`` in the IRLS weights."""
+    return irls_floor * largest + np.finfo(np.float64).tiny
+
+
+@njit(cache=True, nogil=True)
+def irls_weights_into(E, irls_floor, largest, D):
+    """``D_i = 1 / max(|E_i|, floor · largest + tiny)``, written into ``D`` (see :func:`irls_weights`)."""
+    floor = irls_floor_value(irls_floor, largest)
+    for i in range(E.shape[0]):
+        D[i] = 1.0 / max(abs(E[i]), floor)
+
+
+def irls_weights(E, irls_floor, largest=None):
+    """IRLS weights of the absolute-error criterion: ``D_i = 1 / max(|E_i|, floor · max|E| + tiny)``.
+
+    Łęski's reweighting for ``Σ|e_i|``: ``|e_i| = e_i² / |e_i|``; the relative
+    floor keeps the weights finite where the error vanishes.  ``largest`` is
+    ``max |E|`` over all samples when ``E`` is one block of them (default:
+    ``E``'s own maximum).
+    """
+    E = np.asarray(E)
+    if largest is None:
+        largest = float(np.abs(E).max(initial=0.0))
+    D = np.empty(E.shape[0])
+    irls_weights_into(E, float(irls_floor), float(largest), D)
+    return D

@@ -1,0 +1,90 @@
+"""The :class:`Design` protocol: what the drivers of :mod:`linsep.solvers` ask of the data.
+
+``Y = diag(y)[X_R, 1]`` (Lauer & Bloch 2006, eq. 3) is never formed by a
+driver.  A design offers the operations below; ``Vec`` is the design's own
+``N``-vector (an ndarray in memory, per-block parts on dask workers), which
+a driver only passes back to the design that made it.
+
+Per-row weights (a sample weight ``s``) enter every operation the same way
+— ``D`` in the least-squares systems becomes ``s D``, counts become
+weighted sums — so they belong inside a design, not in the drivers; an
+array-API design (GPU arrays) implements the same methods with the
+namespace's functions, with the ``p × p`` factor on the host.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import numpy as np
+
+__all__ = ["Design", "HKPassState"]
+
+
+class HKPassState(Protocol):
+    """One Ho–Kashyap pass over the data for the iterate ``(W_k, B_k, D_k)`` (eqs. 6–9).
+
+    Attributes are the pass statistics: ``J = E_kᵀ D_k E_k`` (no penalty),
+    ``wrong`` (count of ``Y W_k <= 0``), ``separated`` (all ``Y W_k > 0``),
+    ``max_e``, ``min_e`` (of ``E_k = Y W_k − offset − B_k``), ``max_b``
+    (``max |B_k|``), ``fixed_point`` (``|E_k| <= tol (B_k + offset)``
+    componentwise), ``val_errors`` (count of ``Y_val W_k <= 0``, or
+    ``None``) and ``B_next`` (``B_{k+1} = B_k + 2μ max(E_k, 0)``, a ``Vec``).
+    """
+
+    J: float
+    wrong: int
+    separated: bool
+    max_e: float
+    min_e: float
+    max_b: float
+    fixed_point: bool
+    val_errors: int | None
+    B_next: Any
+    E: Any
+
+    def reweighted(self, factor, irls_floor):
+        """IRLS: ``(factor of YᵀD_{k}Y + CĨ, D_k)`` with ``D_k`` from this pass's ``E`` (:func:`linsep._hk_rules.irls_weights`)."""
+
+    def solve_margin(self, factor):
+        """``W_{k+1} = (YᵀDY + CĨ)⁻¹ YᵀD (B_{k+1} + offset)`` (HK, MHKS, MHKA)."""
+
+    def solve_increment(self, factor):
+        """``(YᵀDY + CĨ)⁻¹ YᵀD |E_k|`` (modified HK's increment of ``W``)."""
+
+    def certificate(self):
+        """``u = D_k max(−E_k, 0)``: the non-separability certificate (a ``Vec`` the caller keeps)."""
+
+
+class Design(Protocol):
+    """``Y = diag(y)[X_R, 1]`` where the data live (see the module docstring).
+
+    ``shape`` is ``(N, p)``; ``dtype`` the type of the fitted weights
+    (float32 for float32 data in memory).  ``offers_compiled`` tells whether
+    the compiled Ho–Kashyap segment can read the data (dense, in memory).
+    """
+
+    shape: tuple[int, int]
+    dtype: np.dtype
+    offers_compiled: bool
+
+    def least_squares_solver(self, ridge, gram=None):
+        """The W-step's solver for ``YᵀY + CĨ`` (:func:`linsep._linalg.least_squares_solver`)."""
+
+    def constant_vector(self, value):
+        """The ``Vec`` ``value · 1`` (``B_0 = b_0 1``)."""
+
+    def vector(self, values):
+        """A ``Vec`` holding ``values`` (N numbers from the caller), or a refusal."""
+
+    def solve_target(self, factor, B, offset):
+        """``(YᵀY + CĨ)⁻¹ Yᵀ (B + offset)``: the starting weights ``W_0``."""
+
+    def hk_pass(self, W, B, D, *, offset, two_mu, tol, update, irls, validation=None) -> HKPassState:
+        """One fused pass for ``W_k``: statistics, ``B_{k+1}`` and what the next W-step needs."""
+
+    def count_nonpositive(self, W):
+        """``(count of Y W <= 0, min Y W, all finite)``."""
+
+    def host(self, vector, dtype=None):
+        """``vector`` as the caller receives it (an ndarray in memory, a dask array on dask)."""

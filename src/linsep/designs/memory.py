@@ -1,0 +1,188 @@
+"""The in-memory design: a NumPy array, a :class:`~linsep._design.SignedDesign` view or a SciPy sparse ``Y``.
+
+The Python Ho–Kashyap driver's pass is written here in NumPy (sparse ``Y``,
+modified HK, the eigh and SVD factorisations, traced runs, conjugate
+gradients for wide ``Y``); dense data also offer the compiled segment
+(:mod:`linsep.solvers._hk_compiled`) through :meth:`InMemoryDesign.by_rows`
+and :meth:`InMemoryDesign.by_columns`.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+
+from .._certificates import FIT_PROOF_RTOL, design_proof_residuals, proof_residuals
+from .._design import SignedDesign
+from .._hk_rules import irls_weights
+from .._linalg import least_squares_solver
+
+__all__ = ["InMemoryDesign", "as_design"]
+
+# Up to this many entries in Y (1 MiB of doubles, about one core's L2 cache) a SignedDesign is
+# formed (the column sweep of the compiled loop and the NumPy paths read Y itself); above it, Y is
+# read by rows in place.
+BY_COLUMNS_MAX_ENTRIES = 131_072
+
+
+def as_design(Y, by_columns_max_entries=BY_COLUMNS_MAX_ENTRIES):
+    """``Y`` itself if it is a design (it has ``hk_pass``), else :class:`InMemoryDesign` of ``Y``."""
+    if Y is None or hasattr(Y, "hk_pass"):
+        return Y
+    return InMemoryDesign(Y, by_columns_max_entries)
+
+
+class InMemoryDesign:
+    """``Y`` in memory: dense (an ndarray or a :class:`~linsep._design.SignedDesign` view) or sparse.
+
+    ``by_columns_max_entries``: a view with at most this many entries is
+    formed (:data:`BY_COLUMNS_MAX_ENTRIES`), so the compiled loop sweeps it by
+    columns; a larger one stays a view, read by rows.
+    """
+
+    def __init__(self, Y, by_columns_max_entries=BY_COLUMNS_MAX_ENTRIES):
+        self.dtype = np.dtype(np.float32) if Y.dtype == np.float32 else np.dtype(np.float64)
+        if isinstance(Y, SignedDesign) and Y.size <= by_columns_max_entries:
+            Y = Y.toarray()
+        self.Y = Y
+        self.shape = Y.shape
+        self.ndim = 2
+        self.size = Y.shape[0] * Y.shape[1]
+        self.by_columns_max_entries = by_columns_max_entries
+        self.offers_compiled = isinstance(Y, (np.ndarray, SignedDesign))
+
+    # --- what the drivers ask -------------------------------------------------------------------
+    def __matmul__(self, W):
+        return self.Y @ W
+
+    def least_squares_solver(self, ridge, gram=None):
+        # Iterative W-steps (wide Y) are preconditioned even for C = 0: their fitted values Y W are
+        # those of the minimum-norm solves (the driver maps the returned weights to the minimum norm).
+        return least_squares_solver(self.Y, None, ridge, gram=gram, minimum_norm=False)
+
+    def constant_vector(self, value):
+        return np.full(self.shape[0], float(value))
+
+    def vector(self, values):
+        return np.array(values, dtype=float)
+
+    def solve_target(self, factor, B, offset):
+        return factor.solve(B if offset == 0.0 else B + offset)
+
+    def hk_pass(self, W, B, D, *, offset, two_mu, tol, update, irls, validation=None):
+        return _MemoryPass(self, W, B, D, offset, two_mu, tol, validation)
+
+    def count_nonpositive(self, W):
+        scores = np.asarray(self.Y @ W)
+        return int(np.count_nonzero(scores <= 0)), float(scores.min(initial=np.inf)), bool(np.isfinite(scores).all())
+
+    def host(self, vector, dtype=None):
+        return vector if dtype is None else vector.astype(dtype, copy=False)
+
+    def checked_certificate(self, u):
+        """``u``, or ``u`` without its rounding-level entries, whichever passes the per-column proof check; else ``None``.
+
+        Entries of ``−E`` at rounding level (``<= sqrt(eps) · max u``) are noise of an iterative
+        solve, not part of the proof; one of them alone in a column fails that column's check.
+        """
+        cleaned = np.where(u > _ROUNDING_RTOL * u.max(), u, 0.0)
+        for candidate in (u, cleaned):
+            if self._passes_check(candidate):
+                return candidate
+        return None
+
+    def _passes_check(self, u):
+        Y = self.Y
+        if isinstance(Y, SignedDesign):  # the design's own X and labels, u placed on its rows: no copy of Y
+            if Y.rows is None:
+                residuals = proof_residuals(Y.X, Y.y, u)
+            else:
+                u_all, y_all = np.zeros(Y.X.shape[0]), np.ones(Y.X.shape[0])
+                u_all[Y.rows], y_all[Y.rows] = u, Y.y
+                residuals = proof_residuals(Y.X, y_all, u_all)
+        else:
+            residuals = design_proof_residuals(Y, u)
+        return residuals is not None and bool(np.all(residuals <= FIT_PROOF_RTOL))
+
+    # --- the compiled segment's layouts (dense only) ---------------------------------------------
+    def by_columns(self):
+        """``Yᵀ`` in C order, float64: the layout of the compiled sweep by columns."""
+        Y = self.Y.toarray() if isinstance(self.Y, SignedDesign) else self.Y
+        return np.ascontiguousarray(Y.T, dtype=float)
+
+    def by_rows(self, dtype=None):
+        """``(X, y, rows)`` of the compiled loop's row layout: a view's own arrays, or ``Y`` itself with no labels."""
+        if isinstance(self.Y, SignedDesign):
+            X, y, rows = self.Y.by_rows()
+        else:
+            X, rows = self.Y, np.empty(0, dtype=np.intp)
+            y = np.empty(0, dtype=self.Y.dtype)
+        if dtype is None:
+            dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
+        return np.ascontiguousarray(X, dtype=dtype), y.astype(dtype, copy=False), rows
+
+    def rotated(self, basis):
+        """The design ``Y V`` for an orthonormal basis ``V`` (columns): small, formed."""
+        return InMemoryDesign(self.Y @ basis, self.by_columns_max_entries)
+
+
+_ROUNDING_RTOL = np.sqrt(np.finfo(float).eps)
+
+
+class _MemoryPass:
+    """One Ho–Kashyap pass in NumPy: ``Z = Y W``, ``E``, and the statistics as they are asked for."""
+
+    def __init__(self, design, W, B, D, offset, two_mu, tol, validation):
+        self.design, self.B, self.D, self.offset, self.two_mu, self.tol = design, B, D, offset, two_mu, tol
+        self.Z = Z = np.asarray(design.Y @ W)
+        self.E = Z - B if offset == 0.0 else Z - offset - B
+        E = self.E
+        self.J = float(E @ E) if D is None else float(E @ (D * E))
+        self.wrong = int(np.count_nonzero(Z <= 0))
+        self.val_errors = None if validation is None else validation.count_nonpositive(W)[0]
+        self._irls_rhs = None
+
+    @cached_property
+    def separated(self):
+        return bool(self.Z.min() > 0)
+
+    @cached_property
+    def max_e(self):
+        return float(self.E.max())
+
+    @cached_property
+    def min_e(self):
+        return float(self.E.min())
+
+    @cached_property
+    def max_b(self):
+        return float(np.abs(self.B).max(initial=0.0))
+
+    @cached_property
+    def fixed_point(self):
+        # |E| <= tol (B + offset) moves no B_i by more than 2μ·tol of itself, and (for tol < 1)
+        # Y W = B + E > 0 then holds already.
+        target = self.B + self.offset
+        return bool(np.all((target > 0) & (np.abs(self.E) <= self.tol * target)))
+
+    @cached_property
+    def B_next(self):
+        # μ(E + |E|) = 2μ max(E, 0): the margin grows only where Y W exceeds it.
+        step = np.maximum(self.E, 0.0)
+        step *= self.two_mu
+        return self.B + step
+
+    def reweighted(self, factor, irls_floor):
+        D = irls_weights(self.E, irls_floor)
+        return factor.reweighted(D), D
+
+    def solve_margin(self, factor):
+        return factor.solve(self.B_next if self.offset == 0.0 else self.B_next + self.offset)
+
+    def solve_increment(self, factor):
+        return factor.solve(np.abs(self.E))
+
+    def certificate(self):
+        u = np.maximum(-self.E, 0.0)
+        return u if self.D is None else u * self.D
