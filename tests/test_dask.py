@@ -13,7 +13,7 @@ da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
 from linsep import HoKashyapClassifier, LagrangianSVMClassifier, MSEClassifier  # noqa: E402
-from linsep import _dask as backend  # noqa: E402
+from linsep.designs import dask as backend  # noqa: E402
 from linsep._certificates import FIT_PROOF_RTOL, is_proof  # noqa: E402
 
 RTOL = 1e-8
@@ -72,7 +72,7 @@ def _assert_same_fit(memory, on_dask):
 
 
 def test_import_does_not_import_dask():
-    code = "import sys, linsep; linsep.HoKashyapClassifier(); print('dask' in sys.modules, 'linsep._dask' in sys.modules)"
+    code = "import sys, linsep; linsep.HoKashyapClassifier(); print('dask' in sys.modules, 'distributed' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "False"]
 

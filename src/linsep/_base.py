@@ -35,6 +35,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from . import _dask
+from ._backend import is_dask_collection
 from ._certificates import FIT_PROOF_RTOL, decision_scores, is_proof, separates
 from ._design import column_shifts, scale_columns, unscale_coef
 from ._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE
@@ -98,16 +100,6 @@ def check_class_labels(y):
             return classes
     check_classification_targets(y)
     return np.unique(y)
-
-
-def is_dask_collection(obj):
-    """Whether ``obj`` is a dask collection, by its type's module name (dask itself is not imported).
-
-    The estimators that accept dask arrays hand them to :mod:`linsep._dask`,
-    which is imported only then.
-    """
-    module = type(obj).__module__ or ""
-    return module == "dask" or module.startswith("dask.")
 
 
 def is_plain_training_data(X, y, dtypes=(np.float64,)):
@@ -361,6 +353,10 @@ class BaseLinearSeparator(LinearClassifierMixin, BaseSeparator):
         self.status_ = statuses[0] if statuses.size == 1 else statuses
 
     def _store(self, results):
+        self._store_linear_model(results)
+
+    def _store_linear_model(self, results):
+        """``coef_`` and ``intercept_`` from the results' weights (bias last), in the original columns."""
         W = np.vstack([r.weights for r in results])
         shifts = getattr(self, "_input_shifts", None)
         self.coef_ = W[:, :-1].copy() if shifts is None else unscale_coef(W[:, :-1], shifts)
@@ -384,15 +380,13 @@ class BaseLinearSeparator(LinearClassifierMixin, BaseSeparator):
     def decision_function(self, X):
         """Signed score per sample: shape (N,) for two classes, (N, K) otherwise (a dask array for dask ``X``)."""
         if is_dask_collection(X):
-            from ._dask import decision_function
-            return decision_function(self, X)
+            return _dask.decision_function(self, X)
         return super().decision_function(X)
 
     def predict(self, X):
         """Predicted class labels (a dask array for dask ``X``)."""
         if is_dask_collection(X):
-            from ._dask import predict
-            return predict(self, X)
+            return _dask.predict(self, X)
         return super().predict(X)
 
 

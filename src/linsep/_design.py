@@ -275,6 +275,22 @@ def _smallest_nonzero(X, columns):
     return np.where(sub > 0, sub, np.inf).min(axis=0)
 
 
+def safe_exponent(dtype, exponent=None):
+    """``p`` of the safe range ``[2^-p, 2^p]`` of column magnitudes: the dtype's mantissa bits + 1, or less."""
+    return _safe_exponent(dtype) if exponent is None else min(exponent, _safe_exponent(dtype))
+
+
+def columns_out_of_range(largest, p):
+    """Which columns, by their largest magnitude ``largest``, lie outside ``[2^-p, 2^p]`` (all-zero ones do not)."""
+    largest = np.asarray(largest, dtype=np.float64)
+    return (largest > 0) & ((largest > 2.0**p) | (largest < 2.0**-p))
+
+
+def column_maxabs(X):
+    """Per-column ``max |x|`` of ``X`` (dense or sparse), in float64."""
+    return np.asarray(_column_maxabs(X), dtype=np.float64)
+
+
 def column_shifts(X, exponent=None):
     """Power-of-two exponents ``k_j`` that bring every column of ``X`` into a safe range, or ``None``.
 
@@ -292,13 +308,13 @@ def column_shifts(X, exponent=None):
     (``unscale_coef``) unless it over- or underflows.
     """
     dtype = X.dtype
-    p = _safe_exponent(dtype) if exponent is None else min(exponent, _safe_exponent(dtype))
+    p = safe_exponent(dtype, exponent)
     if not sp.issparse(X) and _surely_in_range(X, p):
         return None
     largest = np.asarray(_column_maxabs(X), dtype=np.float64)
     with np.errstate(divide="ignore"):
         exponent = np.frexp(largest)[1]  # m = f 2^e, f in [1/2, 1)
-    outside = (largest > 0) & ((largest > 2.0**p) | (largest < 2.0**-p))
+    outside = columns_out_of_range(largest, p)
     if not outside.any():
         return None
     shifts = np.where(outside, -exponent, 0).astype(np.int64)

@@ -68,7 +68,7 @@ class Design(Protocol):
     dtype: np.dtype
     offers_compiled: bool
 
-    def least_squares_solver(self, ridge, gram=None):
+    def least_squares_solver(self, ridge, gram=None, minimum_norm=True):
         """The W-step's solver for ``YᵀY + CĨ`` (:func:`linsep._linalg.least_squares_solver`)."""
 
     def constant_vector(self, value):

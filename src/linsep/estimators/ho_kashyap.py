@@ -17,24 +17,24 @@ The equations and the stopping rules are documented in
 
 from __future__ import annotations
 
-from numbers import Integral, Real
-
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.base import _fit_context
 
-from .._base import BaseLinearSeparator, is_dask_collection
+from .. import _params
+from .._backend import is_dask_collection
+from .._base import BaseLinearSeparator
+from .._dask import fit_ho_kashyap
 from .._design import augmented_weights, scale_columns, signed_design
+from .._params import EARLY_STOPPING_CONSTRAINTS, HK_CONSTRAINTS, HKParams
 from .._result import NOT_SEPARABLE, SEPARABLE
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
-from ..solvers.ho_kashyap import STOPPING_RULES, ho_kashyap
+from ..solvers.ho_kashyap import ho_kashyap
 
 
 def resolve_stop_at_separation(estimator):
     """``stop_at_separation="auto"``: stop at separation only for plain HK (no ``C``, no early stopping)."""
-    if estimator.stop_at_separation == "auto":
-        return estimator.C is None and not estimator.early_stopping
-    return bool(estimator.stop_at_separation)
+    return _params.resolve_stop_at_separation(estimator.stop_at_separation, estimator.C,
+                                              getattr(estimator, "early_stopping", False))
 
 
 class HoKashyapClassifier(BaseLinearSeparator):
@@ -121,20 +121,9 @@ class HoKashyapClassifier(BaseLinearSeparator):
 
     _dtypes = (np.float64, np.float32)
     _parameter_constraints = {
-        "learning_rate": [Interval(Real, 0, 1, closed="neither")],
-        "b0": [Interval(Real, 0, None, closed="neither")],
-        "C": [None, Interval(Real, 0, None, closed="left")],
-        "loss": [StrOptions({"squared", "absolute"})],
-        "update": [StrOptions({"margin", "weights"})],
-        "early_stopping": ["boolean"],
-        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
-        "max_iter": [Interval(Integral, 0, None, closed="left")],
-        "tol": [None, Interval(Real, 0, None, closed="left")],
-        "stopping": [StrOptions(set(STOPPING_RULES))],
-        "stop_at_separation": ["boolean", StrOptions({"auto"})],
-        "irls_floor": [Interval(Real, 0, 1, closed="left")],
+        **HK_CONSTRAINTS,
+        **EARLY_STOPPING_CONSTRAINTS,
         "record_history": RECORD_HISTORY_CONSTRAINT,
-        "random_state": ["random_state"],
     }
 
     def __init__(
@@ -196,7 +185,6 @@ class HoKashyapClassifier(BaseLinearSeparator):
         block (seeded by ``random_state`` and the block's index).
         """
         if is_dask_collection(X):
-            from .._dask import fit_ho_kashyap
             return fit_ho_kashyap(self, X, y, X_val, y_val, coef_init, intercept_init)
         X, y = self._validate_fit(X, y)
         self._fit_rows = None
@@ -256,19 +244,9 @@ class HoKashyapClassifier(BaseLinearSeparator):
         Y_val = None if y_val is None else signed_design(X_val, y_val, val_rows)
         return ho_kashyap(
             signed_design(X, y, self._fit_rows),
-            learning_rate=self.learning_rate,
-            b0=self.b0,
-            max_iter=self.max_iter,
-            tol=self.tol,
-            stopping=self.stopping,
-            stop_at_separation=resolve_stop_at_separation(self),
-            update=self.update,
-            C=self.C,
-            loss=self.loss,
-            irls_floor=self.irls_floor,
+            **HKParams.from_estimator(self).solver_kwargs(),
             initial_weights=self._initial_weights,
             Y_val=Y_val,
-            record_history=bool(self.record_history),
             trace=make_recorder(self.record_history),
         )
 

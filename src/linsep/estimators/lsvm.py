@@ -22,7 +22,9 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 
-from .._base import KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator, is_dask_collection
+from .._base import KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
+from .._backend import is_dask_collection
+from .._dask import fit_lsvm
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from ..solvers.lsvm import LSVMFactor, kernel_lagrangian_svm, lagrangian_svm
 
@@ -104,7 +106,6 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
         Dask input is fitted blockwise (:mod:`linsep._dask`); ``alpha_`` is then a dask array.
         """
         if is_dask_collection(X):
-            from .._dask import fit_lsvm
             return fit_lsvm(self, X, y)
         self._lsvm_factor = None
         try:

@@ -22,7 +22,9 @@ from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._base import BaseLinearSeparator, is_dask_collection
+from .._base import BaseLinearSeparator
+from .._backend import is_dask_collection
+from .._dask import fit_mse
 from .._certificates import decision_scores
 from .._design import signed_design
 from .._result import CONVERGED, SEPARABLE, SolveResult
@@ -140,7 +142,6 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
         (:mod:`linsep._dask`); ``margin_vector_`` is then a dask array.
         """
         if is_dask_collection(X):
-            from .._dask import fit_mse
             return fit_mse(self, X, y, margin)
         X, y = self._validate_fit(X, y)
         b = _check_margin(margin, X.shape[0])

@@ -97,7 +97,7 @@ from .._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
 from ..designs.memory import BY_COLUMNS_MAX_ENTRIES, as_design
 from ._hk_compiled import SEGMENT_STEPS, HKRun, iterate_compiled
 
-__all__ = ["ho_kashyap", "nonseparability_proof", "irls_weights", "stopping_status", "resolve_stop_at_separation",
+__all__ = ["ho_kashyap", "nonseparability_proof", "irls_weights", "stopping_status",
            "STOPPING_RULES"]
 
 _PROOF_RTOL = PROOF_RTOL
@@ -120,13 +120,6 @@ def nonseparability_proof(E, B, sample_weight=None):
         return None
     u = np.maximum(-E, 0.0)
     return u if sample_weight is None else u * sample_weight
-
-
-def resolve_stop_at_separation(stop_at_separation, C, early_stopping):
-    """``"auto"``: stop at separation for plain HK without early stopping (``C`` is ``None``), else not."""
-    if stop_at_separation == "auto":
-        return C is None and not early_stopping
-    return bool(stop_at_separation)
 
 
 def ho_kashyap(
@@ -295,7 +288,7 @@ def ho_kashyap(
     ridge = 0.0 if C is None else float(C)
     offset = 0.0 if C is None else 1.0
     B = design.constant_vector(b0) if initial_margin is None else design.vector(initial_margin)
-    factor = design.least_squares_solver(ridge, gram=gram)
+    factor = design.least_squares_solver(ridge, gram=gram, minimum_norm=False)
     W = design.solve_target(factor, B, offset) if initial_weights is None else np.array(initial_weights, dtype=float)
     options = dict(
         learning_rate=learning_rate, max_iter=max_iter, tol=tol, relative=stopping == "relative",

@@ -388,9 +388,10 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
     Parameters
     ----------
     X : ndarray or sparse matrix of shape (N, d)
-        Samples, not augmented.
-    y : ndarray of shape (N,)
-        Labels in {-1, +1}.
+        Samples, not augmented (or a design that carries its labels, e.g.
+        :class:`~linsep.designs.dask.DaskDesign`, with its ``factor``).
+    y : ndarray of shape (N,) or None
+        Labels in {-1, +1} (``None`` for a design that carries them).
     C : float, default=1.0
         Weight of ``½‖ξ‖²`` in (18) (larger ``C``: fewer margin violations).
     mu : float or None, default=None
@@ -420,12 +421,13 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
         of either sign).
     """
     C, mu = _check_params(C, mu, tol, max_iter)
-    y = np.asarray(y, dtype=float)
+    if y is not None:
+        y = np.asarray(y, dtype=float)
     if factor is None:
         factor = LSVMFactor(X, C)
     elif factor.C != C:
         raise ValueError("factor was built for another C")
-    step = factor.stepper(y, mu)
+    step = factor.stepper(X if y is None else y, mu)  # y None: a design that carries its labels
     def count_errors():
         return int(np.count_nonzero(signed_scores(X, y, step.weights) <= 0))
 

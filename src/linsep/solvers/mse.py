@@ -57,6 +57,7 @@ from .._design import signed_scores, solution_dtype
 from .._linalg import IterativeLeastSquares, least_squares_solver
 from .._loops import lms_epoch, lms_epoch_csr
 from .._result import CONVERGED, MAX_ITER, SEPARABLE, SolveResult
+from ..designs.memory import as_design
 from .perceptron import SCHEDULES, _orders, _rate, sequential_data
 
 
@@ -69,10 +70,12 @@ def mse(Y, margin=None, *, C=0.0, trace=None):
 
     Parameters
     ----------
-    Y : ndarray or sparse matrix of shape (N, p)
-        Sign-normalised augmented samples, bias column last.
+    Y : ndarray, sparse matrix or design of shape (N, p)
+        Sign-normalised augmented samples, bias column last (any
+        :class:`~linsep.designs.base.Design`, e.g. dask row blocks).
     margin : ndarray of shape (N,) or None
-        The positive margin vector ``b``; ``None`` means ``b = 1``.
+        The positive margin vector ``b`` (the design's own vector for a
+        design that keeps its data elsewhere); ``None`` means ``b = 1``.
     C : float
         Ridge penalty on ``w`` (the bias is not penalised); 0 gives the
         lecture's ``Y⁺ b``.
@@ -87,18 +90,20 @@ def mse(Y, margin=None, *, C=0.0, trace=None):
         ``converged`` (``max_iter`` if an iterative solve stopped short of its
         tolerance; its CG iterations are ``extra["cg_iterations"]``).
     """
-    b = np.ones(Y.shape[0]) if margin is None else np.asarray(margin, dtype=np.float64)
-    factor = least_squares_solver(Y, None, C)
-    a = factor.solve(b)
-    scores = np.asarray(Y @ a)
+    design = as_design(Y)
+    b = design.constant_vector(1.0) if margin is None else design.vector(margin)
+    factor = design.least_squares_solver(C)
+    a = design.solve_target(factor, b, 0.0)
+    _, smallest, _ = design.count_nonpositive(a)
     history = None
     if trace is not None:
+        scores = np.asarray(design @ a)
         trace.record(1, final=True, weights=a, margin_vector=b, error_vector=scores - b)
         history = trace.merge_into({"criterion": np.array([float((scores - b) @ (scores - b))]),
                                     "training_errors": np.array([np.count_nonzero(scores <= 0)])})
-    return SolveResult(weights=a.astype(solution_dtype(Y), copy=False), n_iter=1,
-                       status=_separation_status(scores, _solved(factor)), margin=b, history=history,
-                       extra=factor.stats)
+    return SolveResult(weights=a.astype(design.dtype, copy=False), n_iter=1,
+                       status=SEPARABLE if smallest > 0 else _solved(factor), margin=design.host(b),
+                       history=history, extra=factor.stats)
 
 
 def mse_linear_machine(A, labels, margin=None, *, C=0.0):

@@ -1,0 +1,639 @@
+"""The dask design: ``dask.array`` data chunked by rows, with the operations of :class:`~linsep.designs.base.Design`.
+
+Imported only for dask input (:func:`linsep._backend.is_dask_collection`
+tests the type's module name, so ``import linsep`` never imports dask).
+
+Layout
+------
+``X`` (N, d) is chunked by rows, with all ``d`` columns in one chunk (a
+column-chunked ``X`` is rechunked, if the row blocks stay below
+:data:`MAX_BLOCK_BYTES`); ``y`` (dask or NumPy) is brought to the same row
+chunks.  Both are persisted once: every later pass reads the blocks where
+they live.  The design ``Y = diag(y)[X, 1]`` is never formed: each task forms
+its block's signed rows, in float64, from ``X_b``, the labels and the class
+taken as ``+1``.  On the client live only ``p = d + 1``-sized vectors, the
+``p × p`` Gram matrix and its factor, and the scalars of the rules;
+``N``-sized vectors (``B``, ``D``, LSVM's ``α`` and ``r``) stay on the
+workers, one persisted block per row chunk.
+
+The drivers are the in-memory ones (:mod:`linsep.solvers.ho_kashyap`,
+:mod:`linsep.solvers.mse`, :mod:`linsep.solvers.lsvm`); this module only
+supplies the blockwise operations.  Ho–Kashyap's pass
+(:meth:`DaskDesign.hk_pass`) is one round trip per iteration: each block
+computes ``E``, its ``B_{k+1}`` (kept on the worker), its share of the next
+right-hand side and of every rule's scalars with the in-memory compiled pass
+(:func:`linsep._loops._pass_by_rows`); IRLS (MHKA, HKESA) needs the global
+``max |E_k|`` for the floor of ``D_k``, so its weighted Gram matrix takes a
+second pass, as the in-memory compiled loop does.
+
+Verdicts are checked blockwise: a ``not_separable`` certificate with the
+per-column test of :mod:`linsep._certificates`, ``separable`` on the
+returned weights.
+"""
+
+from __future__ import annotations
+
+from numbers import Real
+
+import numpy as np
+
+from .._backend import is_dask_collection
+from .._certificates import column_largest, power_of_two_shifts, proof_block_sums, residuals_from_sums
+from .._certificates import FIT_PROOF_RTOL
+from .._design import (SignedDesign, augmented_weights, column_maxabs, columns_out_of_range, safe_exponent,
+                       signed_scores, solution_dtype)
+from .._hk_rules import irls_weights
+from .._linalg import least_squares_solver
+from .._loops import _pass_by_rows
+from ..solvers.lsvm import _LinearStep, _PDFactor, linear_pass
+
+__all__ = ["DaskDesign", "DaskLSVMFactor", "RowBlocks", "MAX_BLOCK_BYTES", "decision_function", "predict",
+           "is_proof", "separates"]
+
+MAX_BLOCK_BYTES = 1 << 30
+"""Largest row block (all columns, float64) that a column-chunked ``X`` is rechunked into."""
+
+
+def _dask():
+    try:
+        import dask
+        import dask.array as da
+    except ImportError as exc:  # pragma: no cover - a dask object cannot exist without dask
+        raise ImportError("dask input needs the dask extra: pip install 'linsep[dask]'") from exc
+    return dask, da
+
+
+# Every scheduler round trip goes through these two, so that tests can count them and check that
+# only small results come back to the client.
+def _compute(*objects):
+    dask, _ = _dask()
+    return dask.compute(*objects)
+
+
+def _persist(*objects):
+    dask, _ = _dask()
+    return dask.persist(*objects)
+
+
+def _delayed(function):
+    dask, _ = _dask()
+    return dask.delayed(function, pure=False)
+
+
+# --- The data: row blocks -------------------------------------------------------------------------
+
+class RowBlocks:
+    """Persisted row blocks of ``X`` (all columns) and of the labels, with their sizes."""
+
+    def __init__(self, X, labels):
+        dask, _ = _dask()
+        X, labels = dask.persist(X, labels)
+        self.X = X
+        self.labels = labels
+        self.X_parts = X.to_delayed().ravel().tolist()
+        self.label_parts = labels.to_delayed().ravel().tolist()
+        self.sizes = [int(n) for n in X.chunks[0]]
+        self.n_features = int(X.shape[1])
+        self.dtype = solution_dtype(X)  # of the fitted weights, as in memory (float32 for float32 X)
+
+
+def _check_row_chunked(X, name="X"):
+    """``X`` as a 2-d dask array chunked by rows only; clear errors for what cannot be handled."""
+    _, da = _dask()
+    if not isinstance(X, da.Array):
+        raise TypeError(f"{name} must be a dask array (or a NumPy array), got {type(X).__name__}")
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be 2-d (samples × features), got {X.ndim} dimension(s)")
+    if any(np.isnan(c) for chunks in X.chunks for c in chunks):
+        raise ValueError(f"{name} has chunks of unknown size (e.g. after boolean indexing); "
+                         f"call {name}.compute_chunk_sizes() first")
+    if X.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must hold real numbers, got dtype {X.dtype}")
+    if len(X.chunks[1]) > 1:
+        largest = max(X.chunks[0]) * X.shape[1] * 8
+        if largest > MAX_BLOCK_BYTES:
+            raise ValueError(
+                f"{name} is chunked by columns and a row block with all {X.shape[1]} columns would take "
+                f"{largest / 2**20:.0f} MiB (limit {MAX_BLOCK_BYTES / 2**20:.0f} MiB); rechunk it by rows, "
+                f"e.g. {name}.rechunk({{0: 'auto', 1: -1}})")
+        X = X.rechunk({1: -1})
+    return X
+
+
+def _labels_like(y, X, name="y"):
+    """``y`` as a 1-d dask array with the row chunks of ``X``."""
+    _, da = _dask()
+    if is_dask_collection(y):
+        if not isinstance(y, da.Array):
+            raise TypeError(f"{name} must be a dask or NumPy array, got {type(y).__name__}")
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y[:, 0]
+        if y.ndim != 1 or any(np.isnan(c) for c in y.chunks[0]):
+            raise ValueError(f"{name} must be a 1-d array with known chunk sizes")
+        if y.shape[0] != X.shape[0]:
+            raise ValueError(f"{name} has {y.shape[0]} labels for {X.shape[0]} rows of X")
+        return y if y.chunks[0] == X.chunks[0] else y.rechunk((X.chunks[0],))
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1 or y.shape[0] != X.shape[0]:
+        raise ValueError(f"{name} must be 1-d with one label per row of X ({X.shape[0]}), got shape {y.shape}")
+    return da.from_array(y, chunks=(X.chunks[0],))
+
+
+def _classes(labels):
+    """The sorted distinct labels (computed: small), checked as class labels."""
+    from sklearn.utils.multiclass import check_classification_targets
+
+    _, da = _dask()
+    (classes,) = _compute(da.unique(labels))
+    classes = np.unique(classes)
+    check_classification_targets(classes)
+    return classes
+
+
+# --- Per-block work (runs on the workers) -------------------------------------------------------------
+
+def _signed_rows(X, labels, positive, rows):
+    """``(X_b, y_b)`` in float64 for the rows ``rows`` (``None``: all) of a block, ``y = ±1``."""
+    if rows is not None:
+        X, labels = X[rows], labels[rows]
+    return np.asarray(X, dtype=np.float64), np.where(labels == positive, 1.0, -1.0)
+
+
+def _signed_block(X, labels, positive, rows):
+    """The block's rows of ``Y`` as a :class:`linsep._design.SignedDesign` (products, Gram matrices; never formed)."""
+    return SignedDesign(*_signed_rows(X, labels, positive, rows))
+
+
+def _gram_block(X, labels, positive, rows, margin, rhs=None, gram=True):
+    """A block's ``[X_b, 1]ᵀ[X_b, 1]`` (if ``gram``), its share of ``Yᵀ rhs``, and the input checks' scalars.
+
+    ``rhs``: ``None`` (no right-hand side), ``("constant", c)`` for ``r = c 1``,
+    ``("margin", c)`` for ``r = margin_b + c`` or ``("labels", classes)`` for the
+    linear machine's ``[X, 1]ᵀ B`` (``B_ik = margin_i`` for the sample's class).
+    """
+    Y = _signed_block(X, labels, positive, rows)
+    out = {"gram": Y.gram(), "finite": bool(np.isfinite(Y.X).all()), "largest": column_maxabs(X)} if gram else {}
+    b = None if margin is None else np.asarray(margin if rows is None else margin[rows], dtype=np.float64)
+    if b is not None:
+        out["margin_ok"] = bool(np.isfinite(b).all() and b.min(initial=np.inf) > 0)
+    if rhs is not None:
+        kind, value = rhs
+        n = Y.shape[0]
+        if kind == "constant":
+            out["g"] = Y.T @ np.full(n, float(value))
+        elif kind == "margin":
+            out["g"] = Y.T @ ((np.ones(n) if b is None else b) + value)
+        else:  # the linear machine: A = [X, 1] unsigned, B the class indicator times b
+            target = np.zeros((n, len(value)))
+            own = np.searchsorted(value, labels if rows is None else labels[rows])
+            target[np.arange(n), own] = 1.0 if b is None else b
+            out["g"] = SignedDesign(Y.X, np.ones(n)).T @ target
+    return out
+
+
+def _hk_block(X, labels, positive, rows, B, D, W, offset, two_mu, tol, update, irls):
+    """One Ho–Kashyap pass over a block: ``(B_{k+1}, E_k or None, scalars)`` (see the module).
+
+    The margin update runs the in-memory compiled loop's own pass by rows
+    (:func:`linsep._loops._pass_by_rows`: ``X_b`` read once, the row subset
+    read in place); the weights update (modified HK) the NumPy expressions.
+    """
+    n = labels.shape[0] if rows is None else len(rows)
+    if isinstance(B, Real):  # the starting margin, made on the worker
+        B = np.full(n, float(B))
+    if update == "margin":
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        y = np.where((labels if rows is None else labels[rows]) == positive, 1.0, -1.0)
+        E, B_next, g = np.empty(n), np.empty(n), np.empty(X.shape[1] + 1)
+        J, fixed_point, wrong, separated, max_e, max_b = _pass_by_rows(
+            X, y, _ALL_ROWS if rows is None else np.asarray(rows, dtype=np.intp), W, B, offset, two_mu, tol,
+            _NO_WEIGHTS if D is None else D, E, B_next, g, 0, n)
+        stats = {"J": float(J), "wrong": int(wrong), "separated": bool(separated), "emax": float(max_e),
+                 "bscale": float(max_b), "fixed_point": bool(fixed_point)}
+    else:
+        Y = _signed_block(X, labels, positive, rows)
+        Z = Y @ W
+        E = Z - B if offset == 0.0 else Z - offset - B
+        target = B + offset
+        stats = {
+            "J": float(E @ E) if D is None else float(E @ (D * E)),
+            "wrong": int(np.count_nonzero(Z <= 0)),
+            "separated": bool(Z.min(initial=np.inf) > 0),
+            "emax": float(E.max(initial=-np.inf)),
+            "bscale": float(np.abs(B).max(initial=0.0)),
+            "fixed_point": bool(np.all((target > 0) & (np.abs(E) <= tol * target))),
+        }
+        step = np.maximum(E, 0.0)
+        step *= two_mu
+        B_next = B + step
+        g = Y.T @ np.abs(E)
+    stats["emin"] = float(E.min(initial=np.inf))
+    stats["eabs_max"] = float(np.abs(E).max(initial=0.0))
+    stats["finite"] = bool(np.isfinite(E).all())
+    if not irls:  # IRLS takes the right-hand side in its second pass, with D_k
+        stats["g"] = g
+    return B_next, (E if irls else None), stats
+
+
+_ALL_ROWS = np.empty(0, dtype=np.intp)
+_NO_WEIGHTS = np.empty(0)
+
+
+def _irls_block(X, labels, positive, rows, E, B_next, irls_floor, eabs_max, offset, update):
+    """IRLS second pass: ``D_k`` (kept), the block's ``[X, 1]ᵀD_k[X, 1]`` and ``YᵀD_k r``.
+
+    ``D_k`` is :func:`linsep._hk_rules.irls_weights` with the floor
+    from the global ``max |E_k|`` (``eabs_max``).
+    """
+    Y = _signed_block(X, labels, positive, rows)
+    D = irls_weights(E, irls_floor, eabs_max)
+    r = (B_next if offset == 0.0 else B_next + offset) if update == "margin" else np.abs(E)
+    return D, {"gram": Y.gram(D), "g": Y.T @ (r * D)}
+
+
+def _count_block(X, labels, positive, rows, W):
+    """``(number of Y_b W <= 0, min Y_b W, all finite)`` for a block."""
+    Z = _signed_block(X, labels, positive, rows) @ W
+    return int(np.count_nonzero(Z <= 0)), float(Z.min(initial=np.inf)), bool(np.isfinite(Z).all())
+
+
+def _certificate_block(X, labels, positive, rows, B, D, W, offset):
+    """``u_b = max(−E_b, 0)`` (times ``D_b`` for IRLS): a block of the non-separability certificate."""
+    Y = _signed_block(X, labels, positive, rows)
+    if isinstance(B, Real):
+        B = np.full(Y.shape[0], float(B))
+    Z = Y @ W
+    E = Z - B if offset == 0.0 else Z - offset - B
+    u = np.maximum(-E, 0.0)
+    return u if D is None else u * D
+
+
+def _proof_support_block(X, labels, positive, rows, u):
+    """First pass of the proof check: column maxima on the support of ``u``, and ``u``'s own checks."""
+    X, _ = _signed_rows(X, labels, positive, rows)
+    u = np.asarray(u, dtype=np.float64)
+    support = u > 0
+    return {"largest": column_largest(X[support]), "umax": float(u.max(initial=0.0)),
+            "valid": bool(np.isfinite(u).all() and u.min(initial=0.0) >= 0)}
+
+
+def _proof_sums_block(X, labels, positive, rows, u, umax, shifts):
+    """Second pass of the proof check: the block's share of the signed and absolute column sums."""
+    X, y = _signed_rows(X, labels, positive, rows)
+    support = u > 0
+    weights = (y * u)[support] / umax
+    signed, magnitude = proof_block_sums(X[support], weights, shifts)
+    return np.append(signed, weights.sum()), np.append(magnitude, np.abs(weights).sum())
+
+
+def _lsvm_block(X, labels, positive, rows, r, alpha, W, C, mu, first):
+    """One LSVM pass over a block: :func:`linsep.solvers.lsvm.linear_pass` on its rows."""
+    X, y = _signed_rows(X, labels, positive, rows)
+    alpha, r_next, g, step_sq, alpha_sq, objective = linear_pass(
+        X, y, W, np.ones(X.shape[0]) if r is None else r, None if first else alpha, C, mu)
+    return r_next, alpha, {"step_sq": step_sq, "alpha_sq": alpha_sq, "objective": objective, "g": g}
+
+
+def _held_out_block(labels, classes, fraction, seed, index):
+    """Stratified held-out rows of one block: ``(fit rows, validation rows)``."""
+    rng = np.random.default_rng([seed, index])
+    held_out = np.zeros(labels.shape[0], dtype=bool)
+    for label in classes:
+        members = np.flatnonzero(labels == label)
+        n_val = min(members.size - 1, int(round(fraction * members.size)))
+        if n_val > 0:
+            held_out[rng.permutation(members)[:n_val]] = True
+    return np.flatnonzero(~held_out), np.flatnonzero(held_out)
+
+
+# --- The blockwise design -------------------------------------------------------------------------------
+
+class DaskDesign:
+    """``Y = diag(y)[X_R, 1]`` over persisted row blocks, never formed: the blocks the tasks run on.
+
+    ``positive`` is the label mapped to ``+1`` (all others to ``−1``; ``None``:
+    no signs, ``[X_R, 1]``); ``rows`` optionally selects rows of each block
+    (a list of delayed index arrays, with ``counts`` their lengths).  Each
+    task signs its block's rows itself (:func:`_signed_block`); only
+    ``p``-sized results come back.  A ``Vec`` of this design is a list with
+    one entry per block: a persisted delayed vector, or a number standing for
+    that constant (made on the worker).
+    """
+
+    offers_compiled = False
+    dtype = np.dtype(np.float64)  # every task computes in float64; estimators round to X's type
+    ndim = 2
+
+    def __init__(self, blocks, positive, rows=None, counts=None):
+        self.blocks = blocks
+        self.positive = positive
+        self.rows = [None] * len(blocks.sizes) if rows is None else rows
+        self.counts = list(blocks.sizes) if counts is None else [int(c) for c in counts]
+        self.shape = (sum(self.counts), blocks.n_features + 1)
+
+    def with_positive(self, positive):
+        return DaskDesign(self.blocks, positive, self.rows, self.counts)
+
+    def tasks(self, function, *per_block, **constants):
+        """One delayed ``function(X_b, labels_b, positive, rows_b, *per_block[b], **constants)`` per block."""
+        call = _delayed(function)
+        return [call(X, labels, self.positive, rows, *(values[b] for values in per_block), **constants)
+                for b, (X, labels, rows) in enumerate(zip(self.blocks.X_parts, self.blocks.label_parts, self.rows))]
+
+    def from_blocks(self, parts):
+        """A dask array (N,) from per-block vectors (delayed, or numbers for constants) of this design's row counts."""
+        _, da = _dask()
+        return da.concatenate([da.full(n, float(part), chunks=(n,)) if isinstance(part, Real)
+                               else da.from_delayed(part, shape=(n,), dtype=np.float64)
+                               for part, n in zip(parts, self.counts)])
+
+    # --- the Design protocol ----------------------------------------------------------------------
+    def least_squares_solver(self, ridge, gram=None, minimum_norm=True):
+        """The direct factor of ``YᵀY + CĨ`` from the Gram matrix (one pass, with the input checks, if not given)."""
+        if gram is None:
+            gram, _ = _prepared_gram(self)
+        return least_squares_solver(_FactorShape(self.shape), None, ridge, gram=gram)
+
+    def constant_vector(self, value):
+        return [float(value)] * len(self.counts)
+
+    def vector(self, values):
+        """``values`` as per-block parts: already such parts (one per block), else refused."""
+        if isinstance(values, list) and len(values) == len(self.counts):
+            return values
+        raise ValueError("a given N-vector (initial_margin) is not available for dask data; fit in memory")
+
+    def solve_target(self, factor, B, offset):
+        if all(isinstance(part, Real) for part in B) and len(set(B)) == 1:
+            return factor.solve_normal(_right_hand_side(self, ("constant", B[0] + offset)))
+        return factor.solve_normal(_right_hand_side(self, ("margin", offset), B))
+
+    def hk_pass(self, W, B, D, *, offset, two_mu, tol, update, irls, validation=None):
+        return _DaskPass(self, W, B, D, offset, two_mu, tol, update, irls, validation)
+
+    def count_nonpositive(self, W):
+        parts = _compute(*self.tasks(_count_block, W=W))
+        return (int(np.sum([c for c, _, _ in parts])), min(z for _, z, _ in parts), all(f for _, _, f in parts))
+
+    def host(self, vector, dtype=None):
+        return self.from_blocks(vector)
+
+    def checked_certificate(self, u):  # pragma: no cover - the direct factor never asks (no iterative W-step)
+        return u
+
+    # --- MSE's linear machine and the LSVM --------------------------------------------------------
+    def linear_machine(self, classes, margin=None, C=0.0):
+        """``W = argmin ‖[X, 1] W − B‖² + C‖W̃‖²`` for the class indicator ``B`` (times ``b``), and its gap.
+
+        Returns ``(W, factor, gap)``: the smallest ``own discriminant − largest other`` over the samples.
+        """
+        gram, G = _prepared_gram(self, rhs=("labels", classes), margin_parts=margin)
+        factor = least_squares_solver(_FactorShape(self.shape), None, C, gram=gram)
+        W = factor.solve_normal(G)
+        gap = min(_compute(*self.tasks(_gap_block, W=W, classes=classes)))
+        return W, factor, gap
+
+    def lsvm_factor(self, C):
+        """:class:`DaskLSVMFactor`: ``S = I/C + [X, 1]ᵗ[X, 1]`` from one blockwise pass."""
+        return DaskLSVMFactor(self, C)
+
+
+class _DaskPass:
+    """One Ho–Kashyap pass over the blocks (one persist, one compute); see :class:`~linsep.designs.base.HKPassState`."""
+
+    def __init__(self, design, W, B, D, offset, two_mu, tol, update, irls, validation):
+        self.design, self.W, self.offset, self.update = design, W, offset, update
+        self.B, self.D = B, D
+        D_parts = D if D is not None else [None] * len(design.counts)
+        outs = _persist(*design.tasks(_hk_block, B, D_parts, W=W, offset=offset, two_mu=two_mu, tol=tol,
+                                      update=update, irls=irls))
+        pending = [out[2] for out in outs]
+        if validation is not None:
+            pending += validation.tasks(_count_block, W=W)
+        results = _compute(*pending)
+        parts = results[:len(outs)]
+        self.J = float(np.sum([p["J"] for p in parts]))
+        self.wrong = int(np.sum([p["wrong"] for p in parts]))
+        self.separated = all(p["separated"] for p in parts)
+        self.max_e = max(p["emax"] for p in parts)
+        self.min_e = min(p["emin"] for p in parts)
+        self.max_b = max(p["bscale"] for p in parts)
+        self.fixed_point = all(p["fixed_point"] for p in parts)
+        self.eabs_max = max(p["eabs_max"] for p in parts)
+        self.val_errors = (int(np.sum([count for count, _, _ in results[len(outs):]]))
+                           if validation is not None else None)
+        self.B_next = [out[0] for out in outs]
+        self._E = [out[1] for out in outs]
+        self.E = None  # never brought to the client
+        self._rhs = None if irls else _sum_parts(parts, "g")
+
+    def reweighted(self, factor, irls_floor):
+        """IRLS second pass: ``D_k`` (kept on the workers), ``YᵀD_kY`` and ``YᵀD_k r`` (floor from the global ``max|E_k|``)."""
+        second = _persist(*self.design.tasks(_irls_block, self._E, self.B_next, irls_floor=irls_floor,
+                                             eabs_max=self.eabs_max, offset=self.offset, update=self.update))
+        parts = _compute(*[part[1] for part in second])
+        self._rhs = _sum_parts(parts, "g")
+        factor = least_squares_solver(_FactorShape(self.design.shape), None, factor.ridge,
+                                      gram=_sum_parts(parts, "gram"))
+        return factor, [part[0] for part in second]
+
+    def solve_margin(self, factor):
+        return factor.solve_normal(self._rhs)
+
+    def solve_increment(self, factor):
+        return factor.solve_normal(self._rhs)
+
+    def certificate(self):
+        design = self.design
+        D_parts = self.D if self.D is not None else [None] * len(design.counts)
+        (certificate,) = _persist(design.from_blocks(design.tasks(_certificate_block, self.B, D_parts, W=self.W,
+                                                                  offset=self.offset)))
+        return certificate
+
+
+def _sum_parts(parts, name):
+    return np.sum([part[name] for part in parts], axis=0)
+
+
+class _FactorShape:
+    """What :class:`~linsep._linalg.LeastSquaresFactor` reads of ``Y`` when given ``gram``: its shape.
+
+    Its SVD path (rank-deficient ``Y`` without ``C``) needs ``Y`` itself, which
+    a dask design never forms: that path raises a clear error instead.
+    """
+
+    def __init__(self, shape):
+        self.shape = shape
+
+    def __array__(self, *args, **kwargs):
+        raise ValueError(
+            "the dask backend solves the least-squares steps from the Gram matrix, which is (numerically) "
+            "singular here (collinear features, or fewer samples than columns): give C > 0 "
+            "(MHKS / MHKA), remove the collinear features, or fit the data in memory")
+
+
+def _prepared_gram(design, rhs=None, margin_parts=None):
+    """One pass: ``YᵀY`` and, if ``rhs`` is given, ``Yᵀ rhs`` (else ``None``), with the input checks."""
+    margins = margin_parts if margin_parts is not None else [None] * len(design.counts)
+    parts = _compute(*design.tasks(_gram_block, margins, rhs=rhs))
+    if not all(part["finite"] for part in parts):
+        raise ValueError("Input X contains NaN or infinity.")
+    if margin_parts is not None and not all(part["margin_ok"] for part in parts):
+        raise ValueError("margin must be finite and strictly positive (the MSE procedure needs b > 0)")
+    _check_scale(np.max([part["largest"] for part in parts], axis=0), design.blocks.dtype)
+    return _sum_parts(parts, "gram"), (_sum_parts(parts, "g") if rhs is not None else None)
+
+
+def _right_hand_side(design, rhs, margin_parts=None):
+    """One pass for ``Yᵀ rhs`` alone (``rhs`` as in :func:`_gram_block`), when ``YᵀY`` is known already."""
+    margins = margin_parts if margin_parts is not None else [None] * len(design.counts)
+    parts = _compute(*design.tasks(_gram_block, margins, rhs=rhs, gram=False))
+    if margin_parts is not None and not all(part["margin_ok"] for part in parts):
+        raise ValueError("margin must be finite and strictly positive (the MSE procedure needs b > 0)")
+    return _sum_parts(parts, "g")
+
+
+def _check_scale(largest, dtype):
+    """Refuse columns that the in-memory fit would rescale (:func:`linsep._design.column_shifts`' test).
+
+    The in-memory estimators rescale columns whose largest magnitude lies outside ``[2^-p, 2^p]`` by
+    powers of two; the dask backend does not, and refuses such data with the cause.
+    """
+    p = safe_exponent(dtype)
+    outside = np.flatnonzero(columns_out_of_range(largest, p))
+    if outside.size:
+        j = int(outside[0])
+        raise ValueError(
+            f"column {j} of X has magnitudes up to {largest[j]:.3g}, outside 2^±{p} ({np.dtype(dtype).name}); "
+            f"the dask backend does not rescale columns (the in-memory fit rescales them exactly by powers "
+            f"of two): rescale X before fitting, or fit it in memory")
+
+
+def _gap_block(X, labels, positive, rows, W, classes):
+    """Smallest ``own discriminant − largest other`` over a block (the linear machine's verdict)."""
+    X = np.asarray(X, dtype=np.float64)
+    scores = X @ W[:-1] + W[-1]
+    own = np.searchsorted(classes, labels)
+    index = np.arange(X.shape[0])
+    mine = scores[index, own]
+    scores[index, own] = -np.inf
+    return float((mine - scores.max(axis=1)).min(initial=np.inf))
+
+
+class DaskLSVMFactor:
+    """The linear LSVM's factor on a dask design: :class:`linsep.solvers.lsvm.LSVMFactor`'s interface.
+
+    ``S = I/C + [X, 1]ᵗ[X, 1]`` does not depend on the labels: one factor
+    serves every one-vs-rest problem (``stepper`` takes the signed design).
+    """
+
+    def __init__(self, design, C):
+        self.C = float(C)
+        gram, _ = _prepared_gram(design)
+        gram[np.diag_indices_from(gram)] += 1.0 / self.C
+        self._factor = _PDFactor(gram, 1.0 / self.C)
+        self.method = self._factor.method
+        self.stats = {"factorization": self.method}
+
+    def stepper(self, design, mu):
+        """The update (22) on ``design`` (signed by its ``positive`` class), started at ``α_0 = Q⁻¹1``."""
+        return _LSVMStep(design, self._factor, self.C, mu)
+
+
+class _LSVMStep(_LinearStep):
+    """The LSVM update (22) over persisted blocks: :class:`linsep.solvers.lsvm._LinearStep` with a blockwise pass.
+
+    ``r`` and ``α`` stay on the workers; ``W_{k+1} = S⁻¹Hᵗr_k`` is solved on
+    the client from the ``p``-vector each pass returns; the step itself
+    (``__call__``) is the in-memory one.
+    """
+
+    def __init__(self, design, pd_factor, C, mu):
+        self.design, self.f, self.C, self.mu = design, pd_factor, C, mu
+        self.solves_converged = True  # direct factor
+        self.weights = pd_factor.solve(_right_hand_side(design, ("constant", 1.0)))  # Hᵗ1 = [X, 1]ᵗy
+        self._r = [None] * len(design.counts)
+        self._alpha = [None] * len(design.counts)
+        self._next = None
+        self.objective = self._pass(first=True)[4]
+
+    def _pass(self, first=False):
+        outs = _persist(*self.design.tasks(_lsvm_block, self._r, self._alpha, W=self.weights, C=self.C,
+                                           mu=self.mu, first=first))
+        parts = _compute(*[out[2] for out in outs])
+        self._r = [out[0] for out in outs]
+        self._alpha = [out[1] for out in outs]
+        self._next = self.f.solve(_sum_parts(parts, "g"))
+        step_sq = float(np.sum([p["step_sq"] for p in parts]))
+        alpha_sq = float(np.sum([p["alpha_sq"] for p in parts]))
+        objective = float(np.sum([p["objective"] for p in parts]))
+        return step_sq, alpha_sq, 0.0, 0.0, objective
+
+    @property
+    def alpha(self):
+        return self.design.from_blocks(self._alpha)
+
+
+# --- Verdict checks ------------------------------------------------------------------------------------------
+
+def is_proof(design, u, rtol=FIT_PROOF_RTOL):
+    """:func:`linsep._certificates.is_proof` blockwise: ``u`` (a dask array) proves ``design`` not separable."""
+    _, da = _dask()
+    if u is None or u.shape != (design.shape[0],):
+        return False
+    u_parts = da.asarray(u).rechunk((tuple(design.counts),)).to_delayed().ravel().tolist()
+    first = _compute(*design.tasks(_proof_support_block, u_parts))
+    umax = max(part["umax"] for part in first)
+    if not (all(part["valid"] for part in first) and umax > 0):
+        return False
+    largest = np.max([part["largest"] for part in first], axis=0)
+    shifts = power_of_two_shifts(largest)
+    sums = _compute(*design.tasks(_proof_sums_block, u_parts, umax=umax, shifts=shifts))
+    residuals = residuals_from_sums(np.sum([s for s, _ in sums], axis=0), np.sum([m for _, m in sums], axis=0),
+                                    largest)
+    return bool(np.all(residuals <= rtol))
+
+
+def _decision_block(X, coef, intercept):
+    return np.asarray(X, dtype=np.float64) @ coef.T + intercept
+
+
+def _separates_block(X, labels, positive, rows, coef, intercept):
+    X, y = _signed_rows(X, labels, positive, rows)
+    with np.errstate(over="ignore", invalid="ignore"):
+        signed = signed_scores(X, y, augmented_weights(coef, intercept))
+    return bool(np.all(np.isfinite(signed)) and signed.min(initial=np.inf) > 0)
+
+
+# --- Prediction ------------------------------------------------------------------------------------------------
+
+def decision_function(estimator, X):
+    """Blockwise ``X coefᵀ + intercept`` (a dask array: (N,) for two classes, (N, K) otherwise)."""
+    from sklearn.utils.validation import check_is_fitted
+
+    check_is_fitted(estimator)
+    X = _check_row_chunked(X)
+    if X.shape[1] != estimator.n_features_in_:
+        raise ValueError(f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
+                         f"{estimator.n_features_in_} features as input")
+    coef, intercept = np.asarray(estimator.coef_, dtype=np.float64), np.asarray(estimator.intercept_, dtype=np.float64)
+    scores = X.map_blocks(_decision_block, coef=coef, intercept=intercept, chunks=(X.chunks[0], (coef.shape[0],)),
+                          dtype=np.float64)
+    return scores[:, 0] if coef.shape[0] == 1 else scores
+
+
+def _labels_block(scores, classes):
+    if scores.ndim == 1:
+        return classes[(scores > 0).astype(int)]
+    return classes[np.argmax(scores, axis=1)]
+
+
+def predict(estimator, X):
+    """Blockwise predicted labels (a dask array)."""
+    scores = decision_function(estimator, X)
+    classes = estimator.classes_
+    if scores.ndim == 1:
+        return scores.map_blocks(_labels_block, classes=classes, dtype=classes.dtype)
+    return scores.map_blocks(_labels_block, classes=classes, drop_axis=1, dtype=classes.dtype)
