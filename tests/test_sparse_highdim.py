@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning
 
 import linsep._linalg as linalg
-import linsep.solvers.ho_kashyap as hk_solver
+from linsep.designs.memory import InMemoryDesign
 from linsep import make_classifier
 from linsep._certificates import FIT_PROOF_RTOL
 from linsep._design import sign_normalized
@@ -347,7 +347,7 @@ def test_unchecked_candidate_is_not_a_proof(iterative, monkeypatch):
     y = np.array([1.0, 1.0, -1.0, -1.0, 1.0])  # (1, 1) in both classes
     Y = sign_normalized(X, y)
     assert ho_kashyap(Y).status == "not_separable"
-    monkeypatch.setattr(hk_solver, "_passes_check", lambda Y, u: False)
+    monkeypatch.setattr(InMemoryDesign, "_passes_check", lambda design, u: False)  # every check fails
     result = ho_kashyap(Y)
     assert result.status != "not_separable" and result.certificate is None
 

@@ -248,6 +248,7 @@ class HoKashyapClassifier(BaseLinearSeparator):
             initial_weights=self._initial_weights,
             Y_val=Y_val,
             trace=make_recorder(self.record_history),
+            _plan=getattr(self, "_solver_plan", None),  # private: a path forced by tests (not a parameter)
         )
 
     def _store(self, results):
