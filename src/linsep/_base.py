@@ -164,6 +164,12 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
         return list(_init_parameter_names(cls))
 
     def _validate_fit(self, X, y):
+        if is_dask_collection(X) or is_dask_collection(y):
+            # Estimators that fit dask arrays blockwise take them before this point; the others would
+            # silently bring all of X into memory.
+            raise TypeError(
+                f"{type(self).__name__} does not fit dask arrays (only HoKashyapClassifier, MSEClassifier and "
+                f"LagrangianSVMClassifier do, blockwise); call X.compute() to fit the data in memory")
         if is_plain_training_data(X, y, self._dtypes):
             # What validate_data would do to such data, minus its generic dispatching
             # (dataframe detection, feature-name and tag look-ups: about 90 µs per call, half
@@ -289,12 +295,20 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
             del self.history_
         stuck = [self.classes_[i] if not binary else None for i, r in enumerate(results) if r.status == MAX_ITER]
         if stuck and warn:
-            which = "" if binary else f" for class(es) {stuck} (one-vs-rest)"
-            warnings.warn(
-                f"{type(self).__name__} reached max_iter={getattr(self, 'max_iter', '?')} without "
-                f"converging{which}; status_ is 'max_iter'. Increase max_iter or loosen tol.",
-                ConvergenceWarning,
-            )
+            warnings.warn(self._convergence_message(stuck, binary), ConvergenceWarning)
+
+    def _convergence_message(self, stuck, binary):
+        """The ConvergenceWarning's text: plain class labels, and only the parameters this estimator has."""
+        params = self.get_params(deep=False)
+        labels = ", ".join(repr(label.item() if isinstance(label, np.generic) else label) for label in stuck)
+        which = "" if binary else f" for class(es) {labels} (one-vs-rest)"
+        budget = f"max_iter={params['max_iter']}" if "max_iter" in params else "its iteration budget"
+        advice = ["increase max_iter"] if "max_iter" in params else []
+        if "tol" in params:
+            advice.append("loosen tol")
+        hint = (" " + " or ".join(advice).capitalize() + ".") if advice else ""
+        return (f"{type(self).__name__} reached {budget} without converging{which}; "
+                f"status_ is 'max_iter'.{hint}")
 
     @abstractmethod
     def _solve_binary(self, X, y, **kwargs):
