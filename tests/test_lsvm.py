@@ -190,16 +190,12 @@ def test_max_iter_gives_status_and_one_warning():
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_threaded_pass_reproduces_the_serial_pass(monkeypatch, dtype):
+def test_threaded_pass_reproduces_the_serial_pass(dtype):
     """Rows split over 3 threads give the serial pass's iterates, up to the order of the sums."""
-    import linsep.solvers.lsvm as module
-
     X, y = _overlapping(n=500, d=5, seed=7)
     X = X.astype(dtype)
-    monkeypatch.setattr(module, "pass_threads", lambda n_entries: 1)
-    serial = lagrangian_svm(X, y, C=4.0, record_history=True)
-    monkeypatch.setattr(module, "pass_threads", lambda n_entries: 3)
-    threaded = lagrangian_svm(X, y, C=4.0, record_history=True)
+    serial = lagrangian_svm(X, y, C=4.0, record_history=True, _plan={"threads": 1})
+    threaded = lagrangian_svm(X, y, C=4.0, record_history=True, _plan={"threads": 3})
     assert threaded.n_iter == serial.n_iter and threaded.status == serial.status
     assert threaded.weights.dtype == serial.weights.dtype == dtype
     rtol = 1e-9 if dtype == np.float64 else 1e-6

@@ -35,14 +35,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._hk_rules import (HK_BUDGET_SPENT, HK_CONVERGED, HK_ILL_CONDITIONED, HK_NOT_SEPARABLE, HK_SEPARABLE,
-                        irls_weights_into, is_nonseparability_proof, stop_code, weights_stand_still)
+from ._hk_rules import (HK_BUDGET_SPENT, HK_ILL_CONDITIONED, HK_NOT_SEPARABLE, HK_SEPARABLE, irls_weights_into,
+                        is_nonseparability_proof, stop_code, weights_stand_still)
+# Re-exported: the names other code and benchmarks import from here.
 from ._lsvm_loops import lsvm_pass
-from ._threads import _PARALLEL_LOCK, PARALLEL_MIN_ENTRIES, pass_threads, serial_blas
+from ._threads import PARALLEL_MIN_ENTRIES, pass_threads, serial_blas
 
 __all__ = ["perceptron_epoch", "perceptron_epoch_csr", "lms_epoch", "lms_epoch_csr", "next_mistake",
            "add_column_and_scan", "ho_kashyap_segment", "is_nonseparability_proof", "pass_threads",
-           "weights_stand_still", "lsvm_pass", "serial_blas"]
+           "weights_stand_still", "lsvm_pass", "serial_blas", "PARALLEL_MIN_ENTRIES"]
 
 # Reassociation lets LLVM vectorise the dot products (the result may differ
 # from a left-to-right sum in the last bits, which no rule here depends on);

@@ -48,7 +48,7 @@ from .._loops import _pass_by_rows
 from ..solvers.lsvm import _LinearStep, _PDFactor, linear_pass
 
 __all__ = ["DaskDesign", "DaskLSVMFactor", "RowBlocks", "MAX_BLOCK_BYTES", "decision_function", "predict",
-           "is_proof", "separates"]
+           "is_proof"]
 
 MAX_BLOCK_BYTES = 1 << 30
 """Largest row block (all columns, float64) that a column-chunked ``X`` is rechunked into."""

@@ -31,13 +31,14 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import _fit_context
 from sklearn.model_selection import check_cv
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval
 
 from .._base import KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
+from .._params import HK_CONSTRAINTS, HKParams
 from .._design import sign_normalized
 from .._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
-from ..solvers.ho_kashyap import STOPPING_RULES, ho_kashyap
+from ..solvers.ho_kashyap import ho_kashyap
 from ..solvers.kernel_ho_kashyap import EmpiricalKernelMap, kernel_ho_kashyap
 
 
@@ -105,8 +106,9 @@ class _CrossValidatedStopping:
     def _hk_options(self):
         # Early-stopped runs never stop at separation (as HKES): the validation
         # error may still fall after the training data are separated.
-        return dict(learning_rate=self.learning_rate, b0=self.b0, tol=self.tol, stopping=self.stopping,
-                    stop_at_separation=False, C=self.C, loss=self.loss, irls_floor=self.irls_floor)
+        options = HKParams.from_estimator(self, stop_at_separation=False).solver_kwargs()
+        del options["max_iter"], options["record_history"]  # per run: the folds' budget, the refit's trace
+        return options
 
     def _fold_runs(self, y):
         folds = range(len(self._folds))
@@ -260,15 +262,9 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
 
     _parameter_constraints = {
         "cv": ["cv_object"],
-        "loss": [StrOptions({"squared", "absolute"})],
-        "C": [None, Interval(Real, 0, None, closed="left")],
+        **{name: HK_CONSTRAINTS[name] for name in ("loss", "C", "learning_rate", "b0", "max_iter", "tol",
+                                                   "stopping", "irls_floor")},
         "refit": ["boolean"],
-        "learning_rate": [Interval(Real, 0, 1, closed="neither")],
-        "b0": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 0, None, closed="left")],
-        "tol": [None, Interval(Real, 0, None, closed="left")],
-        "stopping": [StrOptions(set(STOPPING_RULES))],
-        "irls_floor": [Interval(Real, 0, 1, closed="left")],
         "n_jobs": [None, Integral],
         "record_history": RECORD_HISTORY_CONSTRAINT,
         "random_state": ["random_state"],

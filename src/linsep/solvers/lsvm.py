@@ -103,7 +103,8 @@ import scipy.sparse as sp
 
 from .._design import SignedDesign, augment, augmented_gram, signed_scores, solution_dtype
 from .._linalg import IterativeLeastSquares, too_wide_for_direct
-from .._loops import _PARALLEL_LOCK, lsvm_pass, pass_threads
+from .._lsvm_loops import lsvm_pass
+from .._threads import _PARALLEL_LOCK, pass_threads
 from .._result import CONVERGED, MAX_ITER, SolveResult
 
 DEFAULT_MU_FACTOR = 1.9
@@ -239,7 +240,7 @@ class _LinearStep:
     identity), so the weights of eq. 20 come free.
     """
 
-    def __init__(self, lsvm_factor, y, mu):
+    def __init__(self, lsvm_factor, y, mu, threads=None):
         self.f, self.y, self.mu = lsvm_factor, y, mu
         self.solves_converged = True  # every S⁻¹g of this problem met its tolerance (CG for wide X)
         n_samples = y.shape[0]
@@ -251,7 +252,7 @@ class _LinearStep:
         else:
             self._X = np.ascontiguousarray(X)  # validated data are C-ordered already: no copy
             self._y = y.astype(self._X.dtype)  # ±1: exact in either type
-            self._threads = pass_threads(X.shape[0] * X.shape[1])
+            self._threads = pass_threads(X.shape[0] * X.shape[1]) if threads is None else int(threads)
             ones = SignedDesign(self._X, self._y).T @ np.ones(n_samples)  # Hᵀ1, summed in float64
         self.weights = self._solve(ones)
         self._next = None
@@ -376,13 +377,16 @@ class LSVMFactor:
         """``{"factorization": method}``, plus the CG counts so far for wide ``X``."""
         return self._factor.solver.stats if isinstance(self._factor, _IterativeS) else {"factorization": self.method}
 
-    def stepper(self, y, mu):
-        """The update (22) for labels ``y`` (±1) and step ``mu``, started at ``α_0 = Q⁻¹1``."""
-        return _LinearStep(self, y, mu)
+    def stepper(self, y, mu, threads=None):
+        """The update (22) for labels ``y`` (±1) and step ``mu``, started at ``α_0 = Q⁻¹1``.
+
+        ``threads`` (``None``: :func:`linsep._threads.pass_threads`) splits the compiled pass's rows.
+        """
+        return _LinearStep(self, y, mu, threads)
 
 
 def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=None,
-                   record_history=False, trace=None):
+                   record_history=False, trace=None, _plan=None):
     """Linear LSVM: iteration (22) with Sherman–Morrison–Woodbury (see the module docstring).
 
     Parameters
@@ -409,6 +413,8 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
         unconstrained minimiser).
     trace : linsep._trace.TraceRecorder or None
         Record the weights ``W_k`` (rows ``k = 0 … n_iter``).
+    _plan : dict or None
+        Private: ``{"threads": n}`` forces the compiled pass's thread count (tests).
 
     Returns
     -------
@@ -427,7 +433,9 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
         factor = LSVMFactor(X, C)
     elif factor.C != C:
         raise ValueError("factor was built for another C")
-    step = factor.stepper(X if y is None else y, mu)  # y None: a design that carries its labels
+    threads = (_plan or {}).get("threads")
+    # y None: a design that carries its labels (and its own pass)
+    step = factor.stepper(X, mu) if y is None else factor.stepper(y, mu, threads)
     def count_errors():
         return int(np.count_nonzero(signed_scores(X, y, step.weights) <= 0))
 
