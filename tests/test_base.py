@@ -47,3 +47,15 @@ def test_estimators_without_a_dask_backend_refuse_dask_arrays():
         PerceptronClassifier().fit(da.from_array(X, chunks=30), y)
     with pytest.raises(TypeError, match="does not fit dask arrays"):
         KozinecClassifier().fit(X, da.from_array(y, chunks=30))
+
+
+def test_partial_fit_keeps_float32_like_fit():
+    from linsep import LMSClassifier
+
+    X, y = three_overlapping_classes()
+    X32 = X.astype(np.float32)
+    for make in (lambda: PerceptronClassifier(random_state=0), lambda: LMSClassifier(random_state=0)):
+        fitted = make().fit(X32, y)
+        streamed = make().partial_fit(X32[:45], y[:45], classes=np.unique(y))
+        streamed.partial_fit(X[45:], y[45:])  # a float64 chunk joins the float32 stream
+        assert fitted.coef_.dtype == streamed.coef_.dtype == np.float32

@@ -76,7 +76,13 @@ class StreamMixin:
         first = not hasattr(self, "classes_")
         if first and classes is None:
             raise ValueError(f"classes must be passed on the first call to {type(self).__name__}.partial_fit")
-        X, y = validate_data(self, X, y, reset=first, accept_sparse=self._accept_sparse, dtype=np.float64,
+        # The stream keeps the type of its first chunk, as fit keeps the type of its data (float32 stays
+        # float32 where the estimator reads it); later chunks are converted to it.
+        dtype = list(self._dtypes)
+        coef = None if first else getattr(self, "coef_", None)
+        if coef is not None and coef.dtype in self._dtypes:
+            dtype = coef.dtype
+        X, y = validate_data(self, X, y, reset=first, accept_sparse=self._accept_sparse, dtype=dtype,
                              ensure_min_samples=1, y_numeric=False)
         check_classification_targets(y)
         if column_shifts(X) is not None:  # the dtype's safe range, not a rule's preconditioning range
@@ -130,8 +136,8 @@ class StreamMixin:
             self._start_stream(X)
         if first:
             W = np.zeros((n_problems, X.shape[1] + 1))
-        else:
-            W = np.column_stack([self.coef_, self.intercept_])
+        else:  # the rules update float64 weights; the stored ones may be rounded to the data's type
+            W = np.column_stack([self.coef_, self.intercept_]).astype(np.float64)
         passes = self._passes_so_far(first, n_problems)
         results = [self._solve_chunk(X, targets[:, c], W[c], epoch, **chunk_params) for c in range(n_problems)]
         self._store(self._finish_chunk(results, passes, epoch))
