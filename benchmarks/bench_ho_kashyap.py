@@ -30,10 +30,10 @@ import numpy as np
 import scipy.linalg as sla
 from threadpoolctl import threadpool_info, threadpool_limits
 
-import linsep.solvers.ho_kashyap as hk_module
 from linsep._design import SignedDesign, sign_normalized
 from linsep._linalg import LeastSquaresFactor
-from linsep._loops import _pass_by_rows, _pass_by_rows_parallel, pass_threads
+from linsep._loops import _pass_by_rows, _pass_by_rows_parallel
+from linsep._threads import pass_threads
 from linsep.solvers.ho_kashyap import ho_kashyap
 
 
@@ -110,18 +110,14 @@ def run(args):
     kw = dict(tol=0.0, stopping="paper", stop_at_separation=False)
     assert ho_kashyap(Y, max_iter=lo, **kw).n_iter == lo + 1
 
-    def iteration():
-        t_lo = best_time(lambda: ho_kashyap(Y, max_iter=lo, **kw), args.repeat)
-        t_hi = best_time(lambda: ho_kashyap(Y, max_iter=hi, **kw), args.repeat)
+    def iteration(plan=None):
+        t_lo = best_time(lambda: ho_kashyap(Y, max_iter=lo, **kw, _plan=plan), args.repeat)
+        t_hi = best_time(lambda: ho_kashyap(Y, max_iter=hi, **kw, _plan=plan), args.repeat)
         return (t_hi - t_lo) / (hi - lo)
 
     per_iter = iteration()
     threads = pass_threads(X.size)
-    hk_module.pass_threads = lambda n_entries: 1
-    try:
-        per_iter_serial = iteration()
-    finally:
-        hk_module.pass_threads = pass_threads
+    per_iter_serial = iteration({"threads": 1})  # the private plan: the compiled pass on one thread
     W, B = rng.normal(size=args.d + 1), np.ones(args.n)
     blocked = best_time(lambda: blocked_blas_pass(X, y, W, B), args.repeat)
 
