@@ -6,13 +6,9 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
+from conftest import random_problem, three_overlapping_classes
 from linsep import HoKashyapClassifier, KozinecClassifier, PerceptronClassifier
-
-
-def three_overlapping_classes():
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(90, 2))
-    return X, np.repeat(np.array([2, 5, 7]), 30)
+from linsep.solvers.ho_kashyap import ho_kashyap
 
 
 def _warning_text(estimator, X, y):
@@ -59,3 +55,18 @@ def test_partial_fit_keeps_float32_like_fit():
         streamed = make().partial_fit(X32[:45], y[:45], classes=np.unique(y))
         streamed.partial_fit(X[45:], y[45:])  # a float64 chunk joins the float32 stream
         assert fitted.coef_.dtype == streamed.coef_.dtype == np.float32
+
+
+def test_the_plan_that_ran_is_recorded(hk_plan):
+    """Every driver records its path; the compiled and the Python driver give the same fit."""
+    from linsep._design import sign_normalized
+
+    X, y = random_problem(3, n=200)
+    Y = sign_normalized(X, y)
+    result = ho_kashyap(Y, C=0.5, loss="absolute", _plan=hk_plan)
+    reference = ho_kashyap(Y, C=0.5, loss="absolute", _plan={"driver": "python"})
+    plan = result.extra["plan"]
+    assert plan["driver"] == ("python" if hk_plan == {"driver": "python"} else "compiled")
+    assert plan["factorization"] == "cholesky" and plan["dtype"] == "float64" and plan["threads"] == 1
+    assert result.n_iter == reference.n_iter
+    np.testing.assert_allclose(result.weights, reference.weights, rtol=1e-8)

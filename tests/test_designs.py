@@ -90,6 +90,16 @@ def test_one_constraint_table_for_every_hk_estimator():
 
 
 def test_a_parameter_a_backend_cannot_honour_is_refused_generically():
-    refuse_unsupported({"record_history": False, "momentum": 0.0}, {"record_history": False, "momentum": 0.0}, "x")
+    from dataclasses import dataclass
+
+    from linsep._dask import HK_SUPPORTED
+
+    @dataclass(frozen=True)
+    class WithMomentum(HKParams):  # a parameter added to the solver, not declared by the dask backend
+        momentum: float = 0.0
+
+    refuse_unsupported(WithMomentum(), WithMomentum.neutral(), "dask input", HK_SUPPORTED)
     with pytest.raises(ValueError, match="momentum=0.3 is not available for dask input"):
-        refuse_unsupported({"momentum": 0.3}, {"momentum": 0.0}, "dask input")
+        refuse_unsupported(WithMomentum(momentum=0.3), WithMomentum.neutral(), "dask input", HK_SUPPORTED)
+    with pytest.raises(ValueError, match="record_history=True is not available"):
+        make_classifier("hk", record_history=True).fit(*[da.from_array(a, chunks=50) for a in problem()])

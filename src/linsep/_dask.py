@@ -30,11 +30,15 @@ from .solvers.ho_kashyap import ho_kashyap
 from .solvers.lsvm import lagrangian_svm
 from .solvers.mse import mse
 
-__all__ = ["UNSUPPORTED", "fit_ho_kashyap", "fit_mse", "fit_lsvm", "decision_function", "predict", "prepare",
+__all__ = ["HK_SUPPORTED", "UNSUPPORTED", "fit_ho_kashyap", "fit_mse", "fit_lsvm", "decision_function", "predict", "prepare",
            "validation_split"]
 
 UNSUPPORTED = {"record_history": False}
 """Estimator parameters the dask backend cannot honour, with their neutral values (traces hold N-vectors)."""
+
+HK_SUPPORTED = frozenset({"learning_rate", "b0", "max_iter", "tol", "stopping", "stop_at_separation", "update",
+                          "C", "loss", "irls_floor"})
+"""The :class:`~linsep._params.HKParams` the dask backend honours; any other one set is refused."""
 
 
 def prepare(estimator, X, y):
@@ -179,6 +183,7 @@ def fit_ho_kashyap(estimator, X, y, X_val=None, y_val=None, coef_init=None, inte
     if X_val is not None and not estimator.early_stopping:
         raise ValueError("X_val / y_val are only used with early_stopping=True")
     params = HKParams.from_estimator(estimator)
+    refuse_unsupported(params, HKParams.neutral(), "dask input", HK_SUPPORTED)
     blocks = prepare(estimator, X, y)
     classes = estimator.classes_
     fit_rows, fit_counts, val_design = _validation_design(estimator, blocks, classes, X_val, y_val)

@@ -5,10 +5,9 @@ Ho–Kashyap iteration's parameters (``HoKashyapClassifier``, its
 cross-validated twins and the kernel estimator take them from here);
 :class:`HKParams` carries their values from an estimator to
 :func:`linsep.solvers.ho_kashyap.ho_kashyap`, in memory and on dask alike
-(:meth:`HKParams.solver_kwargs`).  A backend that cannot honour a parameter
-says so once, in its ``unsupported`` table; :func:`refuse_unsupported`
-refuses any such parameter set away from its neutral value, so a new
-parameter is never silently ignored.
+(:meth:`HKParams.solver_kwargs`).  A backend lists the parameters it
+honours; :func:`refuse_unsupported` refuses any other one set away from its
+neutral value, so a new parameter is never silently ignored.
 """
 
 from __future__ import annotations
@@ -81,6 +80,11 @@ class HKParams:
         values.update(overrides)
         return cls(**values)
 
+    @classmethod
+    def neutral(cls):
+        """Each parameter's default: the value that asks nothing of a backend."""
+        return {f.name: f.default for f in fields(cls)}
+
     def solver_kwargs(self):
         """Keyword arguments of :func:`linsep.solvers.ho_kashyap.ho_kashyap` (``record_history`` as a bool)."""
         values = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -88,13 +92,18 @@ class HKParams:
         return values
 
 
-def refuse_unsupported(values, unsupported, where):
-    """Refuse each parameter of ``unsupported`` (name → neutral value) whose value in ``values`` is not neutral.
+def refuse_unsupported(values, neutral, where, supported=()):
+    """Refuse each parameter of ``neutral`` (name → neutral value) not in ``supported`` that is set away from neutral.
 
-    ``values`` is a mapping or an object with the parameters as attributes;
-    ``where`` names the backend in the message.
+    ``values`` is a mapping, or an object with the parameters as attributes
+    (e.g. :class:`HKParams`, whose :meth:`HKParams.neutral` values are the
+    defaults); ``where`` names the backend in the message.  A backend lists
+    what it honours in ``supported``: a parameter added later is refused
+    there until the backend declares it, never silently ignored.
     """
-    for name, neutral in unsupported.items():
-        value = values.get(name, neutral) if isinstance(values, dict) else getattr(values, name, neutral)
-        if value is not None and value is not neutral and value != neutral:
+    for name, default in neutral.items():
+        if name in supported:
+            continue
+        value = values.get(name, default) if isinstance(values, dict) else getattr(values, name, default)
+        if value is not None and value is not default and value != default:
             raise ValueError(f"{name}={value!r} is not available for {where}; fit in memory to use it")
