@@ -482,6 +482,23 @@ class IterativeLeastSquares:
         return x.copy()
 
 
+class GramOnly:
+    """A stand-in for ``Y`` that a backend never forms: its shape, for :class:`LeastSquaresFactor` given ``gram``.
+
+    The SVD path (rank-deficient ``Y`` without ``C``) needs ``Y`` itself: it
+    raises a clear error instead.
+    """
+
+    def __init__(self, shape):
+        self.shape = shape
+
+    def __array__(self, *args, **kwargs):
+        raise ValueError(
+            "this backend solves the least-squares steps from the Gram matrix, which is (numerically) "
+            "singular here (collinear features, or fewer samples than columns): give C > 0 "
+            "(MHKS / MHKA), remove the collinear features, or fit the data in memory as NumPy arrays")
+
+
 def too_wide_for_direct(n_cols):
     """Whether a ``p × p`` system with ``p = n_cols`` goes to the iterative solver (see :func:`least_squares_solver`).
 

@@ -43,7 +43,7 @@ from .._certificates import FIT_PROOF_RTOL
 from .._design import (SignedDesign, augmented_weights, column_maxabs, columns_out_of_range, safe_exponent,
                        signed_scores, solution_dtype)
 from .._hk_rules import irls_weights
-from .._linalg import least_squares_solver
+from .._linalg import GramOnly, least_squares_solver
 from .._loops import _pass_by_rows
 from ..solvers.lsvm import _LinearStep, _PDFactor, linear_pass
 
@@ -354,7 +354,7 @@ class DaskDesign:
         """The direct factor of ``YᵀY + CĨ`` from the Gram matrix (one pass, with the input checks, if not given)."""
         if gram is None:
             gram, _ = _prepared_gram(self)
-        return least_squares_solver(_FactorShape(self.shape), None, ridge, gram=gram)
+        return least_squares_solver(GramOnly(self.shape), None, ridge, gram=gram)
 
     def constant_vector(self, value):
         return [float(value)] * len(self.counts)
@@ -390,7 +390,7 @@ class DaskDesign:
         Returns ``(W, factor, gap)``: the smallest ``own discriminant − largest other`` over the samples.
         """
         gram, G = _prepared_gram(self, rhs=("labels", classes), margin_parts=margin)
-        factor = least_squares_solver(_FactorShape(self.shape), None, C, gram=gram)
+        factor = least_squares_solver(GramOnly(self.shape), None, C, gram=gram)
         W = factor.solve_normal(G)
         gap = min(_compute(*self.tasks(_gap_block, W=W, classes=classes)))
         return W, factor, gap
@@ -435,7 +435,7 @@ class _DaskPass:
                                              eabs_max=self.eabs_max, offset=self.offset, update=self.update))
         parts = _compute(*[part[1] for part in second])
         self._rhs = _sum_parts(parts, "g")
-        factor = least_squares_solver(_FactorShape(self.design.shape), None, factor.ridge,
+        factor = least_squares_solver(GramOnly(self.design.shape), None, factor.ridge,
                                       gram=_sum_parts(parts, "gram"))
         return factor, [part[0] for part in second]
 
@@ -455,23 +455,6 @@ class _DaskPass:
 
 def _sum_parts(parts, name):
     return np.sum([part[name] for part in parts], axis=0)
-
-
-class _FactorShape:
-    """What :class:`~linsep._linalg.LeastSquaresFactor` reads of ``Y`` when given ``gram``: its shape.
-
-    Its SVD path (rank-deficient ``Y`` without ``C``) needs ``Y`` itself, which
-    a dask design never forms: that path raises a clear error instead.
-    """
-
-    def __init__(self, shape):
-        self.shape = shape
-
-    def __array__(self, *args, **kwargs):
-        raise ValueError(
-            "the dask backend solves the least-squares steps from the Gram matrix, which is (numerically) "
-            "singular here (collinear features, or fewer samples than columns): give C > 0 "
-            "(MHKS / MHKA), remove the collinear features, or fit the data in memory")
 
 
 def _prepared_gram(design, rhs=None, margin_parts=None):

@@ -22,6 +22,7 @@ from sklearn.base import _fit_context
 
 from .. import _params
 from .._backend import is_dask_collection
+from .. import _array_api
 from .._base import BaseLinearSeparator
 from .._dask import fit_ho_kashyap
 from .._design import augmented_weights, scale_columns, signed_design
@@ -186,6 +187,8 @@ class HoKashyapClassifier(BaseLinearSeparator):
         """
         if is_dask_collection(X):
             return fit_ho_kashyap(self, X, y, X_val, y_val, coef_init, intercept_init)
+        if _array_api.is_array_api_input(X):
+            return _array_api.fit_ho_kashyap(self, X, y, X_val, y_val, coef_init, intercept_init)
         X, y = self._validate_fit(X, y)
         self._fit_rows = None
         if self.early_stopping and X_val is None and y_val is None:

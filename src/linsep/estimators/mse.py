@@ -22,6 +22,7 @@ from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .. import _array_api
 from .._base import BaseLinearSeparator
 from .._backend import is_dask_collection
 from .._dask import fit_mse
@@ -143,6 +144,8 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
         """
         if is_dask_collection(X):
             return fit_mse(self, X, y, margin)
+        if _array_api.is_array_api_input(X):
+            return _array_api.fit_mse(self, X, y, margin)
         X, y = self._validate_fit(X, y)
         b = _check_margin(margin, X.shape[0])
         classes, labels = np.unique(y, return_inverse=True)
