@@ -38,12 +38,20 @@ _ESTIMATOR_NEUTRAL = {"early_stopping": False, "record_history": False}
 
 
 def is_array_api_input(X):
-    """Whether ``X`` is a non-NumPy array-API array and scikit-learn's array-API dispatch is on."""
+    """Whether ``X`` is an array of a non-NumPy array-API namespace and scikit-learn's array-API dispatch is on."""
     from sklearn import get_config
 
-    if isinstance(X, np.ndarray) or sp.issparse(X) or is_dask_collection(X) or not hasattr(X, "__array_namespace__"):
+    if isinstance(X, np.ndarray) or sp.issparse(X) or is_dask_collection(X) or isinstance(X, (list, tuple)):
         return False
-    return bool(get_config().get("array_api_dispatch", False))
+    if not get_config().get("array_api_dispatch", False):
+        return False
+    from sklearn.utils._array_api import _is_numpy_namespace, get_namespace
+
+    try:
+        xp, is_array_api = get_namespace(X)
+    except (TypeError, ValueError):
+        return False
+    return bool(is_array_api) and not _is_numpy_namespace(xp)
 
 
 def _prepare(estimator, X, y):
