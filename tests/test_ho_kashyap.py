@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning
 
+from conftest import random_problem
 from linsep import HoKashyapClassifier, make_classifier
 from linsep._design import SignedDesign, sign_normalized
 from linsep.solvers.ho_kashyap import ho_kashyap
@@ -43,20 +44,6 @@ def oracle_hk(Y, b, mu, n_updates, w=None, C=None, absolute=False, modified=Fals
         w = w + mu * solve(np.abs(e)) if modified else solve(b + mu * (e + np.abs(e)) + offset)
         b = b + mu * (e + np.abs(e))
     return w, b
-
-
-def random_problem(seed, n=40, d=3, separable=False):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d))
-    w = rng.normal(size=d)
-    score = X @ w + 0.3
-    if separable:
-        keep = np.abs(score) > 0.3
-        X, score = X[keep], score[keep]
-        y = np.where(score > 0, 1, -1)
-    else:
-        y = np.where(score + rng.normal(scale=1.0, size=score.size) > 0, 1, -1)
-    return X, y
 
 
 # --------------------------------------------------------------------------- lecture

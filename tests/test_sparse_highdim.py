@@ -28,7 +28,7 @@ from linsep.designs.memory import InMemoryDesign
 from linsep import make_classifier
 from linsep._certificates import FIT_PROOF_RTOL
 from linsep._design import sign_normalized
-from linsep._linalg import IterativeLeastSquares, LeastSquaresFactor, least_squares_solver
+from linsep._linalg import IterativeLeastSquares, LeastSquaresFactor, least_squares_solver, solver_limits
 from linsep._registry import available_classifiers
 from linsep.separability import proof_residual
 from linsep.solvers.ho_kashyap import ho_kashyap
@@ -41,9 +41,10 @@ LINEAR = HK_VARIANTS + ("mse", "lsvm", "widrow_hoff", "lms", "perceptron", "batc
 
 
 @pytest.fixture
-def iterative(monkeypatch):
+def iterative():
     """Every least-squares system (at least the bias and one feature) goes to the iterative solver."""
-    monkeypatch.setattr(linalg, "_DIRECT_MAX_COLUMNS", 1)
+    with solver_limits(direct_max_columns=1):
+        yield
 
 
 def sparse_problem(n, d, density=0.2, seed=0, noise=0.0):
@@ -120,24 +121,24 @@ def test_warm_start_and_reweighting_reuse_the_previous_solution():
     assert reweighted.iterations == solver.iterations
 
 
-def test_factory_threshold(monkeypatch):
+def test_factory_threshold():
     X, y = sparse_problem(50, 30)
     Y = sign_normalized(X, np.where(y == 1, 1.0, -1.0))
     assert isinstance(least_squares_solver(Y), LeastSquaresFactor)
-    monkeypatch.setattr(linalg, "_DIRECT_MAX_COLUMNS", 30)
-    assert isinstance(least_squares_solver(Y), IterativeLeastSquares)
-    assert isinstance(least_squares_solver(Y, gram=(Y.T @ Y).toarray()), LeastSquaresFactor)
+    with solver_limits(direct_max_columns=30):
+        assert isinstance(least_squares_solver(Y), IterativeLeastSquares)
+        assert isinstance(least_squares_solver(Y, gram=(Y.T @ Y).toarray()), LeastSquaresFactor)
 
 
-def test_width_alone_decides_the_iterative_path(monkeypatch):
+def test_width_alone_decides_the_iterative_path():
     # The widest direct system's Gram matrix fits the dense budget; the budget governs only the SVD copy.
     assert 8 * linalg._DIRECT_MAX_COLUMNS**2 <= linalg._DENSE_BUDGET_BYTES
-    monkeypatch.setattr(linalg, "_DENSE_BUDGET_BYTES", 8)
-    assert not linalg.too_wide_for_direct(linalg._DIRECT_MAX_COLUMNS)
-    assert linalg.too_wide_for_direct(linalg._DIRECT_MAX_COLUMNS + 1)
+    with solver_limits(dense_budget_bytes=8):
+        assert not linalg.too_wide_for_direct(linalg._DIRECT_MAX_COLUMNS)
+        assert linalg.too_wide_for_direct(linalg._DIRECT_MAX_COLUMNS + 1)
 
 
-def test_no_dense_svd_copy_of_large_sparse_data(monkeypatch):
+def test_no_dense_svd_copy_of_large_sparse_data():
     # C = 0, collinear columns, few of them: the direct path's SVD would densify Y (8·N·p bytes); beyond
     # the budget (but with a Gram matrix inside it), CG gives the same minimum-norm answer
     X, y = sparse_problem(200, 30, seed=3)
@@ -145,31 +146,30 @@ def test_no_dense_svd_copy_of_large_sparse_data(monkeypatch):
     Y = sign_normalized(X, np.where(y == 1, 1.0, -1.0))
     direct = least_squares_solver(Y)
     assert direct.method == "svd"
-    monkeypatch.setattr(linalg, "_DENSE_BUDGET_BYTES", 8 * 32**2)
-    solver = least_squares_solver(Y)
+    with solver_limits(dense_budget_bytes=8 * 32**2):
+        solver = least_squares_solver(Y)
     assert solver.method == "cg"
     np.testing.assert_allclose(solver.solve(np.ones(200)), direct.solve(np.ones(200)), atol=1e-8)
 
 
-def test_unconverged_solve_is_reported(iterative, monkeypatch):
-    monkeypatch.setattr(linalg, "_CG_MAX_ITER", 1)
+def test_unconverged_solve_is_reported(iterative):
     X, y = sparse_problem(100, 40)
-    result = mse(sign_normalized(X, np.where(y == 1, 1.0, -1.0)))
-    assert result.extra["factorization"] == "cg" and result.status == "max_iter"
-    with pytest.warns(ConvergenceWarning):
-        make_classifier("mse").fit(X, y)
+    with solver_limits(cg_max_iter=1):
+        result = mse(sign_normalized(X, np.where(y == 1, 1.0, -1.0)))
+        assert result.extra["factorization"] == "cg" and result.status == "max_iter"
+        with pytest.warns(ConvergenceWarning):
+            make_classifier("mse").fit(X, y)
 
 
 def test_unconverged_column_of_a_multi_right_hand_side_is_reported(iterative, monkeypatch):
     X, y = sparse_problem(100, 40)
     A = sign_normalized(X, np.ones(100))
-    monkeypatch.setattr(linalg, "_CG_MAX_ITER", 1)
-    solver = least_squares_solver(A)
+    with solver_limits(cg_max_iter=1):
+        solver = least_squares_solver(A)
     solver.solve(np.column_stack([np.ones(100), np.zeros(100)]))  # the last column solves at once
     assert not solver.converged
 
     # The multi-class linear machine: only the first class's solve stops short.
-    monkeypatch.setattr(linalg, "_CG_MAX_ITER", 10_000)
     pcg, calls = linalg._pcg, []
 
     def first_solve_short(matvec, b, x, inv_diag, rtol, max_iter, **kwargs):
@@ -215,20 +215,20 @@ def test_irls_system_that_turns_iterative_is_checked(monkeypatch):
 
     monkeypatch.setattr(LeastSquaresFactor, "__init__", direct_unless_weighted)
     assert ho_kashyap(Y, C=0.1, loss="absolute").status == "converged"
-    monkeypatch.setattr(linalg, "_CG_MAX_ITER", 1)
-    result = ho_kashyap(Y, C=0.1, loss="absolute")
+    with solver_limits(cg_max_iter=1):
+        result = ho_kashyap(Y, C=0.1, loss="absolute")
     assert result.extra["factorization"] == "cg" and result.status == "max_iter"
 
 
-def test_lsvm_reports_unconverged_cg_solves(iterative, monkeypatch):
+def test_lsvm_reports_unconverged_cg_solves(iterative):
     X, y = sparse_problem(100, 20, noise=0.15)
     signs = np.where(y == 1, 1.0, -1.0)
     assert lagrangian_svm(X, signs).status == "converged"
-    monkeypatch.setattr(linalg, "_CG_MAX_ITER", 1)
-    result = lagrangian_svm(X, signs)
-    assert result.extra["factorization"] == "cg" and result.status == "max_iter"
-    with pytest.warns(ConvergenceWarning):
-        make_classifier("lsvm").fit(X, y)
+    with solver_limits(cg_max_iter=1):
+        result = lagrangian_svm(X, signs)
+        assert result.extra["factorization"] == "cg" and result.status == "max_iter"
+        with pytest.warns(ConvergenceWarning):
+            make_classifier("lsvm").fit(X, y)
 
 
 # --- dense direct vs sparse iterative, estimator by estimator ---------------------------------------
@@ -236,12 +236,12 @@ def test_lsvm_reports_unconverged_cg_solves(iterative, monkeypatch):
 
 @pytest.mark.parametrize("name", HK_VARIANTS + ("mse", "lsvm"))
 @pytest.mark.parametrize("noise", [0.0, 0.15])
-def test_sparse_iterative_agrees_with_dense_direct(name, noise, monkeypatch):
+def test_sparse_iterative_agrees_with_dense_direct(name, noise):
     X, y = sparse_problem(120, 30, noise=noise, seed=2)
     params = {"max_iter": 300} if name in HK_VARIANTS else {}  # hkesa would run to 10 000 on separable data
     direct = fit_quietly(estimator(name, **params), X.toarray(), y)
-    monkeypatch.setattr(linalg, "_DIRECT_MAX_COLUMNS", 2)
-    sparse = fit_quietly(estimator(name, **params), X, y)
+    with solver_limits(direct_max_columns=2):
+        sparse = fit_quietly(estimator(name, **params), X, y)
     rtol = 1e-3 if name in IRLS else 1e-6
     scale = np.abs(direct.coef_).max()
     np.testing.assert_allclose(sparse.coef_, direct.coef_, rtol=0, atol=rtol * scale)
@@ -252,13 +252,13 @@ def test_sparse_iterative_agrees_with_dense_direct(name, noise, monkeypatch):
 
 
 @pytest.mark.parametrize("name", ("hk", "modified_hk", "hkes", "mse"))
-def test_minimum_norm_weights_when_d_exceeds_n(name, monkeypatch):
+def test_minimum_norm_weights_when_d_exceeds_n(name):
     # C = 0, d + 1 > N: the direct path's SVD gives W = Y⁺B; so must CG.
     X, y = sparse_problem(25, 60, noise=0.2, seed=5)
     direct = fit_quietly(estimator(name, **({} if name == "mse" else {"stop_at_separation": False})),
                          X.toarray(), y)
-    monkeypatch.setattr(linalg, "_DIRECT_MAX_COLUMNS", 2)
-    sparse = fit_quietly(estimator(name, **({} if name == "mse" else {"stop_at_separation": False})), X, y)
+    with solver_limits(direct_max_columns=2):
+        sparse = fit_quietly(estimator(name, **({} if name == "mse" else {"stop_at_separation": False})), X, y)
     scale = np.abs(direct.coef_).max()
     np.testing.assert_allclose(sparse.coef_, direct.coef_, atol=1e-6 * scale)
     np.testing.assert_allclose(sparse.intercept_, direct.intercept_, atol=1e-6 * scale)
@@ -300,8 +300,7 @@ def test_iterative_verdicts_are_checked(n, d, seed, duplicate, update):
         X = sp.vstack([X, X[:1]], format="csr")
         y = np.append(y, -y[0])
     Y = sign_normalized(X, y)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(linalg, "_DIRECT_MAX_COLUMNS", 0)
+    with solver_limits(direct_max_columns=0):
         result = ho_kashyap(Y, update=update, max_iter=2000)
     assert result.extra["factorization"] == "cg"
     if result.status == "not_separable":
@@ -325,8 +324,7 @@ def test_iterative_verdicts_match_the_direct_solver(iterative):
             X, y = sp.vstack([X, X[:1]], format="csr"), np.append(y, -y[0])
         Y = sign_normalized(X, y)
         result = ho_kashyap(Y, max_iter=2000)
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(linalg, "_DIRECT_MAX_COLUMNS", 2000)
+        with solver_limits(direct_max_columns=2000):
             assert ho_kashyap(Y.toarray(), max_iter=2000).status == result.status
         if result.status == "not_separable":
             assert exact_proof_check(Y, result.certificate)

@@ -29,6 +29,10 @@ the non-zeros of ``Y`` per solve).
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+from dataclasses import dataclass, replace
+
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
@@ -53,6 +57,32 @@ CG_RTOL = 1e-10
 CG_PROOF_RTOL = 1e-14
 """The tightened tolerance of a solve whose result is to back a non-separability proof."""
 _CG_MAX_ITER = 5000
+
+
+@dataclass(frozen=True)
+class SolverLimits:
+    """The size limits of the W-step factory: the defaults above, or those of a :func:`solver_limits` block."""
+
+    direct_max_columns: int = _DIRECT_MAX_COLUMNS
+    dense_budget_bytes: int = _DENSE_BUDGET_BYTES
+    cg_max_iter: int = _CG_MAX_ITER
+
+
+_LIMITS = contextvars.ContextVar("linsep_solver_limits", default=SolverLimits())
+
+
+@contextlib.contextmanager
+def solver_limits(**limits):
+    """Private: run a block with other :class:`SolverLimits` (tests force the iterative path with it).
+
+    Scoped to the block and to the current thread's context: nothing outside it changes.
+    """
+    token = _LIMITS.set(replace(_LIMITS.get(), **limits))
+    try:
+        yield
+    finally:
+        _LIMITS.reset(token)
+
 
 _potrf, _potrs = sla.get_lapack_funcs(("potrf", "potrs"), (np.empty((1, 1)),))
 
@@ -158,7 +188,7 @@ class LeastSquaresFactor:
         self.method = "eigh"
 
     def _factor_svd(self):
-        if sp.issparse(self.Y) and 8 * self.Y.shape[0] * self.Y.shape[1] > _DENSE_BUDGET_BYTES:
+        if sp.issparse(self.Y) and 8 * self.Y.shape[0] * self.Y.shape[1] > _LIMITS.get().dense_budget_bytes:
             raise _TooLargeForDirect
         # No column equilibration here: the minimum-norm solution must be the one of
         # Y itself (W = Y⁺ r), and the SVD is insensitive to column scaling anyway.
@@ -386,7 +416,7 @@ class IterativeLeastSquares:
         self.sample_weight = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
         self.ridge = float(ridge)
         self.tol = float(tol)
-        self.max_iter = _CG_MAX_ITER if max_iter is None else int(max_iter)
+        self.max_iter = _LIMITS.get().cg_max_iter if max_iter is None else int(max_iter)
         self.penalize_bias = bool(penalize_bias)
         self.minimum_norm = bool(minimum_norm)
         if _shared is None:
@@ -505,7 +535,7 @@ def too_wide_for_direct(n_cols):
     The width alone decides: the Gram matrix of the widest direct system (``8p²`` bytes, 32 MB) is
     far inside :data:`_DENSE_BUDGET_BYTES`.
     """
-    return n_cols > _DIRECT_MAX_COLUMNS
+    return n_cols > _LIMITS.get().direct_max_columns
 
 
 def least_squares_solver(Y, sample_weight=None, ridge=0.0, gram=None, *, tol=CG_RTOL, penalize_bias=False,
