@@ -16,10 +16,10 @@ import time
 
 os.environ.setdefault("SCIPY_ARRAY_API", "1")
 
-import numpy as np  # noqa: E402
-import sklearn  # noqa: E402
+import numpy as np
+import sklearn
 
-from linsep import make_classifier  # noqa: E402
+from linsep import make_classifier
 
 
 def best_time(fit, repeat):
@@ -48,21 +48,21 @@ def main():
     print(f"load average: {os.getloadavg()}; torch {torch.__version__}, threads {torch.get_num_threads()}; "
           f"devices: {devices}")
     rng = np.random.default_rng(0)
-    params = dict(max_iter=args.iterations, tol=0.0, stopping="paper")
+    params = {"max_iter": args.iterations, "tol": 0.0, "stopping": "paper"}
     for n in args.n:
         X = rng.standard_normal((n, args.d)).astype(args.dtype)
         y = (X[:, 0] + 0.5 * rng.standard_normal(n) > 0).astype(np.int64)
-        t_numpy, reference = best_time(lambda: make_classifier("mhks", **params).fit(X, y), args.repeat)
+        t_numpy, reference = best_time(lambda X=X, y=y: make_classifier("mhks", **params).fit(X, y), args.repeat)
         print(f"N = {n:.0e}, d = {args.d}, {args.dtype}: NumPy {t_numpy:.3f} s ({reference.n_iter_} iterates)")
         for device in devices:
             Xt, yt = torch.asarray(X, device=device), torch.asarray(y, device=device)
             with sklearn.config_context(array_api_dispatch=True):
-                t_torch, fitted = best_time(lambda: make_classifier("mhks", **params).fit(Xt, yt), args.repeat)
+                t_torch, fitted = best_time(lambda Xt=Xt, yt=yt: make_classifier("mhks", **params).fit(Xt, yt),
+                                            args.repeat)
             coef = fitted.coef_.cpu().numpy().astype(float)
             error = np.max(np.abs(coef - reference.coef_)) / np.abs(reference.coef_).max()
             print(f"  torch {device}: {t_torch:.3f} s = {t_torch / t_numpy:.2f} × NumPy; "
                   f"coef_ on {fitted.coef_.device}, max relative difference {error:.1e}")
-        del X, y
 
 
 if __name__ == "__main__":

@@ -50,7 +50,8 @@ print(json.dumps({"fits": out, "refused": refused}))
 @pytest.fixture(scope="module")
 def outcome():
     env = dict(os.environ, SCIPY_ARRAY_API="1")
-    run = subprocess.run([sys.executable, "-c", CHECKS], capture_output=True, text=True, env=env, timeout=300)
+    run = subprocess.run([sys.executable, "-c", CHECKS], capture_output=True, text=True, env=env, timeout=300,
+                         check=False)
     assert run.returncode == 0, run.stderr[-3000:]
     return json.loads(run.stdout.strip().splitlines()[-1])
 

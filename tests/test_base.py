@@ -4,9 +4,9 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import random_problem, three_overlapping_classes
 from sklearn.exceptions import ConvergenceWarning
 
-from conftest import random_problem, three_overlapping_classes
 from linsep import HoKashyapClassifier, KozinecClassifier, PerceptronClassifier
 from linsep.solvers.ho_kashyap import ho_kashyap
 

@@ -11,9 +11,9 @@ from linsep.solvers.ho_kashyap import ho_kashyap
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 
-from linsep import make_classifier  # noqa: E402
-from linsep._dask import prepare  # noqa: E402
-from linsep.designs.dask import DaskDesign  # noqa: E402
+from linsep import make_classifier
+from linsep._dask import prepare
+from linsep.designs.dask import DaskDesign
 
 CHUNKS = (40, 25, 35)
 

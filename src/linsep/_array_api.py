@@ -28,7 +28,7 @@ from .designs.array_api import ArrayAPIDesign, to_host
 from .solvers.ho_kashyap import ho_kashyap
 from .solvers.mse import mse
 
-__all__ = ["HK_SUPPORTED", "is_array_api_input", "fit_ho_kashyap", "fit_mse"]
+__all__ = ["HK_SUPPORTED", "fit_ho_kashyap", "fit_mse", "is_array_api_input"]
 
 HK_SUPPORTED = frozenset({"learning_rate", "b0", "max_iter", "tol", "stopping", "stop_at_separation", "update",
                           "C", "loss", "irls_floor"})

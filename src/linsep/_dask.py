@@ -24,14 +24,35 @@ from ._linalg import too_wide_for_direct
 from ._params import HKParams, refuse_unsupported
 from ._result import CONVERGED, NOT_SEPARABLE, SEPARABLE, SolveResult
 from .designs import dask as blockwise
-from .designs.dask import (DaskDesign, RowBlocks, _check_row_chunked, _classes, _compute, _dask, _delayed,
-                           _held_out_block, _labels_like, _persist, decision_function, predict)
+from .designs.dask import (
+    DaskDesign,
+    RowBlocks,
+    _check_row_chunked,
+    _classes,
+    _compute,
+    _dask,
+    _delayed,
+    _held_out_block,
+    _labels_like,
+    _persist,
+    decision_function,
+    predict,
+)
 from .solvers.ho_kashyap import ho_kashyap
 from .solvers.lsvm import lagrangian_svm
 from .solvers.mse import mse
 
-__all__ = ["HK_SUPPORTED", "UNSUPPORTED", "fit_ho_kashyap", "fit_mse", "fit_lsvm", "decision_function", "predict", "prepare",
-           "validation_split"]
+__all__ = [
+    "HK_SUPPORTED",
+    "UNSUPPORTED",
+    "decision_function",
+    "fit_ho_kashyap",
+    "fit_lsvm",
+    "fit_mse",
+    "predict",
+    "prepare",
+    "validation_split",
+]
 
 UNSUPPORTED = {"record_history": False}
 """Estimator parameters the dask backend cannot honour, with their neutral values (traces hold N-vectors)."""

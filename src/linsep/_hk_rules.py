@@ -18,9 +18,21 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["HK_BUDGET_SPENT", "HK_SEPARABLE", "HK_NOT_SEPARABLE", "HK_CONVERGED", "HK_ILL_CONDITIONED",
-           "PROOF_RTOL", "STOPPING_RULES", "default_tol", "irls_weights", "is_nonseparability_proof",
-           "proof_test", "stop_code", "weights_stand_still"]
+__all__ = [
+    "HK_BUDGET_SPENT",
+    "HK_CONVERGED",
+    "HK_ILL_CONDITIONED",
+    "HK_NOT_SEPARABLE",
+    "HK_SEPARABLE",
+    "PROOF_RTOL",
+    "STOPPING_RULES",
+    "default_tol",
+    "irls_weights",
+    "is_nonseparability_proof",
+    "proof_test",
+    "stop_code",
+    "weights_stand_still",
+]
 
 # Codes of the rules and of the compiled segment (the solver maps them to the status strings).
 HK_BUDGET_SPENT, HK_SEPARABLE, HK_NOT_SEPARABLE, HK_CONVERGED, HK_ILL_CONDITIONED = 0, 1, 2, 3, 4

@@ -38,17 +38,36 @@ from numbers import Real
 import numpy as np
 
 from .._backend import is_dask_collection
-from .._certificates import column_largest, power_of_two_shifts, proof_block_sums, residuals_from_sums
-from .._certificates import FIT_PROOF_RTOL
-from .._design import (SignedDesign, augmented_weights, column_maxabs, columns_out_of_range, safe_exponent,
-                       signed_scores, solution_dtype)
+from .._certificates import (
+    FIT_PROOF_RTOL,
+    column_largest,
+    power_of_two_shifts,
+    proof_block_sums,
+    residuals_from_sums,
+)
+from .._design import (
+    SignedDesign,
+    augmented_weights,
+    column_maxabs,
+    columns_out_of_range,
+    safe_exponent,
+    signed_scores,
+    solution_dtype,
+)
 from .._hk_rules import irls_weights
 from .._linalg import GramOnly, least_squares_solver
 from .._loops import _pass_by_rows
 from ..solvers.lsvm import _LinearStep, _PDFactor, linear_pass
 
-__all__ = ["DaskDesign", "DaskLSVMFactor", "RowBlocks", "MAX_BLOCK_BYTES", "decision_function", "predict",
-           "is_proof"]
+__all__ = [
+    "MAX_BLOCK_BYTES",
+    "DaskDesign",
+    "DaskLSVMFactor",
+    "RowBlocks",
+    "decision_function",
+    "is_proof",
+    "predict",
+]
 
 MAX_BLOCK_BYTES = 1 << 30
 """Largest row block (all columns, float64) that a column-chunked ``X`` is rechunked into."""

@@ -14,14 +14,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._hk_rules import (HK_BUDGET_SPENT, HK_CONVERGED, HK_ILL_CONDITIONED, HK_NOT_SEPARABLE, HK_SEPARABLE,
-                         PROOF_RTOL, is_nonseparability_proof)
+from .._hk_rules import (
+    HK_BUDGET_SPENT,
+    HK_CONVERGED,
+    HK_ILL_CONDITIONED,
+    HK_NOT_SEPARABLE,
+    HK_SEPARABLE,
+    PROOF_RTOL,
+    is_nonseparability_proof,
+)
 from .._linalg import _PIVOT_TOL
 from .._loops import ho_kashyap_segment
 from .._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE
 from .._threads import _PARALLEL_LOCK, pass_threads, serial_blas
 
-__all__ = ["HKRun", "SEGMENT_STEPS", "iterate_compiled"]
+__all__ = ["SEGMENT_STEPS", "HKRun", "iterate_compiled"]
 
 # Iterations per call of the compiled loop: its history buffers are allocated
 # per segment, so an unbounded max_iter never allocates an unbounded array.
