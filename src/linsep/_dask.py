@@ -21,7 +21,7 @@ import numpy as np
 
 from ._backend import is_dask_collection
 from ._linalg import too_wide_for_direct
-from ._params import HKParams, refuse_unsupported
+from ._params import HKParams, refuse_unsupported, starting_weights
 from ._result import CONVERGED, NOT_SEPARABLE, SEPARABLE, SolveResult
 from .designs import dask as blockwise
 from .designs.dask import (
@@ -183,20 +183,6 @@ def _validation_design(estimator, blocks, classes, X_val, y_val):
     return None, None, DaskDesign(val_blocks, None)
 
 
-def _initial_weights(classes, n_features, coef_init, intercept_init):
-    if coef_init is None and intercept_init is None:
-        return None
-    if classes.size != 2:
-        raise ValueError("coef_init / intercept_init are supported for two-class problems only")
-    coef = np.zeros(n_features) if coef_init is None else np.asarray(coef_init, dtype=float).ravel()
-    if coef.shape[0] != n_features:
-        raise ValueError(f"coef_init has {coef.shape[0]} entries, X has {n_features} features")
-    weights = np.append(coef, 0.0 if intercept_init is None else float(intercept_init))
-    if not np.all(np.isfinite(weights)):
-        raise ValueError("coef_init and intercept_init must be finite")
-    return weights
-
-
 def fit_ho_kashyap(estimator, X, y, X_val=None, y_val=None, coef_init=None, intercept_init=None):
     """:meth:`linsep.HoKashyapClassifier.fit` for dask ``X``: the in-memory solver on :class:`DaskDesign`."""
     if (X_val is None) != (y_val is None):
@@ -208,7 +194,7 @@ def fit_ho_kashyap(estimator, X, y, X_val=None, y_val=None, coef_init=None, inte
     blocks = prepare(estimator, X, y)
     classes = estimator.classes_
     fit_rows, fit_counts, val_design = _validation_design(estimator, blocks, classes, X_val, y_val)
-    initial_weights = _initial_weights(classes, blocks.n_features, coef_init, intercept_init)
+    initial_weights = starting_weights(classes.size, blocks.n_features, coef_init, intercept_init)
     base = DaskDesign(blocks, None, fit_rows, fit_counts)
     gram = blockwise._prepared_gram(base)[0]  # shared by the one-vs-rest problems (signs do not change it)
     designs, results = [], []

@@ -15,11 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from numbers import Integral, Real
 
+import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._hk_rules import STOPPING_RULES
 
-__all__ = ["HK_CONSTRAINTS", "HKParams", "refuse_unsupported"]
+__all__ = ["EARLY_STOPPING_CONSTRAINTS", "HK_CONSTRAINTS", "HKParams", "refuse_unsupported", "starting_weights"]
 
 HK_CONSTRAINTS = {
     "learning_rate": [Interval(Real, 0, 1, closed="neither")],
@@ -107,3 +108,21 @@ def refuse_unsupported(values, neutral, where, supported=()):
         value = values.get(name, default) if isinstance(values, dict) else getattr(values, name, default)
         if value is not None and value is not default and value != default:
             raise ValueError(f"{name}={value!r} is not available for {where}; fit in memory to use it")
+
+
+def starting_weights(n_classes, n_features, coef_init, intercept_init):
+    """``W_0 = (coef_init, intercept_init)`` (bias last; a missing part is 0), checked; ``None`` if neither is given.
+
+    Starting weights serve two-class problems only (one ``W_0`` per problem).
+    """
+    if coef_init is None and intercept_init is None:
+        return None
+    if n_classes != 2:
+        raise ValueError("coef_init / intercept_init are supported for two-class problems only")
+    coef = np.zeros(n_features) if coef_init is None else np.asarray(coef_init, dtype=float).ravel()
+    if coef.shape[0] != n_features:
+        raise ValueError(f"coef_init has {coef.shape[0]} entries, X has {n_features} features")
+    weights = np.append(coef, 0.0 if intercept_init is None else float(intercept_init))
+    if not np.all(np.isfinite(weights)):
+        raise ValueError("coef_init and intercept_init must be finite")
+    return weights

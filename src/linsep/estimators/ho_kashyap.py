@@ -25,8 +25,8 @@ from .._backend import is_dask_collection
 from .. import _array_api
 from .._base import BaseLinearSeparator
 from .._dask import fit_ho_kashyap
-from .._design import augmented_weights, scale_columns, signed_design
-from .._params import EARLY_STOPPING_CONSTRAINTS, HK_CONSTRAINTS, HKParams
+from .._design import scale_columns, signed_design
+from .._params import EARLY_STOPPING_CONSTRAINTS, HK_CONSTRAINTS, HKParams, starting_weights
 from .._result import NOT_SEPARABLE, SEPARABLE
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from ..solvers.ho_kashyap import ho_kashyap
@@ -200,14 +200,7 @@ class HoKashyapClassifier(BaseLinearSeparator):
             validation = (X_val, None)
         self._initial_weights = None
         if coef_init is not None or intercept_init is not None:
-            if np.unique(y).size != 2:
-                raise ValueError("coef_init / intercept_init are supported for two-class problems only")
-            coef = np.zeros(X.shape[1]) if coef_init is None else np.asarray(coef_init, dtype=float).ravel()
-            if coef.shape[0] != X.shape[1]:
-                raise ValueError(f"coef_init has {coef.shape[0]} entries, X has {X.shape[1]} features")
-            self._initial_weights = augmented_weights(coef, 0.0 if intercept_init is None else intercept_init)
-            if not np.all(np.isfinite(self._initial_weights)):
-                raise ValueError("coef_init and intercept_init must be finite")
+            self._initial_weights = starting_weights(np.unique(y).size, X.shape[1], coef_init, intercept_init)
         extra = {"y_val": y_val} if y_val is not None else None
         self._validation = validation  # (X_val, its rows or None)
         try:
