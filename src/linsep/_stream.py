@@ -58,6 +58,7 @@ import numpy as np
 from sklearn.utils.multiclass import _check_partial_fit_first_call, check_classification_targets
 from sklearn.utils.validation import validate_data
 
+from ._finite import require_finite_model
 from ._base import encode_pm1
 from ._design import column_shifts
 
@@ -135,4 +136,5 @@ class StreamMixin:
         passes = self._passes_so_far(first, n_problems)
         results = [self._solve_chunk(X, targets[:, c], W[c], epoch, **chunk_params) for c in range(n_problems)]
         self._store(self._finish_chunk(results, passes, epoch))
+        require_finite_model(self)
         return self

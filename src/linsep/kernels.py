@@ -3,6 +3,22 @@
 Kernels are scikit-learn's pairwise kernels with SVC's parameter names
 (``gamma``, ``degree``, ``coef0``); ``"precomputed"`` means the caller passes
 Gram matrices; a callable ``k(A, B) -> ndarray`` is used as it is.
+
+Every kernel value reaches a solver or a decision function through
+:func:`kernel_matrix` or :class:`KernelColumnCache`, and both hold two
+guarantees for all kernel estimators at once:
+
+* sparse samples are read in canonical form (duplicate stored entries of a
+  cell summed, on a copy: the caller's matrix is never changed).
+  scikit-learn's row norms square each stored entry, so a cell stored as
+  ``v + 7`` and ``-7`` would enter an RBF distance as ``(v + 7)² + 49``
+  instead of ``v²``;
+* the values are checked (:func:`linsep._finite.require_kernel_block`): one
+  finite value per pair of rows, else a ``ValueError`` that names the kernel.
+
+:func:`training_samples` gives a kernel model its own canonical copy of the
+training samples, so that changing the caller's array after ``fit`` changes
+nothing (as scikit-learn's SVC keeps its own support vectors).
 """
 
 from __future__ import annotations
@@ -14,8 +30,11 @@ import scipy.sparse as sp
 from sklearn.metrics.pairwise import pairwise_kernels
 
 from ._design import summed_duplicates
+from ._finite import require_finite, require_kernel_block
 
 KERNELS = ("linear", "poly", "rbf", "sigmoid", "precomputed")
+
+_OVERFLOW_HINT = "they overflowed; lower degree, gamma or coef0, or rescale X (e.g. with StandardScaler)"
 
 
 def kernel_params(kernel, gamma=None, degree=3, coef0=0.0):
@@ -32,13 +51,39 @@ def kernel_params(kernel, gamma=None, degree=3, coef0=0.0):
     raise ValueError(f"kernel must be one of {KERNELS} or a callable, got {kernel!r}")
 
 
-def kernel_matrix(A, B, *, kernel="rbf", gamma=None, degree=3, coef0=0.0):
-    """Return ``K[i, j] = k(A_i, B_j)``."""
+def training_samples(X, kernel):
+    """The training samples a kernel model keeps: its own copy, sparse ones in canonical form.
+
+    Prediction evaluates ``k(x, x_i)`` on these rows, so the model must not
+    share them with the caller (who may overwrite the array after ``fit``).
+    For ``kernel="precomputed"`` ``X`` is the training Gram matrix, which
+    prediction never reads (it receives ``k(X_new, X_fit)``): it is kept
+    without a copy, only summed if sparse.
+    """
     if kernel == "precomputed":
-        return np.asarray(A)
+        return summed_duplicates(X)
+    if sp.issparse(X):
+        X = X.copy()  # a copy even when canonical: sum_duplicates works in place
+        X.sum_duplicates()
+        return X
+    return np.array(X, copy=True)
+
+
+def kernel_matrix(A, B, *, kernel="rbf", gamma=None, degree=3, coef0=0.0):
+    """Return ``K[i, j] = k(A_i, B_j)``, checked: shape ``(len(A), len(B))``, finite values.
+
+    Sparse ``A`` and ``B`` are read with duplicate entries summed (module
+    docstring); a kernel that returns another shape or a value that is not
+    finite raises ``ValueError``.  ``kernel="precomputed"`` returns ``A``
+    (already validated) as a dense array.
+    """
+    if kernel == "precomputed":
+        return A.toarray() if sp.issparse(A) else np.asarray(A)
+    A, B = summed_duplicates(A), summed_duplicates(B)
     if callable(kernel):
-        return np.asarray(kernel(A, B))
-    return pairwise_kernels(A, B, metric=kernel, **kernel_params(kernel, gamma, degree, coef0))
+        return require_kernel_block(kernel(A, B), (A.shape[0], B.shape[0]), kernel)
+    K = pairwise_kernels(A, B, metric=kernel, **kernel_params(kernel, gamma, degree, coef0))
+    return require_kernel_block(K, (A.shape[0], B.shape[0]), kernel)
 
 
 def resolve_gamma(gamma, X):
@@ -144,11 +189,13 @@ class KernelColumnCache:
             sub = X[rows][:, cols]
             return np.asarray(sub.toarray() if sp.issparse(sub) else sub, dtype=float)
         if callable(kernel):
-            return np.asarray(kernel(X[rows], X[cols]), dtype=float)
+            K = require_kernel_block(kernel(X[rows], X[cols]), (rows.size, cols.size), kernel)
+            return np.asarray(K.toarray() if sp.issparse(K) else K, dtype=float)
         out = X[rows] @ X[cols].T  # ⟨x_i, x_j⟩, one BLAS gemm
         out = np.array(out.toarray() if sp.issparse(out) else out, dtype=float)
         self._finish(out, None if self._sq_norms is None else self._sq_norms[rows][:, None],
                      None if self._sq_norms is None else self._sq_norms[cols])
+        require_finite(out, f"kernel values of kernel {kernel!r}", _OVERFLOW_HINT)
         return out
 
     def dot(self, cols, coef):
@@ -164,7 +211,8 @@ class KernelColumnCache:
     def _compute(self, j, out):
         X, kernel = self.X, self.kernel
         if callable(kernel):
-            out[:] = np.asarray(kernel(X, X[[j]])).ravel()
+            column = require_kernel_block(kernel(X, X[[j]]), (X.shape[0], 1), kernel)
+            out[:] = np.ravel(column.toarray() if sp.issparse(column) else column)
             return
         if sp.issparse(X):  # the row's stored entries scattered into a d-vector (X itself stays sparse)
             row = sp.csr_matrix(X[[j]])
@@ -174,6 +222,7 @@ class KernelColumnCache:
             x_j = X[j]
         np.copyto(out, np.asarray(X @ x_j).ravel())  # ⟨x_i, x_j⟩, one BLAS gemv
         self._finish(out, self._sq_norms, None if self._sq_norms is None else self._sq_norms[j])
+        require_finite(out, f"kernel values of kernel {kernel!r}", _OVERFLOW_HINT)
 
     def _finish(self, out, sq_rows, sq_cols):
         """Turn the inner products in ``out`` into kernel values, in place."""
