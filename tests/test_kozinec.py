@@ -411,3 +411,20 @@ def test_shrinking_soft_margin_and_non_separable():
     with pytest.warns(ConvergenceWarning, match="max_iter"):
         hard.fit(X, y)
     assert hard.status_ in ("max_iter", "not_separable") and hard.n_iter_ <= 300
+
+
+@pytest.mark.parametrize("name", ["kozinec", "sk"])
+@pytest.mark.parametrize("formulation", ["two_hull", "augmented"])
+def test_not_separable_status_keeps_a_checkable_certificate(name, formulation):
+    from linsep._certificates import FIT_PROOF_RTOL, is_proof
+
+    X = np.array([[0, 0], [1, 1], [0, 1], [1, 0]] * 3, dtype=float)  # XOR: the hulls cross
+    y = np.array([0, 0, 1, 1] * 3)
+    clf = make_classifier(name, formulation=formulation, max_iter=2000).fit(X, y)
+    assert clf.status_ == "not_separable"
+    assert is_proof(X, np.where(y == 1, 1.0, -1.0), clf.certificate_, FIT_PROOF_RTOL)
+    separable = make_classifier(name, formulation=formulation).fit([[0, 0], [0, 1], [2, 0], [2, 1]], [0, 0, 1, 1])
+    assert separable.certificate_ is None
+    three = make_classifier(name, formulation=formulation, max_iter=2000).fit(
+        np.vstack([X, [[5, 5], [6, 5]]]), np.r_[y, 2, 2])
+    assert isinstance(three.certificate_, list) and len(three.certificate_) == 3

@@ -61,7 +61,7 @@ def require_kernel_block(K, shape, kernel):
     kernel : str or callable
         The kernel, named in the message.
     """
-    name = getattr(kernel, "__name__", None) or repr(kernel)
+    name = getattr(kernel, "__name__", None) or str(kernel)
     if not hasattr(K, "tocsr"):
         K = np.asarray(K)
     if K.shape != tuple(shape):

@@ -195,7 +195,7 @@ class KernelColumnCache:
         out = np.array(out.toarray() if sp.issparse(out) else out, dtype=float)
         self._finish(out, None if self._sq_norms is None else self._sq_norms[rows][:, None],
                      None if self._sq_norms is None else self._sq_norms[cols])
-        require_finite(out, f"kernel values of kernel {kernel!r}", _OVERFLOW_HINT)
+        require_finite(out, f"kernel values of kernel {kernel}", _OVERFLOW_HINT)
         return out
 
     def dot(self, cols, coef):
@@ -222,7 +222,7 @@ class KernelColumnCache:
             x_j = X[j]
         np.copyto(out, np.asarray(X @ x_j).ravel())  # ⟨x_i, x_j⟩, one BLAS gemv
         self._finish(out, self._sq_norms, None if self._sq_norms is None else self._sq_norms[j])
-        require_finite(out, f"kernel values of kernel {kernel!r}", _OVERFLOW_HINT)
+        require_finite(out, f"kernel values of kernel {kernel}", _OVERFLOW_HINT)
 
     def _finish(self, out, sq_rows, sq_cols):
         """Turn the inner products in ``out`` into kernel values, in place."""
