@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["require_finite", "require_kernel_block", "require_finite_model"]
+__all__ = ["require_finite", "require_finite_model", "require_kernel_block"]
 
 MODEL_ATTRIBUTES = ("coef_", "dual_coef_", "intercept_")
 """Fitted attributes that prediction reads; each must be finite."""
