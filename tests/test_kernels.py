@@ -8,7 +8,8 @@ import scipy.sparse as sp
 
 from linsep import available_classifiers, make_classifier
 from linsep._base import BaseKernelSeparator
-from linsep.kernels import KernelColumnCache, kernel_matrix
+from linsep.kernels import KernelColumnCache, kernel_matrix, low_rank_gram_factor
+from linsep.solvers.lsvm import kernel_lagrangian_svm
 
 KERNEL_ESTIMATORS = [name for name in available_classifiers()
                      if isinstance(make_classifier(name), BaseKernelSeparator)]
@@ -85,3 +86,37 @@ def test_kernel_matrix_and_column_cache_read_duplicates_as_their_sum():
         np.testing.assert_allclose(cache.block([0, 2], [1, 5]), expected[np.ix_([0, 2], [1, 5])],
                                    rtol=1e-9, atol=1e-12)
     assert not D.has_canonical_format
+
+
+def test_low_rank_gram_factor_reproduces_the_gram_matrix_to_rounding():
+    X = np.random.default_rng(0).normal(size=(2000, 2))
+    F = low_rank_gram_factor(X, kernel="rbf", gamma=0.5)
+    assert F is not None and F.shape[1] < 2000 // 4
+    K = kernel_matrix(X, X, kernel="rbf", gamma=0.5)
+    assert np.abs(K - F @ F.T).max() <= 1e-10
+    F_poly = low_rank_gram_factor(X, kernel="poly", gamma=1.0, degree=2, coef0=1.0)
+    assert F_poly.shape[1] == 6  # the monomials of degree <= 2 in the plane
+    np.testing.assert_allclose(F_poly @ F_poly.T, kernel_matrix(X, X, kernel="poly", gamma=1.0, degree=2, coef0=1.0),
+                               atol=1e-9)
+    # no factor where it would not pay or not represent K
+    assert low_rank_gram_factor(X, kernel="sigmoid", gamma=0.5) is None  # not positive semi-definite
+    assert low_rank_gram_factor(X[:200], kernel="rbf", gamma=0.5) is None  # fewer than 4 blocks of columns
+    wide = np.random.default_rng(1).normal(size=(2000, 50))
+    assert low_rank_gram_factor(wide, kernel="rbf", gamma=1.0) is None  # full numerical rank
+
+
+def test_kernel_lsvm_with_one_positive_among_many_converges_to_the_dense_solution():
+    # Few active constraints: hundreds of steps of (22).  On the low-rank factor of K each is O(N r).
+    X = np.random.default_rng(0).normal(size=(2000, 2))
+    y = np.zeros(2000, dtype=int)
+    y[0] = 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # converged well within the default budget: no ConvergenceWarning
+        model = make_classifier("kernel_lsvm", C=1.0).fit(X, y)
+    assert model.status_ == "converged" and model.n_iter_ < 1000
+    assert low_rank_gram_factor(X, kernel="rbf", gamma=model._gamma) is not None  # the O(N r) path was taken
+    K = kernel_matrix(X, X, kernel="rbf", gamma=model._gamma)
+    dense = kernel_lagrangian_svm(K, np.where(y == 1, 1.0, -1.0), C=1.0)
+    assert dense.n_iter == model.n_iter_
+    np.testing.assert_allclose(model.dual_coef_[0], dense.weights, atol=1e-9)
+    np.testing.assert_allclose(model.intercept_[0], dense.intercept, atol=1e-9)
