@@ -120,3 +120,22 @@ def test_kernel_lsvm_with_one_positive_among_many_converges_to_the_dense_solutio
     assert dense.n_iter == model.n_iter_
     np.testing.assert_allclose(model.dual_coef_[0], dense.weights, atol=1e-9)
     np.testing.assert_allclose(model.intercept_[0], dense.intercept, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", KERNEL_ESTIMATORS)
+def test_a_sparse_precomputed_gram_matrix_gives_the_model_of_the_dense_one(name):
+    X, y = _wide_margin()
+    K = kernel_matrix(X, X, kernel="rbf", gamma=0.5)
+    extra = {}
+    if make_classifier(name).get_params().get("early_stopping"):  # precomputed: validation rows given
+        extra = {"X_val": K[::3], "y_val": y[::3]}
+    models = []
+    for gram in (K, sp.csr_matrix(K), _with_unsummed_duplicates(K)):
+        params = {**FAST, "kernel": "precomputed"}
+        if "random_state" in make_classifier(name).get_params():
+            params["random_state"] = 0
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            models.append(make_classifier(name, **params).fit(gram, y, **extra))
+    for model in models[1:]:
+        np.testing.assert_allclose(model.decision_function(K), models[0].decision_function(K), rtol=1e-9, atol=1e-12)

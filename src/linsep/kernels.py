@@ -58,11 +58,13 @@ def training_samples(X, kernel):
     Prediction evaluates ``k(x, x_i)`` on these rows, so the model must not
     share them with the caller (who may overwrite the array after ``fit``).
     For ``kernel="precomputed"`` ``X`` is the training Gram matrix, which
-    prediction never reads (it receives ``k(X_new, X_fit)``): it is kept
-    without a copy, only summed if sparse.
+    prediction never reads (it receives ``k(X_new, X_fit)``): a dense one is
+    kept without a copy; a sparse one becomes dense, because every entry of
+    a Gram matrix is a kernel value (a stored zero is ``k(x_i, x_j) = 0``)
+    and the solvers that factor it need it whole.
     """
     if kernel == "precomputed":
-        return summed_duplicates(X)
+        return X.toarray() if sp.issparse(X) else X
     if sp.issparse(X):
         X = X.copy()  # a copy even when canonical: sum_duplicates works in place
         X.sum_duplicates()
