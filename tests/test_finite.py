@@ -81,3 +81,10 @@ def test_require_finite_names_what_is_wrong():
 
     with pytest.raises(ValueError, match="the fitted coef_ of Model must be finite"):
         require_finite_model(Model())
+
+
+def test_a_stream_chunk_that_overflows_the_weights_is_refused():
+    X, y = _blobs()
+    model = make_classifier("perceptron", learning_rate=1e308)
+    with np.errstate(over="ignore", invalid="ignore"), pytest.raises(ValueError, match="coef_ of .* must be finite"):
+        model.partial_fit(X * 1e3, y, classes=[0, 1])
