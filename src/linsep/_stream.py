@@ -58,9 +58,9 @@ import numpy as np
 from sklearn.utils.multiclass import _check_partial_fit_first_call, check_classification_targets
 from sklearn.utils.validation import validate_data
 
-from ._finite import require_finite_model
 from ._base import encode_pm1
 from ._design import column_shifts
+from ._finite import require_finite_model
 
 __all__ = ["StreamMixin"]
 

@@ -31,7 +31,7 @@ from sklearn.metrics.pairwise import pairwise_kernels
 
 from ._design import summed_duplicates
 from ._finite import require_finite, require_kernel_block
-from ._linalg import pivoted_cholesky
+from ._linalg import pivoted_cholesky, too_wide_for_direct
 
 KERNELS = ("linear", "poly", "rbf", "sigmoid", "precomputed")
 
@@ -120,7 +120,10 @@ def low_rank_gram_factor(X, *, kernel, gamma=None, degree=3, coef0=0.0, max_rank
     The factorisation stops, and ``None`` is returned, as soon as it has
     asked for more than ``max_rank_fraction · N`` kernel columns (pivot
     candidates included, so ``r`` is smaller): the factor would no longer
-    save work (at ``r = N/4`` it already costs ``N³/16``).  ``None`` also
+    save work (at ``r = N/4`` it already costs ``N³/16``); likewise past the
+    width that linsep's linear methods still solve directly
+    (:func:`linsep._linalg.too_wide_for_direct`), beyond which the ``r × r``
+    systems of the linear method would need an iterative solver.  ``None`` also
     for kernels that are not positive semi-definite
     (:func:`is_positive_semidefinite`), where a Cholesky factor does not
     represent ``K``.
@@ -148,7 +151,7 @@ def low_rank_gram_factor(X, *, kernel, gamma=None, degree=3, coef0=0.0, max_rank
     def columns(idx):
         nonlocal requested
         requested += len(idx)
-        if requested > max_columns:
+        if requested > max_columns or too_wide_for_direct(requested + 1):  # r <= requested; +1: the bias
             raise _RankLimitReached
         return kernel_matrix(X, X[idx], **params)
 
