@@ -51,7 +51,10 @@ def _with_unsummed_duplicates(X):
 
 
 def _case(name):
-    """The input class ``name`` as ``(X, y)``."""
+    """The input class ``name`` as ``(X, y)``; ``sparse_<class>``: that class as a CSR matrix."""
+    if name.startswith("sparse_") and name[len("sparse_"):] in CASES:
+        X, y = _case(name[len("sparse_"):])
+        return sp.csr_matrix(X), y
     X, y = _blobs()
     if name == "nan":
         X[3, 1] = np.nan
@@ -122,6 +125,29 @@ def _case(name):
         X = np.c_[X[:, 0] * 1e-300, X[:, 1] * 1e300]
     elif name == "large_offset":
         X = X + 1e12
+    elif name == "list_of_lists":
+        X, y = X.tolist(), y.tolist()
+    elif name == "fortran_order":
+        X = np.asfortranarray(X)
+    elif name == "strided_view":
+        X = np.repeat(X, 2, axis=1)[:, ::2]
+    elif name == "int8_X":
+        X = np.clip(np.round(X), -100, 100).astype(np.int8)
+    elif name == "float16":
+        X = X.astype(np.float16)
+    elif name == "bool_labels":
+        y = y == 1
+    elif name == "negative_labels":
+        y = np.where(y == 1, -1, -7)
+    elif name == "wide_scale_range":  # within float64's safe range, twelve orders apart
+        X = np.c_[X[:, 0] * 1e-6, X[:, 1] * 1e6]
+    elif name == "identical_rows":  # every row the same, both labels: not separable
+        X = np.ones_like(X)
+    elif name == "subnormal_column":
+        X = np.c_[X, np.full(y.size, 5e-324)]
+    elif name == "many_classes":
+        X = np.vstack([X, X + 20.0, X - 20.0])
+        y = np.r_[y, y + 2, y + 4]
     elif name != "plain":
         raise ValueError(name)
     return X, y
@@ -132,7 +158,11 @@ CASES = ["plain", "nan", "inf", "empty", "no_features", "one_sample", "one_class
          "continuous_labels", "string_labels", "three_classes", "one_row_per_class", "imbalanced",
          "rank_deficient", "wide", "constant_columns", "all_zero", "duplicate_rows_both_labels",
          "sparse_duplicates", "sparse_csc", "tiny_values", "huge_values", "extreme_column_scales",
-         "large_offset"]
+         "large_offset", "list_of_lists", "fortran_order", "strided_view", "int8_X", "float16", "bool_labels",
+         "negative_labels", "wide_scale_range", "identical_rows", "subnormal_column", "many_classes"]
+CASES += [f"sparse_{case}" for case in ("tiny_values", "huge_values", "extreme_column_scales", "wide",
+                                        "constant_columns", "rank_deficient", "three_classes", "imbalanced",
+                                        "one_row_per_class", "identical_rows", "large_offset")]
 
 
 def _estimator(name):
