@@ -139,3 +139,17 @@ def test_a_sparse_precomputed_gram_matrix_gives_the_model_of_the_dense_one(name)
             models.append(make_classifier(name, **params).fit(gram, y, **extra))
     for model in models[1:]:
         np.testing.assert_allclose(model.decision_function(K), models[0].decision_function(K), rtol=1e-9, atol=1e-12)
+
+
+def test_kernel_lsvm_one_vs_rest_on_the_low_rank_factor_matches_the_dense_solves():
+    rng = np.random.default_rng(1)
+    y = np.arange(1800) % 3
+    X = rng.normal(size=(1800, 2)) + 2.0 * np.eye(3, 2)[y]
+    model = make_classifier("kernel_lsvm", C=4.0).fit(X, y)
+    K = kernel_matrix(X, X, kernel="rbf", gamma=model._gamma)
+    assert low_rank_gram_factor(X, kernel="rbf", gamma=model._gamma) is not None
+    for k in range(3):
+        dense = kernel_lagrangian_svm(K, np.where(y == k, 1.0, -1.0), C=4.0)
+        assert dense.status == model.status_[k] and dense.n_iter == model.n_iter_[k]
+        np.testing.assert_allclose(model.dual_coef_[k], dense.weights, atol=1e-8)
+        np.testing.assert_allclose(model.intercept_[k], dense.intercept, atol=1e-8)
