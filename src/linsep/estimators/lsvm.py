@@ -16,6 +16,7 @@ Equations, sign convention and stopping rule: :mod:`linsep.solvers.lsvm`.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -26,6 +27,7 @@ from .._base import KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
 from .._backend import is_dask_collection
 from .._dask import fit_lsvm
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
+from ..kernels import low_rank_gram_factor
 from ..solvers.lsvm import LSVMFactor, kernel_lagrangian_svm, lagrangian_svm
 
 _COMMON_CONSTRAINTS = {
@@ -166,10 +168,22 @@ class KernelLagrangianSVMClassifier(BaseKernelSeparator):
         self.record_history = record_history
 
     def _prepare_fit(self, X):
-        # one Gram matrix for every one-vs-rest problem
+        # One factor for every one-vs-rest problem.  K = F Fᵀ to rounding with few columns (many samples
+        # in few dimensions): the kernel LSVM is then the linear LSVM on the rows of F — the same Q, the
+        # same iterates — at O(N r) per iteration instead of two N×N triangular solves.  Otherwise K.
+        factor = None if self.record_history or self.kernel == "precomputed" else low_rank_gram_factor(
+            X, kernel=self.kernel, **self._kernel_params())
+        if factor is not None:
+            return factor, LSVMFactor(factor, self.C)
         return X if self.kernel == "precomputed" else self._kernel_matrix(X, X)
 
     def _solve_binary(self, X, y):
+        if isinstance(self._fit_state, tuple):
+            F, lsvm_factor = self._fit_state
+            result = lagrangian_svm(F, y, C=self.C, mu=self.mu, tol=self.tol, max_iter=self.max_iter,
+                                    factor=lsvm_factor)
+            signed = y * result.extra["alpha"]  # f(x) = Σ y_i α_i (k(x_i, x) + 1), as kernel_lagrangian_svm
+            return replace(result, weights=signed, intercept=float(signed.sum()))
         return kernel_lagrangian_svm(self._fit_state, y, C=self.C, mu=self.mu, tol=self.tol,
                                      max_iter=self.max_iter, record_history=bool(self.record_history),
                                      trace=make_recorder(self.record_history))
