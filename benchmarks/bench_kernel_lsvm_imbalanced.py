@@ -8,10 +8,14 @@ eigenvalues ``λ`` of ``Q``, which reach about ``N``); with a factor of the
 whole ``N × N`` matrix ``Q`` each step is two triangular solves over ``N²``
 numbers, and a fit at ``N = 10 000`` took over a minute.  With the Gram
 matrix factored as ``K = F Fᵀ`` to rounding (:func:`linsep.kernels.low_rank_gram_factor`,
-rank about 300 in the plane) a step is ``O(N r)``.
+rank about 300 in the plane) a step is ``O(N r)``.  Where ``K`` has no such
+factor (``--d 5``: rank about 8 800), the estimator solves for the same fixed
+point by active sets from kernel columns
+(:func:`linsep.solvers.lsvm.active_set_kernel_lagrangian_svm`): ``n_iter`` is
+then the number of active-set solves.
 
 Prints the fit time of ``kernel_lsvm`` and of ``SVC`` (same kernel, ``C``),
-their ratio, iterations, status and rank, and the load average.
+their ratio, iterations, status and the path taken, and the load average.
 
 Usage::
 
@@ -29,6 +33,7 @@ import numpy as np
 from sklearn.svm import SVC
 
 from linsep import make_classifier
+from linsep.estimators.lsvm import ACTIVE_SET_MIN_SAMPLES, LOW_RANK_MAX_COLUMNS
 from linsep.kernels import low_rank_gram_factor, resolve_gamma
 
 
@@ -56,9 +61,12 @@ def main():
     args = parser.parse_args()
     X, y = make_data(args.n, args.d)
     gamma = resolve_gamma("scale", X)
-    factor = low_rank_gram_factor(X, kernel="rbf", gamma=gamma)
-    print(f"N={args.n} d={args.d} gamma={gamma:.4g}; rank of K to rounding: "
-          f"{'over N/4 (the N×N factor is used)' if factor is None else factor.shape[1]}")
+    many = args.n >= ACTIVE_SET_MIN_SAMPLES  # the estimator's own limits on the low-rank factor
+    factor = low_rank_gram_factor(X, kernel="rbf", gamma=gamma,
+                                  max_rank_fraction=min(0.25, LOW_RANK_MAX_COLUMNS / args.n) if many else 0.25)
+    path = (f"low-rank factor of K, rank {factor.shape[1]}" if factor is not None
+            else "active sets from kernel columns" if many else "the N×N factor of Q")
+    print(f"N={args.n} d={args.d} gamma={gamma:.4g}; path: {path}")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         linsep_time, model = best_time(lambda: make_classifier("kernel_lsvm", C=1.0).fit(X, y), args.repeat)
