@@ -411,3 +411,31 @@ def test_shrinking_soft_margin_and_non_separable():
     with pytest.warns(ConvergenceWarning, match="max_iter"):
         hard.fit(X, y)
     assert hard.status_ in ("max_iter", "not_separable") and hard.n_iter_ <= 300
+
+
+@pytest.mark.parametrize("name", ["kozinec", "sk"])
+@pytest.mark.parametrize("formulation", ["two_hull", "augmented"])
+def test_not_separable_status_keeps_a_checkable_certificate(name, formulation):
+    from linsep._certificates import FIT_PROOF_RTOL, is_proof
+
+    X = np.array([[0, 0], [1, 1], [0, 1], [1, 0]] * 3, dtype=float)  # XOR: the hulls cross
+    y = np.array([0, 0, 1, 1] * 3)
+    clf = make_classifier(name, formulation=formulation, max_iter=2000).fit(X, y)
+    assert clf.status_ == "not_separable"
+    assert is_proof(X, np.where(y == 1, 1.0, -1.0), clf.certificate_, FIT_PROOF_RTOL)
+    separable = make_classifier(name, formulation=formulation).fit([[0, 0], [0, 1], [2, 0], [2, 1]], [0, 0, 1, 1])
+    assert separable.certificate_ is None
+    three = make_classifier(name, formulation=formulation, max_iter=2000).fit(
+        np.vstack([X, [[5, 5], [6, 5]]]), np.r_[y, 2, 2])
+    assert isinstance(three.certificate_, list) and len(three.certificate_) == 3
+
+
+def test_kernel_sk_keeps_its_feature_space_certificate():
+    X = np.array([[0, 0], [1, 1], [0, 1], [1, 0]] * 3, dtype=float)  # XOR: not separable under the linear kernel
+    y = np.where(np.array([0, 0, 1, 1] * 3) == 1, 1.0, -1.0)
+    clf = make_classifier("kernel_sk", kernel="linear", C=None, max_iter=5000).fit(X, y)
+    assert clf.status_ == "not_separable"
+    u = clf.certificate_
+    assert u.min() >= 0 and u.max() > 0 and abs(u @ y) <= 1e-9 * u.sum()
+    signed = u * y  # Σ u_i y_i φ(x_i) = 0: its squared norm (u∘y)ᵀK(u∘y) vanishes
+    assert signed @ (X @ X.T) @ signed <= 1e-12 * u.sum() ** 2 * np.max(np.sum(X * X, axis=1))

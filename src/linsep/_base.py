@@ -40,7 +40,8 @@ from ._backend import is_dask_collection
 from ._certificates import FIT_PROOF_RTOL, decision_scores, is_proof, separates
 from ._design import column_shifts, scale_columns, unscale_coef
 from ._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE
-from .kernels import KERNELS, kernel_matrix, resolve_gamma
+from ._finite import require_finite_model
+from .kernels import KERNELS, kernel_matrix, resolve_gamma, training_samples
 
 __all__ = ["BaseSeparator", "BaseLinearSeparator", "BaseKernelSeparator", "KERNEL_CONSTRAINTS", "check_class_labels",
            "encode_pm1", "is_dask_collection", "is_plain_training_data"]
@@ -267,6 +268,7 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
             results.append(self._checked_proof(result, X_solve, targets[:, column]))
         self._unpack_common(results)
         self._store(results)
+        require_finite_model(self)
         self._check_separation(X, targets)
         return self
 
@@ -458,7 +460,7 @@ class BaseKernelSeparator(BaseSeparator):
                 f"{type(self).__name__} needs the magnitudes of its {what} within 2^-p .. 2^p per column "
                 f"(p = {np.finfo(X.dtype).nmant + 1} for {X.dtype}); some column lies outside. Rescale "
                 f"the data (e.g. with StandardScaler) or use a linear estimator, which rescales exactly.")
-        self.X_fit_ = X
+        self.X_fit_ = X = training_samples(X, self.kernel)  # own copy, sparse duplicates summed
         self._gamma = resolve_gamma(self.gamma, X)
         self._fit_state = self._prepare_fit(X)
         try:

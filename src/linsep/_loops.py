@@ -39,7 +39,7 @@ from ._hk_rules import (HK_BUDGET_SPENT, HK_ILL_CONDITIONED, HK_NOT_SEPARABLE, H
                         is_nonseparability_proof, stop_code, weights_stand_still)
 # Re-exported: the names other code and benchmarks import from here.
 from ._lsvm_loops import lsvm_pass
-from ._threads import PARALLEL_MIN_ENTRIES, pass_threads, serial_blas
+from ._threads import PARALLEL_MIN_ENTRIES, chunk_range, pass_threads, row_chunks, serial_blas
 
 __all__ = ["perceptron_epoch", "perceptron_epoch_csr", "lms_epoch", "lms_epoch_csr", "next_mistake",
            "add_column_and_scan", "ho_kashyap_segment", "is_nonseparability_proof", "pass_threads",
@@ -233,36 +233,77 @@ def _pass_by_rows(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, g, lo, hi
     return stats
 
 
-@njit(cache=True, nogil=True, parallel=True, fastmath=_FAST)
-def _pass_by_rows_parallel(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, g, n_chunks):
-    """:func:`_pass_by_rows` split into ``n_chunks`` contiguous row ranges, one per thread.
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def _pass_chunks(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, n_chunks, first, stop, parts, reals, flags):
+    """:func:`_pass_by_rows` over the chunks ``first:stop`` of :func:`linsep._threads.row_chunks`, one at a time.
 
-    Each chunk sums into its own row of partial results, reduced once in
-    chunk order at the end: the result equals the serial pass up to the
-    order of the sums, and does not depend on the scheduling.
+    Chunk ``c`` leaves its share of ``g`` in ``parts[c]``, ``(J, max E, max |B|)``
+    in ``reals[c]`` and ``(fixed point, wrong, separated)`` in ``flags[c]``,
+    for :func:`_reduce_pass` to add in chunk order.
+    """
+    n, p = E.shape[0], parts.shape[1]
+    for c in range(first, stop):
+        lo, hi = chunk_range(n, n_chunks, c)
+        # Each chunk sums into its own allocation: rows of one shared array would put the end of one
+        # thread's sums and the start of the next's on one cache line, written at every row.
+        local = np.empty(p)
+        J, fixed_point, wrong, separated, max_e, max_b = _pass_by_rows(X, y, rows, W, B, offset, two_mu, tol, D, E,
+                                                                       B_next, local, lo, hi)
+        parts[c] = local
+        reals[c, 0], reals[c, 1], reals[c, 2] = J, max_e, max_b
+        flags[c, 0], flags[c, 1], flags[c, 2] = fixed_point, wrong, separated
+
+
+@njit(cache=True, nogil=True)
+def _reduce_pass(parts, reals, flags, g):
+    """``g`` and the statistics of a pass from its chunks (:func:`_pass_chunks`), added in chunk order.
+
+    Compiled without reassociation: the order of these sums is the one fixed
+    by the chunks, whoever computed them.
+    """
+    g[:] = 0.0
+    J, fixed_point, wrong, separated, max_e, max_b = 0.0, True, 0, True, -np.inf, 0.0
+    for c in range(parts.shape[0]):
+        for j in range(g.shape[0]):
+            g[j] += parts[c, j]
+        J += reals[c, 0]
+        max_e, max_b = max(max_e, reals[c, 1]), max(max_b, reals[c, 2])
+        fixed_point &= flags[c, 0] != 0
+        wrong += flags[c, 1]
+        separated &= flags[c, 2] != 0
+    return J, fixed_point, wrong, separated, max_e, max_b
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def _pass_by_rows_chunked(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, g):
+    """:func:`_pass_by_rows` over all rows, in the chunks of :func:`linsep._threads.row_chunks`, on this thread."""
+    n, p = E.shape[0], g.shape[0]
+    n_chunks = row_chunks(n, X.shape[1])
+    if n_chunks == 1:
+        return _pass_by_rows(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, g, 0, n)
+    parts, reals, flags = np.empty((n_chunks, p)), np.empty((n_chunks, 3)), np.empty((n_chunks, 3), dtype=np.int64)
+    _pass_chunks(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, n_chunks, 0, n_chunks, parts, reals, flags)
+    return _reduce_pass(parts, reals, flags, g)
+
+
+@njit(cache=True, nogil=True, parallel=True, fastmath=_FAST)
+def _pass_by_rows_parallel(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, g, n_threads):
+    """:func:`_pass_by_rows_chunked` with its chunks shared by ``n_threads`` threads: the same result, bit for bit.
+
+    Thread ``t`` computes a contiguous run of chunks; the partial results are
+    reduced once, in chunk order, whatever the number of threads or the
+    scheduling.
     """
     n, p = E.shape[0], g.shape[0]
-    parts = np.zeros((n_chunks, p))
-    J = np.zeros(n_chunks)
-    fixed_point = np.ones(n_chunks, dtype=np.bool_)
-    wrong = np.zeros(n_chunks, dtype=np.int64)
-    separated = np.ones(n_chunks, dtype=np.bool_)
-    max_e = np.full(n_chunks, -np.inf)
-    max_b = np.zeros(n_chunks)
-    for c in prange(n_chunks):
-        # Each thread sums into its own allocation: rows of one shared array would put the end of
-        # one chunk's sums and the start of the next on one cache line, written at every row.
-        local = np.empty(p)
-        stats = _pass_by_rows(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, local,
-                              c * n // n_chunks, (c + 1) * n // n_chunks)
-        parts[c] = local
-        J[c], fixed_point[c], wrong[c], separated[c], max_e[c], max_b[c] = stats
-    g[:] = 0.0
-    for c in range(n_chunks):
-        for j in range(p):
-            g[j] += parts[c, j]
-    return (J.sum(), bool(fixed_point.all()), int(wrong.sum()), bool(separated.all()), max_e.max(),
-            max_b.max())
+    n_chunks = row_chunks(n, X.shape[1])
+    if n_chunks == 1:
+        return _pass_by_rows(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, g, 0, n)
+    parts, reals, flags = np.empty((n_chunks, p)), np.empty((n_chunks, 3)), np.empty((n_chunks, 3), dtype=np.int64)
+    workers = max(1, min(n_threads, n_chunks))
+    for t in prange(workers):
+        _pass_chunks(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, n_chunks, t * n_chunks // workers,
+                     (t + 1) * n_chunks // workers, parts, reals, flags)
+    return _reduce_pass(parts, reals, flags, g)
 
 
 @njit(inline="always", fastmath=_FAST)
@@ -302,8 +343,8 @@ def _pass_by_columns(Yt, W, B, offset, two_mu, tol, D, Z, E, B_next, g):
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def _ho_kashyap_pass(X, y, rows, by_columns, n_chunks, W, B, offset, two_mu, tol, ridge, D, Z, E, B_next, g):
-    """One iteration's pass over ``Y`` (by columns, by rows, or by rows on ``n_chunks`` threads) and its statistics.
+def _ho_kashyap_pass(X, y, rows, by_columns, n_threads, W, B, offset, two_mu, tol, ridge, D, Z, E, B_next, g):
+    """One iteration's pass over ``Y`` (by columns, or by rows in fixed chunks shared by ``n_threads``) and its statistics.
 
     Returns ``J = EᵀDE + C wᵀw`` (``D = I`` when the IRLS weights ``D`` are
     empty), whether ``|E| <= tol (B + offset)`` (a fixed point), the number
@@ -312,10 +353,10 @@ def _ho_kashyap_pass(X, y, rows, by_columns, n_chunks, W, B, offset, two_mu, tol
     """
     if by_columns:
         stats = _pass_by_columns(X, W, B, offset, two_mu, tol, D, Z, E, B_next, g)
-    elif n_chunks > 1:
-        stats = _pass_by_rows_parallel(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, g, n_chunks)
+    elif n_threads > 1:
+        stats = _pass_by_rows_parallel(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, g, n_threads)
     else:
-        stats = _pass_by_rows(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, g, 0, E.shape[0])
+        stats = _pass_by_rows_chunked(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, g)
     J, fixed_point, wrong, separated, max_e, max_b = stats
     for j in range(W.shape[0] - 1):
         J += ridge * W[j] * W[j]
@@ -323,7 +364,7 @@ def _ho_kashyap_pass(X, y, rows, by_columns, n_chunks, W, B, offset, two_mu, tol
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def _reweighted_factor(X, y, rows, by_columns, n_chunks, E, B_next, offset, ridge, irls_floor, pivot_tol, D, L,
+def _reweighted_factor(X, y, rows, by_columns, n_threads, E, B_next, offset, ridge, irls_floor, pivot_tol, D, L,
                        g):
     """IRLS step: new weights ``D``, and the factor ``L`` and right-hand side ``g`` of the weighted system.
 
@@ -335,7 +376,8 @@ def _reweighted_factor(X, y, rows, by_columns, n_chunks, E, B_next, offset, ridg
     ``pivot_tol``, or more columns than rows without ``C``).  By rows, the
     Gram matrix is summed over blocks of rows gathered into float64 (one
     BLAS product per block: no weighted copy of ``Y``, any type and row
-    subset of ``X``), on ``n_chunks`` threads when ``n_chunks > 1``.
+    subset of ``X``), in the fixed chunks of :func:`linsep._threads.row_chunks`
+    shared by ``n_threads`` threads.
     """
     n, p = E.shape[0], g.shape[0]
     largest = 0.0
@@ -351,7 +393,7 @@ def _reweighted_factor(X, y, rows, by_columns, n_chunks, E, B_next, offset, ridg
         G = np.dot(weighted, Yt.T)
         g[:] = np.dot(Yt, t)
     else:
-        G = _weighted_gram_by_rows(X, y, rows, D, B_next, offset, g, n_chunks)
+        G = _weighted_gram_by_rows(X, y, rows, D, B_next, offset, g, n_threads)
     norms = np.empty(p)
     for j in range(p):
         norms[j] = np.sqrt(max(G[j, j], 0.0))
@@ -385,34 +427,59 @@ def _reweighted_factor(X, y, rows, by_columns, n_chunks, E, B_next, offset, ridg
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def _weighted_gram_by_rows(X, y, rows, D, B_next, offset, g, n_chunks):
+def _weighted_gram_by_rows(X, y, rows, D, B_next, offset, g, n_threads):
     """``YᵀDY`` and ``g = YᵀD(B_{k+1} + offset)`` for ``Y`` given by rows (see :func:`_pass_by_rows`).
 
-    On ``n_chunks > 1`` threads, each sums the rows of one contiguous range
-    (:func:`_weighted_gram_parallel`).
+    Summed chunk by chunk (:func:`linsep._threads.row_chunks`) and added in
+    chunk order; ``n_threads > 1`` threads compute the chunks
+    (:func:`_weighted_gram_parallel`) with the same result.
     """
-    if n_chunks > 1:
-        return _weighted_gram_parallel(X, y, rows, D, B_next, offset, g, n_chunks)
-    return _weighted_gram_rows(X, y, rows, D, B_next, offset, g, 0, D.shape[0])
+    n, p = D.shape[0], g.shape[0]
+    n_chunks = row_chunks(n, X.shape[1])
+    if n_chunks == 1:
+        return _weighted_gram_rows(X, y, rows, D, B_next, offset, g, 0, n)
+    if n_threads > 1:
+        return _weighted_gram_parallel(X, y, rows, D, B_next, offset, g, n_chunks, n_threads)
+    G, grams, parts = np.zeros((p, p)), np.empty((1, p, p)), np.empty((1, p))
+    g[:] = 0.0
+    for c in range(n_chunks):
+        lo, hi = chunk_range(n, n_chunks, c)
+        local = np.empty(p)  # the same arguments as the parallel rounds pass
+        grams[0] = _weighted_gram_rows(X, y, rows, D, B_next, offset, local, lo, hi)
+        parts[0] = local
+        _add_in_order(G, g, grams, parts, 1)
+    return G
 
 
 @njit(cache=True, nogil=True, parallel=True, fastmath=_FAST)
-def _weighted_gram_parallel(X, y, rows, D, B_next, offset, g, n_chunks):
-    """:func:`_weighted_gram_rows` over ``n_chunks`` contiguous row ranges, one per thread, reduced in chunk order."""
+def _weighted_gram_parallel(X, y, rows, D, B_next, offset, g, n_chunks, n_threads):
+    """:func:`_weighted_gram_by_rows` with ``n_threads`` threads computing ``n_threads`` chunks at a time.
+
+    Each round's Gram matrices are added in chunk order before the next
+    round: ``n_threads`` matrices of ``p × p`` in memory, not ``n_chunks``.
+    """
     n, p = D.shape[0], g.shape[0]
-    grams = np.zeros((n_chunks, p, p))
-    parts = np.zeros((n_chunks, p))
-    for c in prange(n_chunks):
-        local = np.empty(p)  # a thread's own allocation (no shared cache lines)
-        grams[c] = _weighted_gram_rows(X, y, rows, D, B_next, offset, local, c * n // n_chunks,
-                                       (c + 1) * n // n_chunks)
-        parts[c] = local
+    workers = max(1, min(n_threads, n_chunks))
+    grams, parts = np.empty((workers, p, p)), np.empty((workers, p))
     G = np.zeros((p, p))
     g[:] = 0.0
-    for c in range(n_chunks):
-        G += grams[c]
-        g += parts[c]
+    for first in range(0, n_chunks, workers):
+        m = min(workers, n_chunks - first)
+        for t in prange(m):
+            lo, hi = chunk_range(n, n_chunks, first + t)
+            local = np.empty(p)  # a thread's own allocation (no shared cache lines)
+            grams[t] = _weighted_gram_rows(X, y, rows, D, B_next, offset, local, lo, hi)
+            parts[t] = local
+        _add_in_order(G, g, grams, parts, m)
     return G
+
+
+@njit(cache=True, nogil=True)
+def _add_in_order(G, g, grams, parts, m):
+    """``G += grams[0] + … + grams[m−1]`` and the same for ``g``, one term at a time (no reassociation)."""
+    for t in range(m):
+        G += grams[t]
+        g += parts[t]
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
@@ -530,7 +597,10 @@ def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks,
     ``X`` (C order, float32 or float64; ``rows`` empty: ``r = i``); an empty
     ``y`` stands for labels already applied, and ``X`` with as many columns
     as ``W`` for a bias column already present (``X = Y`` itself).  A pass
-    by rows runs on ``n_chunks`` threads when ``n_chunks > 1``.
+    by rows runs on ``n_chunks`` threads when ``n_chunks > 1`` (a thread count:
+    the rows' chunks and the order of their sums are fixed by the shape of
+    ``X``, :func:`linsep._threads.row_chunks`, so the result is the same on
+    any number of threads).
     ``X_val, y_val, rows_val`` give the validation matrix in the same layout;
     no validation rows disable early stopping.  Vectors ``B, E, D`` may be
     float32 (stored rounded; every sum is formed in float64); ``W``, ``L``

@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from ._threads import chunk_range, row_chunks
+
 __all__ = ["lsvm_pass"]
 
 _FAST = {"reassoc", "contract", "arcp", "nsz"}  # as in linsep._loops
@@ -39,27 +41,49 @@ def _lsvm_rows(X, y, W, r, alpha, C, mu, first, g, lo, hi):
     return step_sq, alpha_sq, objective
 
 
-@njit(cache=True, nogil=True, parallel=True, fastmath=_FAST)
-def _lsvm_rows_parallel(X, y, W, r, alpha, C, mu, first, g, n_chunks):
-    """:func:`_lsvm_rows` over ``n_chunks`` contiguous row ranges, one per thread, reduced in chunk order."""
-    n, p = r.shape[0], g.shape[0]
-    parts = np.zeros((n_chunks, p))
-    sums = np.zeros((n_chunks, 3))
-    for c in prange(n_chunks):
-        local = np.empty(p)  # a thread's own allocation (no shared cache lines)
-        step_sq, alpha_sq, objective = _lsvm_rows(X, y, W, r, alpha, C, mu, first, local, c * n // n_chunks,
-                                                  (c + 1) * n // n_chunks)
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def _lsvm_chunks(X, y, W, r, alpha, C, mu, first, n_chunks, chunk_lo, chunk_hi, parts, sums):
+    """:func:`_lsvm_rows` over the chunks ``chunk_lo:chunk_hi`` of :func:`linsep._threads.row_chunks`.
+
+    Chunk ``c`` leaves its share of ``g`` in ``parts[c]`` and its three sums in ``sums[c]``.
+    """
+    n, p = r.shape[0], parts.shape[1]
+    for c in range(chunk_lo, chunk_hi):
+        lo, hi = chunk_range(n, n_chunks, c)
+        local = np.empty(p)  # a chunk's own allocation (no cache line shared with another thread's sums)
+        step_sq, alpha_sq, objective = _lsvm_rows(X, y, W, r, alpha, C, mu, first, local, lo, hi)
         parts[c] = local
         sums[c, 0], sums[c, 1], sums[c, 2] = step_sq, alpha_sq, objective
+
+
+@njit(cache=True, nogil=True)
+def _reduce_chunks(parts, sums, g):
+    """``g`` and the three sums from the chunks, added in chunk order (compiled without reassociation)."""
     g[:] = 0.0
-    for c in range(n_chunks):
-        for j in range(p):
+    step_sq, alpha_sq, objective = 0.0, 0.0, 0.0
+    for c in range(parts.shape[0]):
+        for j in range(g.shape[0]):
             g[j] += parts[c, j]
-    return sums[:, 0].sum(), sums[:, 1].sum(), sums[:, 2].sum()
+        step_sq += sums[c, 0]
+        alpha_sq += sums[c, 1]
+        objective += sums[c, 2]
+    return step_sq, alpha_sq, objective
+
+
+@njit(cache=True, nogil=True, parallel=True, fastmath=_FAST)
+def _lsvm_rows_parallel(X, y, W, r, alpha, C, mu, first, g, n_chunks, n_threads):
+    """The chunks of :func:`lsvm_pass` shared by ``n_threads`` threads (contiguous runs), reduced in chunk order."""
+    p = g.shape[0]
+    parts, sums = np.empty((n_chunks, p)), np.empty((n_chunks, 3))
+    workers = max(1, min(n_threads, n_chunks))
+    for t in prange(workers):
+        _lsvm_chunks(X, y, W, r, alpha, C, mu, first, n_chunks, t * n_chunks // workers,
+                     (t + 1) * n_chunks // workers, parts, sums)
+    return _reduce_chunks(parts, sums, g)
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def lsvm_pass(X, y, W, r, alpha, C, mu, first, g, n_chunks):
+def lsvm_pass(X, y, W, r, alpha, C, mu, first, g, n_threads):
     """One LSVM iteration over the rows of ``X`` (Sherman–Morrison–Woodbury form), fused into one pass.
 
     With ``W = z_k = S⁻¹Hᵀr_{k−1}`` (bias last) and ``H = diag(y)[X, 1]``, for
@@ -68,10 +92,17 @@ def lsvm_pass(X, y, W, r, alpha, C, mu, first, g, n_chunks):
     (``g = Hᵀr_k``), so that ``X`` (C order, float32 or float64) is read once
     while each row is in cache.  ``r`` and ``alpha`` are updated in place.
     Returns ``‖α_k − α_{k−1}‖²`` (0 when ``first``), ``‖α_k‖²`` and the dual
-    objective ``½α_kᵀr_{k−1} − 1ᵀα_k``; sums in float64.  ``n_chunks > 1``
-    splits the rows over threads (:func:`pass_threads`), each summing into
-    its own partial ``g``, reduced once in chunk order.
+    objective ``½α_kᵀr_{k−1} − 1ᵀα_k``; sums in float64.  Large ``X`` is
+    summed in the row chunks of :func:`linsep._threads.row_chunks`, each into
+    its own partial ``g``, added in chunk order; ``n_threads > 1``
+    (:func:`linsep._threads.pass_threads`) shares the chunks among threads,
+    with the same result bit for bit.
     """
-    if n_chunks > 1:
-        return _lsvm_rows_parallel(X, y, W, r, alpha, C, mu, first, g, n_chunks)
-    return _lsvm_rows(X, y, W, r, alpha, C, mu, first, g, 0, r.shape[0])
+    n_chunks = row_chunks(r.shape[0], X.shape[1])
+    if n_chunks == 1:
+        return _lsvm_rows(X, y, W, r, alpha, C, mu, first, g, 0, r.shape[0])
+    if n_threads > 1:
+        return _lsvm_rows_parallel(X, y, W, r, alpha, C, mu, first, g, n_chunks, n_threads)
+    parts, sums = np.empty((n_chunks, g.shape[0])), np.empty((n_chunks, 3))
+    _lsvm_chunks(X, y, W, r, alpha, C, mu, first, n_chunks, 0, n_chunks, parts, sums)
+    return _reduce_chunks(parts, sums, g)

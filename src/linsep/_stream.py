@@ -60,6 +60,7 @@ from sklearn.utils.validation import validate_data
 
 from ._base import encode_pm1
 from ._design import column_shifts
+from ._finite import require_finite_model
 
 __all__ = ["StreamMixin"]
 
@@ -141,4 +142,5 @@ class StreamMixin:
         passes = self._passes_so_far(first, n_problems)
         results = [self._solve_chunk(X, targets[:, c], W[c], epoch, **chunk_params) for c in range(n_problems)]
         self._store(self._finish_chunk(results, passes, epoch))
+        require_finite_model(self)
         return self

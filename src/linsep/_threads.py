@@ -3,7 +3,12 @@
 The compiled passes of :mod:`linsep._loops` and :mod:`linsep._lsvm_loops`
 split their rows over numba threads; this module decides how many, from the
 size of the pass, the thread limits the program set (BLAS, OpenMP) and the
-machine's load.
+machine's load.  What a pass computes never depends on that number: its rows
+are summed in chunks fixed by the shape of ``X`` alone (:func:`row_chunks`,
+:func:`chunk_range`), and the chunks' partial sums are added in chunk order;
+threads only decide who computes which chunk.  So a fit gives the same bits
+on one thread or several, on an idle or a loaded machine, alone or beside
+other fits.
 """
 
 from __future__ import annotations
@@ -14,12 +19,19 @@ import os
 import threading
 
 import numba
+from numba import njit
 
-__all__ = ["PARALLEL_MIN_ENTRIES", "pass_threads", "serial_blas"]
+__all__ = ["PARALLEL_MIN_ENTRIES", "chunk_range", "pass_threads", "row_chunks", "serial_blas"]
 
 # Below this many entries of X per pass, a pass by rows stays on one thread: starting the threads
 # (about 10 µs a pass here) would cost more than splitting the work saves.
 PARALLEL_MIN_ENTRIES = 1 << 18
+# Above it, the rows are summed in at most this many chunks (enough for an even share on 2–16 threads;
+# each chunk costs one partial vector and one reduction step) ...
+MAX_ROW_CHUNKS = 64
+# ... whose bounds fall on multiples of this many rows: the IRLS Gram matrix is summed in blocks of 1024
+# rows within a chunk (linsep._loops._weighted_gram_rows), and a partial block costs a whole one.
+CHUNK_ROW_MULTIPLE = 1024
 # Concurrent parallel launches from several Python threads are unsafe with numba's workqueue
 # threading layer; a pass whose lock is taken runs on one thread instead (no waiting).
 _PARALLEL_LOCK = threading.Lock()
@@ -100,3 +112,30 @@ def pass_threads(n_entries):
     for lib in _thread_pools():
         threads = min(threads, max(1, lib.num_threads))
     return threads
+
+
+@njit(cache=True, nogil=True)
+def row_chunks(n_rows, n_cols):
+    """Number of row chunks of a compiled pass over an ``n_rows × n_cols`` matrix: fixed by the shape alone.
+
+    One below :data:`PARALLEL_MIN_ENTRIES` entries (the pass is one serial
+    sum); above, one chunk per :data:`CHUNK_ROW_MULTIPLE` rows, at most
+    :data:`MAX_ROW_CHUNKS`.  The thread count (:func:`pass_threads`) never
+    enters: the order in which a pass adds its rows, and so its rounding,
+    is the same on any number of threads.
+    """
+    if n_rows * n_cols < PARALLEL_MIN_ENTRIES:
+        return 1
+    return min(MAX_ROW_CHUNKS, (n_rows + CHUNK_ROW_MULTIPLE - 1) // CHUNK_ROW_MULTIPLE)
+
+
+@njit(cache=True, nogil=True)
+def chunk_range(n_rows, n_chunks, chunk):
+    """Rows ``lo:hi`` of chunk ``chunk`` among ``n_chunks`` (:func:`row_chunks`): contiguous, whole blocks of rows.
+
+    ``n_chunks = 1`` gives ``0:n_rows``.
+    """
+    blocks = (n_rows + CHUNK_ROW_MULTIPLE - 1) // CHUNK_ROW_MULTIPLE
+    lo = (chunk * blocks // n_chunks) * CHUNK_ROW_MULTIPLE
+    hi = ((chunk + 1) * blocks // n_chunks) * CHUNK_ROW_MULTIPLE
+    return min(lo, n_rows), min(hi, n_rows)

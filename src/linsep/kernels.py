@@ -3,6 +3,22 @@
 Kernels are scikit-learn's pairwise kernels with SVC's parameter names
 (``gamma``, ``degree``, ``coef0``); ``"precomputed"`` means the caller passes
 Gram matrices; a callable ``k(A, B) -> ndarray`` is used as it is.
+
+Every kernel value reaches a solver or a decision function through
+:func:`kernel_matrix` or :class:`KernelColumnCache`, and both hold two
+guarantees for all kernel estimators at once:
+
+* sparse samples are read in canonical form (duplicate stored entries of a
+  cell summed, on a copy: the caller's matrix is never changed).
+  scikit-learn's row norms square each stored entry, so a cell stored as
+  ``v + 7`` and ``-7`` would enter an RBF distance as ``(v + 7)² + 49``
+  instead of ``v²``;
+* the values are checked (:func:`linsep._finite.require_kernel_block`): one
+  finite value per pair of rows, else a ``ValueError`` that names the kernel.
+
+:func:`training_samples` gives a kernel model its own canonical copy of the
+training samples, so that changing the caller's array after ``fit`` changes
+nothing (as scikit-learn's SVC keeps its own support vectors).
 """
 
 from __future__ import annotations
@@ -14,8 +30,12 @@ import scipy.sparse as sp
 from sklearn.metrics.pairwise import pairwise_kernels
 
 from ._design import summed_duplicates
+from ._finite import require_finite, require_kernel_block
+from ._linalg import pivoted_cholesky, too_wide_for_direct
 
 KERNELS = ("linear", "poly", "rbf", "sigmoid", "precomputed")
+
+_OVERFLOW_HINT = "they overflowed; lower degree, gamma or coef0, or rescale X (e.g. with StandardScaler)"
 
 
 def kernel_params(kernel, gamma=None, degree=3, coef0=0.0):
@@ -32,13 +52,116 @@ def kernel_params(kernel, gamma=None, degree=3, coef0=0.0):
     raise ValueError(f"kernel must be one of {KERNELS} or a callable, got {kernel!r}")
 
 
-def kernel_matrix(A, B, *, kernel="rbf", gamma=None, degree=3, coef0=0.0):
-    """Return ``K[i, j] = k(A_i, B_j)``."""
+def training_samples(X, kernel):
+    """The training samples a kernel model keeps: its own copy, sparse ones in canonical form.
+
+    Prediction evaluates ``k(x, x_i)`` on these rows, so the model must not
+    share them with the caller (who may overwrite the array after ``fit``).
+    For ``kernel="precomputed"`` ``X`` is the training Gram matrix, which
+    prediction never reads (it receives ``k(X_new, X_fit)``): a dense one is
+    kept without a copy; a sparse one becomes dense, because every entry of
+    a Gram matrix is a kernel value (a stored zero is ``k(x_i, x_j) = 0``)
+    and the solvers that factor it need it whole.
+    """
     if kernel == "precomputed":
-        return np.asarray(A)
+        return X.toarray() if sp.issparse(X) else X
+    if sp.issparse(X):
+        X = X.copy()  # a copy even when canonical: sum_duplicates works in place
+        X.sum_duplicates()
+        return X
+    return np.array(X, copy=True)
+
+
+def kernel_matrix(A, B, *, kernel="rbf", gamma=None, degree=3, coef0=0.0):
+    """Return ``K[i, j] = k(A_i, B_j)``, checked: shape ``(len(A), len(B))``, finite values.
+
+    Sparse ``A`` and ``B`` are read with duplicate entries summed (module
+    docstring); a kernel that returns another shape or a value that is not
+    finite raises ``ValueError``.  ``kernel="precomputed"`` returns ``A``
+    (already validated) as a dense array.
+    """
+    if kernel == "precomputed":
+        return A.toarray() if sp.issparse(A) else np.asarray(A)
+    A, B = summed_duplicates(A), summed_duplicates(B)
     if callable(kernel):
-        return np.asarray(kernel(A, B))
-    return pairwise_kernels(A, B, metric=kernel, **kernel_params(kernel, gamma, degree, coef0))
+        return require_kernel_block(kernel(A, B), (A.shape[0], B.shape[0]), kernel)
+    K = pairwise_kernels(A, B, metric=kernel, **kernel_params(kernel, gamma, degree, coef0))
+    return require_kernel_block(K, (A.shape[0], B.shape[0]), kernel)
+
+
+class _RankLimitReached(Exception):
+    """Raised by the column source of :func:`low_rank_gram_factor` to end a factorisation that pays no more."""
+
+
+def is_positive_semidefinite(kernel, coef0=0.0):
+    """Whether every Gram matrix of ``kernel`` is positive semi-definite in exact arithmetic.
+
+    True for the linear and RBF kernels, and the polynomial kernel
+    ``(γ⟨x, z⟩ + c₀)^p`` with ``c₀ >= 0`` (a sum of products of PSD
+    kernels).  The sigmoid kernel is not PSD in general, and nothing is
+    known about a callable or a precomputed matrix.
+    """
+    return kernel in ("linear", "rbf") or (kernel == "poly" and coef0 >= 0)
+
+
+def low_rank_gram_factor(X, *, kernel, gamma=None, degree=3, coef0=0.0, max_rank_fraction=0.25, block_size=64):
+    """``F`` of shape ``(N, r)`` with ``K = F Fᵀ`` to rounding, or ``None`` when ``K`` has no such small factor.
+
+    The Gram matrix of many samples in few dimensions has a small numerical
+    rank (RBF on 10 000 points in the plane: about 300).  A pivoted Cholesky
+    factorisation to rounding level (:func:`linsep._linalg.pivoted_cholesky`
+    with ``tol=0``: every residual ``K_ii − ‖F_i‖² <= N·eps·max K_ii``, so
+    every entry of ``K − F Fᵀ`` is at rounding level) then computes only
+    ``r`` columns of ``K``, costs ``O(N r²)`` instead of the ``O(N³)`` of a
+    factor of the whole matrix, and turns a kernel method whose iteration
+    multiplies by ``K`` into the linear method on the rows of ``F``, at
+    ``O(N r)`` per iteration instead of ``O(N²)``.
+
+    The factorisation stops, and ``None`` is returned, as soon as it has
+    asked for more than ``max_rank_fraction · N`` kernel columns (pivot
+    candidates included, so ``r`` is smaller): the factor would no longer
+    save work (at ``r = N/4`` it already costs ``N³/16``); likewise past the
+    width that linsep's linear methods still solve directly
+    (:func:`linsep._linalg.too_wide_for_direct`), beyond which the ``r × r``
+    systems of the linear method would need an iterative solver.  ``None`` also
+    for kernels that are not positive semi-definite
+    (:func:`is_positive_semidefinite`), where a Cholesky factor does not
+    represent ``K``.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (N, d)
+        Training samples (not a precomputed Gram matrix).
+    kernel, gamma, degree, coef0
+        As in :func:`kernel_matrix` (``gamma`` numeric).
+    max_rank_fraction : float, default=0.25
+        Most kernel columns worth computing, as a fraction of ``N``.
+    block_size : int, default=64
+        Kernel columns computed at a time.
+    """
+    if not is_positive_semidefinite(kernel, coef0):
+        return None
+    n = X.shape[0]
+    max_columns = int(max_rank_fraction * n)
+    if max_columns < block_size:  # not even one block of columns would pay: the whole matrix is as cheap
+        return None
+    params = {"kernel": kernel, "gamma": gamma, "degree": degree, "coef0": coef0}
+    requested = 0
+
+    def columns(idx):
+        nonlocal requested
+        requested += len(idx)
+        if requested > max_columns or too_wide_for_direct(requested + 1):  # r <= requested; +1: the bias
+            raise _RankLimitReached
+        return kernel_matrix(X, X[idx], **params)
+
+    diagonal = np.concatenate([np.diagonal(kernel_matrix(X[i:i + 512], X[i:i + 512], **params))
+                               for i in range(0, n, 512)])
+    try:
+        F, _, _ = pivoted_cholesky(columns, diagonal, tol=0.0, block_size=block_size)
+    except _RankLimitReached:
+        return None
+    return F
 
 
 def resolve_gamma(gamma, X):
@@ -144,11 +267,13 @@ class KernelColumnCache:
             sub = X[rows][:, cols]
             return np.asarray(sub.toarray() if sp.issparse(sub) else sub, dtype=float)
         if callable(kernel):
-            return np.asarray(kernel(X[rows], X[cols]), dtype=float)
+            K = require_kernel_block(kernel(X[rows], X[cols]), (rows.size, cols.size), kernel)
+            return np.asarray(K.toarray() if sp.issparse(K) else K, dtype=float)
         out = X[rows] @ X[cols].T  # ⟨x_i, x_j⟩, one BLAS gemm
         out = np.array(out.toarray() if sp.issparse(out) else out, dtype=float)
         self._finish(out, None if self._sq_norms is None else self._sq_norms[rows][:, None],
                      None if self._sq_norms is None else self._sq_norms[cols])
+        require_finite(out, f"kernel values of kernel {kernel}", _OVERFLOW_HINT)
         return out
 
     def dot(self, cols, coef):
@@ -164,7 +289,8 @@ class KernelColumnCache:
     def _compute(self, j, out):
         X, kernel = self.X, self.kernel
         if callable(kernel):
-            out[:] = np.asarray(kernel(X, X[[j]])).ravel()
+            column = require_kernel_block(kernel(X, X[[j]]), (X.shape[0], 1), kernel)
+            out[:] = np.ravel(column.toarray() if sp.issparse(column) else column)
             return
         if sp.issparse(X):  # the row's stored entries scattered into a d-vector (X itself stays sparse)
             row = sp.csr_matrix(X[[j]])
@@ -174,6 +300,7 @@ class KernelColumnCache:
             x_j = X[j]
         np.copyto(out, np.asarray(X @ x_j).ravel())  # ⟨x_i, x_j⟩, one BLAS gemv
         self._finish(out, self._sq_norms, None if self._sq_norms is None else self._sq_norms[j])
+        require_finite(out, f"kernel values of kernel {kernel}", _OVERFLOW_HINT)
 
     def _finish(self, out, sq_rows, sq_cols):
         """Turn the inner products in ``out`` into kernel values, in place."""

@@ -37,10 +37,19 @@ from ..solvers.kozinec import FORMULATIONS, kernel_schlesinger_kozinec, schlesin
 
 
 def _store_margins(estimator, results):
-    """``margin_``, ``margin_upper_bound_`` (float, or one per class for one-vs-rest)."""
+    """``margin_``, ``margin_upper_bound_`` (float, or one per class for one-vs-rest) and ``certificate_``.
+
+    ``certificate_`` is the proof behind a ``"not_separable"`` status — the
+    convex coefficients ``u`` of the touching hulls, ``u >= 0``, ``Yᵀu = 0``
+    — and ``None`` for any other status (a list over the classes for
+    one-vs-rest), as in the Ho–Kashyap estimators; for the linear
+    estimators the base class has checked it with
+    :func:`linsep._certificates.is_proof` before it is stored.
+    """
+    binary = len(results) == 1
+    estimator.certificate_ = results[0].certificate if binary else [r.certificate for r in results]
     margins = np.array([r.extra["margin"] for r in results])
     bounds = np.array([r.extra["margin_upper_bound"] for r in results])
-    binary = len(results) == 1
     estimator.margin_ = float(margins[0]) if binary else margins
     estimator.margin_upper_bound_ = float(bounds[0]) if binary else bounds
 
@@ -104,6 +113,11 @@ _SHARED_ATTRS = """
     status_ : str or ndarray of str
         ``"separable"`` (Kozinec), ``"converged"`` (SK, ε-optimal),
         ``"max_iter"`` or ``"not_separable"`` (the hulls touch to rounding).
+    certificate_ : ndarray, None or list
+        For ``"not_separable"``: the proof ``u >= 0, u != 0`` with
+        ``Σ_i u_i y_i [x_i, 1] = 0`` (it passes
+        :func:`linsep._certificates.is_proof`); ``None`` otherwise; a list
+        of them for one-vs-rest.
     history_ : dict or list of dict
         Only with ``record_history``.
 """
@@ -254,6 +268,10 @@ class KernelSchlesingerKozinecClassifier(BaseKernelSeparator):
         As for :class:`SchlesingerKozinecClassifier`.
     n_kernel_columns_ : int
         Kernel columns computed (cache misses), over all problems.
+    certificate_ : ndarray, None or list
+        For ``"not_separable"`` (hard margin, ``C=None``): ``u >= 0, u != 0``
+        with ``Σ_i u_i y_i φ(x_i) = 0`` and ``Σ_i u_i y_i = 0`` (the hulls
+        touch in the feature space); ``None`` otherwise.
 
     Examples
     --------

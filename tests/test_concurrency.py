@@ -1,0 +1,113 @@
+"""Fits running in several threads at once give the serial results and leave process-wide settings as found.
+
+linsep's compiled passes release the GIL, share one lock for their parallel
+launches (:data:`linsep._loops._PARALLEL_LOCK`) and one for the process-wide
+BLAS thread limit (:func:`linsep._loops.serial_blas`); estimators keep their
+fit-time state on the instance.  Threads fitting different estimators, or
+scikit-learn's threading backend running a grid search, must therefore see
+exactly what serial fits see.
+"""
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numba
+import numpy as np
+import pytest
+from joblib import parallel_backend
+from sklearn.model_selection import GridSearchCV, StratifiedKFold
+from threadpoolctl import threadpool_info, threadpool_limits
+
+from linsep import available_classifiers, make_classifier
+
+NAMES = list(available_classifiers())
+# warnings.catch_warnings is not thread-safe: the budget warnings of the small max_iter are filtered here instead
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+
+def _data(n=60, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 3
+    X = rng.normal(size=(n, d)) + 1.5 * np.eye(3, d)[y]  # three overlapping classes: every verdict occurs
+    return X, y
+
+
+def _estimator(name):
+    estimator = make_classifier(name)
+    params = estimator.get_params()
+    budget = {key: value for key, value in {"max_iter": 100, "cv": 3}.items()
+              if key in params and (params[key] is None or params[key] > value)}
+    if "random_state" in params:
+        budget["random_state"] = 0
+    return estimator.set_params(**budget)
+
+
+def _fit_scores(name, X, y):
+    model = _estimator(name).fit(X, y)
+    return model.decision_function(X), np.asarray(model.n_iter_), np.asarray(model.status_, dtype=object)
+
+
+def _process_settings():
+    """What a fit could change for the whole process: BLAS/OpenMP thread counts and numba's.
+
+    Read inside ``threadpool_limits(2)``: a fit that lowers the BLAS count
+    (:func:`linsep._loops.serial_blas`) and failed to restore it would show,
+    even where the environment keeps BLAS to one thread.
+    """
+    pools = sorted((pool["user_api"], pool["internal_api"], pool["filepath"], pool["num_threads"])
+                   for pool in threadpool_info())
+    return pools, numba.get_num_threads()
+
+
+def test_every_estimator_fitted_in_threads_at_once_equals_its_serial_fit():
+    X, y = _data()
+    serial = {name: _fit_scores(name, X, y) for name in NAMES}
+    with threadpool_limits(limits=2):
+        settings = _process_settings()
+        threaded = _fit_in_threads(X, y)
+        assert _process_settings() == settings
+    for name, (scores, n_iter, status) in threaded:
+        np.testing.assert_array_equal(scores, serial[name][0], err_msg=name)
+        np.testing.assert_array_equal(n_iter, serial[name][1], err_msg=name)
+        np.testing.assert_array_equal(status, serial[name][2], err_msg=name)
+
+
+def _fit_in_threads(X, y):
+    """Every estimator fitted at least twice by four threads, the first four fits starting together."""
+    start = threading.Barrier(4)
+
+    def fit(job, name):
+        if job < 4:
+            start.wait()  # the first four fits begin together
+        return _fit_scores(name, X, y)
+
+    jobs = NAMES[:4] + NAMES * 2
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        futures = [(name, pool.submit(fit, job, name)) for job, name in enumerate(jobs)]
+        return [(name, future.result()) for name, future in futures]
+
+
+@pytest.mark.parametrize("name, grid", [
+    ("hk", {"learning_rate": [0.2, 0.6]}),
+    ("mhka", {"C": [0.1, 1.0]}),  # IRLS: the serial-BLAS limit taken and restored by each fit
+    ("hkes_cv", {"C": [None, 0.5]}),
+    ("lsvm", {"C": [0.5, 2.0]}),
+    ("perceptron", {"learning_rate": [0.5, 1.0]}),
+    ("kernel_hk", {"gamma": [0.5, 2.0]}),
+    ("kernel_sk", {"C": [1.0, 10.0]}),
+])
+def test_grid_search_with_the_threading_backend_equals_the_serial_search(name, grid):
+    X, y = _data()
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+
+    def search(n_jobs):
+        return GridSearchCV(_estimator(name), grid, cv=cv, n_jobs=n_jobs).fit(X, y)
+
+    serial = search(1)
+    with threadpool_limits(limits=2), parallel_backend("threading", n_jobs=4):
+        settings = _process_settings()
+        threaded = search(4)
+        assert _process_settings() == settings
+    np.testing.assert_array_equal(threaded.cv_results_["mean_test_score"], serial.cv_results_["mean_test_score"])
+    assert threaded.best_params_ == serial.best_params_
+    np.testing.assert_array_equal(threaded.decision_function(X), serial.decision_function(X))

@@ -1,0 +1,89 @@
+"""Compiled passes on several threads give the one-thread fit bit for bit (linsep._threads).
+
+A pass over a large ``X`` sums its rows in chunks fixed by the shape
+(:func:`linsep._threads.row_chunks`) and adds them in chunk order; the thread
+count, chosen from the machine's load and whether another fit holds the
+parallel lock, only decides who computes which chunk.  The data here are just
+large enough for several chunks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from linsep._design import SignedDesign
+from linsep._threads import CHUNK_ROW_MULTIPLE, MAX_ROW_CHUNKS, PARALLEL_MIN_ENTRIES, chunk_range, row_chunks
+from linsep.solvers.ho_kashyap import ho_kashyap
+from linsep.solvers.lsvm import lagrangian_svm
+
+N_ROWS, N_COLS = 70_000, 4  # 280 000 entries: above PARALLEL_MIN_ENTRIES, so 64 chunks
+
+
+@pytest.fixture(scope="module")
+def large_problem():
+    rng = np.random.default_rng(21)
+    X = rng.normal(size=(N_ROWS, N_COLS))
+    y = np.where(X @ rng.normal(size=N_COLS) + rng.normal(scale=2.0, size=N_ROWS) > 0, 1.0, -1.0)
+    return X, y
+
+
+@pytest.mark.parametrize("n_rows, n_cols", [(10, 3), (65_536, 4), (70_000, 4), (2_500, 200), (300, 10_000),
+                                            (10_000_000, 1)])
+def test_chunks_cover_the_rows_in_order_on_block_bounds(n_rows, n_cols):
+    n_chunks = row_chunks(n_rows, n_cols)
+    assert 1 <= n_chunks <= MAX_ROW_CHUNKS
+    assert (n_chunks == 1) == (n_rows * n_cols < PARALLEL_MIN_ENTRIES or n_rows <= CHUNK_ROW_MULTIPLE)
+    bounds = [chunk_range(n_rows, n_chunks, c) for c in range(n_chunks)]
+    assert bounds[0][0] == 0 and bounds[-1][1] == n_rows
+    for (lo, hi), (next_lo, _) in zip(bounds, bounds[1:]):
+        assert lo < hi == next_lo and hi % CHUNK_ROW_MULTIPLE == 0
+
+
+def test_the_data_here_use_several_chunks():
+    assert row_chunks(N_ROWS, N_COLS) == MAX_ROW_CHUNKS
+
+
+HK_CASES = {
+    "hk": dict(max_iter=40),
+    "mhks": dict(C=0.3, max_iter=40),
+    "mhka": dict(loss="absolute", C=0.5, max_iter=15),
+    "hk_paper_rule": dict(stopping="paper", tol=0.0, stop_at_separation=False, max_iter=25),
+}
+
+
+@pytest.mark.parametrize("case", HK_CASES)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_hk_family_is_bit_identical_on_one_and_two_threads(large_problem, case, dtype):
+    X, y = large_problem
+    Y = SignedDesign(X.astype(dtype), y)
+    serial = ho_kashyap(Y, **HK_CASES[case], _plan={"threads": 1})
+    threaded = ho_kashyap(Y, **HK_CASES[case], _plan={"threads": 2})
+    assert (serial.extra["plan"]["threads"], threaded.extra["plan"]["threads"]) == (1, 2)
+    assert (threaded.status, threaded.n_iter) == (serial.status, serial.n_iter)
+    assert np.array_equal(threaded.weights, serial.weights)
+    assert np.array_equal(threaded.margin, serial.margin)
+    for name, trace in (serial.history or {}).items():
+        assert np.array_equal(threaded.history[name], trace), name
+
+
+def test_hk_with_validation_is_bit_identical_on_one_and_three_threads(large_problem):
+    X, y = large_problem
+    Y, Y_val = SignedDesign(X, y), SignedDesign(X[:20_000], -y[:20_000])  # a validation set that disagrees
+    kw = dict(C=0.3, max_iter=30, stop_at_separation=False, Y_val=Y_val)
+    serial = ho_kashyap(Y, **kw, _plan={"threads": 1})
+    threaded = ho_kashyap(Y, **kw, _plan={"threads": 3})
+    assert (threaded.n_iter, threaded.best_iter) == (serial.n_iter, serial.best_iter)
+    assert np.array_equal(threaded.weights, serial.weights)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_lsvm_is_bit_identical_on_one_and_two_threads(large_problem, dtype):
+    X, y = large_problem
+    X = X.astype(dtype)
+    serial = lagrangian_svm(X, y, C=4.0, max_iter=60, record_history=True, _plan={"threads": 1})
+    threaded = lagrangian_svm(X, y, C=4.0, max_iter=60, record_history=True, _plan={"threads": 2})
+    assert (threaded.status, threaded.n_iter) == (serial.status, serial.n_iter)
+    assert np.array_equal(threaded.weights, serial.weights)
+    assert np.array_equal(threaded.extra["alpha"], serial.extra["alpha"])
+    assert np.array_equal(threaded.history["objective"], serial.history["objective"])
