@@ -186,24 +186,58 @@ _DAMAGED = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, struct.error, 
             MemoryError, RecursionError)
 
 
+# The ``.npy`` header as numpy.save writes it, and nothing else: NumPy's own
+# parser evaluates a Python literal and lets tokenizer and syntax errors of a
+# crafted header escape; this one matches the exact layout and refuses any
+# other with one line.
+_NPY_MAGIC = b"\x93NUMPY"
+_NPY_HEADER = re.compile(
+    r"\{'descr': '(?P<descr>[<>|=]?[biufU][0-9]{1,4})', 'fortran_order': (?P<fortran>True|False), "
+    r"'shape': \((?P<shape>(?:[0-9]{1,19}, )*(?:[0-9]{1,19},?)?)\), \} *\n")
+
+
+def parse_npy_header(data):
+    """``(shape, fortran_order, dtype, offset of the array bytes)`` from the start of a ``.npy`` member.
+
+    Accepts versions 1.0 and 2.0 of the format with the header NumPy writes
+    (``{'descr': …, 'fortran_order': …, 'shape': (…), }``) for a boolean,
+    integer, float or string dtype; raises :class:`ValueError` with one line
+    for anything else (never NumPy's parser errors).
+    """
+    if len(data) < 10 or data[:6] != _NPY_MAGIC:
+        raise ValueError("member is not a .npy array (bad magic)")
+    version = (data[6], data[7])
+    if version == (1, 0):
+        length, start = int.from_bytes(data[8:10], "little"), 10
+    elif version == (2, 0):
+        if len(data) < 12:
+            raise ValueError("truncated .npy header")
+        length, start = int.from_bytes(data[8:12], "little"), 12
+    else:
+        raise ValueError(f"unsupported .npy version {version[0]}.{version[1]}")
+    if start + length > len(data):
+        raise ValueError("truncated .npy header")
+    try:
+        header = data[start:start + length].decode("ascii")
+    except UnicodeDecodeError:
+        raise ValueError(".npy header is not ASCII text") from None
+    match = _NPY_HEADER.fullmatch(header)
+    if match is None:
+        raise ValueError("malformed .npy header")
+    try:
+        dtype = np.dtype(match["descr"])  # the pattern admits only numeric and string codes
+    except TypeError:  # a code of no such size, e.g. '<i3'
+        raise ValueError(f"unknown .npy dtype {match['descr']!r}") from None
+    shape = tuple(int(size) for size in match["shape"].replace(",", " ").split())
+    return shape, match["fortran"] == "True", dtype, start + length
+
+
 def _read_npy(data):
     """An ndarray from the bytes of one ``.npy`` member, of a plain dtype whose size matches the header."""
-    fp = io.BytesIO(data)
-    version = np.lib.format.read_magic(fp)
-    if version == (1, 0):
-        shape, fortran, dtype = np.lib.format.read_array_header_1_0(fp)
-    elif version == (2, 0):
-        shape, fortran, dtype = np.lib.format.read_array_header_2_0(fp)
-    else:
-        raise ValueError(f"unsupported .npy version {version}")
-    if dtype.kind not in _ARRAY_KINDS or dtype.fields is not None or dtype.subdtype is not None:
+    shape, fortran, dtype, start = parse_npy_header(data)
+    if dtype.itemsize == 0:
         raise ValueError(f"array of dtype {dtype}")
-    count = 1
-    for size in shape:
-        if size < 0:
-            raise ValueError(f"negative dimension in shape {shape}")
-        count *= size
-    start = fp.tell()
+    count = math.prod(shape)
     if count * dtype.itemsize != len(data) - start:
         raise ValueError(f"shape {shape} of {dtype} does not match its {len(data) - start} bytes")
     array = np.frombuffer(data, dtype=dtype, count=count, offset=start)
