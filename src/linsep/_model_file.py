@@ -59,6 +59,8 @@ __all__ = ["ATTRIBUTES", "FAMILY_ATTRIBUTES", "FORMAT", "FORMAT_VERSION", "Model
            "save_model"]
 
 FORMAT = "linsep-model"
+COMPOSITE_FORMAT = "linsep-composite-model"
+"""Format name of a Pipeline or ColumnTransformer around linsep models (:mod:`linsep.persistence`)."""
 FORMAT_VERSION = 1
 MAX_JSON_DEPTH = 32
 """Deepest nesting of the metadata accepted; :func:`save_model` writes about 7."""
@@ -290,8 +292,13 @@ def _parse_meta(blob):
 
 # ---------------------------------------------------------------- decoding the tree
 
-def _decode(node, arrays, used):
-    """The fitted value described by a node of the metadata tree; refuses any node :class:`_Encoder` does not write."""
+def _decode(node, arrays, used, extra=None):
+    """The fitted value described by a node of the metadata tree; refuses any node :class:`_Encoder` does not write.
+
+    ``extra(node, arrays, used)`` decodes the node kinds of composite models
+    (:mod:`linsep.persistence`); it raises :class:`ModelFileError` for any
+    node it does not know either.
+    """
     if not isinstance(node, dict):
         raise ModelFileError(f"malformed attribute node of type {type(node).__name__}")
     keys = set(node)
@@ -307,18 +314,18 @@ def _decode(node, arrays, used):
             raise ModelFileError(f"malformed scalar of type {type(value).__name__}")
         return value
     if keys == {"__list__"} and isinstance(node["__list__"], list):
-        return [_decode(v, arrays, used) for v in node["__list__"]]
+        return [_decode(v, arrays, used, extra) for v in node["__list__"]]
     if keys == {"__dict__"} and isinstance(node["__dict__"], dict):
-        return {k: _decode(v, arrays, used) for k, v in node["__dict__"].items()}
+        return {k: _decode(v, arrays, used, extra) for k, v in node["__dict__"].items()}
     if keys == {"__object_array__", "shape"} and isinstance(node["__object_array__"], list):
-        items = [_decode(v, arrays, used) for v in node["__object_array__"]]
+        items = [_decode(v, arrays, used, extra) for v in node["__object_array__"]]
         shape = _shape(node["shape"], len(items))
         out = np.empty(len(items), dtype=object)
         for i, item in enumerate(items):  # element by element: numpy would broadcast nested arrays
             out[i] = item
         return out.reshape(shape)
     if keys == {"__sparse__", "shape", "data", "indices", "indptr"} and node["__sparse__"] in ("csr", "csc"):
-        data, indices, indptr = (_decode(node[part], arrays, used) for part in ("data", "indices", "indptr"))
+        data, indices, indptr = (_decode(node[part], arrays, used, extra) for part in ("data", "indices", "indptr"))
         shape = _shape(node["shape"], None)
         if (len(shape) != 2 or not all(isinstance(a, np.ndarray) and a.ndim == 1 for a in (data, indices, indptr))
                 or data.dtype.kind != "f" or indices.dtype.kind not in "iu" or indptr.dtype.kind not in "iu"):
@@ -330,6 +337,8 @@ def _decode(node, arrays, used):
         except (ValueError, TypeError, IndexError, OverflowError) as exc:
             raise ModelFileError(f"malformed sparse matrix ({_first_line(exc)})") from None
         return matrix
+    if extra is not None:
+        return extra(node, arrays, used)
     raise ModelFileError(f"malformed attribute node with keys {sorted(map(str, keys))}")
 
 
@@ -561,8 +570,17 @@ def load_model(path):
 
 
 def _load(data):
-    from ._registry import make_classifier
+    """The estimator and metadata of a model file's bytes: a single linsep model, or a composite one."""
+    meta, arrays = read_verified(data)
+    if meta["format"] == COMPOSITE_FORMAT:
+        from .persistence import rebuild_composite
 
+        return rebuild_composite(meta, arrays), meta
+    return _rebuild_estimator(meta, arrays), meta
+
+
+def read_verified(data):
+    """``(metadata, arrays)`` of a model file whose archive, format, version and checksum are sound."""
     if not data.startswith(b"PK"):
         raise ModelFileError("not a linsep model file (not an .npz archive)")
     try:
@@ -572,7 +590,7 @@ def _load(data):
     if _META not in arrays:
         raise ModelFileError("not a linsep model file (no metadata)")
     meta = _parse_meta(arrays.pop(_META))
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+    if not isinstance(meta, dict) or meta.get("format") not in (FORMAT, COMPOSITE_FORMAT):
         raise ModelFileError(f"not a linsep model file (format {meta.get('format') if isinstance(meta, dict) else None!r})")
     if meta.get("version") != FORMAT_VERSION:
         raise ModelFileError(f"model format version {meta.get('version')!r}, this linsep reads version {FORMAT_VERSION}")
@@ -582,6 +600,12 @@ def _load(data):
     # From here on the bytes are what save_model wrote, or someone recomputed
     # the checksum: every piece is still checked before use.
     meta["checksum"] = stored
+    return meta, arrays
+
+
+def _rebuild_estimator(meta, arrays):
+    from ._registry import make_classifier
+
     if set(meta) != _META_KEYS:
         raise ModelFileError(f"unexpected metadata keys {sorted(set(meta) ^ _META_KEYS)}")
     algorithm, params, attributes = meta["algorithm"], meta["params"], meta["attributes"]
@@ -593,18 +617,8 @@ def _load(data):
         estimator = make_classifier(algorithm, **params)
     except (ValueError, TypeError) as exc:  # unknown algorithm, unknown parameter name
         raise ModelFileError(f"cannot rebuild the model ({_first_line(exc)})") from None
-    try:
-        estimator._validate_params()
-    except (ValueError, TypeError) as exc:  # InvalidParameterError is both
-        raise ModelFileError(f"invalid parameter ({_first_line(exc)})") from None
     used = set()
-    for name, node in attributes.items():
-        if not name.isidentifier() or name.startswith("__") or name in params or hasattr(type(estimator), name):
-            raise ModelFileError(f"attribute name {name!r} is not a fitted attribute")
-        try:
-            setattr(estimator, name, _decode(node, arrays, used))
-        except ModelFileError as exc:
-            raise ModelFileError(f"{name}: {exc}") from None
+    set_fitted_attributes(estimator, params, attributes, arrays, used)
     classes = _decode(meta["classes"], arrays, set())  # a second description of classes_, kept for readers
     if not (isinstance(classes, np.ndarray) and isinstance(getattr(estimator, "classes_", None), np.ndarray)
             and classes.dtype == estimator.classes_.dtype and np.array_equal(classes, estimator.classes_)):
@@ -612,4 +626,24 @@ def _load(data):
     if used != set(arrays):
         raise ModelFileError(f"arrays not referenced by the metadata: {sorted(set(arrays) - used)[:3]}")
     check_fitted_model(estimator, params)
-    return estimator, meta
+    return estimator
+
+
+def set_fitted_attributes(estimator, params, attributes, arrays, used, decode=None):
+    """Validate ``estimator``'s parameters, then set the decoded fitted ``attributes`` on it.
+
+    An attribute may not shadow a parameter, a class attribute (a method) or
+    a dunder name.  ``decode`` (default :func:`_decode`) turns a node into a value.
+    """
+    decode = decode or _decode
+    try:
+        estimator._validate_params()
+    except (ValueError, TypeError) as exc:  # InvalidParameterError is both
+        raise ModelFileError(f"invalid parameter ({_first_line(exc)})") from None
+    for name, node in attributes.items():
+        if not name.isidentifier() or name.startswith("__") or name in params or hasattr(type(estimator), name):
+            raise ModelFileError(f"attribute name {name!r} is not a fitted attribute")
+        try:
+            setattr(estimator, name, decode(node, arrays, used))
+        except ModelFileError as exc:
+            raise ModelFileError(f"{name}: {exc}") from None
