@@ -18,12 +18,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from linsep import make_classifier  # noqa: E402
-from linsep._model_file import ModelFileError, load_model, save_model  # noqa: E402
-from model_file_mutations import mutations  # noqa: E402
+from model_file_mutations import mutations
 
-X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [3.0, 3.0], [4.0, 3.0], [3.0, 4.0]])
-Y = np.array([0, 0, 0, 1, 1, 1])
+from linsep import make_classifier
+from linsep._model_file import ModelFileError, load_model, save_model
+
+X_TRAIN = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [3.0, 3.0], [4.0, 3.0], [3.0, 4.0]])
+Y_TRAIN = np.array([0, 0, 0, 1, 1, 1])
 X_TEST = np.random.default_rng(0).normal(2.0, 2.0, (40, 2))
 
 
@@ -32,7 +33,7 @@ def main():
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "m.npz"
         for name, n_classes in (("hk", 2), ("kernel_perceptron", 2), ("mse", 3)):
-            X, y = (X, Y) if n_classes == 2 else (np.vstack([X, X + [6.0, 0.0]]), np.r_[Y, np.full(6, 2)])
+            X, y = (X_TRAIN, Y_TRAIN) if n_classes == 2 else (np.vstack([X_TRAIN, X_TRAIN + [6.0, 0.0]]), np.r_[Y_TRAIN, np.full(6, 2)])
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 model = make_classifier(name).fit(X, y)

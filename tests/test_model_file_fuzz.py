@@ -10,11 +10,11 @@ import warnings
 
 import numpy as np
 import pytest
+from model_file_mutations import member_spans, mutations
 
 from linsep import make_classifier
 from linsep._model_file import ModelFileError, load_model, parse_npy_header, save_model
 from linsep.cli import main
-from model_file_mutations import member_spans, mutations
 
 X_TRAIN = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [3.0, 3.0], [4.0, 3.0], [3.0, 4.0]])
 Y_TRAIN = np.array([0, 0, 0, 1, 1, 1])
@@ -75,7 +75,7 @@ def test_npy_header_parser_reads_what_numpy_writes(header):
     import io
 
     buffer = io.BytesIO()
-    array = np.zeros(eval(header)["shape"], dtype=eval(header)["descr"])  # noqa: S307 - literal of the test itself
+    array = np.zeros(eval(header)["shape"], dtype=eval(header)["descr"])
     np.lib.format.write_array(buffer, np.asfortranarray(array) if b"True" in header else array)
     shape, fortran, dtype, offset = parse_npy_header(buffer.getvalue())
     assert (shape, fortran, dtype) == (array.shape, b"True" in header and array.ndim > 1, array.dtype)

@@ -6,18 +6,25 @@ import warnings
 
 import numpy as np
 import pytest
+from model_file_mutations import mutations
 from sklearn.compose import make_column_transformer
 from sklearn.decomposition import PCA
 from sklearn.impute import SimpleImputer
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import (FunctionTransformer, MaxAbsScaler, MinMaxScaler, Normalizer, PolynomialFeatures,
-                                   RobustScaler, StandardScaler)
+from sklearn.preprocessing import (
+    FunctionTransformer,
+    MaxAbsScaler,
+    MinMaxScaler,
+    Normalizer,
+    PolynomialFeatures,
+    RobustScaler,
+    StandardScaler,
+)
 
 import linsep
 from linsep import available_classifiers, make_classifier
 from linsep._model_file import ModelFileError, _checksum
 from linsep.cli import main
-from model_file_mutations import mutations
 
 RNG = np.random.default_rng(0)
 X_TRAIN = np.r_[RNG.normal(0.0, 1.0, (15, 3)), RNG.normal(3.0, 1.0, (15, 3))]

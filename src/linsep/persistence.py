@@ -46,9 +46,22 @@ from pathlib import Path
 
 import numpy as np
 
-from ._model_file import (COMPOSITE_FORMAT, FORMAT_VERSION, ModelFileError, _checksum, _decode, _Encoder, _first_line,
-                          _json_safe, _required_attributes, check_fitted_model, load_model, save_model,
-                          set_fitted_attributes, write_file)
+from ._model_file import (
+    COMPOSITE_FORMAT,
+    FORMAT_VERSION,
+    ModelFileError,
+    _checksum,
+    _decode,
+    _Encoder,
+    _first_line,
+    _json_safe,
+    _required_attributes,
+    check_fitted_model,
+    load_model,
+    save_model,
+    set_fitted_attributes,
+    write_file,
+)
 
 __all__ = ["PREPROCESSING", "load", "save"]
 
@@ -57,8 +70,15 @@ def _preprocessing_classes():
     from sklearn.compose import ColumnTransformer
     from sklearn.impute import SimpleImputer
     from sklearn.pipeline import Pipeline
-    from sklearn.preprocessing import (FunctionTransformer, MaxAbsScaler, MinMaxScaler, Normalizer,
-                                       PolynomialFeatures, RobustScaler, StandardScaler)
+    from sklearn.preprocessing import (
+        FunctionTransformer,
+        MaxAbsScaler,
+        MinMaxScaler,
+        Normalizer,
+        PolynomialFeatures,
+        RobustScaler,
+        StandardScaler,
+    )
 
     return {cls.__name__: cls for cls in (Pipeline, ColumnTransformer, StandardScaler, MinMaxScaler, MaxAbsScaler,
                                           RobustScaler, Normalizer, PolynomialFeatures, SimpleImputer,
@@ -162,8 +182,9 @@ def save(model, path):
         hold (a function), or a fitted linsep model that could not be loaded
         back (e.g. non-finite weights); a ``ValueError``.
     """
-    from . import __version__
     import sklearn
+
+    from . import __version__
 
     if _is_linsep(model):
         return save_model(model, _algorithm_of(model), path)
@@ -173,7 +194,7 @@ def save(model, path):
             "linsep_version": __version__, "sklearn_version": sklearn.__version__}
     meta["checksum"] = _checksum(meta, encoder.arrays)
     buffer = io.BytesIO()
-    np.savez(buffer, **{"__meta__": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)}, **encoder.arrays)
+    np.savez(buffer, __meta__=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8), **encoder.arrays)
     path = Path(path)
     write_file(path, buffer.getvalue())
     return path
