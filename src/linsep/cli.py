@@ -224,7 +224,7 @@ def _cmd_trace(args):
 
     params = dict(_parse_param(p) for p in args.param)
     plot_path = _plot_file(args.plot) if args.plot else None
-    params["record_history"] = args.every if args.every > 1 else True
+    params["record_history"] = args.every if args.every > 1 else "updates"  # single-sample rules: per update
     try:
         estimator = make_classifier(args.algorithm, **params)
     except (ValueError, TypeError) as exc:
@@ -232,10 +232,12 @@ def _cmd_trace(args):
     if "record_history" not in estimator.get_params():
         raise CLIError(f"{args.algorithm} records no trace (not an iterative algorithm)")
     X, y = read_data(args.data, **_data_options(args))
+    labels = y  # the user's labels: the plot's legend shows them, whatever the fit saw
     if args.positive is not None:  # the lecture's class 1 as +1, whatever the label order
-        if args.positive not in set(map(str, y.tolist())):
-            raise CLIError(f"--positive {args.positive!r} is not a label of {args.data}")
-        y = np.where(np.array(list(map(str, y.tolist()))) == args.positive, 1, -1)
+        try:
+            y = inspection.positive_class_labels(y, args.positive)
+        except ValueError as exc:
+            raise CLIError(f"--positive: {exc} ({args.data})") from None
     fit_args = set(inspect.signature(estimator.fit).parameters)
     fit_params = {}
     if args.init_weights is not None:
@@ -287,7 +289,7 @@ def _cmd_trace(args):
             raise CLIError(f"--plot: these plots draw two-dimensional data; X has shape {X.shape}")
         X_dense = X.toarray() if hasattr(X, "toarray") else X  # two columns
         try:
-            drawn = inspection.plot_trace(estimator, X_dense, y,
+            drawn = inspection.plot_trace(estimator, X_dense, labels,
                                           class_index=problem if len(estimator.classes_) > 2 else None)
         except (ValueError, ImportError) as exc:
             raise CLIError(f"--plot: {str(exc).splitlines()[0]}") from None
