@@ -1,11 +1,13 @@
 """Save and load fitted models without pickle: :func:`save` and :func:`load`.
 
->>> import numpy as np, linsep
+>>> import tempfile
+>>> import numpy as np
+>>> import linsep
 >>> from sklearn.pipeline import make_pipeline
 >>> from sklearn.preprocessing import StandardScaler
 >>> X, y = np.array([[0.0, 0.0], [1.0, 0.0], [3.0, 3.0], [4.0, 3.0]]), np.array([0, 0, 1, 1])
 >>> model = make_pipeline(StandardScaler(), linsep.HoKashyapClassifier()).fit(X, y)
->>> path = linsep.save(model, getattr(__import__("tempfile"), "mkdtemp")() + "/model.npz")
+>>> path = linsep.save(model, tempfile.mkdtemp() + "/model.npz")
 >>> linsep.load(path).predict(X).tolist()
 [0, 0, 1, 1]
 
@@ -134,13 +136,13 @@ class _CompositeEncoder(_Encoder):
         name = type(estimator).__name__
         linsep = _is_linsep(estimator)
         if not linsep and _preprocessing_classes().get(name) is not type(estimator):
-            raise ModelFileError(f"cannot save a {name} (at {key or 'the root'}): a model file holds linsep "
+            raise ModelFileError(f"cannot save a {name} (at {key}): a model file holds linsep "
                                  f"estimators and the scikit-learn steps {', '.join(PREPROCESSING)}")
         params = estimator.get_params(deep=False)
         try:
             encoded_params = {k: self.encode(v, f"{key}.{k}") for k, v in params.items()}
         except TypeError as exc:
-            raise ModelFileError(f"cannot store the parameter of {name} (at {key or 'the root'}) of type {exc} "
+            raise ModelFileError(f"cannot store the parameter of {name} (at {key}) of type {exc} "
                                  f"in a model file") from None
         if linsep and hasattr(estimator, "classes_"):
             check_fitted_model(estimator, params, context="the fitted model cannot be saved: ")
@@ -189,7 +191,7 @@ def save(model, path):
     if _is_linsep(model):
         return save_model(model, _algorithm_of(model), path)
     encoder = _CompositeEncoder()
-    root = encoder.estimator(model, "")
+    root = encoder.estimator(model, "model")
     meta = {"format": COMPOSITE_FORMAT, "version": FORMAT_VERSION, "root": root,
             "linsep_version": __version__, "sklearn_version": sklearn.__version__}
     meta["checksum"] = _checksum(meta, encoder.arrays)
