@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 
 from linsep import check_separability, make_classifier
-from linsep.inspection import get_trace, plot_separability, plot_trace, plot_validation_curve, trace_table
+from linsep.inspection import (
+    get_trace,
+    plot_separability,
+    plot_trace,
+    plot_validation_curve,
+    trace_table,
+)
 
 RNG = np.random.default_rng(0)
 X3 = np.r_[RNG.normal(0, 1, (10, 2)), RNG.normal(3, 1, (10, 2)), RNG.normal([0, 5], 1, (10, 2))]

@@ -60,7 +60,7 @@ def test_crafted_npy_headers_are_refused_in_one_line(tmp_path, capsys):
         for label, data in mutations(good, positions=[position], masks=(0x01, 0x20, 0x7F)):
             path.write_bytes(data)
             code = main(["predict", str(path), str(data_file)])
-            out, err = capsys.readouterr()
+            _, err = capsys.readouterr()
             assert code in (0, 2), label
             if code == 2:
                 assert len(err.splitlines()) == 1 and err.startswith("linsep predict: error: "), (label, err)

@@ -6,7 +6,12 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from linsep import HoKashyapClassifier, LMSClassifier, PerceptronClassifier, make_classifier
+from linsep import (
+    HoKashyapClassifier,
+    LMSClassifier,
+    PerceptronClassifier,
+    make_classifier,
+)
 from linsep.cli import main
 from linsep.inspection import positive_class_labels, trace_table
 
@@ -73,7 +78,7 @@ def test_kernel_perceptron_records_every_update():
 
 
 def test_updates_equal_true_for_rules_that_update_once_per_iteration():
-    kwargs = dict(learning_rate=0.9, b0=1.0)
+    kwargs = {"learning_rate": 0.9, "b0": 1.0}
     by_iteration = HoKashyapClassifier(**kwargs, record_history=True).fit(X, Y)
     by_update = HoKashyapClassifier(**kwargs, record_history="updates").fit(X, Y)
     assert str(trace_table(by_update)) == str(trace_table(by_iteration))
