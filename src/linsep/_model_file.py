@@ -18,9 +18,11 @@ checks, in this order, and refuses with a one-line :class:`ModelFileError`:
 1. the archive: stored (uncompressed), unencrypted ``.npy`` members with
    distinct names, whose sizes add up to no more than the file itself (no
    decompression bomb), each with a correct CRC;
-2. each array: a ``.npy`` header of a boolean, integer, float or string
-   dtype whose shape accounts for exactly the bytes present (nothing is
-   allocated on a header's word);
+2. each array: a ``.npy`` header, read by :func:`parse_npy_header` (the
+   exact layout NumPy writes; never NumPy's literal parser, whose tokenizer
+   errors would escape), of a boolean, integer, float or string dtype whose
+   shape accounts for exactly the bytes present (nothing is allocated on a
+   header's word);
 3. the metadata: UTF-8 JSON nested at most :data:`MAX_JSON_DEPTH` deep,
    format and version, then the checksum — before the tree is decoded —,
    then exactly the keys :func:`save_model` writes;
@@ -34,6 +36,11 @@ checks, in this order, and refuses with a one-line :class:`ModelFileError`:
 :func:`save_model` runs the same model check before writing, so a fit that
 produced unusable values (``nan`` weights after an overflow) is refused at
 once instead of being written.
+
+A Pipeline or ColumnTransformer around linsep estimators is written by
+:func:`linsep.save` in the format :data:`COMPOSITE_FORMAT` (same archive,
+checksum and checks 1–3; the metadata holds a tree of steps, see
+:mod:`linsep.persistence`); :func:`load_model` reads both formats.
 """
 
 from __future__ import annotations

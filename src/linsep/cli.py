@@ -11,13 +11,20 @@
                  [--positive LABEL] [--class LABEL] [--steps K] [--every N] [--digits D] [--plot OUT.png]
     linsep list
 
-DATA is a CSV file with a header row and the label in the last column, or an
-svmlight/libsvm file (extension ``.svm``, ``.libsvm``, ``.svmlight``).
+``python -m linsep`` is the same tool.
+
+DATA is a CSV file (delimiter and header detected; the label in the last
+column unless ``--label-column`` says otherwise; ``--header``/``--no-header``,
+``--delimiter``, ``--drop-columns``) or an svmlight/libsvm file (extension
+``.svm``, ``.libsvm``, ``.svmlight``), either possibly gzipped (``.gz``); the
+rules are those of :func:`linsep.datasets.read_data_file`.
 
 Model files never use pickle (:mod:`linsep._model_file`): one ``.npz``
 archive of the fitted arrays plus JSON metadata with a SHA-256 checksum,
 read defensively and checked attribute by attribute, so a truncated, edited
-or foreign file is refused instead of being half-loaded.
+or foreign file is refused instead of being half-loaded.  ``linsep fit``
+writes what :func:`linsep.save` writes for one estimator; ``linsep
+predict`` reads everything :func:`linsep.load` reads, Pipelines included.
 
 Errors
 ------
@@ -55,19 +62,7 @@ class CLIError(Exception):
     """A user-facing error: printed as one line, exit status 2."""
 
 
-# ---------------------------------------------------------------- data files
-
-def _input_file(path, what):
-    """``path`` as a Path if it names a regular file, else a one-line error saying what it is."""
-    path = Path(path)
-    if path.is_dir():
-        raise CLIError(f"{path}: is a directory, not a {what}")
-    if not path.exists():
-        raise CLIError(f"no such {what}: {path}")
-    if not path.is_file():
-        raise CLIError(f"{path}: not a regular file (a {what} is expected)")
-    return path
-
+# ---------------------------------------------------------------- files
 
 def _output_file(path):
     """Refuse, before any work, an output path that cannot be a file: a directory, or one in a missing folder."""
@@ -379,7 +374,7 @@ def build_parser():
 
     fit = sub.add_parser("fit", help="fit an algorithm on a data file and save the model")
     fit.add_argument("algorithm", metavar="ALGO", help="a name from `linsep list`")
-    fit.add_argument("data", metavar="DATA", help="CSV (header, label last) or .svm/.libsvm/.svmlight")
+    fit.add_argument("data", metavar="DATA", help="CSV (label last by default) or .svm/.libsvm/.svmlight, or .gz")
     fit.add_argument("-o", "--output", required=True, metavar="MODEL", help="model file to write")
     fit.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                      help="estimator parameter (JSON value or bare string), repeatable")
@@ -404,7 +399,7 @@ def build_parser():
 
     trace = sub.add_parser("trace", help="fit with a trace and print the table of its iterations (k, a(k), b(k), e(k)…)")
     trace.add_argument("algorithm", metavar="ALGO", help="an iterative algorithm from `linsep list`")
-    trace.add_argument("data", metavar="DATA", help="CSV (header, label last) or .svm/.libsvm/.svmlight")
+    trace.add_argument("data", metavar="DATA", help="CSV (label last by default) or .svm/.libsvm/.svmlight, or .gz")
     trace.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                        help="estimator parameter (JSON value or bare string), repeatable")
     trace.add_argument("--init-weights", metavar="W0,W1,…",
