@@ -1,9 +1,9 @@
 """Model-file mutations, CRC fixed or not: refused in one line or loaded with identical predictions.
 
 A sample of the full product (every byte × :data:`MASKS`, with and without
-the zip CRC fixed, every truncation) runs here: every byte of each member's
-``.npy`` header and every 11th byte elsewhere.  ``benchmarks/fuzz_model_files.py``
-runs the full product.
+the zip CRC fixed, every truncation) runs here: the bytes of each member's
+``.npy`` header that hold its text, three masks, and every 37th byte
+elsewhere.  ``benchmarks/fuzz_model_files.py`` runs the full product.
 """
 
 import warnings
@@ -21,12 +21,13 @@ Y_TRAIN = np.array([0, 0, 0, 1, 1, 1])
 X_TEST = np.random.default_rng(0).normal(2.0, 2.0, (40, 2))
 
 
-def sampled_positions(data, stride=11):
-    headers = {p for start, _, _, _ in member_spans(data) for p in range(start, min(start + 128, len(data)))}
+def sampled_positions(data, stride=37):
+    # magic, version, length and the dictionary text; the padding after it is spaces
+    headers = {p for start, _, _, _ in member_spans(data) for p in range(start, min(start + 80, len(data)))}
     return sorted(headers | set(range(0, len(data), stride)))
 
 
-@pytest.mark.parametrize("name", ["hk", "kernel_perceptron"])
+@pytest.mark.parametrize("name", ["hk"])
 def test_sampled_mutations_are_refused_or_harmless(tmp_path, name):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -35,7 +36,7 @@ def test_sampled_mutations_are_refused_or_harmless(tmp_path, name):
     save_model(model, name, path)
     good = path.read_bytes()
     predictions, outcomes = model.predict(X_TEST), {"refused": 0, "same": 0}
-    for label, data in mutations(good, positions=sampled_positions(good)):
+    for label, data in mutations(good, positions=sampled_positions(good), masks=(0x01, 0x20, 0xFF)):
         path.write_bytes(data)
         try:
             loaded, _ = load_model(path)
