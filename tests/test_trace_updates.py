@@ -120,3 +120,15 @@ def test_command_line_trace_shows_one_row_per_update(capsys, tmp_path):
     expected = _perceptron_updates(X, np.where(Y == "B", 1, -1))
     assert len(lines) == 1 + len(expected) + 1  # header, a row per update (and the start), the summary
     assert [int(line.split()[0]) for line in lines[1:-1]] == list(range(len(expected)))
+
+
+def test_thinned_update_trace_keeps_the_last_update():
+    from linsep._trace import TraceRecorder
+
+    recorder = TraceRecorder(per_update=True, budget_bytes=600)  # a few rows of 3 weights: thinned early
+    recorder.record(0, weights=np.zeros(3), sample=-1, **{"pass": 0})
+    for update in range(1, 41):
+        recorder.record_update(weights=np.full(3, update), sample=update % 6, **{"pass": 1 + update // 6})
+    trace = recorder.as_dict()
+    assert recorder.stride > 1 and trace["iteration"][-1] == 40 and trace["weights"][-1].tolist() == [40.0] * 3
+    assert np.all(np.diff(trace["iteration"]) > 0)

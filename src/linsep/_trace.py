@@ -138,11 +138,20 @@ class TraceRecorder:
         self._nbytes = 0
         self.per_update = bool(per_update)
         self._updates = 0
+        self._skipped_update = None
 
     def record_update(self, **values):
-        """Record the row of the next update, numbered ``1, 2, …`` (the start is row 0, :meth:`record`)."""
+        """Record the row of the next update, numbered ``1, 2, …`` (the start is row 0, :meth:`record`).
+
+        An update the stride skips is held until the next one, so that the
+        last update is always kept (as :meth:`as_dict` adds it).
+        """
         self._updates += 1
-        self.record(self._updates, **values)
+        if self.wants(self._updates):
+            self.record(self._updates, **values)
+            self._skipped_update = None
+        else:
+            self._skipped_update = (self._updates, {name: np.array(v, dtype=float) for name, v in values.items()})
 
     def wants(self, k):
         """Whether :meth:`record` would keep iteration ``k`` (lets solvers skip building a row)."""
@@ -180,6 +189,10 @@ class TraceRecorder:
         arrays needs one key's worth of memory beyond the budget, not twice it;
         the recorder is then empty.
         """
+        if self._skipped_update is not None:  # the last update, skipped by the stride
+            k, values = self._skipped_update
+            self._skipped_update = None
+            self.record(k, final=True, **values)
         if not self._rows:
             return {}
         out = {"iteration": np.array([r[0] for r in self._rows], dtype=np.int64)}
