@@ -185,7 +185,7 @@ def _cmd_separable(args):
     if np.unique(y).size < 2:
         raise CLIError(f"{args.data}: separability needs two classes, the labels have only {np.unique(y)[0].item()!r}")
     try:
-        verdict = check_separability(X, y, pairwise=args.pairwise)
+        verdict = check_separability(X, y, **({"pairwise": True} if args.pairwise else {}))
     except (ValueError, FloatingPointError) as exc:
         raise CLIError(f"{args.data}: {_first_line(exc)}") from None
     if args.json:
