@@ -191,8 +191,6 @@ def test_bad_arguments_are_refused(tmp_path, capsys, model):
     _assert_refused(capsys, "fit", "hk", tmp_path / "missing.csv", "-o", tmp_path / "x.npz")
     wide = _write_csv(tmp_path / "wide.csv", np.zeros((2, 6)), [0, 1])
     _assert_refused(capsys, "predict", path, wide)
-    three = _write_csv(tmp_path / "three.csv", np.arange(6.0).reshape(3, 2), ["a", "b", "c"])
-    _assert_refused(capsys, "separable", three)
 
 
 def test_console_entry_point_subprocess(tmp_path, model):

@@ -269,24 +269,9 @@ def test_cli_trace_refusals(tmp_path, capsys):
         assert len(err.strip().splitlines()) == 1 and "error:" in err
 
 
-def test_cli_trace_plot_goes_through_inspection(tmp_path, capsys, monkeypatch):
-    import linsep.inspection as inspection
-
-    drawn = []
-
-    class Figure:
-        def savefig(self, path):
-            drawn.append(path)
-
-    class Display:
-        figure_ = Figure()
-
-    def fake_plot_trace(estimator, X, y, class_index=None):
-        assert "weights" in estimator.history_ and len(X) == len(y) == 4 and class_index is None
-        return Display()
-
-    monkeypatch.setattr(inspection, "plot_trace", fake_plot_trace, raising=False)
+def test_cli_trace_plot_goes_through_inspection(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
     data = _lecture_csv(tmp_path / "lecture.csv")
     out_png = tmp_path / "trace.png"
     assert main(["trace", "batch_perceptron", str(data), "--positive", "1", "--plot", str(out_png)]) == 0
-    assert drawn == [str(out_png)] and "plot ->" in capsys.readouterr().out
+    assert out_png.read_bytes().startswith(b"\x89PNG") and f"plot -> {out_png}" in capsys.readouterr().out

@@ -13,6 +13,7 @@ from .estimators import BatchPerceptronClassifier, KernelPerceptronClassifier, P
 from .estimators import LMSClassifier, MSEClassifier, WidrowHoffClassifier
 from .estimators import KernelHoKashyapClassifier, KernelHoKashyapClassifierCV, KernelLagrangianSVMClassifier, LagrangianSVMClassifier
 from .estimators import KernelSchlesingerKozinecClassifier, KozinecClassifier, SchlesingerKozinecClassifier
+from .persistence import load, save
 from .separability import SeparabilityResult, check_separability
 
 __version__ = "0.1.0"
@@ -37,6 +38,8 @@ __all__ = [
     "SolveResult",
     "available_classifiers",
     "check_separability",
+    "load",
+    "save",
     "make_classifier",
     "SEPARABLE",
     "NOT_SEPARABLE",

@@ -18,9 +18,11 @@ checks, in this order, and refuses with a one-line :class:`ModelFileError`:
 1. the archive: stored (uncompressed), unencrypted ``.npy`` members with
    distinct names, whose sizes add up to no more than the file itself (no
    decompression bomb), each with a correct CRC;
-2. each array: a ``.npy`` header of a boolean, integer, float or string
-   dtype whose shape accounts for exactly the bytes present (nothing is
-   allocated on a header's word);
+2. each array: a ``.npy`` header, read by :func:`parse_npy_header` (the
+   exact layout NumPy writes; never NumPy's literal parser, whose tokenizer
+   errors would escape), of a boolean, integer, float or string dtype whose
+   shape accounts for exactly the bytes present (nothing is allocated on a
+   header's word);
 3. the metadata: UTF-8 JSON nested at most :data:`MAX_JSON_DEPTH` deep,
    format and version, then the checksum — before the tree is decoded —,
    then exactly the keys :func:`save_model` writes;
@@ -34,6 +36,11 @@ checks, in this order, and refuses with a one-line :class:`ModelFileError`:
 :func:`save_model` runs the same model check before writing, so a fit that
 produced unusable values (``nan`` weights after an overflow) is refused at
 once instead of being written.
+
+A Pipeline or ColumnTransformer around linsep estimators is written by
+:func:`linsep.save` in the format :data:`COMPOSITE_FORMAT` (same archive,
+checksum and checks 1–3; the metadata holds a tree of steps, see
+:mod:`linsep.persistence`); :func:`load_model` reads both formats.
 """
 
 from __future__ import annotations
@@ -59,6 +66,8 @@ __all__ = ["ATTRIBUTES", "FAMILY_ATTRIBUTES", "FORMAT", "FORMAT_VERSION", "Model
            "save_model"]
 
 FORMAT = "linsep-model"
+COMPOSITE_FORMAT = "linsep-composite-model"
+"""Format name of a Pipeline or ColumnTransformer around linsep models (:mod:`linsep.persistence`)."""
 FORMAT_VERSION = 1
 MAX_JSON_DEPTH = 32
 """Deepest nesting of the metadata accepted; :func:`save_model` writes about 7."""
@@ -186,24 +195,58 @@ _DAMAGED = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, struct.error, 
             MemoryError, RecursionError)
 
 
+# The ``.npy`` header as numpy.save writes it, and nothing else: NumPy's own
+# parser evaluates a Python literal and lets tokenizer and syntax errors of a
+# crafted header escape; this one matches the exact layout and refuses any
+# other with one line.
+_NPY_MAGIC = b"\x93NUMPY"
+_NPY_HEADER = re.compile(
+    r"\{'descr': '(?P<descr>[<>|=]?[biufU][0-9]{1,4})', 'fortran_order': (?P<fortran>True|False), "
+    r"'shape': \((?P<shape>(?:[0-9]{1,19}, )*(?:[0-9]{1,19},?)?)\), \} *\n")
+
+
+def parse_npy_header(data):
+    """``(shape, fortran_order, dtype, offset of the array bytes)`` from the start of a ``.npy`` member.
+
+    Accepts versions 1.0 and 2.0 of the format with the header NumPy writes
+    (``{'descr': …, 'fortran_order': …, 'shape': (…), }``) for a boolean,
+    integer, float or string dtype; raises :class:`ValueError` with one line
+    for anything else (never NumPy's parser errors).
+    """
+    if len(data) < 10 or data[:6] != _NPY_MAGIC:
+        raise ValueError("member is not a .npy array (bad magic)")
+    version = (data[6], data[7])
+    if version == (1, 0):
+        length, start = int.from_bytes(data[8:10], "little"), 10
+    elif version == (2, 0):
+        if len(data) < 12:
+            raise ValueError("truncated .npy header")
+        length, start = int.from_bytes(data[8:12], "little"), 12
+    else:
+        raise ValueError(f"unsupported .npy version {version[0]}.{version[1]}")
+    if start + length > len(data):
+        raise ValueError("truncated .npy header")
+    try:
+        header = data[start:start + length].decode("ascii")
+    except UnicodeDecodeError:
+        raise ValueError(".npy header is not ASCII text") from None
+    match = _NPY_HEADER.fullmatch(header)
+    if match is None:
+        raise ValueError("malformed .npy header")
+    try:
+        dtype = np.dtype(match["descr"])  # the pattern admits only numeric and string codes
+    except TypeError:  # a code of no such size, e.g. '<i3'
+        raise ValueError(f"unknown .npy dtype {match['descr']!r}") from None
+    shape = tuple(int(size) for size in match["shape"].replace(",", " ").split())
+    return shape, match["fortran"] == "True", dtype, start + length
+
+
 def _read_npy(data):
     """An ndarray from the bytes of one ``.npy`` member, of a plain dtype whose size matches the header."""
-    fp = io.BytesIO(data)
-    version = np.lib.format.read_magic(fp)
-    if version == (1, 0):
-        shape, fortran, dtype = np.lib.format.read_array_header_1_0(fp)
-    elif version == (2, 0):
-        shape, fortran, dtype = np.lib.format.read_array_header_2_0(fp)
-    else:
-        raise ValueError(f"unsupported .npy version {version}")
-    if dtype.kind not in _ARRAY_KINDS or dtype.fields is not None or dtype.subdtype is not None:
+    shape, fortran, dtype, start = parse_npy_header(data)
+    if dtype.itemsize == 0:
         raise ValueError(f"array of dtype {dtype}")
-    count = 1
-    for size in shape:
-        if size < 0:
-            raise ValueError(f"negative dimension in shape {shape}")
-        count *= size
-    start = fp.tell()
+    count = math.prod(shape)
     if count * dtype.itemsize != len(data) - start:
         raise ValueError(f"shape {shape} of {dtype} does not match its {len(data) - start} bytes")
     array = np.frombuffer(data, dtype=dtype, count=count, offset=start)
@@ -256,8 +299,13 @@ def _parse_meta(blob):
 
 # ---------------------------------------------------------------- decoding the tree
 
-def _decode(node, arrays, used):
-    """The fitted value described by a node of the metadata tree; refuses any node :class:`_Encoder` does not write."""
+def _decode(node, arrays, used, extra=None):
+    """The fitted value described by a node of the metadata tree; refuses any node :class:`_Encoder` does not write.
+
+    ``extra(node, arrays, used)`` decodes the node kinds of composite models
+    (:mod:`linsep.persistence`); it raises :class:`ModelFileError` for any
+    node it does not know either.
+    """
     if not isinstance(node, dict):
         raise ModelFileError(f"malformed attribute node of type {type(node).__name__}")
     keys = set(node)
@@ -273,18 +321,18 @@ def _decode(node, arrays, used):
             raise ModelFileError(f"malformed scalar of type {type(value).__name__}")
         return value
     if keys == {"__list__"} and isinstance(node["__list__"], list):
-        return [_decode(v, arrays, used) for v in node["__list__"]]
+        return [_decode(v, arrays, used, extra) for v in node["__list__"]]
     if keys == {"__dict__"} and isinstance(node["__dict__"], dict):
-        return {k: _decode(v, arrays, used) for k, v in node["__dict__"].items()}
+        return {k: _decode(v, arrays, used, extra) for k, v in node["__dict__"].items()}
     if keys == {"__object_array__", "shape"} and isinstance(node["__object_array__"], list):
-        items = [_decode(v, arrays, used) for v in node["__object_array__"]]
+        items = [_decode(v, arrays, used, extra) for v in node["__object_array__"]]
         shape = _shape(node["shape"], len(items))
         out = np.empty(len(items), dtype=object)
         for i, item in enumerate(items):  # element by element: numpy would broadcast nested arrays
             out[i] = item
         return out.reshape(shape)
     if keys == {"__sparse__", "shape", "data", "indices", "indptr"} and node["__sparse__"] in ("csr", "csc"):
-        data, indices, indptr = (_decode(node[part], arrays, used) for part in ("data", "indices", "indptr"))
+        data, indices, indptr = (_decode(node[part], arrays, used, extra) for part in ("data", "indices", "indptr"))
         shape = _shape(node["shape"], None)
         if (len(shape) != 2 or not all(isinstance(a, np.ndarray) and a.ndim == 1 for a in (data, indices, indptr))
                 or data.dtype.kind != "f" or indices.dtype.kind not in "iu" or indptr.dtype.kind not in "iu"):
@@ -296,6 +344,8 @@ def _decode(node, arrays, used):
         except (ValueError, TypeError, IndexError, OverflowError) as exc:
             raise ModelFileError(f"malformed sparse matrix ({_first_line(exc)})") from None
         return matrix
+    if extra is not None:
+        return extra(node, arrays, used)
     raise ModelFileError(f"malformed attribute node with keys {sorted(map(str, keys))}")
 
 
@@ -527,8 +577,17 @@ def load_model(path):
 
 
 def _load(data):
-    from ._registry import make_classifier
+    """The estimator and metadata of a model file's bytes: a single linsep model, or a composite one."""
+    meta, arrays = read_verified(data)
+    if meta["format"] == COMPOSITE_FORMAT:
+        from .persistence import rebuild_composite
 
+        return rebuild_composite(meta, arrays), meta
+    return _rebuild_estimator(meta, arrays), meta
+
+
+def read_verified(data):
+    """``(metadata, arrays)`` of a model file whose archive, format, version and checksum are sound."""
     if not data.startswith(b"PK"):
         raise ModelFileError("not a linsep model file (not an .npz archive)")
     try:
@@ -538,7 +597,7 @@ def _load(data):
     if _META not in arrays:
         raise ModelFileError("not a linsep model file (no metadata)")
     meta = _parse_meta(arrays.pop(_META))
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+    if not isinstance(meta, dict) or meta.get("format") not in (FORMAT, COMPOSITE_FORMAT):
         raise ModelFileError(f"not a linsep model file (format {meta.get('format') if isinstance(meta, dict) else None!r})")
     if meta.get("version") != FORMAT_VERSION:
         raise ModelFileError(f"model format version {meta.get('version')!r}, this linsep reads version {FORMAT_VERSION}")
@@ -548,6 +607,12 @@ def _load(data):
     # From here on the bytes are what save_model wrote, or someone recomputed
     # the checksum: every piece is still checked before use.
     meta["checksum"] = stored
+    return meta, arrays
+
+
+def _rebuild_estimator(meta, arrays):
+    from ._registry import make_classifier
+
     if set(meta) != _META_KEYS:
         raise ModelFileError(f"unexpected metadata keys {sorted(set(meta) ^ _META_KEYS)}")
     algorithm, params, attributes = meta["algorithm"], meta["params"], meta["attributes"]
@@ -559,18 +624,8 @@ def _load(data):
         estimator = make_classifier(algorithm, **params)
     except (ValueError, TypeError) as exc:  # unknown algorithm, unknown parameter name
         raise ModelFileError(f"cannot rebuild the model ({_first_line(exc)})") from None
-    try:
-        estimator._validate_params()
-    except (ValueError, TypeError) as exc:  # InvalidParameterError is both
-        raise ModelFileError(f"invalid parameter ({_first_line(exc)})") from None
     used = set()
-    for name, node in attributes.items():
-        if not name.isidentifier() or name.startswith("__") or name in params or hasattr(type(estimator), name):
-            raise ModelFileError(f"attribute name {name!r} is not a fitted attribute")
-        try:
-            setattr(estimator, name, _decode(node, arrays, used))
-        except ModelFileError as exc:
-            raise ModelFileError(f"{name}: {exc}") from None
+    set_fitted_attributes(estimator, params, attributes, arrays, used)
     classes = _decode(meta["classes"], arrays, set())  # a second description of classes_, kept for readers
     if not (isinstance(classes, np.ndarray) and isinstance(getattr(estimator, "classes_", None), np.ndarray)
             and classes.dtype == estimator.classes_.dtype and np.array_equal(classes, estimator.classes_)):
@@ -578,4 +633,24 @@ def _load(data):
     if used != set(arrays):
         raise ModelFileError(f"arrays not referenced by the metadata: {sorted(set(arrays) - used)[:3]}")
     check_fitted_model(estimator, params)
-    return estimator, meta
+    return estimator
+
+
+def set_fitted_attributes(estimator, params, attributes, arrays, used, decode=None):
+    """Validate ``estimator``'s parameters, then set the decoded fitted ``attributes`` on it.
+
+    An attribute may not shadow a parameter, a class attribute (a method) or
+    a dunder name.  ``decode`` (default :func:`_decode`) turns a node into a value.
+    """
+    decode = decode or _decode
+    try:
+        estimator._validate_params()
+    except (ValueError, TypeError) as exc:  # InvalidParameterError is both
+        raise ModelFileError(f"invalid parameter ({_first_line(exc)})") from None
+    for name, node in attributes.items():
+        if not name.isidentifier() or name.startswith("__") or name in params or hasattr(type(estimator), name):
+            raise ModelFileError(f"attribute name {name!r} is not a fitted attribute")
+        try:
+            setattr(estimator, name, decode(node, arrays, used))
+        except ModelFileError as exc:
+            raise ModelFileError(f"{name}: {exc}") from None

@@ -47,16 +47,37 @@ def _binary_history(estimator, class_index):
     """The ``history_`` dict of one binary problem (``class_index`` picks one of a one-vs-rest fit)."""
     history = getattr(estimator, "history_", None)
     if history is None:
-        raise ValueError(f"{type(estimator).__name__} has no history_: fit it with record_history=True "
-                         f"(or early_stopping=True for the validation curve)")
-    if isinstance(history, (list, tuple)):
-        if class_index is None:
-            raise ValueError(f"{type(estimator).__name__} was fitted one-vs-rest on {len(history)} classes: "
-                             f"pass class_index to choose one binary problem")
-        return history[class_index]
-    if class_index not in (None, 0):
-        raise ValueError("class_index applies to one-vs-rest fits only")
-    return history
+        raise ValueError(f"{type(estimator).__name__} has no history_: {no_trace_reason(estimator)}")
+    if isinstance(history, (list, tuple)) and class_index is None:
+        raise ValueError(f"{type(estimator).__name__} was fitted one-vs-rest on {len(history)} classes: "
+                         f"pass class_index to choose one binary problem")
+    return problem_history(estimator, history, 0 if class_index is None else class_index, "class_index")
+
+
+def no_trace_reason(estimator):
+    """Why a fitted estimator has no trace, and what to do, in words."""
+    name = type(estimator).__name__
+    classes = getattr(estimator, "classes_", ())
+    if getattr(estimator, "record_history", False) and len(classes) > 2 and getattr(estimator, "history_", None) is None:
+        # Traced one-vs-rest fits keep a list of traces; only a single solve for all classes (MSE's
+        # linear machine) keeps none.
+        return (f"with {len(classes)} classes {name} is fitted as one linear machine (a single least-squares "
+                f"solve for all classes), which records no trace; traces exist for two classes (fit one class "
+                f"against the rest yourself, e.g. with y == label)")
+    return "fit it with record_history=True (or record_history=n for every n-th iteration)"
+
+
+def problem_history(estimator, history, index, parameter):
+    """The trace dict of problem ``index`` of ``history`` (one dict, or one per class), or a clear ValueError."""
+    if not isinstance(history, (list, tuple)):
+        if index != 0:
+            raise ValueError(f"{parameter}={index!r} applies to one-vs-rest fits only; "
+                             f"{type(estimator).__name__} was fitted on two classes")
+        return history
+    if not isinstance(index, (int, np.integer)) or isinstance(index, bool) or not 0 <= index < len(history):
+        raise ValueError(f"{parameter}={index!r} is not a class index of this one-vs-rest fit "
+                         f"(0 … {len(history) - 1} for the classes {np.asarray(getattr(estimator, 'classes_', [])).tolist()})")
+    return history[index]
 
 
 def _iterations_of(history, n_rows):
@@ -205,6 +226,9 @@ class TraceDisplay:
         TraceDisplay
         """
         history = _binary_history(estimator, class_index)
+        X = _as_2d(X)
+        if len(np.asarray(y)) != len(X):
+            raise ValueError(f"X has {len(X)} rows and y {len(np.asarray(y))} labels")
         if "weights" not in history:
             raise ValueError(f"history_ of {type(estimator).__name__} has no 'weights': plot_trace draws the "
                              f"hyperplanes of primal models fitted with record_history=True")
@@ -216,6 +240,9 @@ class TraceDisplay:
             rows = _default_rows(len(W), n_lines)
         else:
             wanted = np.atleast_1d(np.asarray(iterations))
+            if wanted.size == 0 or wanted.dtype.kind not in "iu":
+                raise ValueError(f"iterations must be a non-empty list of recorded iteration numbers "
+                                 f"(recorded: {ks[0]} … {ks[-1]}), got {list(np.ravel(iterations))!r}")
             missing = np.setdiff1d(wanted, ks)
             if missing.size:
                 raise ValueError(f"iterations {missing.tolist()} were not recorded "
@@ -440,11 +467,21 @@ class SeparabilityDisplay:
     """
 
     def __init__(self, *, verdict, X, y):
+        if hasattr(verdict, "one_vs_rest"):
+            raise ValueError("plot_separability draws one two-class verdict; for more classes pass one of "
+                             "verdict.one_vs_rest[label] (or verdict.pairwise[a, b]) with the same X, y")
         self.verdict = verdict
         self.X = _as_2d(X)
         self.y = np.asarray(y)
         if len(self.y) != len(self.X):
             raise ValueError(f"X has {len(self.X)} rows and y {len(self.y)} labels")
+        u = getattr(getattr(verdict, "certificate", None), "u", None)
+        if u is not None and len(u) != len(self.X):
+            raise ValueError(f"the proof weighs the {len(u)} rows the verdict was computed on; X has {len(self.X)} "
+                             f"rows (pass the same X and y)")
+        classes = np.asarray(getattr(verdict, "classes", np.unique(self.y)))
+        if classes.dtype == object and len(classes) == 2 and classes[0] == "rest":  # one class against the rest
+            self.y = np.where(self.y == classes[1], str(classes[1]), "rest")
 
     @classmethod
     def from_verdict(cls, verdict, X, y, *, ax=None):
@@ -483,6 +520,8 @@ class SeparabilityDisplay:
         fig, ax = _figure_and_axes(ax, figsize=(5, 4.2))
         verdict, X, y = self.verdict, self.X, self.y
         classes = np.asarray(getattr(verdict, "classes", np.unique(y)))
+        if classes.dtype == object and classes[0] == "rest":
+            classes = np.array(["rest", str(classes[1])])
         limits = _limits(X)
         _scatter_classes(ax, X, y, classes)
         cert = getattr(verdict, "certificate", None)

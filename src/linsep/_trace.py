@@ -29,6 +29,7 @@ key                shape            meaning
                                     ``Y a(k) − 1 − b(k)``)
 ``sample``         (n_rec,) int     index of the sample the step that produced
                                     the row corrected (−1: none or several)
+``pass``           (n_rec,) int     update-level traces: the pass of each update
 =================  ===============  ==============================================
 
 Iteration numbers follow each solver's ``n_iter_``, so the last row is
@@ -55,6 +56,19 @@ With early stopping the returned weights are those of ``best_iter_``, not
 the last row; with a pocket (Kozinec/SK on non-separable data) those of the
 best iterate met.
 
+Update-level traces
+-------------------
+``record_history="updates"`` records a row after every change of the
+weights.  For the single-sample rules (perceptron, kernel perceptron, LMS)
+that is the lecture's update-by-update table: row ``k`` is the ``k``-th
+update (``k = 0`` the start), ``sample`` the sample it corrected and
+``pass`` the pass it belongs to; the perceptron updates on mistakes only,
+LMS at every visited sample.  ``iteration`` then counts updates, not
+``n_iter_`` (passes), and the per-pass scalar keys (``mistakes``,
+``training_errors``, ``criterion``) keep one entry per pass.  Every other
+rule changes its weights once per iteration, so ``"updates"`` records
+what ``True`` records.
+
 Memory bound
 ------------
 ``record_history=True`` records every iterate; ``record_history=n``
@@ -73,24 +87,29 @@ from __future__ import annotations
 from numbers import Integral
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 __all__ = ["TRACE_BUDGET_BYTES", "TRACE_KEYS", "RECORD_HISTORY_CONSTRAINT", "TraceRecorder", "make_recorder"]
+
+UPDATES = "updates"
+"""``record_history="updates"``: a row after every change of the weights (see the module)."""
 
 TRACE_BUDGET_BYTES = 64 * 2**20
 """Largest size of the trace keys of one binary problem (every other row dropped beyond it)."""
 
-TRACE_KEYS = ("iteration", "weights", "dual_coef", "intercept", "margin_vector", "error_vector", "sample")
+TRACE_KEYS = ("iteration", "weights", "dual_coef", "intercept", "margin_vector", "error_vector", "sample", "pass")
 """The keys a :class:`TraceRecorder` adds to ``history_``, in table order."""
 
-RECORD_HISTORY_CONSTRAINT = ["boolean", Interval(Integral, 0, None, closed="left")]
-"""``_parameter_constraints`` entry of ``record_history``: a bool, or a stride ``n >= 1`` (0: off)."""
+RECORD_HISTORY_CONSTRAINT = ["boolean", Interval(Integral, 0, None, closed="left"), StrOptions({UPDATES})]
+"""``_parameter_constraints`` entry of ``record_history``: a bool, a stride ``n >= 1`` (0: off), or ``"updates"``."""
 
 
 def make_recorder(record_history, budget_bytes=TRACE_BUDGET_BYTES):
     """A :class:`TraceRecorder` for an estimator's ``record_history``, or ``None`` when it is falsy."""
     if not record_history:
         return None
+    if record_history == UPDATES:
+        return TraceRecorder(stride=1, budget_bytes=budget_bytes, per_update=True)
     stride = 1 if record_history is True else int(record_history)
     return TraceRecorder(stride=stride, budget_bytes=budget_bytes)
 
@@ -104,9 +123,12 @@ class TraceRecorder:
         Keep iterations ``k`` with ``(k - k_0) % stride == 0``.
     budget_bytes : int
         Size beyond which every other row is dropped and the stride doubled.
+    per_update : bool
+        The single-sample rules record a row per update (:meth:`record_update`)
+        instead of one per pass.
     """
 
-    def __init__(self, stride=1, budget_bytes=TRACE_BUDGET_BYTES):
+    def __init__(self, stride=1, budget_bytes=TRACE_BUDGET_BYTES, per_update=False):
         if stride < 1:
             raise ValueError(f"the trace stride must be >= 1, got {stride}")
         self.stride = int(stride)
@@ -114,6 +136,22 @@ class TraceRecorder:
         self._first = None
         self._rows = []
         self._nbytes = 0
+        self.per_update = bool(per_update)
+        self._updates = 0
+        self._skipped_update = None
+
+    def record_update(self, **values):
+        """Record the row of the next update, numbered ``1, 2, …`` (the start is row 0, :meth:`record`).
+
+        An update the stride skips is held until the next one, so that the
+        last update is always kept (as :meth:`as_dict` adds it).
+        """
+        self._updates += 1
+        if self.wants(self._updates):
+            self.record(self._updates, **values)
+            self._skipped_update = None
+        else:
+            self._skipped_update = (self._updates, {name: np.array(v, dtype=float) for name, v in values.items()})
 
     def wants(self, k):
         """Whether :meth:`record` would keep iteration ``k`` (lets solvers skip building a row)."""
@@ -151,6 +189,10 @@ class TraceRecorder:
         arrays needs one key's worth of memory beyond the budget, not twice it;
         the recorder is then empty.
         """
+        if self._skipped_update is not None:  # the last update, skipped by the stride
+            k, values = self._skipped_update
+            self._skipped_update = None
+            self.record(k, final=True, **values)
         if not self._rows:
             return {}
         out = {"iteration": np.array([r[0] for r in self._rows], dtype=np.int64)}
@@ -159,8 +201,9 @@ class TraceRecorder:
             if consume:
                 for r in self._rows:
                     del r[2][name]
-        if "sample" in out:
-            out["sample"] = out["sample"].astype(np.int64)
+        for name in ("sample", "pass"):
+            if name in out:
+                out[name] = out[name].astype(np.int64)
         if consume:
             self._rows, self._nbytes, self._first = [], 0, None
         return out

@@ -6,18 +6,25 @@
                  [--quick] [--jobs J] [--scheduler ADDRESS] [--out DIR] [--seed S] [--test ttest|wilcoxon]
     linsep fit ALGO DATA -o MODEL [--param name=value …]
     linsep predict MODEL DATA [-o FILE]
-    linsep separable DATA        (exit status 0 with a verdict, 3 when undecided)
+    linsep separable DATA [--pairwise] [--json]   (exit status 0 with verdicts, 3 when one is undecided)
     linsep trace ALGO DATA [--param name=value …] [--init-weights w0,w1,…] [--b0 VALUE]
                  [--positive LABEL] [--class LABEL] [--steps K] [--every N] [--digits D] [--plot OUT.png]
     linsep list
 
-DATA is a CSV file with a header row and the label in the last column, or an
-svmlight/libsvm file (extension ``.svm``, ``.libsvm``, ``.svmlight``).
+``python -m linsep`` is the same tool.
+
+DATA is a CSV file (delimiter and header detected; the label in the last
+column unless ``--label-column`` says otherwise; ``--header``/``--no-header``,
+``--delimiter``, ``--drop-columns``) or an svmlight/libsvm file (extension
+``.svm``, ``.libsvm``, ``.svmlight``), either possibly gzipped (``.gz``); the
+rules are those of :func:`linsep.datasets.read_data_file`.
 
 Model files never use pickle (:mod:`linsep._model_file`): one ``.npz``
 archive of the fitted arrays plus JSON metadata with a SHA-256 checksum,
 read defensively and checked attribute by attribute, so a truncated, edited
-or foreign file is refused instead of being half-loaded.
+or foreign file is refused instead of being half-loaded.  ``linsep fit``
+writes what :func:`linsep.save` writes for one estimator; ``linsep
+predict`` reads everything :func:`linsep.load` reads, Pipelines included.
 
 Errors
 ------
@@ -33,8 +40,6 @@ Set ``LINSEP_DEBUG=1`` to see the traceback of a mapped error too.  Warnings
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import os
 import sys
@@ -49,7 +54,6 @@ from ._model_file import (FORMAT, FORMAT_VERSION, ModelFileError, _checksum, _fi
 __all__ = ["CLIError", "FORMAT", "FORMAT_VERSION", "USER_ERRORS", "build_parser", "load_model", "main",
            "read_data", "save_model"]
 
-SVMLIGHT_SUFFIXES = (".svm", ".libsvm", ".svmlight")
 EXIT_UNDECIDED = 3
 """Exit status of ``linsep separable`` when no certificate passed its check (2 is for bad input)."""
 
@@ -58,87 +62,7 @@ class CLIError(Exception):
     """A user-facing error: printed as one line, exit status 2."""
 
 
-# ---------------------------------------------------------------- data files
-
-def _parse_labels(raw):
-    """Labels as ints if they all are (and fit in int64), else floats, else strings."""
-    for cast, dtype in ((int, np.int64), (float, np.float64)):
-        try:
-            return np.array([cast(v) for v in raw], dtype=dtype)
-        except (ValueError, OverflowError):
-            pass
-    return np.array(raw, dtype=str)
-
-
-def _read_csv(path, n_features=None):
-    try:
-        text = Path(path).read_text()
-        rows = [row for row in csv.reader(io.StringIO(text)) if row and any(cell.strip() for cell in row)]
-    except OSError as exc:
-        raise CLIError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise CLIError(f"cannot read {path}: not a text file") from None
-    except csv.Error as exc:  # e.g. a field beyond the csv module's size limit
-        raise CLIError(f"{path}: not a valid CSV file ({_first_line(exc)})") from None
-    if not rows:
-        raise CLIError(f"{path}: empty file (expected a header row and data rows)")
-    header, body = rows[0], rows[1:]
-    if not body:
-        raise CLIError(f"{path}: no data rows after the header")
-    width = len(header)
-    labelled = n_features is None or width == n_features + 1
-    if n_features is None and width < 2:
-        raise CLIError(f"{path}: missing label column (need at least one feature column and the label last)")
-    if n_features is not None and width not in (n_features, n_features + 1):
-        raise CLIError(f"{path}: {width} columns, the model expects {n_features} features "
-                       f"(optionally followed by the label)")
-    n_x = width - 1 if labelled else width
-    X = np.empty((len(body), n_x))
-    for i, row in enumerate(body, start=2):
-        if len(row) != width:
-            raise CLIError(f"{path}, line {i}: {len(row)} fields, the header has {width} (ragged rows)")
-        for j, cell in enumerate(row[:n_x]):
-            try:
-                X[i - 2, j] = float(cell)
-            except ValueError:
-                raise CLIError(f"{path}, line {i}, column {header[j]!r}: non-numeric value {cell!r}") from None
-        if labelled and not row[-1].strip():
-            raise CLIError(f"{path}, line {i}: empty label")
-    if not np.isfinite(X).all():
-        raise CLIError(f"{path}: non-finite feature values (nan, inf, or beyond ±1.8e308)")
-    y = _parse_labels([row[-1].strip() for row in body]) if labelled else None
-    return X, y
-
-
-def _read_svmlight(path, n_features=None):
-    from sklearn.datasets import load_svmlight_file
-
-    try:
-        X, y = load_svmlight_file(str(path), n_features=n_features)
-    except OSError as exc:
-        raise CLIError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except (ValueError, TypeError, RuntimeError) as exc:
-        raise CLIError(f"{path}: not a valid svmlight/libsvm file ({_first_line(exc)})") from None
-    if X.shape[0] == 0:
-        raise CLIError(f"{path}: empty file (no samples)")
-    if not np.isfinite(X.data).all() or not np.isfinite(y).all():
-        raise CLIError(f"{path}: non-finite values (nan, inf, or beyond ±1.8e308)")
-    if np.all(y == np.round(y)) and np.all(np.abs(y) < 2.0**53):  # whole numbers that int64 holds exactly
-        y = y.astype(np.int64)
-    return X.tocsr(), y
-
-
-def _input_file(path, what):
-    """``path`` as a Path if it names a regular file, else a one-line error saying what it is."""
-    path = Path(path)
-    if path.is_dir():
-        raise CLIError(f"{path}: is a directory, not a {what}")
-    if not path.exists():
-        raise CLIError(f"no such {what}: {path}")
-    if not path.is_file():
-        raise CLIError(f"{path}: not a regular file (a {what} is expected)")
-    return path
-
+# ---------------------------------------------------------------- files
 
 def _output_file(path):
     """Refuse, before any work, an output path that cannot be a file: a directory, or one in a missing folder."""
@@ -150,12 +74,37 @@ def _output_file(path):
     return path
 
 
-def read_data(path, n_features=None):
-    """``(X, y)`` from a CSV (header, label last) or svmlight file; ``y`` is None for an unlabelled CSV."""
-    path = _input_file(path, "data file")
-    if path.suffix.lower() in SVMLIGHT_SUFFIXES:
-        return _read_svmlight(path, n_features)
-    return _read_csv(path, n_features)
+def read_data(path, n_features=None, **options):
+    """``(X, y)`` of a data file (:func:`linsep.datasets.read_data_file`); ``y`` is None for features only.
+
+    ``options`` are ``header``, ``label_column``, ``delimiter`` and
+    ``drop_columns``; a file that cannot be read is a :class:`CLIError`.
+    """
+    from .datasets import DataFileError, read_data_file
+
+    try:
+        return read_data_file(path, n_features, **options)
+    except DataFileError as exc:
+        raise CLIError(str(exc)) from None
+
+
+def _data_options(args):
+    """The data-file options of a subcommand's arguments (see :func:`_add_data_options`)."""
+    return {"header": args.header, "label_column": args.label_column, "delimiter": args.delimiter,
+            "drop_columns": args.drop_columns}
+
+
+def _add_data_options(parser):
+    group = parser.add_argument_group("data files (CSV, optionally .gz; svmlight .svm/.libsvm/.svmlight[.gz])")
+    header = group.add_mutually_exclusive_group()
+    header.add_argument("--header", dest="header", action="store_const", const=True, default=None,
+                        help="the first row is a header (default: detected)")
+    header.add_argument("--no-header", dest="header", action="store_const", const=False,
+                        help="the first row is data")
+    group.add_argument("--label-column", metavar="NAME|INDEX",
+                       help="the label column by header name or index (0 first, -1 last; default: last)")
+    group.add_argument("--delimiter", metavar="CHAR", help="field delimiter ('tab' for a tab; default: detected)")
+    group.add_argument("--drop-columns", metavar="COLS", help="columns to ignore, names or indices, comma-separated")
 
 
 # ---------------------------------------------------------------- commands
@@ -182,7 +131,7 @@ def _cmd_fit(args):
     except (ValueError, TypeError) as exc:  # unknown algorithm or parameter name
         raise CLIError(_first_line(exc)) from None
     output = _output_file(args.output)
-    X, y = read_data(args.data)
+    X, y = read_data(args.data, **_data_options(args))
     if y is None:  # pragma: no cover - read_data always labels when n_features is None
         raise CLIError(f"{args.data}: no label column")
     try:
@@ -207,7 +156,7 @@ def _cmd_fit(args):
 def _cmd_predict(args):
     output = _output_file(args.output) if args.output else None
     estimator, _ = load_model(args.model)
-    X, y = read_data(args.data, n_features=estimator.n_features_in_)
+    X, y = read_data(args.data, n_features=estimator.n_features_in_, **_data_options(args))
     try:
         with np.errstate(all="ignore"):  # overflow is reported below, in one line
             scores = estimator.decision_function(X)
@@ -232,17 +181,23 @@ def _cmd_predict(args):
 def _cmd_separable(args):
     from .separability import check_separability
 
-    X, y = read_data(args.data)
+    X, y = read_data(args.data, **_data_options(args))
     if np.unique(y).size < 2:
         raise CLIError(f"{args.data}: separability needs two classes, the labels have only {np.unique(y)[0].item()!r}")
     try:
-        verdict = check_separability(X, y)
+        verdict = check_separability(X, y, **({"pairwise": True} if args.pairwise else {}))
     except (ValueError, FloatingPointError) as exc:
         raise CLIError(f"{args.data}: {_first_line(exc)}") from None
-    print({True: "separable", False: "not separable", None: "undecided"}[verdict.separable])
-    print(f"method: {verdict.method}")
+    if args.json:
+        print(json.dumps(verdict.to_dict(), indent=1))
+        return EXIT_UNDECIDED if verdict.separable is None else 0
+    print({True: "separable", False: "not separable", None: "undecided"}[verdict.separable]
+          + ("" if hasattr(verdict, "method") else " (every class against the rest)"))
+    if hasattr(verdict, "method"):  # two classes
+        print(f"method: {verdict.method}")
     print(verdict.summary())
-    return EXIT_UNDECIDED if verdict.separable is None else 0
+    undecided = verdict.separable is None or any(v.separable is None for _, v in getattr(verdict, "verdicts", list)())
+    return EXIT_UNDECIDED if undecided else 0
 
 
 def _numbers(text, option):
@@ -263,18 +218,21 @@ def _cmd_trace(args):
     from ._registry import make_classifier
 
     params = dict(_parse_param(p) for p in args.param)
-    params["record_history"] = args.every if args.every > 1 else True
+    plot_path = _plot_file(args.plot) if args.plot else None
+    params["record_history"] = args.every if args.every > 1 else "updates"  # single-sample rules: per update
     try:
         estimator = make_classifier(args.algorithm, **params)
     except (ValueError, TypeError) as exc:
         raise CLIError(_first_line(exc)) from None
     if "record_history" not in estimator.get_params():
         raise CLIError(f"{args.algorithm} records no trace (not an iterative algorithm)")
-    X, y = read_data(args.data)
+    X, y = read_data(args.data, **_data_options(args))
+    labels = y  # the user's labels: the plot's legend shows them, whatever the fit saw
     if args.positive is not None:  # the lecture's class 1 as +1, whatever the label order
-        if args.positive not in set(map(str, y.tolist())):
-            raise CLIError(f"--positive {args.positive!r} is not a label of {args.data}")
-        y = np.where(np.array(list(map(str, y.tolist()))) == args.positive, 1, -1)
+        try:
+            y = inspection.positive_class_labels(y, args.positive)
+        except ValueError as exc:
+            raise CLIError(f"--positive: {exc} ({args.data})") from None
     fit_args = set(inspect.signature(estimator.fit).parameters)
     fit_params = {}
     if args.init_weights is not None:
@@ -321,18 +279,35 @@ def _cmd_trace(args):
           + (f" (class {classes[problem]!r} against the rest)" if len(classes) > 2 else ""))
     for w in {_first_line(w.message) for w in caught}:
         print(f"warning: {w}", file=sys.stderr)
-    if args.plot:
+    if plot_path is not None:
         if X.shape[1] != 2:  # before densifying anything: the plot draws two features
             raise CLIError(f"--plot: these plots draw two-dimensional data; X has shape {X.shape}")
         X_dense = X.toarray() if hasattr(X, "toarray") else X  # two columns
         try:
-            drawn = inspection.plot_trace(estimator, X_dense, y,
+            drawn = inspection.plot_trace(estimator, X_dense, labels,
                                           class_index=problem if len(estimator.classes_) > 2 else None)
         except (ValueError, ImportError) as exc:
             raise CLIError(f"--plot: {str(exc).splitlines()[0]}") from None
-        drawn.figure_.savefig(args.plot)
-        print(f"plot -> {args.plot}")
+        _save_figure(drawn.figure_, plot_path)
+        print(f"plot -> {plot_path}")
     return 0
+
+
+def _plot_file(text):
+    """The file ``--plot`` writes: refused before any work if it cannot be one; ``.png`` added to a bare name."""
+    path = _output_file(text)
+    return path if path.suffix else path.with_name(path.name + ".png")
+
+
+def _save_figure(figure, path):
+    """Write ``figure`` to ``path`` in the format its extension names, and make sure the file is there."""
+    formats = figure.canvas.get_supported_filetypes()
+    if path.suffix[1:].lower() not in formats:
+        raise CLIError(f"--plot {path}: unknown image format {path.suffix!r} "
+                       f"(one of {', '.join('.' + f for f in sorted(formats))})")
+    figure.savefig(path)
+    if not path.is_file():  # pragma: no cover - a backend that wrote elsewhere
+        raise CLIError(f"--plot {path}: no file was written")
 
 
 def _cmd_list(args):
@@ -399,25 +374,32 @@ def build_parser():
 
     fit = sub.add_parser("fit", help="fit an algorithm on a data file and save the model")
     fit.add_argument("algorithm", metavar="ALGO", help="a name from `linsep list`")
-    fit.add_argument("data", metavar="DATA", help="CSV (header, label last) or .svm/.libsvm/.svmlight")
+    fit.add_argument("data", metavar="DATA", help="CSV (label last by default) or .svm/.libsvm/.svmlight, or .gz")
     fit.add_argument("-o", "--output", required=True, metavar="MODEL", help="model file to write")
     fit.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                      help="estimator parameter (JSON value or bare string), repeatable")
+    _add_data_options(fit)
     fit.set_defaults(func=_cmd_fit)
 
     predict = sub.add_parser("predict", help="predict the labels of a data file with a saved model")
     predict.add_argument("model", metavar="MODEL")
     predict.add_argument("data", metavar="DATA", help="same format as for fit; the label column is optional in CSV")
     predict.add_argument("-o", "--output", metavar="FILE", help="write the labels here (default: stdout)")
+    _add_data_options(predict)
     predict.set_defaults(func=_cmd_predict)
 
     separable = sub.add_parser("separable", help="decide linear separability, with a checked certificate")
     separable.add_argument("data", metavar="DATA")
+    separable.add_argument("--pairwise", action="store_true",
+                           help="more than two classes: also decide every pair of classes")
+    separable.add_argument("--json", action="store_true",
+                           help="print the verdicts and certificates as JSON (rows: 0-based indices of data rows)")
+    _add_data_options(separable)
     separable.set_defaults(func=_cmd_separable)
 
     trace = sub.add_parser("trace", help="fit with a trace and print the table of its iterations (k, a(k), b(k), e(k)…)")
     trace.add_argument("algorithm", metavar="ALGO", help="an iterative algorithm from `linsep list`")
-    trace.add_argument("data", metavar="DATA", help="CSV (header, label last) or .svm/.libsvm/.svmlight")
+    trace.add_argument("data", metavar="DATA", help="CSV (label last by default) or .svm/.libsvm/.svmlight, or .gz")
     trace.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                        help="estimator parameter (JSON value or bare string), repeatable")
     trace.add_argument("--init-weights", metavar="W0,W1,…",
@@ -431,7 +413,10 @@ def build_parser():
     trace.add_argument("--steps", type=int, metavar="K", help="print only the first K rows (and the last)")
     trace.add_argument("--every", type=int, default=1, metavar="N", help="record every N-th iteration")
     trace.add_argument("--digits", type=int, default=4, metavar="D", help="significant digits (default 4)")
-    trace.add_argument("--plot", metavar="OUT.png", help="also draw the trace (needs matplotlib)")
+    trace.add_argument("--plot", metavar="OUT.png",
+                       help="also draw the trace into this file (needs matplotlib; .png is added to a name "
+                            "without an extension)")
+    _add_data_options(trace)
     trace.set_defaults(func=_cmd_trace)
 
     lst = sub.add_parser("list", help="the registered algorithms")
@@ -466,10 +451,26 @@ def _error_line(exc):
     return text if len(text) <= 500 else text[:499] + "…"  # e.g. a long foreign value quoted in a message
 
 
+def _reader_went_away():
+    """Exit quietly (status 0) when the reader of stdout closed it, as ``linsep list | head -1`` does.
+
+    The rest of the output has nowhere to go; stdout is pointed at the null
+    device so that the interpreter's last flush does not fail again.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout without a file descriptor (captured): nothing left to flush
+        pass
+    return 0
+
+
 def main(argv=None):
     """Entry point of the ``linsep`` console script; returns the exit status.
 
-    Every subcommand runs under the same handling: exceptions of
+    Every subcommand runs under the same handling: a reader that closes
+    stdout early ends the command quietly with status 0; exceptions of
     :data:`USER_ERRORS` become one line on stderr and exit status 2 (with
     ``LINSEP_DEBUG=1`` they are raised instead); warnings are collected and
     printed once each, one line, after a successful command.
@@ -479,6 +480,9 @@ def main(argv=None):
         warnings.simplefilter("always")
         try:
             status = args.func(args)
+            sys.stdout.flush()  # here, not at exit: a closed pipe is seen while it can be handled
+        except BrokenPipeError:
+            return _reader_went_away()
         except USER_ERRORS as exc:
             if os.environ.get("LINSEP_DEBUG"):
                 raise

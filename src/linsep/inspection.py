@@ -35,9 +35,10 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from ._plotting import no_trace_reason, problem_history
 from ._plotting import __all__ as _plots, SeparabilityDisplay, TraceDisplay, ValidationErrorDisplay, plot_separability, plot_trace, plot_validation_curve  # noqa: E501,F401
 
-__all__ = ["TraceTable", "trace_table", "get_trace", *_plots]
+__all__ = ["TraceTable", "trace_table", "get_trace", "positive_class_labels", *_plots]
 
 # Scalar history keys shown as columns, with their headers, in this order.
 _SCALAR_COLUMNS = {
@@ -52,6 +53,26 @@ _SCALAR_COLUMNS = {
 }
 
 
+def positive_class_labels(y, positive):
+    """Labels ``+1`` for the class ``positive`` and ``-1`` for every other: the lecture's sign convention.
+
+    A two-class fit takes ``classes_[1]`` (the larger label) as the positive
+    side; fitting on these labels instead makes ``positive`` the ``+1`` class
+    of the trace whatever the label order (``linsep trace --positive LABEL``).
+    ``positive`` may be the label itself or its text (``"1"`` for the label 1).
+
+    >>> positive_class_labels(["cat", "dog", "cat"], "cat").tolist()
+    [1, -1, 1]
+    """
+    y = np.asarray(y)
+    matches = y == positive
+    if not matches.any():
+        matches = np.array([str(v) for v in y.tolist()]) == str(positive)
+    if not matches.any():
+        raise ValueError(f"{positive!r} is not a label of y")
+    return np.where(matches, 1, -1)
+
+
 def get_trace(estimator, problem=0):
     """The trace dict of a fitted estimator (``history_``; ``problem`` picks a one-vs-rest class).
 
@@ -59,11 +80,10 @@ def get_trace(estimator, problem=0):
     """
     check_is_fitted(estimator)
     history = getattr(estimator, "history_", None)
-    if isinstance(history, list):
-        history = history[problem]
+    if history is not None:
+        history = problem_history(estimator, history, problem, "problem")
     if not history or "iteration" not in history:
-        raise ValueError(f"{type(estimator).__name__} has no trace: fit it with record_history=True "
-                         "(or record_history=n for every n-th iteration)")
+        raise ValueError(f"{type(estimator).__name__} has no trace: {no_trace_reason(estimator)}")
     return history
 
 
@@ -160,7 +180,9 @@ def trace_table(estimator, *, problem=0, bias_first=True, precision=4, max_entri
     -------
     TraceTable
         Rows ``k`` as recorded (see :mod:`linsep._trace` for the iteration
-        numbering of each algorithm); scalar traces (``criterion`` as ``J``,
+        numbering of each algorithm; with ``record_history="updates"`` one
+        row per update of a single-sample rule, with its ``sample`` and
+        ``pass``); scalar traces (``criterion`` as ``J``,
         ``training_errors``, ``mistakes``, ``validation_error``, SK's
         ``margin``/``margin_upper_bound``, LSVM's ``objective``) are matched to
         the rows by iteration number.
@@ -193,8 +215,10 @@ def trace_table(estimator, *, problem=0, bias_first=True, precision=4, max_entri
         add("e", "e(k)", vectors(trace["error_vector"]))
     if "sample" in trace:
         add("sample", "sample", [None if s < 0 else int(s) for s in trace["sample"]])
+    if "pass" in trace:  # an update-level trace: its per-pass scalars do not match the rows
+        add("pass", "pass", [int(p) for p in trace["pass"]])
     for key, header in _SCALAR_COLUMNS.items():
-        if key in trace:
+        if key in trace and "pass" not in trace:
             values = _aligned(trace[key], iterations, n_rows)
             add(key, header, [None if v is None else v.item() if hasattr(v, "item") else v for v in values])
     return TraceTable(columns, headers, [tuple(row) for row in data], precision, max_entries)

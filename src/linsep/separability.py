@@ -38,8 +38,13 @@ from scipy.optimize import linprog
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_X_y
 
-from ._base import encode_pm1
-from ._certificates import PROOF_RTOL, decision_scores, design_proof_residuals, is_proof, proof_residuals, separates
+from ._certificates import (
+    PROOF_RTOL,
+    decision_scores,
+    design_proof_residuals,
+    proof_residuals,
+    separates,
+)
 from ._design import column_shifts, scale_columns, sign_normalized, unscale_coef
 from ._result import NOT_SEPARABLE, SEPARABLE, UNDECIDED
 from .solvers.ho_kashyap import ho_kashyap
@@ -60,8 +65,14 @@ class NonSeparabilityProof:
     """``u >= 0``, ``u != 0`` with ``Σ_i u_i y_i (x_i, 1) = 0`` (Gordan's alternative)."""
 
     u: np.ndarray
+    """One weight per row of the ``X`` given (zero off the support)."""
     residual: float
     """Largest per-column relative residual ``|Σ_i u_i Y_ij| / Σ_i u_i |Y_ij|`` (0 in exact arithmetic)."""
+
+    @property
+    def support(self):
+        """Row indices with ``u_i > 0``: at most ``d + 2`` (Carathéodory), the points that explain the verdict."""
+        return np.flatnonzero(self.u > 0)
 
 
 @dataclass(frozen=True)
@@ -104,9 +115,30 @@ class SeparabilityResult:
         if self.separable:
             return (f"separable ({self.method}): hyperplane with geometric margin {c.margin:.6g}, "
                     f"all points strictly on their side")
-        support = int(np.count_nonzero(c.u > 0))
-        return (f"not separable ({self.method}): u >= 0 on {support} points with "
+        rows = c.support
+        shown = ", ".join(map(str, rows[:12])) + (", …" if rows.size > 12 else "")
+        return (f"not separable ({self.method}): u >= 0 on {rows.size} points (rows {shown}) with "
                 f"sum_i u_i y_i (x_i, 1) = 0 (largest relative residual per column {c.residual:.2e})")
+
+    def to_dict(self):
+        """The verdict and its certificate as JSON-ready Python values (rows are 0-based indices into ``X``)."""
+        out = {"status": self.status, "method": self.method, "negative": _plain(self.classes[0]),
+               "positive": _plain(self.classes[1]), "n_iter": int(self.n_iter)}
+        c = self.certificate
+        if isinstance(c, SeparatingHyperplane):
+            out["certificate"] = {"type": "hyperplane", "coef": c.coef.tolist(), "intercept": c.intercept,
+                                  "margin": c.margin}
+        elif isinstance(c, NonSeparabilityProof):
+            rows = c.support
+            out["certificate"] = {"type": "proof", "rows": rows.tolist(), "u": c.u[rows].tolist(),
+                                  "residual": c.residual}
+        else:
+            out["certificate"] = None
+        return out
+
+
+def _plain(label):
+    return label.item() if isinstance(label, np.generic) else label
 
 
 def proof_residual(Y, u):
@@ -165,38 +197,127 @@ def _row_normalized(Y):
     return (sp.diags(1.0 / norms) @ Y) if sp.issparse(Y) else Y / norms[:, None], norms * largest
 
 
-def check_separability(X, y, *, max_iter=1000):
-    """Decide whether two classes are linearly separable, with a checked certificate.
+def check_separability(X, y, *, max_iter=1000, pairwise=False):
+    """Decide whether classes are linearly separable, with a checked certificate for each verdict.
 
     Parameters
     ----------
     X : array-like or sparse matrix of shape (N, d)
     y : array-like of shape (N,)
-        Exactly two distinct labels.
+        At least two distinct labels.
     max_iter : int, default=1000
-        Ho–Kashyap budget before the exact linear program decides.
+        Ho–Kashyap budget per problem before the exact linear program decides.
+    pairwise : bool, default=False
+        With more than two classes, also decide every pair of classes (on
+        their rows only).
 
     Returns
     -------
-    SeparabilityResult
-        ``separable`` is ``True`` or ``False`` with a certificate that passed
-        an independent check, or ``None`` (``status == "undecided"``) when no
-        candidate did.
+    SeparabilityResult or MulticlassSeparabilityResult
+        For two classes, the verdict: ``separable`` is ``True`` or ``False``
+        with a certificate that passed an independent check, or ``None``
+        (``status == "undecided"``) when no candidate did.  For more, one
+        such verdict per class against the rest (and per pair with
+        ``pairwise``).  A proof of non-separability is reduced to at most
+        ``d + 2`` rows (Carathéodory) before it is checked and returned.
 
     Examples
     --------
     >>> from linsep import check_separability
-    >>> check_separability([[0, 0], [1, 1], [0, 1], [1, 0]], [0, 0, 1, 1]).separable
-    False
+    >>> verdict = check_separability([[0, 0], [1, 1], [0, 1], [1, 0]], [0, 0, 1, 1])
+    >>> verdict.separable, verdict.certificate.support.tolist()
+    (False, [0, 1, 2, 3])
+    >>> three = check_separability([[0, 0], [1, 0], [5, 5], [6, 5], [0, 9], [1, 9]], [0, 0, 1, 1, 2, 2])
+    >>> {label: verdict.status for label, verdict in three.one_vs_rest.items()}
+    {0: 'separable', 1: 'separable', 2: 'separable'}
     """
     X, y = check_X_y(X, y, accept_sparse=("csr", "csc"), dtype=np.float64)
     check_classification_targets(y)
-    targets, classes = encode_pm1(y)
-    if len(classes) != 2:
-        raise ValueError(
-            f"check_separability decides between two classes; got {len(classes)} "
-            f"(for more, check each one-vs-rest problem separately)")
-    signs = targets[:, 0]
+    classes = np.unique(y)
+    if len(classes) < 2:
+        raise ValueError(f"check_separability decides between two classes; got {len(classes)}")
+    if len(classes) == 2:
+        return _check_two_classes(X, np.where(y == classes[1], 1.0, -1.0), classes, max_iter)
+    one_vs_rest = {_plain(label): _check_two_classes(X, np.where(y == label, 1.0, -1.0),
+                                                     np.array(["rest", label], dtype=object), max_iter)
+                   for label in classes}
+    pairs = None
+    if pairwise:
+        pairs = {}
+        for i, negative in enumerate(classes):
+            for positive in classes[i + 1:]:
+                rows = np.flatnonzero((y == negative) | (y == positive))
+                verdict = _check_two_classes(X[rows], np.where(y[rows] == positive, 1.0, -1.0),
+                                             np.array([negative, positive]), max_iter)
+                pairs[_plain(negative), _plain(positive)] = _on_all_rows(verdict, rows, X.shape[0])
+    return MulticlassSeparabilityResult(classes, one_vs_rest, pairs)
+
+
+def _on_all_rows(verdict, rows, n_samples):
+    """A verdict on the rows ``rows`` of X, its proof re-indexed to all ``n_samples`` rows."""
+    if not isinstance(verdict.certificate, NonSeparabilityProof):
+        return verdict
+    u = np.zeros(n_samples)
+    u[rows] = verdict.certificate.u
+    proof = NonSeparabilityProof(u, verdict.certificate.residual)
+    return SeparabilityResult(verdict.separable, proof, verdict.method, verdict.classes, verdict.n_iter)
+
+
+@dataclass(frozen=True)
+class MulticlassSeparabilityResult:
+    """Verdicts of :func:`check_separability` for more than two classes.
+
+    Attributes
+    ----------
+    classes : ndarray
+        The labels, sorted.
+    one_vs_rest : dict
+        ``label -> SeparabilityResult`` of that class against all the others
+        (``classes == ["rest", label]``: the hyperplane is positive on the class).
+    pairwise : dict or None
+        ``(label_a, label_b) -> SeparabilityResult`` on the rows of the two
+        classes (``label_b`` positive), with ``pairwise=True``; a proof's
+        ``u`` is indexed by the rows of the whole ``X``.
+    """
+
+    classes: np.ndarray
+    one_vs_rest: dict
+    pairwise: dict | None = None
+
+    @property
+    def separable(self):
+        """``True`` if every class is separable from the rest, ``False`` if one is proved not to be, else ``None``.
+
+        Every class separable from the rest implies that a linear machine
+        separates all classes; the converse does not hold (see ``pairwise``).
+        """
+        verdicts = [v.separable for v in self.one_vs_rest.values()]
+        return False if False in verdicts else None if None in verdicts else True
+
+    @property
+    def status(self):
+        """``"separable"``, ``"not_separable"`` or ``"undecided"`` for :attr:`separable`."""
+        return UNDECIDED if self.separable is None else SEPARABLE if self.separable else NOT_SEPARABLE
+
+    def verdicts(self):
+        """``(name, SeparabilityResult)`` of every problem: one-vs-rest first, then the pairs."""
+        named = [(f"{label} vs rest", verdict) for label, verdict in self.one_vs_rest.items()]
+        named += [(f"{a} vs {b}", verdict) for (a, b), verdict in (self.pairwise or {}).items()]
+        return named
+
+    def summary(self):
+        """One line per problem: its name, verdict and certificate."""
+        return "\n".join(f"{name}: {verdict.summary()}" for name, verdict in self.verdicts())
+
+    def to_dict(self):
+        """Every verdict and certificate as JSON-ready Python values (see :meth:`SeparabilityResult.to_dict`)."""
+        return {"status": self.status, "classes": [_plain(c) for c in self.classes],
+                "one_vs_rest": [v.to_dict() for v in self.one_vs_rest.values()],
+                "pairwise": None if self.pairwise is None else [v.to_dict() for v in self.pairwise.values()]}
+
+
+def _check_two_classes(X, signs, classes, max_iter):
+    """The verdict for labels ``signs`` (±1) of the rows of ``X``; ``classes[1]`` is the positive side."""
     shifts = column_shifts(X)
     Xs = X if shifts is None else scale_columns(X, shifts)  # exact; same verdict and certificates
     Y = sign_normalized(Xs, signs)
@@ -209,20 +330,50 @@ def check_separability(X, y, *, max_iter=1000):
             return SeparabilityResult(True, plane, "ho_kashyap", classes, hk.n_iter)
     if hk.certificate is not None:
         # u for the row-normalised rows is a valid u for Y after rescaling by 1/‖Y_i‖.
-        proof = _proof(Xs, signs, hk.certificate / norms)
+        proof = _small_proof(Xs, signs, Yn, norms, hk.certificate)
         if proof is not None:
             return SeparabilityResult(False, proof, "ho_kashyap", classes, hk.n_iter)
     return _decide_by_linear_programming(X, Xs, signs, shifts, Yn, norms, classes, hk.n_iter)
 
 
-def _decide_by_linear_programming(X, Xs, signs, shifts, Yn, norms, classes, n_iter):
+def _gordan_vertex(Yn):
+    """A vertex of ``{u >= 0 : Ynᵀu = 0, 1ᵀu = 1}`` (HiGHS simplex), or ``None`` if it is empty.
+
+    A vertex has at most as many nonzero entries as there are equations,
+    ``p + 1`` for ``p`` columns (Carathéodory's bound ``d + 2``).
+    """
     n_samples, n_cols = Yn.shape
     A_eq = sp.vstack([sp.csr_matrix(Yn.T), sp.csr_matrix(np.ones((1, n_samples)))]) if sp.issparse(Yn) \
         else np.vstack([Yn.T, np.ones((1, n_samples))])
     b_eq = np.concatenate([np.zeros(n_cols), [1.0]])
-    gordan = linprog(np.zeros(n_samples), A_eq=A_eq, b_eq=b_eq, bounds=(0, None), method="highs")
-    if gordan.status == 0:
-        proof = _proof(Xs, signs, np.maximum(gordan.x, 0.0) / norms)
+    gordan = linprog(np.zeros(n_samples), A_eq=A_eq, b_eq=b_eq, bounds=(0, None), method="highs-ds")
+    return np.maximum(gordan.x, 0.0) if gordan.status == 0 else None
+
+
+def _small_proof(Xs, signs, Yn, norms, u_normalized):
+    """The checked proof from a candidate ``u`` for the rows of ``Yn``, on at most ``d + 2`` rows if possible.
+
+    The Gordan system restricted to the candidate's support is feasible, and
+    its vertex solution needs at most ``d + 2`` rows; that reduced proof is
+    returned if it passes the check, else the candidate itself if it does.
+    """
+    support = np.flatnonzero(np.asarray(u_normalized) > 0)
+    if support.size > Yn.shape[1] + 1:
+        vertex = _gordan_vertex(Yn[support])
+        if vertex is not None:
+            reduced = np.zeros(Yn.shape[0])
+            reduced[support] = vertex
+            proof = _proof(Xs, signs, reduced / norms)
+            if proof is not None:
+                return proof
+    return _proof(Xs, signs, np.asarray(u_normalized) / norms)
+
+
+def _decide_by_linear_programming(X, Xs, signs, shifts, Yn, norms, classes, n_iter):
+    n_samples, n_cols = Yn.shape
+    vertex = _gordan_vertex(Yn)
+    if vertex is not None:
+        proof = _small_proof(Xs, signs, Yn, norms, vertex)
         if proof is not None:
             return SeparabilityResult(False, proof, "linear_programming", classes, n_iter)
     primal = linprog(np.zeros(n_cols), A_ub=-Yn, b_ub=-np.ones(n_samples),

@@ -16,6 +16,8 @@ from importlib import resources
 import numpy as np
 from sklearn.preprocessing import StandardScaler
 
+from ._files import SVMLIGHT_SUFFIXES, DataFileError, read_data_file
+
 
 @dataclass(frozen=True)
 class BenchmarkInfo:
@@ -92,4 +94,13 @@ def benchmark_splits(name, n_splits=None, random_state=0):
         yield scaler.transform(X[train]), y[train], scaler.transform(X[test]), y[test]
 
 
-__all__ = ["BENCHMARKS", "BenchmarkInfo", "benchmark_splits", "load_benchmark", "split_indices"]
+__all__ = [
+    "BENCHMARKS",
+    "SVMLIGHT_SUFFIXES",
+    "BenchmarkInfo",
+    "DataFileError",
+    "benchmark_splits",
+    "load_benchmark",
+    "read_data_file",
+    "split_indices",
+]

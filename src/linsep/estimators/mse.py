@@ -273,8 +273,8 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
         Stop when a pass moves the weights by at most ``tol ‖a‖``.
     shuffle : bool, default=True
         New random order of the samples at each pass.
-    random_state : int, RandomState or None, default=None
-    record_history : bool or int, default=False
+    random_state : int, RandomState or None, default=0 (the same order on every run)
+    record_history : bool, int or "updates", default=False
         Record a teaching trace in ``history_`` (``a``, ``b``, ``e = Y a − b`` after each pass, ``k = 0 … n_iter_``; ``True``: every
         iteration, an int ``n``: every ``n``-th; format and memory bound in
         :mod:`linsep._trace`).
@@ -304,7 +304,7 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
     }
 
     def __init__(self, *, learning_rate=None, schedule="inverse", max_iter=1000, tol=1e-5, shuffle=True,
-                 random_state=None, record_history=False):
+                 random_state=0, record_history=False):
         self.record_history = record_history
         self.learning_rate = learning_rate
         self.schedule = schedule

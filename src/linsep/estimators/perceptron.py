@@ -79,10 +79,15 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
         Largest number of passes per binary problem.
     shuffle : bool, default=True
         New random order of the samples at each pass.
-    random_state : int, RandomState or None, default=None
-    record_history : bool or int, default=False
-        Record a teaching trace in ``history_`` (``a(k)`` after each pass and the last sample it corrected, ``k = 0 … n_iter_``; a traced fit makes its passes in plain Python; ``True``: every
-        iteration, an int ``n``: every ``n``-th; format and memory bound in
+    random_state : int, RandomState or None, default=0
+        Seed of the shuffling: the same order on every run by default, as
+        scikit-learn's ``Perceptron``; ``None`` for a fresh order each fit.
+    record_history : bool, int or "updates", default=False
+        Record a teaching trace in ``history_`` (``a(k)`` after each pass and
+        the last sample it corrected, ``k = 0 … n_iter_``; a traced fit makes
+        its passes in plain Python; ``True``: every iteration, an int ``n``:
+        every ``n``-th; ``"updates"``: a row after every correction, the
+        lecture's update-by-update table; format and memory bound in
         :mod:`linsep._trace`).
     """ + _ATTRIBUTES
 
@@ -90,7 +95,7 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
     _dtypes = (np.float64, np.float32)  # float32 rows read as they are; weights and sums in float64
 
     def __init__(self, *, learning_rate=1.0, schedule="constant", margin=0.0, max_iter=1000, shuffle=True,
-                 random_state=None, record_history=False):
+                 random_state=0, record_history=False):
         self.record_history = record_history
         self.learning_rate = learning_rate
         self.schedule = schedule
@@ -229,13 +234,16 @@ class KernelPerceptronClassifier(StreamMixin, BaseKernelSeparator):
     fit_intercept : bool, default=True
         Add the bias ``b = Σ_j α_j y_j`` (the perceptron's augmented 1).
     shuffle : bool, default=True
-    random_state : int, RandomState or None, default=None
+    random_state : int, RandomState or None, default=0
+        Seed of the shuffling (the same order on every run by default).
     cache_size : float, default=200
         Memory for cached kernel columns, in MB.
-    record_history : bool or int, default=False
-        Record a teaching trace in ``history_`` (``dual_coef``, ``intercept`` and the last corrected sample after each pass, ``k = 0 … n_iter_``; ``True``: every
-        iteration, an int ``n``: every ``n``-th; format and memory bound in
-        :mod:`linsep._trace`).
+    record_history : bool, int or "updates", default=False
+        Record a teaching trace in ``history_`` (``dual_coef``, ``intercept``
+        and the last corrected sample after each pass, ``k = 0 … n_iter_``;
+        ``True``: every iteration, an int ``n``: every ``n``-th;
+        ``"updates"``: a row after every correction; format and memory bound
+        in :mod:`linsep._trace`).
 
     Attributes
     ----------
@@ -264,7 +272,7 @@ class KernelPerceptronClassifier(StreamMixin, BaseKernelSeparator):
     }
 
     def __init__(self, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0, max_iter=100, fit_intercept=True,
-                 shuffle=True, random_state=None, cache_size=200, record_history=False):
+                 shuffle=True, random_state=0, cache_size=200, record_history=False):
         self.record_history = record_history
         self.kernel = kernel
         self.gamma = gamma

@@ -272,6 +272,22 @@ def widrow_hoff(Y, margin=None, *, learning_rate=None, schedule="inverse", max_i
                        status=_separation_status(scores, status), margin=b, history=history)
 
 
+def _traced_lms_epoch(X, y, b, order, w, eta, trace, k):
+    """:func:`linsep._loops.lms_epoch` in plain Python, recording ``a`` after each update (pass ``k``)."""
+    from .perceptron import _row
+
+    loss = 0.0
+    coef = w[:-1]  # a view: updated in place
+    for i in order:
+        columns, values = _row(X, i)
+        r = y[i] * (w[-1] + float(values @ coef[columns])) - b[i]
+        loss += r * r
+        np.add.at(coef, columns, -eta * r * y[i] * values)
+        w[-1] -= eta * r * y[i]
+        trace.record_update(weights=w, sample=int(i), **{"pass": k})
+    return loss
+
+
 def lms_learning_rate(X):
     """``1/max_i ‖(x_i, 1)‖²``: the largest ``η`` for which every single LMS update is a contraction."""
     squares = X.multiply(X).sum(axis=1) if sp.issparse(X) else np.einsum("ij,ij->i", X, X)
@@ -340,16 +356,22 @@ def lms(X, y, margin=None, *, learning_rate=None, schedule="inverse", max_iter=1
     criterion = []
     status = MAX_ITER
 
+    per_update = trace is not None and trace.per_update  # record_history="updates": a row per visited sample
+
     def record(k, final=False):
-        if trace is not None and (final or trace.wants(k)):
+        if trace is not None and not per_update and (final or trace.wants(k)):
             trace.record(k, final=final, weights=w, margin_vector=b, error_vector=signed_scores(X, y, w) - b)
 
     record(0)
+    if per_update:
+        trace.record(0, weights=w, sample=-1, **{"pass": 0})
     errors = []  # training errors after each pass: traced runs only
     for k in range(1, max_iter + 1):
         previous = w.copy()
         eta = _rate(learning_rate, schedule, first_pass + k - 1)
-        if sp.issparse(X):
+        if per_update:
+            criterion.append(_traced_lms_epoch(X, y, b, next(orders), w, eta, trace, k))
+        elif sp.issparse(X):
             criterion.append(lms_epoch_csr(X.indptr, X.indices, X.data, y, b, next(orders), w, eta))
         else:
             criterion.append(lms_epoch(X, y, b, next(orders), w, eta))

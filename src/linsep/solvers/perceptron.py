@@ -157,17 +157,19 @@ def perceptron(X, y, *, learning_rate=1.0, schedule="constant", margin=0.0, max_
     orders = _orders(n_samples, shuffle, rng)
     mistakes, errors = [], []  # errors: training errors after each pass, traced runs only
     status = MAX_ITER
+    per_update = trace is not None and trace.per_update
     if trace is not None:
-        trace.record(0, weights=w, sample=-1)
+        trace.record(0, weights=w, sample=-1, **({"pass": 0} if per_update else {}))
     for k in range(1, max_iter + 1):
         eta = _rate(learning_rate, schedule, first_pass + k - 1)
         if trace is None:
             mistakes.append(_perceptron_pass(X, y, next(orders), w, eta, float(margin)))
         else:
-            count, last = _traced_epoch(X, y, next(orders), w, eta, float(margin))
+            count, last = _traced_epoch(X, y, next(orders), w, eta, float(margin), trace if per_update else None, k)
             mistakes.append(count)
             errors.append(int(np.count_nonzero(signed_scores(X, y, w) <= 0)))
-            trace.record(k, final=count == 0 or k == max_iter, weights=w, sample=last)
+            if not per_update:
+                trace.record(k, final=count == 0 or k == max_iter, weights=w, sample=last)
         if mistakes[-1] == 0:
             status = SEPARABLE
             break
@@ -180,8 +182,12 @@ def perceptron(X, y, *, learning_rate=1.0, schedule="constant", margin=0.0, max_
                        history=history)
 
 
-def _traced_epoch(X, y, order, w, eta, margin):
-    """:func:`linsep._loops.perceptron_epoch` in plain Python; also returns the last corrected sample (or −1)."""
+def _traced_epoch(X, y, order, w, eta, margin, updates=None, k=0):
+    """:func:`linsep._loops.perceptron_epoch` in plain Python; also returns the last corrected sample (or −1).
+
+    ``updates`` (a per-update :class:`~linsep._trace.TraceRecorder`) receives
+    a row after each correction, with the pass number ``k``.
+    """
     mistakes, last = 0, -1
     coef = w[:-1]  # a view: updated in place
     for i in order:
@@ -190,6 +196,8 @@ def _traced_epoch(X, y, order, w, eta, margin):
             np.add.at(coef, columns, eta * y[i] * values)
             w[-1] += eta * y[i]
             mistakes, last = mistakes + 1, int(i)
+            if updates is not None:
+                updates.record_update(weights=w, sample=last, **{"pass": k})
     return mistakes, last
 
 
@@ -303,11 +311,15 @@ def kernel_perceptron(column, y, *, max_iter=100, fit_intercept=True, shuffle=Tr
     mistakes, errors = [], []  # errors: training errors after each pass, traced runs only
     status = MAX_ITER
 
+    per_update = trace is not None and trace.per_update
+
     def record(k, last, final=False):
-        if trace is not None and (final or trace.wants(k)):
+        if trace is not None and not per_update and (final or trace.wants(k)):
             dual = alpha * y
             trace.record(k, final=final, dual_coef=dual, intercept=dual.sum() * bias, sample=last)
 
+    if per_update:
+        trace.record(0, dual_coef=alpha * y, intercept=0.0, sample=-1, **{"pass": 0})
     record(0, -1)
     for k in range(1, max_iter + 1):
         order = next(orders)
@@ -319,6 +331,9 @@ def kernel_perceptron(column, y, *, max_iter=100, fit_intercept=True, shuffle=Tr
             count += 1
             col = np.ascontiguousarray(column(i), dtype=np.float64).ravel()
             t = add_column_and_scan(f, y, order, t, col, y[i], bias)
+            if per_update:
+                dual = alpha * y
+                trace.record_update(dual_coef=dual, intercept=dual.sum() * bias, sample=int(i), **{"pass": k})
         mistakes.append(count)
         if trace is not None:
             errors.append(int(np.count_nonzero(y * f <= 0)))

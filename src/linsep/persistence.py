@@ -1,0 +1,278 @@
+"""Save and load fitted models without pickle: :func:`save` and :func:`load`.
+
+>>> import tempfile
+>>> import numpy as np
+>>> import linsep
+>>> from sklearn.pipeline import make_pipeline
+>>> from sklearn.preprocessing import StandardScaler
+>>> X, y = np.array([[0.0, 0.0], [1.0, 0.0], [3.0, 3.0], [4.0, 3.0]]), np.array([0, 0, 1, 1])
+>>> model = make_pipeline(StandardScaler(), linsep.HoKashyapClassifier()).fit(X, y)
+>>> path = linsep.save(model, tempfile.mkdtemp() + "/model.npz")
+>>> linsep.load(path).predict(X).tolist()
+[0, 0, 1, 1]
+
+Both write the pickle-free format of :mod:`linsep._model_file`: one ``.npz``
+archive of the fitted arrays, a JSON description and a SHA-256 checksum.
+
+* A linsep estimator alone is written as the command line writes it
+  (``linsep fit``), with the registered algorithm name: ``linsep predict``
+  and :func:`load` read the same files.
+* A scikit-learn :class:`~sklearn.pipeline.Pipeline` or
+  :class:`~sklearn.compose.ColumnTransformer` of the preprocessing steps in
+  :data:`PREPROCESSING` around linsep estimators is written as a tree
+  (format ``linsep-composite-model``): each node names its class from a fixed
+  table, its parameters (JSON) and its fitted attributes (arrays, numbers,
+  strings, lists, tuples, dicts, slices, dtypes, nested nodes).
+
+Loading trusts nothing
+----------------------
+Loading never unpickles and never imports a module or a class named by the
+file: a class is looked up in :data:`PREPROCESSING` or among linsep's own
+estimators, by a name the file can only choose from that table.  The archive,
+the ``.npy`` headers, the JSON and the checksum are checked as for any model
+file; each node's parameters through the class's own parameter validation;
+every linsep estimator inside a composite against its full attribute table
+(types, shapes, finiteness).  The preprocessing steps' fitted attributes are
+checked for their types only: a tampered scaler (with the checksum recomputed)
+is not detected beyond that, but it can hold nothing except numbers, strings
+and arrays of them.  A file written with another scikit-learn version loads
+with a warning, as scikit-learn's own loading does.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from ._model_file import (
+    COMPOSITE_FORMAT,
+    FORMAT_VERSION,
+    ModelFileError,
+    _checksum,
+    _decode,
+    _Encoder,
+    _first_line,
+    _json_safe,
+    _required_attributes,
+    check_fitted_model,
+    load_model,
+    save_model,
+    set_fitted_attributes,
+    write_file,
+)
+
+__all__ = ["PREPROCESSING", "load", "save"]
+
+
+def _preprocessing_classes():
+    from sklearn.compose import ColumnTransformer
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import (
+        FunctionTransformer,
+        MaxAbsScaler,
+        MinMaxScaler,
+        Normalizer,
+        PolynomialFeatures,
+        RobustScaler,
+        StandardScaler,
+    )
+
+    return {cls.__name__: cls for cls in (Pipeline, ColumnTransformer, StandardScaler, MinMaxScaler, MaxAbsScaler,
+                                          RobustScaler, Normalizer, PolynomialFeatures, SimpleImputer,
+                                          FunctionTransformer)}
+
+
+PREPROCESSING = ("Pipeline", "ColumnTransformer", "StandardScaler", "MinMaxScaler", "MaxAbsScaler", "RobustScaler",
+                 "Normalizer", "PolynomialFeatures", "SimpleImputer", "FunctionTransformer")
+"""The scikit-learn classes a composite model file may hold (a FunctionTransformer only without functions:
+the identity ColumnTransformer uses for ``remainder="passthrough"``; a function cannot be stored)."""
+
+
+def _linsep_classes():
+    from . import estimators
+
+    return {name: getattr(estimators, name) for name in estimators.__all__}
+
+
+def _algorithm_of(estimator):
+    """A registered name building ``type(estimator)`` (its parameters override the name's preset)."""
+    from ._registry import _REGISTRY, _resolve
+
+    for name, entry in _REGISTRY.items():
+        if _resolve(entry) is type(estimator):
+            return name
+    raise ModelFileError(f"cannot save a {type(estimator).__name__}: not a registered linsep estimator")
+
+
+def _is_linsep(estimator):
+    return _linsep_classes().get(type(estimator).__name__) is type(estimator)
+
+
+# ---------------------------------------------------------------- writing
+
+class _CompositeEncoder(_Encoder):
+    """:class:`~linsep._model_file._Encoder` plus estimators, tuples, slices and dtypes."""
+
+    def encode(self, value, key):
+        if isinstance(value, tuple):
+            return {"__tuple__": [self.encode(v, f"{key}.{i}") for i, v in enumerate(value)]}
+        if isinstance(value, slice):
+            return {"__slice__": [_json_safe(value.start), _json_safe(value.stop), _json_safe(value.step)]}
+        if isinstance(value, np.dtype):  # e.g. SimpleImputer's _fit_dtype
+            dtype = value
+            if dtype.kind not in "biuf" or dtype.fields is not None:
+                raise TypeError(f"dtype {dtype}")
+            return {"__dtype__": dtype.str}
+        if hasattr(value, "get_params") and hasattr(value, "fit"):
+            return self.estimator(value, key)
+        return super().encode(value, key)
+
+    def estimator(self, estimator, key):
+        name = type(estimator).__name__
+        linsep = _is_linsep(estimator)
+        if not linsep and _preprocessing_classes().get(name) is not type(estimator):
+            raise ModelFileError(f"cannot save a {name} (at {key}): a model file holds linsep "
+                                 f"estimators and the scikit-learn steps {', '.join(PREPROCESSING)}")
+        params = estimator.get_params(deep=False)
+        try:
+            encoded_params = {k: self.encode(v, f"{key}.{k}") for k, v in params.items()}
+        except TypeError as exc:
+            raise ModelFileError(f"cannot store the parameter of {name} (at {key}) of type {exc} "
+                                 f"in a model file") from None
+        if linsep and hasattr(estimator, "classes_"):
+            check_fitted_model(estimator, params, context="the fitted model cannot be saved: ")
+        attributes, skipped = {}, []
+        for attribute, value in vars(estimator).items():
+            if attribute in params or attribute.startswith("__"):
+                continue
+            try:
+                attributes[attribute] = self.encode(value, f"{key}.{attribute}")
+            except TypeError as exc:
+                if not linsep:  # a preprocessing step needs all its fitted state
+                    raise ModelFileError(f"cannot store {name}.{attribute} ({exc}) in a model file") from None
+                skipped.append(attribute)  # e.g. a fitted sub-object: not needed to predict
+        missing = sorted(set(_required_attributes(estimator)) & set(skipped)) if linsep else []
+        if missing:
+            raise ModelFileError(f"the fitted model cannot be saved: cannot store {', '.join(missing)}")
+        return {"__estimator__": name, "params": encoded_params, "attributes": attributes}
+
+
+def save(model, path):
+    """Write a fitted model to ``path`` without pickle; returns the path.
+
+    Parameters
+    ----------
+    model : fitted linsep estimator, or Pipeline / ColumnTransformer
+        A linsep estimator, or a scikit-learn Pipeline or ColumnTransformer
+        of the steps in :data:`PREPROCESSING` and linsep estimators.
+    path : str or path-like
+        The file to write (conventionally ``.npz``; the name is used as given).
+
+    Returns
+    -------
+    pathlib.Path
+
+    Raises
+    ------
+    ModelFileError
+        A step that is not in :data:`PREPROCESSING`, a parameter JSON cannot
+        hold (a function), or a fitted linsep model that could not be loaded
+        back (e.g. non-finite weights); a ``ValueError``.
+    """
+    import sklearn
+
+    from . import __version__
+
+    if _is_linsep(model):
+        return save_model(model, _algorithm_of(model), path)
+    encoder = _CompositeEncoder()
+    root = encoder.estimator(model, "model")
+    meta = {"format": COMPOSITE_FORMAT, "version": FORMAT_VERSION, "root": root,
+            "linsep_version": __version__, "sklearn_version": sklearn.__version__}
+    meta["checksum"] = _checksum(meta, encoder.arrays)
+    buffer = io.BytesIO()
+    np.savez(buffer, __meta__=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8), **encoder.arrays)
+    path = Path(path)
+    write_file(path, buffer.getvalue())
+    return path
+
+
+# ---------------------------------------------------------------- reading
+
+_COMPOSITE_META_KEYS = {"format", "version", "root", "linsep_version", "sklearn_version", "checksum"}
+
+
+def load(path):
+    """The fitted model of a file written by :func:`save` or ``linsep fit``.
+
+    Never unpickles, never imports what the file names; refuses a missing,
+    damaged, foreign or inconsistent file with a one-line
+    :class:`~linsep._model_file.ModelFileError` (a ``ValueError``) prefixed
+    by the path.
+    """
+    return load_model(path)[0]
+
+
+def _decode_composite_node(node, arrays, used):
+    keys = set(node)
+    if keys == {"__tuple__"} and isinstance(node["__tuple__"], list):
+        return tuple(_decode(v, arrays, used, _decode_composite_node) for v in node["__tuple__"])
+    if keys == {"__slice__"} and isinstance(node["__slice__"], list) and len(node["__slice__"]) == 3 \
+            and all(v is None or (isinstance(v, int) and not isinstance(v, bool)) for v in node["__slice__"]):
+        return slice(*node["__slice__"])
+    if keys == {"__dtype__"} and isinstance(node["__dtype__"], str):
+        try:
+            dtype = np.dtype(node["__dtype__"])
+        except TypeError:
+            dtype = None
+        if dtype is None or dtype.kind not in "biuf" or dtype.fields is not None or dtype.str != node["__dtype__"]:
+            raise ModelFileError(f"malformed dtype {node['__dtype__']!r}")
+        return dtype
+    if keys == {"__estimator__", "params", "attributes"}:
+        return _rebuild_node(node, arrays, used)
+    raise ModelFileError(f"malformed attribute node with keys {sorted(map(str, keys))}")
+
+
+def _rebuild_node(node, arrays, used):
+    name, params, attributes = node["__estimator__"], node["params"], node["attributes"]
+    if not isinstance(params, dict) or not isinstance(attributes, dict):
+        raise ModelFileError("malformed estimator node")
+    linsep = _linsep_classes()
+    cls = linsep.get(name) or _preprocessing_classes().get(name)
+    if cls is None or not isinstance(name, str):
+        raise ModelFileError(f"class {name!r} is neither a linsep estimator nor one of {', '.join(PREPROCESSING)}")
+    decoded = {key: _decode(value, arrays, used, _decode_composite_node) for key, value in params.items()}
+    try:
+        estimator = cls(**decoded)
+    except TypeError as exc:  # a parameter name the class does not take
+        raise ModelFileError(f"cannot rebuild {name} ({_first_line(exc)})") from None
+    set_fitted_attributes(estimator, decoded, attributes, arrays, used,
+                          decode=lambda value, arrays, used: _decode(value, arrays, used, _decode_composite_node))
+    if name in linsep and hasattr(estimator, "classes_"):
+        check_fitted_model(estimator, decoded, context=f"{name}: ")
+    return estimator
+
+
+def rebuild_composite(meta, arrays):
+    """The Pipeline / ColumnTransformer of a verified composite model file (see :func:`load`)."""
+    import sklearn
+
+    if set(meta) != _COMPOSITE_META_KEYS or not isinstance(meta["root"], dict):
+        raise ModelFileError(f"unexpected metadata keys {sorted(set(meta) ^ _COMPOSITE_META_KEYS)}")
+    if not isinstance(meta["sklearn_version"], str) or not isinstance(meta["linsep_version"], str):
+        raise ModelFileError("malformed metadata (sklearn_version or linsep_version)")
+    used = set()
+    model = _decode(meta["root"], arrays, used, _decode_composite_node)
+    if not hasattr(model, "fit"):
+        raise ModelFileError("the model file's root is not an estimator")
+    if used != set(arrays):
+        raise ModelFileError(f"arrays not referenced by the metadata: {sorted(set(arrays) - used)[:3]}")
+    if meta["sklearn_version"] != sklearn.__version__:
+        warnings.warn(f"the model file was written with scikit-learn {meta['sklearn_version']}, this is "
+                      f"{sklearn.__version__}: its preprocessing steps may not predict as they did", UserWarning)
+    return model
