@@ -27,6 +27,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    "sphinx.ext.doctest",
     "sphinx.ext.viewcode",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
@@ -44,6 +45,44 @@ myst_heading_anchors = 3
 # "ref.citation": a docstring's References may list works its text does not
 # cite (numpydoc keeps them); that is not an error in the docstring.
 suppress_warnings = ["myst.xref_missing", "ref.citation"]
+
+# -- strictness --------------------------------------------------------------
+# Every cross-reference must resolve.  Names of other projects (scikit-learn,
+# NumPy, ...) stay plain text: resolving them would need those projects'
+# inventories, fetched from the network (intersphinx), and the build is offline.
+nitpicky = True
+nitpick_ignore_regex = [
+    (r"py:.*", r"(sklearn|numpy|scipy|dask|distributed|joblib|matplotlib|pandas)(\..*)?"),
+]
+
+# -- executed examples -------------------------------------------------------
+# ``make docs`` runs ``sphinx-build -b doctest`` first: every ``>>>`` example of
+# the user guide and of the docstrings is executed, and a failing one fails it.
+import doctest  # noqa: E402
+
+doctest_default_flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE | doctest.DONT_ACCEPT_TRUE_FOR_1
+doctest_global_setup = """
+import warnings
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+warnings.simplefilter("ignore", ConvergenceWarning)
+"""
+
+# -- offline math --------------------------------------------------------------
+# MathJax 3 from the sphinx-mathjax-offline package (the ``docs`` extra), copied
+# into _static/mathjax: no page loads a script, font or stylesheet from another
+# host.  docs/check_offline.py verifies that on the built site.
+def _bundled_mathjax():
+    from importlib.metadata import distribution
+
+    static = Path(distribution("sphinx-mathjax-offline").locate_file("sphinx-mathjax-offline/static"))
+    if not (static / "mathjax" / "tex-chtml.js").is_file():
+        raise RuntimeError(f"no MathJax under {static}: pip install sphinx-mathjax-offline (the docs extra)")
+    return static
+
+
+html_static_path = [str(_bundled_mathjax())]
+mathjax_path = "mathjax/tex-chtml.js"
 
 # -- autodoc / autosummary / numpydoc ---------------------------------------
 autosummary_generate = True
@@ -84,7 +123,6 @@ sphinx_gallery_conf = {
 # -- HTML --------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
 html_title = f"linsep {release}"
-html_static_path = []
 html_theme_options = {
     "navigation_with_keys": False,
     "show_prev_next": False,
@@ -106,6 +144,17 @@ PUBLIC_MODULES = [
     ("linsep.experiments", "Experiments", "The protocol of Lauer & Bloch (2006)."),
     ("linsep.kernels", "Kernels", None),
 ]
+# What the constants of PUBLIC_MODULES' __all__ mean (one line each on the API page).
+CONSTANTS = {
+    "SEPARABLE": "Status of a fit that ended with every training sample strictly on its side.",
+    "NOT_SEPARABLE": "Status of a fit that ended with a checked proof that no hyperplane separates the data.",
+    "CONVERGED": "Status of a fit whose own stopping rule held, with no verdict on separability.",
+    "MAX_ITER": "Status of a fit that spent ``max_iter`` before its stopping rule held (a ConvergenceWarning).",
+    "BENCHMARKS": "The nine IDA data sets of Lauer & Bloch (2006): name -> :class:`BenchmarkInfo`.",
+    "PAPER_METHODS": "The seven method columns of the paper's Table 1, in its order.",
+    "PROTOCOLS": "The two protocols of the paper: ``\"validation\"`` (Table 1) and ``\"test\"`` (Table 3).",
+    "TESTS": "The significance tests of :func:`summarize`: the paired t-test and Wilcoxon's signed-rank test.",
+}
 SOLVER_MODULES = ["linsep.solvers.ho_kashyap", "linsep.solvers.kernel_ho_kashyap", "linsep.solvers.mse",
                   "linsep.solvers.perceptron", "linsep.solvers.kozinec", "linsep.solvers.lsvm"]
 
@@ -131,24 +180,30 @@ def _write_api_reference():
              "API reference", "=============", ""]
     for module, title, intro in PUBLIC_MODULES:
         try:
-            importlib.import_module(module)
+            mod = importlib.import_module(module)
         except ImportError:
             continue
         names = _public_names(module)
-        lines += [title, "-" * len(title), "", f".. currentmodule:: {module}", ""]
+        lines += [title, "-" * len(title), ""]
+        if module == "linsep":
+            lines += [".. py:module:: linsep", ""]
+        else:
+            lines += [f".. automodule:: {module}", "   :no-members:", ""]
+        lines += [f".. currentmodule:: {module}", ""]
         if intro:
             lines += [intro, ""]
-        if module != "linsep":
-            lines += [f".. automodule:: {module}", "   :no-members:", "   :no-index:", ""]
-        consts = [n for n in names if not callable(getattr(importlib.import_module(module), n))]
+        consts = [n for n in names if not callable(getattr(mod, n))]
         items = [n for n in names if n not in consts]
         lines += [".. autosummary::", "   :toctree: generated/", "   :nosignatures:", ""]
         lines += [f"   {n}" for n in items] + [""]
-        if consts:
-            mod = importlib.import_module(module)
-            lines += ["Constants: " + ", ".join(f"``{n} = {getattr(mod, n)!r}``" for n in consts), ""]
+        for name in consts:
+            if name == "__version__":
+                continue
+            value = getattr(mod, name)
+            shown = repr(value) if len(repr(value)) <= 80 else f"{type(value).__name__} of {len(value)} entries"
+            lines += [f".. py:data:: {name}", f"   :value: {shown}", "", f"   {CONSTANTS.get(name, 'A constant.')}", ""]
     title = "Solvers (pure functions)"
-    lines += [title, "-" * len(title), "", ".. currentmodule:: linsep.solvers", "",
+    lines += [title, "-" * len(title), "", ".. py:module:: linsep.solvers", "", ".. currentmodule:: linsep.solvers", "",
               "Each algorithm's numerical core; the module docstrings carry the equations.", "",
               ".. autosummary::", "   :toctree: generated/", ""]
     lines += [f"   {m.rpartition('.')[2]}" for m in SOLVER_MODULES] + [""]

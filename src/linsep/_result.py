@@ -44,7 +44,9 @@ class SolveResult:
         Iterations performed (the meaning of one iteration is the solver's,
         stated in its docstring).
     status : str
-        One of :data:`STATUSES`.
+        One of ``"separable"``, ``"not_separable"``, ``"converged"``, ``"max_iter"``
+        (:data:`~linsep.SEPARABLE`, :data:`~linsep.NOT_SEPARABLE`, :data:`~linsep.CONVERGED`,
+        :data:`~linsep.MAX_ITER`).
     margin : ndarray or None
         The margin vector ``B`` for methods that have one (Ho–Kashyap, MSE).
     certificate : ndarray or None

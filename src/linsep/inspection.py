@@ -6,7 +6,7 @@ as the lecture's worked examples do: one row per iteration ``k`` with the
 weights ``a(k)``, the margin vector ``b(k)`` and error ``e(k)`` (Ho–Kashyap
 and MSE-type rules), the corrected sample (single-sample rules), the
 criterion, the training errors and the validation error where there is
-one.  The trace format is documented in :mod:`linsep._trace`.
+one.  The trace format is documented in :ref:`trace-format`.
 
 >>> import numpy as np
 >>> from linsep import HoKashyapClassifier
@@ -81,7 +81,7 @@ def _aligned(values, iterations, n_rows):
 
 
 class TraceTable:
-    """A printable table of a trace: ``str(table)``, :meth:`to_records`, :meth:`to_dataframe`.
+    """A printable table of a trace: ``str(table)``, :meth:`~TraceTable.to_records`, :meth:`~TraceTable.to_dataframe`.
 
     Attributes
     ----------
@@ -159,7 +159,7 @@ def trace_table(estimator, *, problem=0, bias_first=True, precision=4, max_entri
     Returns
     -------
     TraceTable
-        Rows ``k`` as recorded (see :mod:`linsep._trace` for the iteration
+        Rows ``k`` as recorded (see :ref:`trace-format` for the iteration
         numbering of each algorithm); scalar traces (``criterion`` as ``J``,
         ``training_errors``, ``mistakes``, ``validation_error``, SK's
         ``margin``/``margin_upper_bound``, LSVM's ``objective``) are matched to

@@ -81,7 +81,7 @@ class HoKashyapClassifier(BaseLinearSeparator):
         Keep the per-iteration traces in ``history_``: the scalar ones and
         the lecture's ``a(k)``, ``b(k)``, ``e(k)`` (``True``: every
         iteration, an int ``n``: every ``n``-th; bounded memory, see
-        :mod:`linsep._trace`).  A traced fit runs the NumPy loop.
+        :ref:`trace-format`).  A traced fit runs the NumPy loop.
     random_state : int, RandomState or None, default=None
         Seed of the validation split.
 
@@ -190,7 +190,7 @@ class HoKashyapClassifier(BaseLinearSeparator):
         -----
         A ``dask.array`` ``X`` chunked by rows (``y``, ``X_val``, ``y_val``
         dask or NumPy) is fitted blockwise on its workers by
-        :mod:`linsep._dask`, to the same weights; ``margin_vector_`` and
+        :ref:`dask`, to the same weights; ``margin_vector_`` and
         ``certificate_`` are then dask arrays.  Without ``X_val``, early
         stopping holds out a stratified ``validation_fraction`` of every row
         block (seeded by ``random_state`` and the block's index).

@@ -202,7 +202,7 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         Ho–Kashyap loop releases the GIL); ``None``: one after the other.
     record_history : bool or int, default=False
         Keep the refit's per-iteration traces in ``history_`` (``True``: every
-        iteration, an int ``n``: every ``n``-th; see :mod:`linsep._trace`);
+        iteration, an int ``n``: every ``n``-th; see :ref:`trace-format`);
         the fold runs keep only their validation curves.
     random_state : int, RandomState or None, default=None
         Seed of the folds of an int ``cv``.

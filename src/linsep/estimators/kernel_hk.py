@@ -74,7 +74,7 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
     random_state : int, RandomState or None, default=None
         Seed of that split.
     record_history : bool or int, default=False
-        Also record the teaching trace of :mod:`linsep._trace` (an int
+        Also record the teaching trace of :ref:`trace-format` (an int
         ``n``: every ``n``-th iterate).
     map_tol : float in [0, 1), default=0.3
         Truncation of the empirical kernel map: pivot until every training

@@ -80,7 +80,7 @@ _SHARED_DOC = """
         with ``"not_separable"`` when the hulls are seen to touch); the
         iterate with the fewest training errors is then kept.
     record_history : bool or int, default=False
-        Also record the teaching trace of :mod:`linsep._trace` (an int
+        Also record the teaching trace of :ref:`trace-format` (an int
         ``n``: every ``n``-th iterate).
         Keep ``margin`` and ``margin_upper_bound`` per iteration in ``history_``.
 """
@@ -235,7 +235,7 @@ class KernelSchlesingerKozinecClassifier(BaseKernelSeparator):
         points at every step.  The block holds at most as many numbers as the
         column cache.
     record_history : bool or int, default=False
-        Also record the teaching trace of :mod:`linsep._trace` (an int
+        Also record the teaching trace of :ref:`trace-format` (an int
         ``n``: every ``n``-th iterate).
         Keep ``margin`` and ``margin_upper_bound`` in ``history_``: per
         iteration without shrinking, per check on all points with it.

@@ -62,7 +62,7 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
     max_iter : int, default=10000
         Largest number of updates per binary problem.
     record_history : bool or int, default=False
-        Also record the teaching trace of :mod:`linsep._trace` (an int
+        Also record the teaching trace of :ref:`trace-format` (an int
         ``n``: every ``n``-th iterate).
         Keep the dual objective and the steps of ``α`` and ``W`` per
         iteration in ``history_``.
@@ -101,7 +101,7 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
     def fit(self, X, y):
         """Fit on ``X`` (N, d), dense, sparse or a ``dask.array`` chunked by rows, and labels ``y`` (two or more classes).
 
-        Dask input is fitted blockwise (:mod:`linsep._dask`); ``alpha_`` is then a dask array.
+        Dask input is fitted blockwise (:ref:`dask`); ``alpha_`` is then a dask array.
         """
         if is_dask_collection(X):
             from .._dask import fit_lsvm

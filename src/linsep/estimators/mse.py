@@ -89,7 +89,7 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
     record_history : bool or int, default=False
         Record a teaching trace in ``history_`` (the one row ``a``, ``b``, ``e = Y a − b``; two classes only; ``True``: every
         iteration, an int ``n``: every ``n``-th; format and memory bound in
-        :mod:`linsep._trace`).
+        :ref:`trace-format`).
 
     Attributes
     ----------
@@ -137,7 +137,7 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
             classes, ``B_ik = b_i`` for the sample's own class.
 
         A ``dask.array`` ``X`` chunked by rows is fitted blockwise
-        (:mod:`linsep._dask`); ``margin_vector_`` is then a dask array.
+        (:ref:`dask`); ``margin_vector_`` is then a dask array.
         """
         if is_dask_collection(X):
             from .._dask import fit_mse
@@ -201,7 +201,7 @@ class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
     record_history : bool or int, default=False
         Record a teaching trace in ``history_`` (``a(k)``, ``b``, ``e(k) = Y a(k) − b``, ``k = 0 … n_iter_``; ``True``: every
         iteration, an int ``n``: every ``n``-th; format and memory bound in
-        :mod:`linsep._trace`).
+        :ref:`trace-format`).
 
     Attributes
     ----------
@@ -253,7 +253,7 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
 
     A compiled sequential loop over the rows of ``X``, dense or CSR/CSC
     (sparse rows are read as they are, never densified).  ``partial_fit``
-    makes one pass over each chunk of a stream (:mod:`linsep._stream`).
+    makes one pass over each chunk of a stream (:ref:`streaming`).
 
     Parameters
     ----------
@@ -273,7 +273,7 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
     record_history : bool or int, default=False
         Record a teaching trace in ``history_`` (``a``, ``b``, ``e = Y a − b`` after each pass, ``k = 0 … n_iter_``; ``True``: every
         iteration, an int ``n``: every ``n``-th; format and memory bound in
-        :mod:`linsep._trace`).
+        :ref:`trace-format`).
 
     Attributes
     ----------
@@ -327,7 +327,7 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
         ``classes`` is required on the first call; ``epoch`` sets ``η_epoch``
         (default ``epoch_``); ``max_iter`` is not used; ``status_`` and
         ``margin_vector_`` speak of this chunk only.  Semantics and the
-        schedule rule: :mod:`linsep._stream`.
+        schedule rule: :ref:`streaming`.
         """
         self._rng = check_random_state(self.random_state)
         try:

@@ -10,7 +10,7 @@ kernel (dual) perceptron   :class:`KernelPerceptronClassifier`  ``"kernel_percep
 
 More than two classes are fitted one-vs-rest.  The equations are in
 :mod:`linsep.solvers.perceptron`.  The single-sample and kernel perceptrons
-also learn from a stream of chunks with ``partial_fit`` (:mod:`linsep._stream`).
+also learn from a stream of chunks with ``partial_fit`` (:ref:`streaming`).
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
     ``a ← a + η_k y_i`` whenever ``aᵗ y_i <= margin``, for ``y_i = y_i (x_i, 1)``
     visited one at a time (a compiled sequential loop; dense or CSR/CSC
     input, sparse data read row by row and never densified).  ``partial_fit``
-    makes one pass over each chunk of a stream (:mod:`linsep._stream`).
+    makes one pass over each chunk of a stream (:ref:`streaming`).
 
     Parameters
     ----------
@@ -83,7 +83,7 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
     record_history : bool or int, default=False
         Record a teaching trace in ``history_`` (``a(k)`` after each pass and the last sample it corrected, ``k = 0 … n_iter_``; a traced fit makes its passes in plain Python; ``True``: every
         iteration, an int ``n``: every ``n``-th; format and memory bound in
-        :mod:`linsep._trace`).
+        :ref:`trace-format`).
     """ + _ATTRIBUTES
 
     _parameter_constraints = {**_RULE_PARAMS, "shuffle": ["boolean"], "random_state": ["random_state"]}
@@ -127,7 +127,7 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
         Notes
         -----
         ``max_iter`` is not used; ``status_`` speaks of this chunk only.
-        Semantics and the schedule rule: :mod:`linsep._stream`.
+        Semantics and the schedule rule: :ref:`streaming`.
         """
         self._rng = check_random_state(self.random_state)
         try:
@@ -168,7 +168,7 @@ class BatchPerceptronClassifier(BaseLinearSeparator):
     record_history : bool or int, default=False
         Record a teaching trace in ``history_`` (``a(k)`` after each iteration, ``k = 0 … n_iter_``; ``True``: every
         iteration, an int ``n``: every ``n``-th; format and memory bound in
-        :mod:`linsep._trace`).
+        :ref:`trace-format`).
     """ + _ATTRIBUTES
 
     _parameter_constraints = dict(_RULE_PARAMS)
@@ -204,7 +204,7 @@ class KernelPerceptronClassifier(StreamMixin, BaseKernelSeparator):
     the same sample order.
 
     ``partial_fit`` makes one pass over each chunk of a stream
-    (:mod:`linsep._stream`), starting from the decision values of the model
+    (:ref:`streaming`), starting from the decision values of the model
     so far.  The dual model grows with the stream: the samples of a chunk
     that were corrected at least once (``α > 0`` for some class) are
     appended to ``X_fit_`` with their counts, the others are dropped (their
@@ -235,7 +235,7 @@ class KernelPerceptronClassifier(StreamMixin, BaseKernelSeparator):
     record_history : bool or int, default=False
         Record a teaching trace in ``history_`` (``dual_coef``, ``intercept`` and the last corrected sample after each pass, ``k = 0 … n_iter_``; ``True``: every
         iteration, an int ``n``: every ``n``-th; format and memory bound in
-        :mod:`linsep._trace`).
+        :ref:`trace-format`).
 
     Attributes
     ----------
@@ -307,7 +307,7 @@ class KernelPerceptronClassifier(StreamMixin, BaseKernelSeparator):
         Notes
         -----
         ``max_iter`` is not used; ``status_`` speaks of this chunk only
-        (:mod:`linsep._stream`).
+        (:ref:`streaming`).
         """
         if self.kernel == "precomputed":
             raise ValueError("partial_fit needs the samples: kernel='precomputed' cannot grow a Gram matrix "

@@ -97,7 +97,7 @@ def _registered(name):
 
 
 def get_method(name):
-    """Return the :class:`Method` called ``name`` (a paper column, ``linear_svc`` or a registered name)."""
+    """Return the ``Method`` record called ``name`` (a paper column, ``linear_svc`` or a registered name)."""
     if name == "svm":
         return Method(name, _svc, "C")
     if name == "linear_svc":

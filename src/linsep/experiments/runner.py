@@ -154,7 +154,7 @@ def run_benchmark(datasets=None, methods=None, protocol="validation", n_splits=N
         joblib workers over the runs (-1: all cores).
     scheduler : str or None
         Address of a Dask scheduler (``tcp://host:8786``): the runs go to its
-        workers through joblib's Dask backend (:func:`dask_backend`; ``jobs``
+        workers through joblib's Dask backend (``linsep.experiments.runner.dask_backend``; ``jobs``
         is then ignored).  Results are the same: every run is seeded by
         ``(seed, split)``.
     out : path

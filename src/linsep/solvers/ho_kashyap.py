@@ -1,7 +1,7 @@
 """Ho–Kashyap family: HK, modified HK, MHKS, MHKA, HKES, HKESA.
 
 All six methods are one iteration on the augmented, sign-normalised matrix
-``Y = diag(y)[X, 1]`` (:mod:`linsep._design`), differing in four switches.
+``Y = diag(y)[X, 1]`` (``linsep._design``), differing in four switches.
 
 Ho–Kashyap (HK) [1]_ [2]_ (Lauer & Bloch 2006, eqs. 6–9) minimises
 
@@ -176,7 +176,7 @@ def ho_kashyap(
 
     Parameters
     ----------
-    Y : ndarray, sparse matrix or :class:`~linsep._design.SignedDesign` of shape (N, p)
+    Y : ndarray, sparse matrix or ``linsep._design.SignedDesign`` of shape (N, p)
         Sign-normalised augmented design matrix, bias column last.  A
         ``SignedDesign`` larger than the cache is never formed: the compiled
         loop reads its ``X`` (float32 or float64) and labels directly.
@@ -232,11 +232,11 @@ def ho_kashyap(
     Notes
     -----
     Dense data with the margin update (HK, MHKS, MHKA, HKES, HKESA) run in a
-    compiled loop (:func:`linsep._loops.ho_kashyap_segment`; one pass over
+    compiled loop (``linsep._loops.ho_kashyap_segment``; one pass over
     ``Y`` per iteration for data larger than the cache, two cache-resident
     passes below; IRLS adds the weighted Gram matrix and its Cholesky
-    factor).  A pass by rows over at least :data:`linsep._loops.PARALLEL_MIN_ENTRIES`
-    entries is split over threads (:func:`linsep._loops.pass_threads`).
+    factor).  A pass by rows over at least ``linsep._loops.PARALLEL_MIN_ENTRIES``
+    entries is split over threads (``linsep._loops.pass_threads``).
     float32 data are read as float32 (the vectors ``B``, ``E`` are kept in
     float32, every sum in float64; the factor and ``W`` are float64, and
     ``W`` is rounded to float32 on return).  Sparse ``Y`` or ``Y_val``, modified HK, the eigh factorisation,
@@ -244,13 +244,13 @@ def ho_kashyap(
     systems that fail the Cholesky pivot test run the NumPy loop below,
     which is also the reference the compiled loop is tested against.
 
-    Wide ``Y`` (``p = d + 1`` above :data:`linsep._linalg._DIRECT_MAX_COLUMNS`
+    Wide ``Y`` (``p = d + 1`` above ``linsep._linalg._DIRECT_MAX_COLUMNS``
     = 2000, e.g. sparse text data) run the NumPy loop with the matrix-free
-    W-step :class:`~linsep._linalg.IterativeLeastSquares`: conjugate
+    W-step ``linsep._linalg.IterativeLeastSquares``: conjugate
     gradients on the normal equations, Jacobi-preconditioned, warm-started
     from the previous solution (IRLS only changes ``D``: nothing is
     refactored), each solve stopping at the relative residual
-    ``τ = 1e-10`` (:data:`linsep._linalg.CG_RTOL`).  ``extra`` then has
+    ``τ = 1e-10`` (``linsep._linalg.CG_RTOL``).  ``extra`` then has
     ``cg_iterations``, ``cg_solves`` and ``cg_residual``.  How ``τ`` enters
     the verdicts:
 
@@ -260,11 +260,11 @@ def ho_kashyap(
       ``‖YᵀDE‖ <= τ ‖YᵀD(B + offset)‖``.  Once ``max E <= 1e-6 · max B`` (a
       *candidate*; the direct path's ``1e-10`` would miss proofs blurred by
       the solve's error), ``W`` is re-solved at ``τ = 1e-14``
-      (:data:`~linsep._linalg.CG_PROOF_RTOL`) and ``E`` recomputed; ``u = −DE``
+      (``linsep._linalg.CG_PROOF_RTOL``) and ``E`` recomputed; ``u = −DE``
       is accepted only if ``E <= 0`` to rounding, as on the direct path,
       **and** ``u`` (or, failing that, ``u`` with its entries below
       ``sqrt(eps) · max u`` — rounding noise — set to 0) passes the
-      per-column check of :mod:`linsep._certificates`,
+      per-column check of ``linsep._certificates``,
       ``|Σ_i u_i Y_ij| <= FIT_PROOF_RTOL · Σ_i u_i |Y_ij|`` (``1e-6``) for
       every column ``j``.  Otherwise the iteration goes on (and may end
       ``converged``): no proof is claimed that was not checked.
@@ -392,7 +392,7 @@ def _iterate_compiled(Y, L, W, B, *, factor, absolute, irls_floor, learning_rate
     """The iteration in compiled segments of ``_SEGMENT_STEPS``, from ``YᵀY + CĨ = L Lᵀ``.
 
     Returns ``None`` if an IRLS step (``absolute``) meets a system that
-    :class:`~linsep._linalg.LeastSquaresFactor` would not factor by Cholesky:
+    ``linsep._linalg.LeastSquaresFactor`` would not factor by Cholesky:
     the NumPy loop then runs the whole solve.
     """
     n_samples, n_cols = Y.shape
@@ -597,7 +597,7 @@ def _checked_certificate(Y, u):
 
 
 def _passes_check(Y, u):
-    """Whether ``u`` passes the per-column proof check of :mod:`linsep._certificates` on ``Y`` (``FIT_PROOF_RTOL``)."""
+    """Whether ``u`` passes the per-column proof check of ``linsep._certificates`` on ``Y`` (``FIT_PROOF_RTOL``)."""
     if isinstance(Y, SignedDesign):  # the design's own X and labels, u placed on its rows: no copy of Y
         if Y.rows is None:
             residuals = proof_residuals(Y.X, Y.y, u)

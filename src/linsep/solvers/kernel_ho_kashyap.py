@@ -79,7 +79,7 @@ from .ho_kashyap import ho_kashyap
 class EmpiricalKernelMap:
     """Centred coordinates of the training samples in a subspace of the kernel feature space.
 
-    A pivoted partial Cholesky factorisation (:func:`linsep._linalg.pivoted_cholesky`)
+    A pivoted partial Cholesky factorisation (``linsep._linalg.pivoted_cholesky``)
     ``K ≈ L Lᵀ``, ``L = K[:, P] R⁻ᵀ``, stops once every training point lies
     within ``sqrt(tol · max_i k(x_i, x_i))`` of ``S = span{φ(x_p) : p ∈ P}``;
     ``L`` holds the projections ``Π_S φ(x_i)`` in an orthonormal basis of

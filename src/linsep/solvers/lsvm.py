@@ -28,7 +28,7 @@ Sign convention
 ---------------
 The paper takes ``H = Y[X̃, −1]`` and ``ŵ_0 = −1ᵗYα̂`` (eq. 20): that is
 Mangasarian's plane ``xᵗw = γ`` with ``γ = ŵ_0``.  linsep's augmented
-matrices put the bias last with ``+1`` (:mod:`linsep._design`), so here
+matrices put the bias last with ``+1`` (``linsep._design``), so here
 ``H = Y[X̃, 1]`` and the weights are simply ``W = Hᵗα``:
 
 .. math::
@@ -55,7 +55,7 @@ does not depend on the labels).  Because ``α_{k+1} = Q⁻¹ r_k``, the product
 iteration costs exactly one product ``X̃ v`` and one ``X̃ᵗ u`` plus a few
 vector operations, all fused into one compiled pass over the rows so that
 ``X̃`` streams from memory once per iteration, split over threads on large
-data (:class:`_LinearStep`).  ``H`` is never
+data (``_LinearStep``).  ``H`` is never
 formed: ``Hᵗr = [X̃, 1]ᵗ(y∘r)``.
 
 *Kernel form* (:func:`kernel_lagrangian_svm`): ``X̃X̃ᵗ`` becomes a Gram
@@ -152,7 +152,7 @@ class _PDFactor:
 
 
 def _iterate(step, tol, max_iter, record_history, trace=None, row=None, count_errors=None):
-    """Run iteration (22) with a *step* object (:class:`_KernelStep` or :class:`_LinearStep`).
+    """Run iteration (22) with a *step* object (``_KernelStep`` or ``_LinearStep``).
 
     The step holds ``α_k`` (``step.alpha``) and the right-hand side
     ``r_{k−1}``, which equals ``Qα_k`` because ``α_k = Q⁻¹r_{k−1}``; so the
@@ -231,9 +231,9 @@ class _LinearStep:
     Both products with a row of ``X`` happen while it is in cache, so an
     iteration streams ``X`` from memory once and each ``N``-vector once
     (unfused, at ``d = 20`` the vectors alone cost as much memory traffic as
-    ``X``).  Dense ``X`` runs the compiled pass :func:`linsep._loops.lsvm_pass`
+    ``X``).  Dense ``X`` runs the compiled pass ``linsep._loops.lsvm_pass``
     (float32 read as float32, sums in float64; rows split over threads,
-    :func:`linsep._loops.pass_threads`); sparse ``X`` the same steps as two
+    ``linsep._loops.pass_threads``); sparse ``X`` the same steps as two
     sparse products (:func:`linear_pass`, also the dask backend's block
     pass).  ``z_k = HᵗQ⁻¹r_{k−1} = Hᵗα_k`` is ``W_k`` (the push-through
     identity), so the weights of eq. 20 come free.
@@ -288,11 +288,11 @@ class _LinearStep:
 
 
 def linear_pass(X, y, weights, r, alpha, C, mu):
-    """The steps of :func:`linsep._loops.lsvm_pass` as whole-vector operations (sparse ``X``, dask row blocks).
+    """The steps of ``linsep._loops.lsvm_pass`` as whole-vector operations (sparse ``X``, dask row blocks).
 
     From ``W_k = weights`` and ``r_{k−1} = r``: ``α_k = C(r_{k−1} − y∘([X, 1] W_k))``,
     ``r_k = max(r_{k−1} − μα_k, 1)`` and ``g_k = Hᵗr_k = [X, 1]ᵗ(y∘r_k)``
-    (see :class:`_LinearStep`).  ``alpha`` is ``α_{k−1}`` (``None`` on the
+    (see ``_LinearStep``).  ``alpha`` is ``α_{k−1}`` (``None`` on the
     first pass); no argument is modified.
 
     Returns
@@ -324,7 +324,7 @@ class _IterativeS:
     ``X``; Jacobi-preconditioned (``S`` is positive definite, ``>= I/C``) and
     warm-started from the previous solve, whose right-hand side ``Hᵗr_k``
     changes little between iterations.  Each solve stops at the relative
-    residual :data:`linsep._linalg.CG_RTOL` (``1e-10``), far below the
+    residual ``linsep._linalg.CG_RTOL`` (``1e-10``), far below the
     iteration's own ``tol`` on ``‖W_{k+1} − W_k‖``.
     """
 

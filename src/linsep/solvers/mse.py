@@ -19,11 +19,11 @@ on one point, and raising that point's ``b_i`` to 10 fixes it.
 Three ways to the same minimiser:
 
 * :func:`mse` — ``a = Y⁺ b`` from one factorisation
-  (:class:`~linsep._linalg.LeastSquaresFactor`: Cholesky of the equilibrated
+  (``linsep._linalg.LeastSquaresFactor``: Cholesky of the equilibrated
   Gram matrix, SVD for rank-deficient ``Y``), never an explicit inverse;
   optional ridge ``C‖w‖²`` on ``w`` only.  Wide ``Y`` (sparse text data,
   ``d + 1`` above 2000 columns) is solved matrix-free by conjugate gradients
-  (:func:`~linsep._linalg.least_squares_solver`), to the same minimum-norm
+  (``linsep._linalg.least_squares_solver``), to the same minimum-norm
   solution up to a relative normal-equations residual of ``1e-10``.
 * :func:`widrow_hoff` — batch gradient descent
   ``a_{k+1} = a_k − η_k Yᵗ(Y a_k − b)`` with ``η_k = η_1/k``, which converges

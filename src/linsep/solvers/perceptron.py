@@ -138,7 +138,7 @@ def perceptron(X, y, *, learning_rate=1.0, schedule="constant", margin=0.0, max_
     trace : linsep._trace.TraceRecorder or None
         Record ``a`` after each pass and the last sample it corrected
         (rows ``k = 0 … n_iter``); a traced run makes its passes in plain
-        Python (:func:`_traced_epoch`) to know the corrected samples.
+        Python (``_traced_epoch``) to know the corrected samples.
 
     Returns
     -------
@@ -181,7 +181,7 @@ def perceptron(X, y, *, learning_rate=1.0, schedule="constant", margin=0.0, max_
 
 
 def _traced_epoch(X, y, order, w, eta, margin):
-    """:func:`linsep._loops.perceptron_epoch` in plain Python; also returns the last corrected sample (or −1)."""
+    """``linsep._loops.perceptron_epoch`` in plain Python; also returns the last corrected sample (or −1)."""
     mistakes, last = 0, -1
     coef = w[:-1]  # a view: updated in place
     for i in order:
@@ -201,7 +201,7 @@ def batch_perceptron(Y, *, learning_rate=1.0, schedule="inverse", margin=0.0, ma
     ----------
     Y : ndarray or sparse matrix of shape (N, p)
         Sign-normalised augmented samples, bias column last
-        (:func:`linsep._design.sign_normalized`).
+        (``linsep._design.sign_normalized``).
     learning_rate, schedule, margin, max_iter, initial_weights
         As in :func:`perceptron`; the default schedule is the lecture's
         ``η_k = η_1/k``.
