@@ -95,9 +95,13 @@ numpydoc_show_class_members = False
 numpydoc_show_inherited_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
-# Validation rules are kept off: the build already fails (-W) on any reST or
-# numpydoc section error, which is what keeps the docstrings renderable.
-numpydoc_validation_checks = set()
+# numpydoc validation of every documented object (-W makes a failure fatal):
+# GL08 a docstring, PR01/PR02 every parameter documented and none unknown,
+# RT01 a Returns section where the code returns a value (``fit`` included).
+# Classes and functions of the public API are also held to See Also (SA01),
+# Examples (EX01) and, for estimators, Attributes: see _validate_public_api.
+numpydoc_validation_checks = {"GL08", "PR01", "PR02", "RT01"}
+PUBLIC_API_CHECKS = ("SA01", "EX01")
 
 # -- sphinx-gallery ----------------------------------------------------------
 sphinx_gallery_conf = {
@@ -232,5 +236,30 @@ def _skip_foreign_members(app, what, name, obj, skip, options):
     return None
 
 
+def _validate_public_api(app, what, name, obj, options, lines):
+    """Warn (an error under -W) when a public class or function lacks See Also or Examples.
+
+    numpydoc applies one set of checks to every object, methods included; a
+    See Also and an Examples section per inherited ``predict`` would repeat
+    the class's own, so these two are required of classes and functions only,
+    and an Attributes section of every estimator (a class with ``fit``).
+    """
+    if what not in ("class", "function") or not name.startswith("linsep."):
+        return
+    from numpydoc.validate import validate
+    from sphinx.util import logging
+
+    logger = logging.getLogger("linsep.docs")
+    errors = [f"{code}: {message}" for code, message in validate(name)["errors"] if code in PUBLIC_API_CHECKS]
+    if what == "class" and hasattr(obj, "fit"):
+        from numpydoc.docscrape import ClassDoc
+
+        if not ClassDoc(obj, config={"show_class_members": False})["Attributes"]:
+            errors.append("AT01: an estimator without an Attributes section")
+    if errors:
+        logger.warning("public API docstring of %r:\n  %s", name, "\n  ".join(errors))
+
+
 def setup(app):
     app.connect("autodoc-skip-member", _skip_foreign_members)
+    app.connect("autodoc-process-docstring", _validate_public_api)
