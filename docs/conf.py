@@ -162,6 +162,28 @@ CONSTANTS = {
 SOLVER_MODULES = ["linsep.solvers.ho_kashyap", "linsep.solvers.kernel_ho_kashyap", "linsep.solvers.mse",
                   "linsep.solvers.perceptron", "linsep.solvers.kozinec", "linsep.solvers.lsvm"]
 
+# The public functions and classes of each solver module: its ``__all__`` where
+# it has one, else this list; the modules' other functions are helpers of the
+# estimators, not API, and get no page.
+_SOLVER_API_FALLBACK = {
+    "linsep.solvers.ho_kashyap": ["ho_kashyap"],
+    "linsep.solvers.kernel_ho_kashyap": ["EmpiricalKernelMap", "kernel_ho_kashyap"],
+    "linsep.solvers.mse": ["mse", "mse_linear_machine", "widrow_hoff", "lms"],
+    "linsep.solvers.perceptron": ["perceptron", "batch_perceptron", "kernel_perceptron"],
+    "linsep.solvers.kozinec": ["kozinec", "schlesinger_kozinec", "kernel_schlesinger_kozinec"],
+    "linsep.solvers.lsvm": ["lagrangian_svm", "kernel_lagrangian_svm"],
+}
+
+
+def _solver_api():
+    import importlib
+
+    return {m: list(getattr(importlib.import_module(m), "__all__", None) or _SOLVER_API_FALLBACK[m])
+            for m in SOLVER_MODULES}
+
+
+autosummary_context = {"solver_api": _solver_api()}
+
 
 def _public_names(module):
     import importlib

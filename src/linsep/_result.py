@@ -63,6 +63,19 @@ class SolveResult:
     extra : mapping
         Solver-specific scalars (e.g. ``margin`` and ``margin_upper_bound``
         for Schlesinger–Kozinec).
+
+    See Also
+    --------
+    linsep.solvers.ho_kashyap.ho_kashyap : A solver that returns one.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from linsep.solvers.ho_kashyap import ho_kashyap
+    >>> Y = np.array([[0.0, 0.0, 1.0], [0.0, 1.0, 1.0], [-2.0, 0.0, -1.0], [-2.0, -1.0, -1.0]])   # diag(y)[X, 1]
+    >>> result = ho_kashyap(Y)
+    >>> result.status, bool((Y @ result.weights > 0).all())
+    ('separable', True)
     """
 
     weights: np.ndarray

@@ -82,6 +82,20 @@ class SeparabilityResult:
         The two labels; ``classes[1]`` is the positive side.
     n_iter : int
         Ho–Kashyap iterations spent.
+
+    See Also
+    --------
+    check_separability : The function that returns it.
+    linsep.inspection.SeparabilityDisplay : Draws the verdict on two-feature data.
+
+    Examples
+    --------
+    >>> from linsep import check_separability
+    >>> verdict = check_separability([[0, 0], [0, 1], [2, 0], [2, 1]], [0, 0, 1, 1])
+    >>> verdict.separable, verdict.status, verdict.method
+    (True, 'separable', 'ho_kashyap')
+    >>> bool(verdict.certificate.margin > 0)
+    True
     """
 
     separable: bool | None
@@ -96,7 +110,14 @@ class SeparabilityResult:
         return UNDECIDED if self.separable is None else SEPARABLE if self.separable else NOT_SEPARABLE
 
     def summary(self):
-        """One line describing the verdict and the certificate that was checked."""
+        """One line describing the verdict and the certificate that was checked.
+
+        Returns
+        -------
+        str
+            The verdict, the method that reached it and what was checked: the
+            hyperplane's geometric margin, or the proof's support and residual.
+        """
         c = self.certificate
         if self.separable is None:
             return (f"undecided ({self.method}): no separating hyperplane and no proof of non-separability "
@@ -182,6 +203,11 @@ def check_separability(X, y, *, max_iter=1000):
         ``separable`` is ``True`` or ``False`` with a certificate that passed
         an independent check, or ``None`` (``status == "undecided"``) when no
         candidate did.
+
+    See Also
+    --------
+    HoKashyapClassifier : Plain HK gives the same kind of verdict on its training data.
+    linsep.inspection.plot_separability : Draws the certified line and margin, or the proof's points.
 
     Examples
     --------

@@ -111,6 +111,14 @@ class HoKashyapClassifier(BaseLinearSeparator):
         Early stopping: ``k̂``, the iterate whose weights were kept
         (``history_["validation_error"][k̂ - 1]`` is its validation error).
 
+    See Also
+    --------
+    HoKashyapClassifierCV : HKES with the stopping iteration cross-validated, refitted on all data.
+    KernelHoKashyapClassifier : Ho–Kashyap in a kernel's feature space.
+    MSEClassifier : The least-squares solution for a fixed margin vector.
+    check_separability : A checked verdict on separability, with a linear-program fallback.
+    linsep.solvers.ho_kashyap.ho_kashyap : The solver, with the equations.
+
     Examples
     --------
     >>> from linsep import HoKashyapClassifier
@@ -185,6 +193,11 @@ class HoKashyapClassifier(BaseLinearSeparator):
         coef_init, intercept_init : array-like, optional
             Starting weights ``W_0`` for a two-class problem (the lecture's
             example starts from ``a = 1``); default ``W_0 = Y⁺B_0``.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator; ``status_`` says how each problem ended.
 
         Notes
         -----

@@ -50,7 +50,20 @@ class _LinearKozinecBase(BaseLinearSeparator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        """Fit on ``X`` (N, d), dense or sparse, and labels ``y`` (two or more classes)."""
+        """Fit on ``X`` (N, d), dense or sparse, and labels ``y`` (two or more classes).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (N, d)
+            Training samples.
+        y : array-like of shape (N,)
+            Class labels, any two or more values (one-vs-rest above two).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator; ``status_`` says how each problem ended.
+        """
         X, y = self._validate_fit(X, y)
         return self._fit_problems(X, y)
 
@@ -120,6 +133,12 @@ class KozinecClassifier(_LinearKozinecBase):
     ----------{_SHARED_DOC}
     Attributes
     ----------{_SHARED_ATTRS}
+    See Also
+    --------
+    SchlesingerKozinecClassifier : Goes on to an ε-optimal maximal margin.
+    PerceptronClassifier : The other rule that stops at the first separating hyperplane.
+    linsep.solvers.kozinec.kozinec : The solver, with the equations.
+
     Examples
     --------
     >>> from linsep import KozinecClassifier
@@ -161,6 +180,13 @@ class SchlesingerKozinecClassifier(_LinearKozinecBase):
         for the Gram matrix ``G + I/C``; always converges.{_SHARED_DOC}
     Attributes
     ----------{_SHARED_ATTRS}
+    See Also
+    --------
+    KozinecClassifier : Stops at the first separating hyperplane.
+    KernelSchlesingerKozinecClassifier : The same in a kernel space.
+    LagrangianSVMClassifier : A soft-margin SVM (squared slacks).
+    linsep.solvers.kozinec.schlesinger_kozinec : The solver, with the equations.
+
     Examples
     --------
     >>> from linsep import SchlesingerKozinecClassifier
@@ -254,6 +280,13 @@ class KernelSchlesingerKozinecClassifier(BaseKernelSeparator):
         As for :class:`SchlesingerKozinecClassifier`.
     n_kernel_columns_ : int
         Kernel columns computed (cache misses), over all problems.
+
+    See Also
+    --------
+    SchlesingerKozinecClassifier : The linear rule.
+    KernelLagrangianSVMClassifier : A kernel SVM with squared slacks, ``N × N`` factor.
+    linsep.kernels.KernelColumnCache : The bounded cache of kernel columns.
+    linsep.solvers.kozinec.kernel_schlesinger_kozinec : The solver, with the equations.
 
     Examples
     --------

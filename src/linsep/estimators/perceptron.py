@@ -38,25 +38,6 @@ _RULE_PARAMS = {
     "record_history": RECORD_HISTORY_CONSTRAINT,
 }
 
-_ATTRIBUTES = """
-    Attributes
-    ----------
-    coef_ : ndarray of shape (1, d) or (K, d)
-    intercept_ : ndarray of shape (1,) or (K,)
-    classes_ : ndarray
-    status_ : str or ndarray of str
-        ``"separable"`` when a pass made no correction (every training
-        sample then has ``y_i (w·x_i + w_0) > margin``), else ``"max_iter"``
-        with a ConvergenceWarning.
-    n_iter_ : int or ndarray
-        Passes over the data (per class for more than two classes).
-    history_ : dict or list of dict
-        ``mistakes``: corrections made in each pass.
-    epoch_ : int
-        Schedule position ``k`` of the last pass (``η_k``): the one the next
-        ``partial_fit`` uses unless given ``epoch`` (single-sample rules).
-"""
-
 
 class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
     """Single-sample perceptron, fixed or variable increment, with optional margin.
@@ -84,7 +65,43 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
         Record a teaching trace in ``history_`` (``a(k)`` after each pass and the last sample it corrected, ``k = 0 … n_iter_``; a traced fit makes its passes in plain Python; ``True``: every
         iteration, an int ``n``: every ``n``-th; format and memory bound in
         :ref:`trace-format`).
-    """ + _ATTRIBUTES
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, d) or (K, d)
+        Weights ``w`` (float32 for float32 ``X``).
+    intercept_ : ndarray of shape (1,) or (K,)
+        Bias ``w_0``.
+    classes_ : ndarray of shape (K,)
+        The class labels.
+    status_ : str or ndarray of str
+        ``"separable"`` when a pass made no correction (every training
+        sample then has ``y_i (w·x_i + w_0) > margin``), else ``"max_iter"``
+        with a ConvergenceWarning; after ``partial_fit``, of the last chunk.
+    n_iter_ : int or ndarray
+        Passes over the data (per class for more than two classes).
+    history_ : dict or list of dict
+        ``mistakes``: corrections made in each pass.
+    epoch_ : int
+        Schedule position ``k`` of the last pass (``η_k``): the one the next
+        ``partial_fit`` uses unless given ``epoch``.
+
+    See Also
+    --------
+    BatchPerceptronClassifier : The batch rule, one step over all mistakes.
+    KernelPerceptronClassifier : The same rule in a kernel space.
+    KozinecClassifier : Stops at a separating hyperplane too, from the hulls' nearest points.
+    linsep.solvers.perceptron.perceptron : The solver, with the equations.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> from linsep import PerceptronClassifier
+    >>> X, y = make_blobs(n_samples=60, centers=[[-3, 0], [3, 0]], random_state=0)
+    >>> clf = PerceptronClassifier(random_state=0).fit(X, y)
+    >>> clf.status_, clf.score(X, y)
+    ('separable', 1.0)
+    """
 
     _parameter_constraints = {**_RULE_PARAMS, "shuffle": ["boolean"], "random_state": ["random_state"]}
     _dtypes = (np.float64, np.float32)  # float32 rows read as they are; weights and sums in float64
@@ -101,7 +118,20 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        """Fit on ``X`` (N, d), dense or sparse, and labels ``y``; starts over after ``partial_fit``."""
+        """Fit on ``X`` (N, d), dense or sparse, and labels ``y``; starts over after ``partial_fit``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (N, d)
+            Training samples.
+        y : array-like of shape (N,)
+            Class labels, any two or more values (one-vs-rest above two).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator; ``status_`` says how each problem ended.
+        """
         self._rng = check_random_state(self.random_state)
         try:
             super().fit(X, y)
@@ -116,13 +146,20 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (n, d)
+        X : {array-like, sparse matrix} of shape (n, d)
+            The chunk's samples.
         y : array-like of shape (n,)
+            Their labels.
         classes : array-like, optional
             All the labels of the stream; required on the first call.
         epoch : int, optional
             Pass over the stream this chunk belongs to: it uses ``η_epoch``
             (matters for ``schedule="inverse"`` only).  Default: ``epoch_``.
+
+        Returns
+        -------
+        self : object
+            The updated estimator; ``status_`` speaks of this chunk only.
 
         Notes
         -----
@@ -169,7 +206,39 @@ class BatchPerceptronClassifier(BaseLinearSeparator):
         Record a teaching trace in ``history_`` (``a(k)`` after each iteration, ``k = 0 … n_iter_``; ``True``: every
         iteration, an int ``n``: every ``n``-th; format and memory bound in
         :ref:`trace-format`).
-    """ + _ATTRIBUTES
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, d) or (K, d)
+        Weights ``w`` (float32 for float32 ``X``).
+    intercept_ : ndarray of shape (1,) or (K,)
+        Bias ``w_0``.
+    classes_ : ndarray of shape (K,)
+        The class labels.
+    status_ : str or ndarray of str
+        ``"separable"`` when an iteration found no mistake (every training
+        sample then has ``y_i (w·x_i + w_0) > margin``), else ``"max_iter"``
+        with a ConvergenceWarning.
+    n_iter_ : int or ndarray
+        Iterations (per class for more than two classes).
+    history_ : dict or list of dict
+        ``mistakes``: misclassified samples at each iteration.
+
+    See Also
+    --------
+    PerceptronClassifier : The single-sample rule.
+    WidrowHoffClassifier : Batch gradient descent on the squared error instead.
+    linsep.solvers.perceptron.batch_perceptron : The solver, with the equations.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> from linsep import BatchPerceptronClassifier
+    >>> X, y = make_blobs(n_samples=60, centers=[[-3, 0], [3, 0]], random_state=0)
+    >>> clf = BatchPerceptronClassifier(schedule="constant").fit(X, y)
+    >>> clf.status_, clf.score(X, y)
+    ('separable', 1.0)
+    """
 
     _parameter_constraints = dict(_RULE_PARAMS)
     _dtypes = (np.float64, np.float32)  # float32 X never copied; Y a and Yᵀ1_M summed in float64
@@ -183,7 +252,20 @@ class BatchPerceptronClassifier(BaseLinearSeparator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        """Fit on ``X`` (N, d), dense or sparse, and labels ``y``."""
+        """Fit on ``X`` (N, d), dense or sparse, and labels ``y``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (N, d)
+            Training samples.
+        y : array-like of shape (N,)
+            Class labels, any two or more values (one-vs-rest above two).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator; ``status_`` says how each problem ended.
+        """
         return super().fit(X, y)
 
     def _solve_binary(self, X, y):
@@ -251,6 +333,22 @@ class KernelPerceptronClassifier(StreamMixin, BaseKernelSeparator):
         Kernel columns computed during the fit (cache misses).
     classes_, status_, n_iter_, history_
         As in :class:`PerceptronClassifier`.
+
+    See Also
+    --------
+    PerceptronClassifier : The primal rule (equal with ``kernel="linear"``).
+    KernelSchlesingerKozinecClassifier : A maximal-margin hyperplane in the kernel space.
+    linsep.solvers.perceptron.kernel_perceptron : The solver, with the equations.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from linsep import KernelPerceptronClassifier
+    >>> X = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
+    >>> y = np.array([0, 0, 1, 1])                      # XOR: no line separates it
+    >>> clf = KernelPerceptronClassifier(kernel="rbf", gamma=2.0, random_state=0).fit(X, y)
+    >>> clf.status_, clf.predict(X)
+    ('separable', array([0, 0, 1, 1]))
     """
 
     _parameter_constraints = {
@@ -299,10 +397,17 @@ class KernelPerceptronClassifier(StreamMixin, BaseKernelSeparator):
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (n, d)
+        X : {array-like, sparse matrix} of shape (n, d)
+            The chunk's samples.
         y : array-like of shape (n,)
+            Their labels.
         classes : array-like, optional
             All the labels of the stream; required on the first call.
+
+        Returns
+        -------
+        self : object
+            The updated estimator; ``status_`` speaks of this chunk only.
 
         Notes
         -----

@@ -111,7 +111,7 @@ def perceptron(X, y, *, learning_rate=1.0, schedule="constant", margin=0.0, max_
     ----------
     X : ndarray or sparse matrix of shape (N, d)
         Samples, read row by row by the compiled loop (never copied into
-        ``Y``); sparse input is read as CSR (:func:`sequential_data`), never
+        ``Y``); sparse input is read as CSR (``sequential_data``), never
         densified.
     y : ndarray of shape (N,)
         Labels in {-1, +1}.
