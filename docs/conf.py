@@ -5,7 +5,9 @@ the public modules (:data:`PUBLIC_MODULES`), so a name added to one of them
 appears in the reference without editing any page.
 """
 
+import dataclasses
 import os
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -101,6 +103,11 @@ numpydoc_xref_param_type = False
 # Classes and functions of the public API are also held to See Also (SA01),
 # Examples (EX01) and, for estimators, Attributes: see _validate_public_api.
 numpydoc_validation_checks = {"GL08", "PR01", "PR02", "RT01"}
+# Result records (frozen dataclasses built by linsep, never by the user)
+# list their fields under Attributes, where a reader looks for them, not
+# under Parameters; PR01 would ask for both.  _validate_public_api still
+# requires their Attributes, See Also and Examples.
+numpydoc_validation_exclude = {r"\.SeparabilityResult$", r"\.SolveResult$", r"\.BenchmarkReport$"}
 PUBLIC_API_CHECKS = ("SA01", "EX01")
 
 # -- sphinx-gallery ----------------------------------------------------------
@@ -114,7 +121,15 @@ sphinx_gallery_conf = {
     "remove_config_comments": True,
     "plot_gallery": "True",
     "image_scrapers": ("matplotlib",),
-    "matplotlib_animations": False,
+    # Animations (FuncAnimation) are embedded as JavaScript HTML: the frames
+    # are inline images, so the page stays offline.
+    "matplotlib_animations": (True, "jshtml"),
+    # "Examples using …" on the API pages: sphinx-gallery records which
+    # examples use each linsep name; the class and function templates include
+    # the resulting mini-gallery.
+    "doc_module": ("linsep",),
+    "backreferences_dir": str(DOCS / "api" / "backreferences"),
+    "inspect_global_variables": True,
     "show_memory": False,
     "show_signature": False,
     "write_computation_times": False,
@@ -264,7 +279,8 @@ def _validate_public_api(app, what, name, obj, options, lines):
     numpydoc applies one set of checks to every object, methods included; a
     See Also and an Examples section per inherited ``predict`` would repeat
     the class's own, so these two are required of classes and functions only,
-    and an Attributes section of every estimator (a class with ``fit``).
+    and an Attributes section of every estimator (a class with ``fit``) and
+    result record (a dataclass; its fields may be listed as Parameters).
     """
     if what not in ("class", "function") or not name.startswith("linsep."):
         return
@@ -273,15 +289,28 @@ def _validate_public_api(app, what, name, obj, options, lines):
 
     logger = logging.getLogger("linsep.docs")
     errors = [f"{code}: {message}" for code, message in validate(name)["errors"] if code in PUBLIC_API_CHECKS]
-    if what == "class" and hasattr(obj, "fit"):
+    if what == "class" and (hasattr(obj, "fit") or dataclasses.is_dataclass(obj)):
         from numpydoc.docscrape import ClassDoc
 
-        if not ClassDoc(obj, config={"show_class_members": False})["Attributes"]:
-            errors.append("AT01: an estimator without an Attributes section")
+        doc = ClassDoc(obj, config={"show_class_members": False})
+        if not (doc["Attributes"] or (dataclasses.is_dataclass(obj) and doc["Parameters"])):
+            errors.append("AT01: an estimator or result record without an Attributes section")
     if errors:
         logger.warning("public API docstring of %r:\n  %s", name, "\n  ".join(errors))
 
 
+# matplotlib's HTML animations (the gallery's jshtml) link Font Awesome from a
+# CDN for their buttons; the theme already ships Font Awesome, whose classes
+# draw the same icons, so the remote link is dropped from the generated pages.
+_REMOTE_STYLESHEET = re.compile(r"""<link\s+rel=["']stylesheet["']\s+href=["']https?://[^"']*["']\s*/?>""")
+
+
+def _drop_remote_stylesheets(app, docname, source):
+    if docname.startswith("auto_examples/"):
+        source[0] = _REMOTE_STYLESHEET.sub("", source[0])
+
+
 def setup(app):
+    app.connect("source-read", _drop_remote_stylesheets)
     app.connect("autodoc-skip-member", _skip_foreign_members)
     app.connect("autodoc-process-docstring", _validate_public_api)

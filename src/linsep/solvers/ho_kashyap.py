@@ -229,6 +229,11 @@ def ho_kashyap(
         ``training_errors`` and ``validation_error`` (entry ``k - 1`` belongs
         to ``W_k``), and ``best_iter`` ``k̂`` for early stopping.
 
+    See Also
+    --------
+    linsep.HoKashyapClassifier : The estimator over this solver (labels, one-vs-rest, validation split).
+    linsep.solvers.mse.mse : One least-squares solve for a fixed margin vector.
+
     Notes
     -----
     Dense data with the margin update (HK, MHKS, MHKA, HKES, HKESA) run in a
@@ -282,6 +287,23 @@ def ho_kashyap(
     An IRLS system that fails the Cholesky test and whose dense SVD would
     exceed the memory budget switches the fit to the iterative W-step in
     mid-run; from then on every rule above applies.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_blobs
+    >>> X, y = make_blobs(n_samples=40, centers=[[-2, 0], [2, 0]], random_state=0)
+    >>> y = 2 * y - 1                                        # labels in {-1, +1}
+    >>> Y = y[:, None] * np.c_[X, np.ones(len(X))]          # Y = diag(y)[X, 1], bias last
+    >>> from linsep.solvers.ho_kashyap import ho_kashyap
+    >>> result = ho_kashyap(Y)
+    >>> result.status, bool((Y @ result.weights > 0).all())
+    ('separable', True)
+    >>> X_xor = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
+    >>> Y_xor = np.array([-1, -1, 1, 1])[:, None] * np.c_[X_xor, np.ones(4)]
+    >>> proof = ho_kashyap(Y_xor)
+    >>> proof.status, np.allclose(Y_xor.T @ proof.certificate, 0)     # u >= 0 with Yᵀu = 0
+    ('not_separable', True)
     """
     if stopping not in STOPPING_RULES:
         raise ValueError(f"stopping must be one of {STOPPING_RULES}, got {stopping!r}")

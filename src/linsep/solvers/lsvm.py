@@ -418,6 +418,22 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
         of updates (22), ``extra["alpha"]`` the dual solution ``α`` (the
         last iterate: inactive entries are ``0`` up to about ``tol·max α``,
         of either sign).
+
+    See Also
+    --------
+    kernel_lagrangian_svm : The kernel form.
+    linsep.LagrangianSVMClassifier : The estimator over this solver.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_blobs
+    >>> X, y = make_blobs(n_samples=40, centers=[[-2, 0], [2, 0]], random_state=0)
+    >>> y = 2 * y - 1                                        # labels in {-1, +1}
+    >>> from linsep.solvers.lsvm import lagrangian_svm
+    >>> result = lagrangian_svm(X, y, C=1.0)
+    >>> result.status, result.weights.shape, result.extra["alpha"].shape   # (w, b) and the dual α
+    ('converged', (3,), (40,))
     """
     C, mu = _check_params(C, mu, tol, max_iter)
     y = np.asarray(y, dtype=float)
@@ -464,6 +480,22 @@ def kernel_lagrangian_svm(K, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, re
         ``weights`` the signed dual coefficients ``y∘α`` and ``intercept``
         ``w_0 = 1ᵗYα``, so ``f(x) = Σ_i y_i α_i k(x_i, x) + w_0``;
         ``extra["alpha"]`` is ``α``.
+
+    See Also
+    --------
+    lagrangian_svm : The linear form, factored in ``(d+1)×(d+1)``.
+    linsep.KernelLagrangianSVMClassifier : The estimator over this solver.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from linsep.kernels import kernel_matrix
+    >>> from linsep.solvers.lsvm import kernel_lagrangian_svm
+    >>> X = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
+    >>> y = np.array([-1, -1, 1, 1])                         # XOR
+    >>> result = kernel_lagrangian_svm(kernel_matrix(X, X, kernel="rbf", gamma=2.0), y, C=10.0)
+    >>> result.status, bool((np.sign(result.weights) == y).all())   # weights = y∘α, α > 0
+    ('converged', True)
     """
     C, mu = _check_params(C, mu, tol, max_iter)
     y = np.asarray(y, dtype=float)

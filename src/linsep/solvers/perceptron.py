@@ -147,6 +147,23 @@ def perceptron(X, y, *, learning_rate=1.0, schedule="constant", margin=0.0, max_
         ``n_iter`` = passes made, ``status``
         (``separable`` / ``max_iter``) and ``history["mistakes"]``, the
         number of corrections per pass.
+
+    See Also
+    --------
+    batch_perceptron : One step over all mistakes.
+    kernel_perceptron : The dual rule.
+    linsep.PerceptronClassifier : The estimator over this solver (with ``partial_fit``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_blobs
+    >>> X, y = make_blobs(n_samples=40, centers=[[-2, 0], [2, 0]], random_state=0)
+    >>> y = 2 * y - 1                                        # labels in {-1, +1}
+    >>> from linsep.solvers.perceptron import perceptron
+    >>> result = perceptron(X, y, rng=np.random.default_rng(0))
+    >>> result.status, bool((y * (np.c_[X, np.ones(len(X))] @ result.weights) > 0).all())
+    ('separable', True)
     """
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
@@ -216,6 +233,23 @@ def batch_perceptron(Y, *, learning_rate=1.0, schedule="inverse", margin=0.0, ma
         ``n_iter`` = iterations (one product
         ``Y a`` each), ``status`` and ``history["mistakes"]`` (the size of
         ``𝒴_M`` at each iterate).
+
+    See Also
+    --------
+    perceptron : The single-sample rule.
+    linsep.BatchPerceptronClassifier : The estimator over this solver.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_blobs
+    >>> X, y = make_blobs(n_samples=40, centers=[[-2, 0], [2, 0]], random_state=0)
+    >>> y = 2 * y - 1                                        # labels in {-1, +1}
+    >>> Y = y[:, None] * np.c_[X, np.ones(len(X))]          # Y = diag(y)[X, 1], bias last
+    >>> from linsep.solvers.perceptron import batch_perceptron
+    >>> result = batch_perceptron(Y, schedule="constant")
+    >>> result.status, bool((Y @ result.weights > 0).all())
+    ('separable', True)
     """
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
@@ -293,6 +327,23 @@ def kernel_perceptron(column, y, *, max_iter=100, fit_intercept=True, shuffle=Tr
         ``Σ_j α_j y_j`` (0 without intercept), ``n_iter`` = passes,
         ``status``, ``history["mistakes"]`` and ``extra["alpha"]`` (the
         integer counts).
+
+    See Also
+    --------
+    perceptron : The primal rule.
+    linsep.KernelPerceptronClassifier : The estimator over this solver.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from linsep.kernels import KernelColumnCache
+    >>> X = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
+    >>> y = np.array([-1, -1, 1, 1])                         # XOR
+    >>> cache = KernelColumnCache(X, kernel="rbf", gamma=2.0)
+    >>> from linsep.solvers.perceptron import kernel_perceptron
+    >>> result = kernel_perceptron(cache.column, y, rng=np.random.default_rng(0))
+    >>> result.status, result.weights                        # α_i y_i: every sample corrected once
+    ('separable', array([-1., -1.,  1.,  1.]))
     """
     y = np.ascontiguousarray(y, dtype=np.float64)
     n_samples = y.shape[0]
