@@ -209,7 +209,7 @@ def ho_kashyap(
         Sign-normalised validation matrix: enables early stopping (HKES).
     record_history : bool
         Keep per-iteration traces (always kept with ``Y_val``).
-    trace : linsep._trace.TraceRecorder or None
+    trace : trace recorder or None
         Also record ``weights`` ``a(k)``, ``margin_vector`` ``b(k)`` and
         ``error_vector`` ``e(k)`` per iteration (rows ``k = 1 … n_iter``,
         the lecture's numbering); a traced run takes the NumPy loop.

@@ -261,7 +261,7 @@ def kozinec(X, y, *, formulation="two_hull", max_iter=10_000, record_history=Fal
         Largest number of updates.
     record_history : bool
         Keep ``margin`` and ``margin_upper_bound`` per iteration.
-    trace : linsep._trace.TraceRecorder or None
+    trace : trace recorder or None
         Record the weights ``(w, b)`` of every iterate and the sample the
         step towards it moved to (rows ``k = 0 … n_iter``).
 
@@ -324,7 +324,7 @@ def schlesinger_kozinec(X, y, *, formulation="two_hull", C=None, epsilon=None, t
         Keep ``margin`` and ``margin_upper_bound`` per iteration.
     rule : {"sk", "kozinec"}, default="sk"
         The stopping rule.
-    trace : linsep._trace.TraceRecorder or None, default=None
+    trace : trace recorder or None, default=None
         Record the iterates (as in :func:`kozinec`).
 
     Returns
@@ -670,7 +670,7 @@ def kernel_schlesinger_kozinec(column, y, *, C=None, epsilon=None, tol=1e-2, max
     record_history : bool
         Keep ``margin`` and ``margin_upper_bound`` per iteration (with
         shrinking: per check on all N points).
-    trace : linsep._trace.TraceRecorder or None
+    trace : trace recorder or None
         Record ``dual_coef`` ``α_i y_i``, ``intercept`` and the sample the
         step moved towards, per iteration (rows ``k = 0 … n_iter``); with
         shrinking, one row per check on all N points (``iteration`` = steps

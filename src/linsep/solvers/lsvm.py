@@ -406,7 +406,7 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
         Keep the dual objective ``f(α_k)`` (21) and the steps ``‖α_k − α_{k−1}‖``,
         ``‖W_k − W_{k−1}‖`` (``f`` is not monotone: ``α_0 = Q⁻¹1`` is the
         unconstrained minimiser).
-    trace : linsep._trace.TraceRecorder or None
+    trace : trace recorder or None
         Record the weights ``W_k`` (rows ``k = 0 … n_iter``).
 
     Returns
@@ -471,7 +471,7 @@ def kernel_lagrangian_svm(K, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, re
         Labels in {-1, +1}.
     C, mu, tol, max_iter, record_history
         As in :func:`lagrangian_svm`.
-    trace : linsep._trace.TraceRecorder or None
+    trace : trace recorder or None
         Record ``dual_coef`` ``y∘α_k`` and ``intercept`` (rows ``k = 0 … n_iter``).
 
     Returns

@@ -76,7 +76,7 @@ def mse(Y, margin=None, *, C=0.0, trace=None):
     C : float
         Ridge penalty on ``w`` (the bias is not penalised); 0 gives the
         lecture's ``Y⁺ b``.
-    trace : linsep._trace.TraceRecorder or None
+    trace : trace recorder or None
         Record the one row ``k = 1``: ``a``, ``b`` and ``e = Y a − b``.
 
     Returns
@@ -243,7 +243,7 @@ def widrow_hoff(Y, margin=None, *, learning_rate=None, schedule="inverse", max_i
     initial_weights : ndarray of shape (p,) or None
         ``a_0``; zeros by default (then the limit is the minimum-norm
         solution).
-    trace : linsep._trace.TraceRecorder or None
+    trace : trace recorder or None
         Record ``a_k``, ``b`` and ``e_k = Y a_k − b`` (rows ``k = 0 … n_iter``).
 
     Returns
@@ -359,7 +359,7 @@ def lms(X, y, margin=None, *, learning_rate=None, schedule="inverse", max_iter=1
         Schedule position of the first pass (pass ``k`` uses
         ``η_{first_pass + k − 1}``), as in
         :func:`linsep.solvers.perceptron.perceptron`.
-    trace : linsep._trace.TraceRecorder or None
+    trace : trace recorder or None
         Record ``a``, ``b`` and ``e = Y a − b`` after each pass (rows
         ``k = 0 … n_iter``, ``k = 0`` the start).
 

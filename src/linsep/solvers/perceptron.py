@@ -135,7 +135,7 @@ def perceptron(X, y, *, learning_rate=1.0, schedule="constant", margin=0.0, max_
         Schedule position of the first pass: pass ``k`` of this call uses
         ``η_{first_pass + k − 1}`` (1 for a fresh fit; a later value
         continues a schedule, as ``partial_fit`` does).
-    trace : linsep._trace.TraceRecorder or None
+    trace : trace recorder or None
         Record ``a`` after each pass and the last sample it corrected
         (rows ``k = 0 … n_iter``); a traced run makes its passes in plain
         Python (``_traced_epoch``) to know the corrected samples.
@@ -222,7 +222,7 @@ def batch_perceptron(Y, *, learning_rate=1.0, schedule="inverse", margin=0.0, ma
     learning_rate, schedule, margin, max_iter, initial_weights
         As in :func:`perceptron`; the default schedule is the lecture's
         ``η_k = η_1/k``.
-    trace : linsep._trace.TraceRecorder or None
+    trace : trace recorder or None
         Record ``a`` after each iteration (rows ``k = 0 … n_iter``; the
         last iteration, which finds no mistake, leaves ``a`` as it was).
 
@@ -316,7 +316,7 @@ def kernel_perceptron(column, y, *, max_iter=100, fit_intercept=True, shuffle=Tr
         ``f(x_j)`` of a model fitted before (on other samples), to continue
         from; zeros by default.  ``α`` then counts only the corrections made
         here, and ``intercept`` only their share of the bias.
-    trace : linsep._trace.TraceRecorder or None
+    trace : trace recorder or None
         Record ``dual_coef`` ``α y``, ``intercept`` and the last corrected
         sample after each pass (rows ``k = 0 … n_iter``).
 
