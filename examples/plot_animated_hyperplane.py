@@ -60,15 +60,17 @@ fig.tight_layout()
 
 
 def line_through(weights):
-    """Two points of ``w_1 x_1 + w_2 x_2 + w_0 = 0`` across the plot (a vertical line if ``w_2 = 0``)."""
+    """Two points of the line ``w·x + w_0 = 0`` across the plot (none for ``w = 0``)."""
     w1, w2, w0 = weights
-    if abs(w2) > 1e-12 * max(abs(w1), 1.0):
+    if w1 == w2 == 0:  # the perceptron's starting point a(0) = 0 has no line
+        return [], []
+    if abs(w2) > 1e-12 * abs(w1):
         return x_range, -(w0 + w1 * x_range) / w2
-    return np.full(2, -w0 / w1), np.array(y_range)
+    return np.full(2, -w0 / w1), np.array(y_range)  # vertical
 
 
 def draw(frame):
-    """Frame ``frame``: each run's iterate number ``frame`` (or its last one, once it has stopped)."""
+    """Draw each run's iterate number ``frame``, or its last one once it has stopped."""
     for line, label, (_, iterations, weights) in zip(lines, labels, runs):
         row = min(frame, len(iterations) - 1)
         line.set_data(*line_through(weights[row]))
