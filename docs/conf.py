@@ -6,6 +6,7 @@ appears in the reference without editing any page.
 """
 
 import dataclasses
+import doctest
 import os
 import re
 import sys
@@ -60,8 +61,6 @@ nitpick_ignore_regex = [
 # -- executed examples -------------------------------------------------------
 # ``make docs`` runs ``sphinx-build -b doctest`` first: every ``>>>`` example of
 # the user guide and of the docstrings is executed, and a failing one fails it.
-import doctest  # noqa: E402
-
 doctest_default_flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE | doctest.DONT_ACCEPT_TRUE_FOR_1
 doctest_global_setup = """
 import warnings
@@ -73,7 +72,7 @@ warnings.simplefilter("ignore", ConvergenceWarning)
 # -- offline math --------------------------------------------------------------
 # MathJax 3 from the sphinx-mathjax-offline package (the ``docs`` extra), copied
 # into _static/mathjax: no page loads a script, font or stylesheet from another
-# host.  docs/check_offline.py verifies that on the built site.
+# host.  docs/check_site.py verifies that on the built site (make docs runs it).
 def _bundled_mathjax():
     from importlib.metadata import distribution
 
