@@ -5,7 +5,10 @@ the public modules (:data:`PUBLIC_MODULES`), so a name added to one of them
 appears in the reference without editing any page.
 """
 
+import dataclasses
+import doctest
 import os
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -27,6 +30,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    "sphinx.ext.doctest",
     "sphinx.ext.viewcode",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
@@ -45,6 +49,42 @@ myst_heading_anchors = 3
 # cite (numpydoc keeps them); that is not an error in the docstring.
 suppress_warnings = ["myst.xref_missing", "ref.citation"]
 
+# -- strictness --------------------------------------------------------------
+# Every cross-reference must resolve.  Names of other projects (scikit-learn,
+# NumPy, ...) stay plain text: resolving them would need those projects'
+# inventories, fetched from the network (intersphinx), and the build is offline.
+nitpicky = True
+nitpick_ignore_regex = [
+    (r"py:.*", r"(sklearn|numpy|scipy|dask|distributed|joblib|matplotlib|pandas)(\..*)?"),
+]
+
+# -- executed examples -------------------------------------------------------
+# ``make docs`` runs ``sphinx-build -b doctest`` first: every ``>>>`` example of
+# the user guide and of the docstrings is executed, and a failing one fails it.
+doctest_default_flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE | doctest.DONT_ACCEPT_TRUE_FOR_1
+doctest_global_setup = """
+import warnings
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+warnings.simplefilter("ignore", ConvergenceWarning)
+"""
+
+# -- offline math --------------------------------------------------------------
+# MathJax 3 from the sphinx-mathjax-offline package (the ``docs`` extra), copied
+# into _static/mathjax: no page loads a script, font or stylesheet from another
+# host.  docs/check_site.py verifies that on the built site (make docs runs it).
+def _bundled_mathjax():
+    from importlib.metadata import distribution
+
+    static = Path(distribution("sphinx-mathjax-offline").locate_file("sphinx-mathjax-offline/static"))
+    if not (static / "mathjax" / "tex-chtml.js").is_file():
+        raise RuntimeError(f"no MathJax under {static}: pip install sphinx-mathjax-offline (the docs extra)")
+    return static
+
+
+html_static_path = [str(_bundled_mathjax())]
+mathjax_path = "mathjax/tex-chtml.js"
+
 # -- autodoc / autosummary / numpydoc ---------------------------------------
 autosummary_generate = True
 autodoc_typehints = "none"
@@ -56,9 +96,18 @@ numpydoc_show_class_members = False
 numpydoc_show_inherited_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
-# Validation rules are kept off: the build already fails (-W) on any reST or
-# numpydoc section error, which is what keeps the docstrings renderable.
-numpydoc_validation_checks = set()
+# numpydoc validation of every documented object (-W makes a failure fatal):
+# GL08 a docstring, PR01/PR02 every parameter documented and none unknown,
+# RT01 a Returns section where the code returns a value (``fit`` included).
+# Classes and functions of the public API are also held to See Also (SA01),
+# Examples (EX01) and, for estimators, Attributes: see _validate_public_api.
+numpydoc_validation_checks = {"GL08", "PR01", "PR02", "RT01"}
+# Result records (frozen dataclasses built by linsep, never by the user)
+# list their fields under Attributes, where a reader looks for them, not
+# under Parameters; PR01 would ask for both.  _validate_public_api still
+# requires their Attributes, See Also and Examples.
+numpydoc_validation_exclude = {r"\.SeparabilityResult$", r"\.SolveResult$", r"\.BenchmarkReport$"}
+PUBLIC_API_CHECKS = ("SA01", "EX01")
 
 # -- sphinx-gallery ----------------------------------------------------------
 sphinx_gallery_conf = {
@@ -71,7 +120,15 @@ sphinx_gallery_conf = {
     "remove_config_comments": True,
     "plot_gallery": "True",
     "image_scrapers": ("matplotlib",),
-    "matplotlib_animations": False,
+    # Animations (FuncAnimation) are embedded as JavaScript HTML: the frames
+    # are inline images, so the page stays offline.
+    "matplotlib_animations": (True, "jshtml"),
+    # "Examples using …" on the API pages: sphinx-gallery records which
+    # examples use each linsep name; the class and function templates include
+    # the resulting mini-gallery.
+    "doc_module": ("linsep",),
+    "backreferences_dir": str(DOCS / "api" / "backreferences"),
+    "inspect_global_variables": True,
     "show_memory": False,
     "show_signature": False,
     "write_computation_times": False,
@@ -84,7 +141,6 @@ sphinx_gallery_conf = {
 # -- HTML --------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
 html_title = f"linsep {release}"
-html_static_path = []
 html_theme_options = {
     "navigation_with_keys": False,
     "show_prev_next": False,
@@ -106,8 +162,41 @@ PUBLIC_MODULES = [
     ("linsep.experiments", "Experiments", "The protocol of Lauer & Bloch (2006)."),
     ("linsep.kernels", "Kernels", None),
 ]
+# What the constants of PUBLIC_MODULES' __all__ mean (one line each on the API page).
+CONSTANTS = {
+    "SEPARABLE": "Status of a fit that ended with every training sample strictly on its side.",
+    "NOT_SEPARABLE": "Status of a fit that ended with a checked proof that no hyperplane separates the data.",
+    "CONVERGED": "Status of a fit whose own stopping rule held, with no verdict on separability.",
+    "MAX_ITER": "Status of a fit that spent ``max_iter`` before its stopping rule held (a ConvergenceWarning).",
+    "BENCHMARKS": "The nine IDA data sets of Lauer & Bloch (2006): name -> :class:`BenchmarkInfo`.",
+    "PAPER_METHODS": "The seven method columns of the paper's Table 1, in its order.",
+    "PROTOCOLS": "The two protocols of the paper: ``\"validation\"`` (Table 1) and ``\"test\"`` (Table 3).",
+    "TESTS": "The significance tests of :func:`summarize`: the paired t-test and Wilcoxon's signed-rank test.",
+}
 SOLVER_MODULES = ["linsep.solvers.ho_kashyap", "linsep.solvers.kernel_ho_kashyap", "linsep.solvers.mse",
                   "linsep.solvers.perceptron", "linsep.solvers.kozinec", "linsep.solvers.lsvm"]
+
+# The public functions and classes of each solver module: its ``__all__`` where
+# it has one, else this list; the modules' other functions are helpers of the
+# estimators, not API, and get no page.
+_SOLVER_API_FALLBACK = {
+    "linsep.solvers.ho_kashyap": ["ho_kashyap"],
+    "linsep.solvers.kernel_ho_kashyap": ["EmpiricalKernelMap", "kernel_ho_kashyap"],
+    "linsep.solvers.mse": ["mse", "mse_linear_machine", "widrow_hoff", "lms"],
+    "linsep.solvers.perceptron": ["perceptron", "batch_perceptron", "kernel_perceptron"],
+    "linsep.solvers.kozinec": ["kozinec", "schlesinger_kozinec", "kernel_schlesinger_kozinec"],
+    "linsep.solvers.lsvm": ["lagrangian_svm", "kernel_lagrangian_svm"],
+}
+
+
+def _solver_api():
+    import importlib
+
+    return {m: list(getattr(importlib.import_module(m), "__all__", None) or _SOLVER_API_FALLBACK[m])
+            for m in SOLVER_MODULES}
+
+
+autosummary_context = {"solver_api": _solver_api()}
 
 
 def _public_names(module):
@@ -131,24 +220,30 @@ def _write_api_reference():
              "API reference", "=============", ""]
     for module, title, intro in PUBLIC_MODULES:
         try:
-            importlib.import_module(module)
+            mod = importlib.import_module(module)
         except ImportError:
             continue
         names = _public_names(module)
-        lines += [title, "-" * len(title), "", f".. currentmodule:: {module}", ""]
+        lines += [title, "-" * len(title), ""]
+        if module == "linsep":
+            lines += [".. py:module:: linsep", ""]
+        else:
+            lines += [f".. automodule:: {module}", "   :no-members:", ""]
+        lines += [f".. currentmodule:: {module}", ""]
         if intro:
             lines += [intro, ""]
-        if module != "linsep":
-            lines += [f".. automodule:: {module}", "   :no-members:", "   :no-index:", ""]
-        consts = [n for n in names if not callable(getattr(importlib.import_module(module), n))]
+        consts = [n for n in names if not callable(getattr(mod, n))]
         items = [n for n in names if n not in consts]
         lines += [".. autosummary::", "   :toctree: generated/", "   :nosignatures:", ""]
         lines += [f"   {n}" for n in items] + [""]
-        if consts:
-            mod = importlib.import_module(module)
-            lines += ["Constants: " + ", ".join(f"``{n} = {getattr(mod, n)!r}``" for n in consts), ""]
+        for name in consts:
+            if name == "__version__":
+                continue
+            value = getattr(mod, name)
+            shown = repr(value) if len(repr(value)) <= 80 else f"{type(value).__name__} of {len(value)} entries"
+            lines += [f".. py:data:: {name}", f"   :value: {shown}", "", f"   {CONSTANTS.get(name, 'A constant.')}", ""]
     title = "Solvers (pure functions)"
-    lines += [title, "-" * len(title), "", ".. currentmodule:: linsep.solvers", "",
+    lines += [title, "-" * len(title), "", ".. py:module:: linsep.solvers", "", ".. currentmodule:: linsep.solvers", "",
               "Each algorithm's numerical core; the module docstrings carry the equations.", "",
               ".. autosummary::", "   :toctree: generated/", ""]
     lines += [f"   {m.rpartition('.')[2]}" for m in SOLVER_MODULES] + [""]
@@ -177,5 +272,44 @@ def _skip_foreign_members(app, what, name, obj, skip, options):
     return None
 
 
+def _validate_public_api(app, what, name, obj, options, lines):
+    """Warn (an error under -W) when a public class or function lacks See Also or Examples.
+
+    numpydoc applies one set of checks to every object, methods included; a
+    See Also and an Examples section per inherited ``predict`` would repeat
+    the class's own, so these two are required of classes and functions only,
+    and an Attributes section of every estimator (a class with ``fit``) and
+    result record (a dataclass; its fields may be listed as Parameters).
+    """
+    if what not in ("class", "function") or not name.startswith("linsep."):
+        return
+    from numpydoc.validate import validate
+    from sphinx.util import logging
+
+    logger = logging.getLogger("linsep.docs")
+    errors = [f"{code}: {message}" for code, message in validate(name)["errors"] if code in PUBLIC_API_CHECKS]
+    if what == "class" and (hasattr(obj, "fit") or dataclasses.is_dataclass(obj)):
+        from numpydoc.docscrape import ClassDoc
+
+        doc = ClassDoc(obj, config={"show_class_members": False})
+        if not (doc["Attributes"] or (dataclasses.is_dataclass(obj) and doc["Parameters"])):
+            errors.append("AT01: an estimator or result record without an Attributes section")
+    if errors:
+        logger.warning("public API docstring of %r:\n  %s", name, "\n  ".join(errors))
+
+
+# matplotlib's HTML animations (the gallery's jshtml) link Font Awesome from a
+# CDN for their buttons; the theme already ships Font Awesome, whose classes
+# draw the same icons, so the remote link is dropped from the generated pages.
+_REMOTE_STYLESHEET = re.compile(r"""<link\s+rel=["']stylesheet["']\s+href=["']https?://[^"']*["']\s*/?>""")
+
+
+def _drop_remote_stylesheets(app, docname, source):
+    if docname.startswith("auto_examples/"):
+        source[0] = _REMOTE_STYLESHEET.sub("", source[0])
+
+
 def setup(app):
+    app.connect("source-read", _drop_remote_stylesheets)
     app.connect("autodoc-skip-member", _skip_foreign_members)
+    app.connect("autodoc-process-docstring", _validate_public_api)

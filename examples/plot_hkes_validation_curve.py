@@ -11,6 +11,8 @@ of the training split for training, 1/3 for validation), drawn by
 :func:`linsep.inspection.plot_validation_curve`.
 """
 
+import matplotlib.pyplot as plt
+
 from linsep import make_classifier
 from linsep.experiments import load_split
 from linsep.inspection import plot_validation_curve
@@ -23,3 +25,5 @@ print(f"test error of the kept weights: {100 * (1 - hkes.score(X_test, y_test)):
 display = plot_validation_curve(hkes, n_train=len(y_fit))
 display.ax_.set_title("HKES on heart, split 0: validation and training error")
 display.figure_.tight_layout()
+
+plt.show()

@@ -18,6 +18,7 @@ line jumps from one sample's correction to the next and stops as soon as the
 classes are separated, often close to one of them.
 """
 
+import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.datasets import make_blobs
 
@@ -40,3 +41,5 @@ print(f"perceptron: {perceptron.status_} after {perceptron.n_iter_} passes, "
       f"mistakes per pass {perceptron.history_['mistakes'].tolist()}")
 display = plot_trace(perceptron, X, y)
 display.ax_[0].set_title("single-sample perceptron (weights after each pass)", fontsize=10)
+
+plt.show()

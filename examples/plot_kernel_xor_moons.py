@@ -63,3 +63,5 @@ for col, (name, model) in enumerate(models.items()):
         print(f"{name:28s} {data:6s} status {clf.status_!s:14s} training errors {errors}")
         boundary(axes[row, col], clf, X, y, f"{name}\n{data}: {clf.status_}, {errors} training errors")
 fig.tight_layout()
+
+plt.show()

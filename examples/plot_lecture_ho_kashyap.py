@@ -21,6 +21,7 @@ iterations beside the criterion ``J = ‖Y a − b‖²`` and the number of poin
 the wrong side.
 """
 
+import matplotlib.pyplot as plt
 import numpy as np
 
 from linsep import HoKashyapClassifier
@@ -44,3 +45,5 @@ print(f"k = {last['k']}: b = {np.round(last['b'], 1)}")
 # starting point), the criterion and the training errors along the way.
 display = plot_trace(clf, X, y, iterations=[1, 2, 5, 20, 60, clf.n_iter_])
 display.ax_[0].set_title("HK on the lecture's four points, η = 0.9", fontsize=10)
+
+plt.show()

@@ -55,3 +55,5 @@ for ax, (title, X, margin) in zip(axes, cases):
 axes[0].set_ylabel("$x_2$")
 axes[0].legend(fontsize=8, loc="lower right")
 fig.tight_layout()
+
+plt.show()

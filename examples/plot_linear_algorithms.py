@@ -48,3 +48,5 @@ for ax, name in zip(axes.ravel(), names):
     ax.set_ylim(lo[1], hi[1])
     ax.set_title(f"{name}: {clf.status_}, {error:.1f} % errors", fontsize=9)
 fig.tight_layout()
+
+plt.show()

@@ -40,3 +40,5 @@ for ax, (X, y) in zip(axes, ((X_sep, y_sep), (X_over, y_over))):
         print("carriers:", np.flatnonzero(u > 0), "u =", np.round(u[u > 0] / u.sum(), 3),
               "common point:", np.round(display.common_point_, 3))
 fig.tight_layout()
+
+plt.show()

@@ -58,3 +58,5 @@ for ax, tol in zip(axes, (0.1, 0.001)):
     ax.legend(fontsize=7, loc="upper left")
 axes[0].set_ylabel("$x_2$")
 fig.tight_layout()
+
+plt.show()

@@ -45,3 +45,5 @@ ax.set_ylabel("test error (%)")
 ax.set_title("Validation protocol, 3 splits per data set")
 ax.legend(fontsize=8, ncol=5)
 fig.tight_layout()
+
+plt.show()

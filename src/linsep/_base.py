@@ -387,20 +387,56 @@ class BaseLinearSeparator(LinearClassifierMixin, BaseSeparator):
                     history["weights"] = traced
 
     def fit(self, X, y):
-        """Fit the model to ``X`` (N, d) and labels ``y`` (any two or more values)."""
+        """Fit the model to ``X`` (N, d) and labels ``y`` (any two or more values).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (N, d)
+            Training samples.
+        y : array-like of shape (N,)
+            Class labels, any two or more values (one-vs-rest above two).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator; ``status_`` says how each problem ended.
+        """
         X, y = self._validate_fit(X, y)
         return self._fit_problems(X, y)
 
     # Dask arrays get dask arrays back, computed block by block (linsep._dask); everything else is
     # scikit-learn's LinearClassifierMixin.
     def decision_function(self, X):
-        """Signed score per sample: shape (N,) for two classes, (N, K) otherwise (a dask array for dask ``X``)."""
+        """Signed score per sample, ``w·x + w_0``: positive on the side of ``classes_[1]``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (N, d)
+            Samples.
+
+        Returns
+        -------
+        scores : ndarray of shape (N,) or (N, K)
+            One score per sample for two classes, one per class otherwise (a
+            dask array for dask ``X``, computed block by block).
+        """
         if is_dask_collection(X):
             return _dask.decision_function(self, X)
         return super().decision_function(X)
 
     def predict(self, X):
-        """Predicted class labels (a dask array for dask ``X``)."""
+        """Predicted class labels: the side of the hyperplane, or the largest score above two classes.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (N, d)
+            Samples.
+
+        Returns
+        -------
+        labels : ndarray of shape (N,)
+            Labels from ``classes_`` (a dask array for dask ``X``).
+        """
         if is_dask_collection(X):
             return _dask.predict(self, X)
         return super().predict(X)
@@ -444,7 +480,20 @@ class BaseKernelSeparator(BaseSeparator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        """Fit the model to ``X`` (N, d) — or a Gram matrix (N, N) for ``kernel="precomputed"``."""
+        """Fit the model to ``X`` (N, d) — or a Gram matrix (N, N) for ``kernel="precomputed"``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (N, d) or (N, N)
+            Training samples, or their Gram matrix for ``kernel="precomputed"``.
+        y : array-like of shape (N,)
+            Class labels, any two or more values (one-vs-rest above two).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator; ``status_`` says how each problem ended.
+        """
         X, y = self._validate_fit(X, y)
         return self._fit_kernel(X, y)
 
@@ -469,7 +518,19 @@ class BaseKernelSeparator(BaseSeparator):
             del self._fit_state  # fit-time memory only
 
     def decision_function(self, X):
-        """Signed score per sample: shape (N,) for two classes, (N, K) otherwise."""
+        """Signed score per sample, ``Σ_i α_i k(x_i, x) + b``: positive on the side of ``classes_[1]``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n, d) or (n, N)
+            Samples, or their kernel values against ``X_fit_`` for
+            ``kernel="precomputed"``.
+
+        Returns
+        -------
+        scores : ndarray of shape (n,) or (n, K)
+            One score per sample for two classes, one per class otherwise.
+        """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse=self._accept_sparse, dtype=np.float64, reset=False)
         K = X if self.kernel == "precomputed" else self._kernel_matrix(X, self.X_fit_)
@@ -477,7 +538,19 @@ class BaseKernelSeparator(BaseSeparator):
         return scores.ravel() if scores.shape[1] == 1 else scores
 
     def predict(self, X):
-        """Predicted class labels."""
+        """Predicted class labels: the sign of the score, or the largest score above two classes.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n, d) or (n, N)
+            Samples, or their kernel values against ``X_fit_`` for
+            ``kernel="precomputed"``.
+
+        Returns
+        -------
+        labels : ndarray of shape (n,)
+            Labels from ``classes_``.
+        """
         scores = self.decision_function(X)
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(int)]

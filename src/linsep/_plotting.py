@@ -186,6 +186,21 @@ class TraceDisplay:
         the error counts (those that were recorded).
     lines_ : list of matplotlib Line2D
         One line per drawn iterate.
+
+    See Also
+    --------
+    plot_trace : Build and draw it from a traced estimator.
+    linsep.inspection.trace_table : The same trace as a table.
+
+    Examples
+    --------
+    >>> from linsep import HoKashyapClassifier
+    >>> X, y = [[6, 9], [5, 7], [5, 9], [0, 10]], [1, 1, -1, -1]
+    >>> clf = HoKashyapClassifier(learning_rate=0.9, b0=1.0, record_history=True).fit(X, y)
+    >>> from linsep.inspection import TraceDisplay
+    >>> display = TraceDisplay.from_estimator(clf, X, y, n_lines=4)
+    >>> len(display.lines_)
+    4
     """
 
     def __init__(self, *, weights, iterations, X, y, curves, final=None, title=None):
@@ -362,6 +377,21 @@ class ValidationErrorDisplay:
     ax_ : matplotlib Axes
     line_ : matplotlib Line2D
         The validation curve.
+
+    See Also
+    --------
+    plot_validation_curve : Build and draw it from a fitted early-stopping estimator.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from linsep import make_classifier
+    >>> from linsep.inspection import ValidationErrorDisplay
+    >>> X, y = make_classification(n_samples=200, n_features=5, flip_y=0.1, random_state=0)
+    >>> hkes = make_classifier("hkes", random_state=0).fit(X, y)
+    >>> display = ValidationErrorDisplay.from_estimator(hkes)
+    >>> display.ax_.get_ylabel()
+    'error (%)'
     """
 
     def __init__(self, *, validation_error, iterations, best_iter=None, training_error=None, title=None):
@@ -464,6 +494,21 @@ class SeparabilityDisplay:
     ax_ : matplotlib Axes
     common_point_ : ndarray of shape (2,) or None
         Not separable: the point shared by the two hulls.
+
+    See Also
+    --------
+    plot_separability : Build and draw it from a verdict.
+    linsep.check_separability : The verdict it draws.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from linsep import check_separability
+    >>> from linsep.inspection import SeparabilityDisplay
+    >>> X, y = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0]]), [0, 0, 1, 1]
+    >>> display = SeparabilityDisplay.from_verdict(check_separability(X, y), X, y)
+    >>> display.common_point_                      # XOR: both hulls contain the centre
+    array([0.5, 0.5])
     """
 
     def __init__(self, *, verdict, X, y):
@@ -604,6 +649,38 @@ def plot_trace(estimator, X, y, *, iterations=None, n_lines=6, class_index=None,
     -------
     TraceDisplay
         With ``figure_``, ``ax_`` and ``lines_``.
+
+    Parameters
+    ----------
+    estimator : fitted linsep estimator
+        Fitted with ``record_history`` on two-dimensional data (primal models).
+    X : array-like of shape (N, 2)
+        The data to draw.
+    y : array-like of shape (N,)
+        Their labels.
+    iterations : sequence of int or None, default=None
+        Iterations whose hyperplanes are drawn; ``None``: ``n_lines`` of them.
+    n_lines : int, default=6
+        Number of hyperplanes drawn when ``iterations`` is ``None``.
+    class_index : int or None, default=None
+        For a one-vs-rest fit, the binary problem to draw.
+    ax : sequence of matplotlib Axes or None, default=None
+        Where to draw.
+
+    See Also
+    --------
+    TraceDisplay : The display, with its ``plot`` method.
+    linsep.inspection.trace_table : The same trace as a table.
+
+    Examples
+    --------
+    >>> from linsep import HoKashyapClassifier
+    >>> X, y = [[6, 9], [5, 7], [5, 9], [0, 10]], [1, 1, -1, -1]
+    >>> clf = HoKashyapClassifier(learning_rate=0.9, b0=1.0, record_history=True).fit(X, y)
+    >>> from linsep.inspection import plot_trace
+    >>> display = plot_trace(clf, X, y)
+    >>> type(display).__name__, len(display.ax_)   # the data panel and the curves
+    ('TraceDisplay', 3)
     """
     return TraceDisplay.from_estimator(estimator, X, y, iterations=iterations, n_lines=n_lines,
                                        class_index=class_index, ax=ax)
@@ -618,6 +695,32 @@ def plot_validation_curve(estimator, *, n_train=None, class_index=None, ax=None)
     -------
     ValidationErrorDisplay
         With ``figure_``, ``ax_`` and ``line_``.
+
+    Parameters
+    ----------
+    estimator : fitted estimator with early stopping
+        E.g. ``make_classifier("hkes")`` after ``fit``.
+    n_train : int or None, default=None
+        Number of samples the weights were fitted on; draws the training
+        error as a fraction too.
+    class_index : int or None, default=None
+        For a one-vs-rest fit, the binary problem to draw.
+    ax : matplotlib Axes or None, default=None
+        Where to draw.
+
+    See Also
+    --------
+    ValidationErrorDisplay : The display, with its ``plot`` method.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from linsep import make_classifier
+    >>> from linsep.inspection import plot_validation_curve
+    >>> X, y = make_classification(n_samples=200, n_features=5, flip_y=0.1, random_state=0)
+    >>> display = plot_validation_curve(make_classifier("hkes", random_state=0).fit(X, y))
+    >>> int(display.line_.get_xdata()[0])          # the first iterate, k = 1
+    1
     """
     return ValidationErrorDisplay.from_estimator(estimator, n_train=n_train, class_index=class_index, ax=ax)
 
@@ -631,5 +734,30 @@ def plot_separability(verdict, X, y, *, ax=None):
     -------
     SeparabilityDisplay
         With ``figure_``, ``ax_`` and ``common_point_``.
+
+    Parameters
+    ----------
+    verdict : SeparabilityResult
+        ``check_separability(X, y)``.
+    X : array-like of shape (N, 2)
+        The same data.
+    y : array-like of shape (N,)
+        The same labels.
+    ax : matplotlib Axes or None, default=None
+        Where to draw.
+
+    See Also
+    --------
+    SeparabilityDisplay : The display, with its ``plot`` method.
+    linsep.check_separability : The verdict it draws.
+
+    Examples
+    --------
+    >>> from linsep import check_separability
+    >>> from linsep.inspection import plot_separability
+    >>> X, y = [[0, 0], [0, 1], [2, 0], [2, 1]], [0, 0, 1, 1]
+    >>> display = plot_separability(check_separability(X, y), X, y)
+    >>> display.common_point_ is None              # separable: a line and its margin instead
+    True
     """
     return SeparabilityDisplay.from_verdict(verdict, X, y, ax=ax)

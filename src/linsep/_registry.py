@@ -88,6 +88,25 @@ def make_classifier(name, **params):
     **params
         Estimator parameters; they override the preset that defines ``name``
         (e.g. ``make_classifier("mhks", C=0.25)``).
+
+    Returns
+    -------
+    estimator : object
+        An unfitted scikit-learn estimator (:class:`HoKashyapClassifier`,
+        :class:`PerceptronClassifier`, ...), its parameters the preset of
+        ``name`` updated with ``params``.
+
+    See Also
+    --------
+    available_classifiers : The registered names with a one-line summary.
+
+    Examples
+    --------
+    >>> from linsep import make_classifier
+    >>> make_classifier("mhks", C=0.25)
+    HoKashyapClassifier(C=0.25)
+    >>> make_classifier("sk").fit([[0, 0], [0, 1], [2, 0], [2, 1]], [0, 0, 1, 1]).status_
+    'converged'
     """
     try:
         entry = _REGISTRY[name]
@@ -99,5 +118,25 @@ def make_classifier(name, **params):
 
 
 def available_classifiers():
-    """Return ``{name: one-line summary}`` for every registered algorithm, sorted by name."""
+    """Return ``{name: one-line summary}`` for every registered algorithm, sorted by name.
+
+    Returns
+    -------
+    summaries : dict of str to str
+        Every registered name, sorted, with its one-line summary (what
+        ``linsep list`` prints).
+
+    See Also
+    --------
+    make_classifier : Build the estimator of a name.
+
+    Examples
+    --------
+    >>> from linsep import available_classifiers
+    >>> names = available_classifiers()
+    >>> names["hkes"]
+    'Ho–Kashyap with early stopping on a validation set (Lauer & Bloch §2.3)'
+    >>> "perceptron" in names and "kernel_sk" in names
+    True
+    """
     return {name: _REGISTRY[name].summary for name in sorted(_REGISTRY)}

@@ -44,7 +44,9 @@ class SolveResult:
         Iterations performed (the meaning of one iteration is the solver's,
         stated in its docstring).
     status : str
-        One of :data:`STATUSES`.
+        One of ``"separable"``, ``"not_separable"``, ``"converged"``, ``"max_iter"``
+        (:data:`~linsep.SEPARABLE`, :data:`~linsep.NOT_SEPARABLE`, :data:`~linsep.CONVERGED`,
+        :data:`~linsep.MAX_ITER`).
     margin : ndarray or None
         The margin vector ``B`` for methods that have one (Ho–Kashyap, MSE).
     certificate : ndarray or None
@@ -61,6 +63,19 @@ class SolveResult:
     extra : mapping
         Solver-specific scalars (e.g. ``margin`` and ``margin_upper_bound``
         for Schlesinger–Kozinec).
+
+    See Also
+    --------
+    linsep.solvers.ho_kashyap.ho_kashyap : A solver that returns one.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from linsep.solvers.ho_kashyap import ho_kashyap
+    >>> Y = np.array([[0.0, 0.0, 1.0], [0.0, 1.0, 1.0], [-2.0, 0.0, -1.0], [-2.0, -1.0, -1.0]])   # diag(y)[X, 1]
+    >>> result = ho_kashyap(Y)
+    >>> result.status, bool((Y @ result.weights > 0).all())
+    ('separable', True)
     """
 
     weights: np.ndarray

@@ -6,7 +6,7 @@ as the lecture's worked examples do: one row per iteration ``k`` with the
 weights ``a(k)``, the margin vector ``b(k)`` and error ``e(k)`` (Ho–Kashyap
 and MSE-type rules), the corrected sample (single-sample rules), the
 criterion, the training errors and the validation error where there is
-one.  The trace format is documented in :mod:`linsep._trace`.
+one.  The trace format is documented in :ref:`trace-format`.
 
 >>> import numpy as np
 >>> from linsep import HoKashyapClassifier
@@ -77,6 +77,40 @@ def get_trace(estimator, problem=0):
     """The trace dict of a fitted estimator (``history_``; ``problem`` picks a one-vs-rest class).
 
     Raises a ValueError naming ``record_history`` when the fit recorded no trace.
+
+    Parameters
+    ----------
+    estimator : fitted linsep estimator
+        Fitted with ``record_history=True`` (or an int).
+    problem : int, default=0
+        For a one-vs-rest fit, the binary problem whose trace is returned.
+
+    Returns
+    -------
+    dict of str to ndarray
+        The trace (:ref:`trace-format`): ``"iteration"``, the vectors the
+        algorithm has (``"weights"``, ``"margin_vector"``…) and its scalar traces.
+
+    Raises
+    ------
+    ValueError
+        When the fit recorded no trace (it names ``record_history``).
+
+    See Also
+    --------
+    trace_table : The same trace laid out as the lecture's table.
+
+    Examples
+    --------
+    >>> from linsep import HoKashyapClassifier
+    >>> X, y = [[6, 9], [5, 7], [5, 9], [0, 10]], [1, 1, -1, -1]
+    >>> clf = HoKashyapClassifier(learning_rate=0.9, b0=1.0, record_history=True).fit(X, y)
+    >>> from linsep.inspection import get_trace
+    >>> trace = get_trace(clf)
+    >>> trace["weights"].shape                     # one row a(k) = [w, w0] per iteration
+    (3, 3)
+    >>> trace["iteration"]
+    array([1, 2, 3])
     """
     check_is_fitted(estimator)
     history = getattr(estimator, "history_", None)
@@ -101,7 +135,7 @@ def _aligned(values, iterations, n_rows):
 
 
 class TraceTable:
-    """A printable table of a trace: ``str(table)``, :meth:`to_records`, :meth:`to_dataframe`.
+    """A printable table of a trace: ``str(table)``, :meth:`~TraceTable.to_records`, :meth:`~TraceTable.to_dataframe`.
 
     Attributes
     ----------
@@ -111,6 +145,35 @@ class TraceTable:
         traces by their history key).
     headers : list of str
         Column titles of the printed table.
+
+    Parameters
+    ----------
+    columns : list of str
+        The record keys, in order.
+    headers : list of str
+        Column titles of the printed table.
+    rows : list of tuple
+        One tuple per recorded iteration, in the order of ``columns``.
+    precision : int, default=4
+        Significant digits of the printed numbers.
+    max_entries : int, default=8
+        Longest vector printed in full.
+
+    See Also
+    --------
+    trace_table : Builds the table of a fitted estimator.
+
+    Examples
+    --------
+    >>> from linsep import HoKashyapClassifier
+    >>> X, y = [[6, 9], [5, 7], [5, 9], [0, 10]], [1, 1, -1, -1]
+    >>> clf = HoKashyapClassifier(learning_rate=0.9, b0=1.0, record_history=True).fit(X, y)
+    >>> from linsep.inspection import trace_table
+    >>> table = trace_table(clf)
+    >>> len(table), table.columns[:3]
+    (3, ['k', 'a', 'b'])
+    >>> [record["training_errors"] for record in table.to_records()]   # one dict per row
+    [1, 1, 0]
     """
 
     def __init__(self, columns, headers, rows, precision=4, max_entries=8):
@@ -121,11 +184,23 @@ class TraceTable:
         return len(self._rows)
 
     def to_records(self):
-        """One dict per row; vectors as tuples of floats, scalars as Python numbers (None if absent)."""
+        """One dict per row; vectors as tuples of floats, scalars as Python numbers (None if absent).
+
+        Returns
+        -------
+        list of dict
+            One dict per row, keyed by ``columns``.
+        """
         return [dict(zip(self.columns, row)) for row in self._rows]
 
     def to_dataframe(self):
-        """The records as a pandas DataFrame indexed by ``k`` (needs pandas)."""
+        """The records as a pandas DataFrame indexed by ``k`` (needs pandas).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per recorded iteration, indexed by ``k``.
+        """
         try:
             import pandas as pd
         except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -133,7 +208,18 @@ class TraceTable:
         return pd.DataFrame.from_records(self.to_records(), columns=self.columns).set_index("k")
 
     def head(self, n):
-        """The first ``n`` rows as a new table."""
+        """The first ``n`` rows as a new table.
+
+        Parameters
+        ----------
+        n : int
+            Number of rows kept.
+
+        Returns
+        -------
+        TraceTable
+            The first ``n`` rows, printed with the same settings.
+        """
         return TraceTable(self.columns, self.headers, self._rows[:n], self.precision, self.max_entries)
 
     def _cell(self, value):
@@ -179,13 +265,30 @@ def trace_table(estimator, *, problem=0, bias_first=True, precision=4, max_entri
     Returns
     -------
     TraceTable
-        Rows ``k`` as recorded (see :mod:`linsep._trace` for the iteration
+        Rows ``k`` as recorded (see :ref:`trace-format` for the iteration
         numbering of each algorithm; with ``record_history="updates"`` one
         row per update of a single-sample rule, with its ``sample`` and
         ``pass``); scalar traces (``criterion`` as ``J``,
         ``training_errors``, ``mistakes``, ``validation_error``, SK's
         ``margin``/``margin_upper_bound``, LSVM's ``objective``) are matched to
         the rows by iteration number.
+
+    See Also
+    --------
+    get_trace : The trace dict itself.
+    plot_trace : The same trace drawn (two-feature data).
+
+    Examples
+    --------
+    >>> from linsep import HoKashyapClassifier
+    >>> from linsep.inspection import trace_table
+    >>> X, y = [[6, 9], [5, 7], [5, 9], [0, 10]], [1, 1, -1, -1]
+    >>> clf = HoKashyapClassifier(learning_rate=0.9, b0=1.0, record_history=True)
+    >>> clf = clf.fit(X, y, coef_init=[1, 1], intercept_init=1)
+    >>> print(trace_table(clf, precision=3).head(2))
+    k  a(k) = [w0, w]       b(k)              e(k)                         J    errors
+    1  [1, 1, 1]            [1, 1, 1, 1]      [15, 12, -16, -12]           769  2
+    2  [34.6, 2.68, -3.79]  [28, 22.6, 1, 1]  [-11.4, -1.14, -14.9, 2.29]  359  1
     """
     trace = get_trace(estimator, problem)
     iterations = np.asarray(trace["iteration"])

@@ -39,7 +39,37 @@ _OVERFLOW_HINT = "they overflowed; lower degree, gamma or coef0, or rescale X (e
 
 
 def kernel_params(kernel, gamma=None, degree=3, coef0=0.0):
-    """Keyword arguments of :func:`~sklearn.metrics.pairwise.pairwise_kernels` for ``kernel``."""
+    """Keyword arguments of :func:`~sklearn.metrics.pairwise.pairwise_kernels` for ``kernel``.
+
+    Parameters
+    ----------
+    kernel : {"linear", "poly", "rbf", "sigmoid", "precomputed"} or callable
+        The kernel, with SVC's names.
+    gamma : float or None, default=None
+        Coefficient of rbf/poly/sigmoid (numeric; :func:`resolve_gamma` turns
+        ``"scale"``/``"auto"`` into a number).
+    degree : int, default=3
+        Degree of the polynomial kernel.
+    coef0 : float, default=0.0
+        Constant term of the polynomial and sigmoid kernels.
+
+    Returns
+    -------
+    dict
+        The parameters that ``kernel`` uses, by scikit-learn's names.
+
+    See Also
+    --------
+    kernel_matrix : Computes the kernel with them.
+
+    Examples
+    --------
+    >>> from linsep.kernels import kernel_params
+    >>> kernel_params("poly", gamma=0.5, degree=2)
+    {'gamma': 0.5, 'coef0': 0.0, 'degree': 2}
+    >>> kernel_params("linear")
+    {}
+    """
     if callable(kernel) or kernel in ("linear", "precomputed"):
         return {}
     if kernel == "rbf":
@@ -79,6 +109,39 @@ def kernel_matrix(A, B, *, kernel="rbf", gamma=None, degree=3, coef0=0.0):
     docstring); a kernel that returns another shape or a value that is not
     finite raises ``ValueError``.  ``kernel="precomputed"`` returns ``A``
     (already validated) as a dense array.
+
+    Parameters
+    ----------
+    A : array-like or sparse matrix of shape (n, d)
+        Rows of the kernel matrix (for ``"precomputed"``: the matrix itself).
+    B : array-like or sparse matrix of shape (m, d)
+        Its columns.
+    kernel : {"linear", "poly", "rbf", "sigmoid", "precomputed"} or callable
+        The kernel, with SVC's names.
+    gamma : float or None, default=None
+        Coefficient of rbf/poly/sigmoid (numeric; :func:`resolve_gamma` turns
+        ``"scale"``/``"auto"`` into a number).
+    degree : int, default=3
+        Degree of the polynomial kernel.
+    coef0 : float, default=0.0
+        Constant term of the polynomial and sigmoid kernels.
+
+    Returns
+    -------
+    ndarray of shape (n, m)
+        The kernel values.
+
+    See Also
+    --------
+    KernelColumnCache : Columns of the training Gram matrix on demand, in bounded memory.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from linsep.kernels import kernel_matrix
+    >>> kernel_matrix(np.array([[0.0, 0.0], [1.0, 1.0]]), np.array([[1.0, 1.0]]), kernel="rbf", gamma=0.5)
+    array([[0.36787944],
+           [1.        ]])
     """
     if kernel == "precomputed":
         return A.toarray() if sp.issparse(A) else np.asarray(A)
@@ -169,6 +232,30 @@ def resolve_gamma(gamma, X):
 
     ``"scale"``: ``1 / (d · Var(X))``; ``"auto"`` and ``None``: ``1 / d``
     (``None`` is also scikit-learn's pairwise-kernel default); a number is kept.
+
+    Parameters
+    ----------
+    gamma : {"scale", "auto"}, float or None
+        The estimator's ``gamma`` parameter.
+    X : array-like or sparse matrix of shape (N, d)
+        The training data.
+
+    Returns
+    -------
+    float
+        The coefficient the kernel uses.
+
+    See Also
+    --------
+    kernel_params : Where the resolved value goes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from linsep.kernels import resolve_gamma
+    >>> X = np.array([[0.0, 2.0], [2.0, 0.0]])
+    >>> resolve_gamma("scale", X), resolve_gamma("auto", X), resolve_gamma(0.1, X)
+    (0.5, 0.5, 0.1)
     """
     n_features = X.shape[1]
     if gamma == "scale":
@@ -212,6 +299,22 @@ class KernelColumnCache:
         Columns computed (cache misses).
     n_requests : int
         Columns asked for.
+
+    See Also
+    --------
+    kernel_matrix : The whole matrix at once.
+    linsep.KernelSchlesingerKozinecClassifier : The estimator built on the cache.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from linsep.kernels import KernelColumnCache, kernel_matrix
+    >>> X = np.random.default_rng(0).normal(size=(50, 3))
+    >>> cache = KernelColumnCache(X, kernel="rbf", gamma=0.5, cache_size=0.001)   # room for 2 columns
+    >>> np.allclose(cache.column(7), kernel_matrix(X, X[[7]], kernel="rbf", gamma=0.5).ravel())
+    True
+    >>> _ = cache.column(7); cache.n_requests, cache.n_computed      # the second request was a hit
+    (2, 1)
     """
 
     def __init__(self, X, *, kernel="rbf", gamma=None, degree=3, coef0=0.0, cache_size=200.0):
@@ -234,7 +337,18 @@ class KernelColumnCache:
                               else np.einsum("ij,ij->i", X, X))
 
     def column(self, j):
-        """Return ``K[:, j]`` (read-only view, valid until the next call)."""
+        """Return ``K[:, j]`` (read-only view, valid until the next call).
+
+        Parameters
+        ----------
+        j : int
+            Index of the training sample ``x_j``.
+
+        Returns
+        -------
+        ndarray of shape (N,)
+            ``k(x_i, x_j)`` for every training sample ``x_i``.
+        """
         self.n_requests += 1
         if self.kernel == "precomputed":
             return (np.asarray(self.X[:, [j]].toarray()).ravel() if sp.issparse(self.X)
@@ -260,6 +374,16 @@ class KernelColumnCache:
         Nothing is cached: solvers that work on a small working set (kernel
         SK with shrinking) ask for its Gram block once per outer round.  The
         arithmetic is that of :meth:`column`, so both agree to rounding.
+
+        Parameters
+        ----------
+        rows, cols : array-like of int
+            Indices of the training samples of the rows and of the columns.
+
+        Returns
+        -------
+        ndarray of shape (len(rows), len(cols))
+            The kernel values.
         """
         rows, cols = np.asarray(rows), np.asarray(cols)
         X, kernel = self.X, self.kernel
@@ -280,6 +404,18 @@ class KernelColumnCache:
         """Return ``K[:, cols] @ coef`` from (cached) columns, one at a time.
 
         Memory stays that of the cache; columns already cached cost one axpy.
+
+        Parameters
+        ----------
+        cols : array-like of int
+            Indices of the columns.
+        coef : array-like of float
+            One coefficient per column.
+
+        Returns
+        -------
+        ndarray of shape (N,)
+            ``Σ_j coef_j K[:, cols_j]``.
         """
         out = np.zeros(self.X.shape[0])
         for j, c in zip(np.asarray(cols).tolist(), np.asarray(coef, dtype=float).tolist()):

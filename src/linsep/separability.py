@@ -8,7 +8,7 @@ Gordan's theorem of the alternative, exactly one of these holds:
 * there is ``u >= 0``, ``u != 0`` with ``Yᵀ u = 0`` (then ``0 = uᵀ Y W`` for
   every ``W``, which is impossible if ``Y W > 0``).
 
-:func:`check_separability` first runs Ho–Kashyap, which ends either with a
+:func:`~linsep.check_separability` first runs Ho–Kashyap, which ends either with a
 separating ``W`` or with the proof ``u = -E`` (Lauer & Bloch 2006, §2.1;
 Duda, Hart & Stork §5.9).  HK gives no bound on the iterations a proof needs,
 so when its budget runs out the answer comes from an exact linear program
@@ -16,13 +16,13 @@ so when its budget runs out the answer comes from an exact linear program
 certificate, or ``Y W >= 1`` for the hyperplane.
 
 Every certificate is checked before it is returned, independently of the
-solver that found it (:mod:`linsep._certificates`): a hyperplane must put
+solver that found it (``linsep._certificates``): a hyperplane must put
 every sample strictly on its side, with finite scores, in the original
 units; a proof ``u`` must satisfy ``|Σ_i u_i Y_ij| <= rtol Σ_i u_i |Y_ij|``
 for every column ``j`` (bias included), which no data with a separating
 hyperplane of relative margin above ``rtol = 1e-9`` admit.  Columns of any
 representable magnitude are first rescaled by powers of two
-(:func:`linsep._design.column_shifts`; exact, and it changes neither the
+(``linsep._design.column_shifts``; exact, and it changes neither the
 verdict nor the certificates).  When no candidate passes its check, the
 answer is ``undecided`` (``separable is None``, no certificate): never an
 unchecked proof.
@@ -93,6 +93,20 @@ class SeparabilityResult:
         The two labels; ``classes[1]`` is the positive side.
     n_iter : int
         Ho–Kashyap iterations spent.
+
+    See Also
+    --------
+    check_separability : The function that returns it.
+    linsep.inspection.SeparabilityDisplay : Draws the verdict on two-feature data.
+
+    Examples
+    --------
+    >>> from linsep import check_separability
+    >>> verdict = check_separability([[0, 0], [0, 1], [2, 0], [2, 1]], [0, 0, 1, 1])
+    >>> verdict.separable, verdict.status, verdict.method
+    (True, 'separable', 'ho_kashyap')
+    >>> bool(verdict.certificate.margin > 0)
+    True
     """
 
     separable: bool | None
@@ -107,7 +121,14 @@ class SeparabilityResult:
         return UNDECIDED if self.separable is None else SEPARABLE if self.separable else NOT_SEPARABLE
 
     def summary(self):
-        """One line describing the verdict and the certificate that was checked."""
+        """One line describing the verdict and the certificate that was checked.
+
+        Returns
+        -------
+        str
+            The verdict, the method that reached it and what was checked: the
+            hyperplane's geometric margin, or the proof's support and residual.
+        """
         c = self.certificate
         if self.separable is None:
             return (f"undecided ({self.method}): no separating hyperplane and no proof of non-separability "
@@ -145,7 +166,7 @@ def proof_residual(Y, u):
     """Largest per-column relative residual ``|Σ_i u_i Y_ij| / Σ_i u_i |Y_ij|`` of a candidate proof on ``Y``.
 
     ``Y`` is a sign-normalised matrix (any columns, the bias included); ``inf``
-    if ``u`` is not ``>= 0, != 0``.  See :func:`linsep._certificates.proof_residuals`.
+    if ``u`` is not ``>= 0, != 0``.  See ``linsep._certificates.proof_residuals``.
     """
     residuals = design_proof_residuals(Y if sp.issparse(Y) else np.asarray(Y), u)
     return np.inf if residuals is None else float(residuals.max())
@@ -220,6 +241,11 @@ def check_separability(X, y, *, max_iter=1000, pairwise=False):
         such verdict per class against the rest (and per pair with
         ``pairwise``).  A proof of non-separability is reduced to at most
         ``d + 2`` rows (Carathéodory) before it is checked and returned.
+
+    See Also
+    --------
+    HoKashyapClassifier : Plain HK gives the same kind of verdict on its training data.
+    linsep.inspection.plot_separability : Draws the certified line and margin, or the proof's points.
 
     Examples
     --------

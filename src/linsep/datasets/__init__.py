@@ -21,6 +21,34 @@ from ._files import SVMLIGHT_SUFFIXES, DataFileError, read_data_file
 
 @dataclass(frozen=True)
 class BenchmarkInfo:
+    """Size of one IDA data set and of its protocol's splits (a row of the paper's table).
+
+    Parameters
+    ----------
+    name : str
+        The data set's name (a key of :data:`BENCHMARKS`).
+    n_samples : int
+        Samples in the whole data set.
+    n_features : int
+        Features per sample.
+    n_train : int
+        Training samples of each realization.
+    n_test : int
+        Test samples of each realization.
+    n_realizations : int
+        Realizations of the protocol (100, or 20 for image and splice).
+
+    See Also
+    --------
+    benchmark_splits : The realizations themselves.
+
+    Examples
+    --------
+    >>> from linsep.datasets import BENCHMARKS
+    >>> BENCHMARKS["heart"]
+    BenchmarkInfo(name='heart', n_samples=270, n_features=13, n_train=170, n_test=100, n_realizations=100)
+    """
+
     name: str
     n_samples: int
     n_features: int
@@ -54,7 +82,31 @@ def _info(name):
 
 
 def load_benchmark(name):
-    """Return ``X`` (N, d) float64 and ``y`` (N,) with labels in {-1, +1}."""
+    """Return ``X`` (N, d) float64 and ``y`` (N,) with labels in {-1, +1}.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`BENCHMARKS`.
+
+    Returns
+    -------
+    X : ndarray of shape (N, d)
+        The samples, as shipped (not standardised).
+    y : ndarray of shape (N,)
+        Their labels, ``-1`` or ``+1``.
+
+    See Also
+    --------
+    benchmark_splits : Standardised train/test realizations of the protocol.
+
+    Examples
+    --------
+    >>> from linsep.datasets import load_benchmark
+    >>> X, y = load_benchmark("heart")
+    >>> X.shape, sorted(set(y.tolist()))
+    ((270, 13), [-1, 1])
+    """
     info = _info(name)
     path = resources.files(__package__) / "data" / f"{name}.csv.gz"
     with path.open("rb") as raw, gzip.open(raw, "rt") as handle:
@@ -66,7 +118,33 @@ def load_benchmark(name):
 
 
 def split_indices(name, split, random_state=0):
-    """Indices ``(train, test)`` of realization ``split`` (independent of how many are drawn)."""
+    """Indices ``(train, test)`` of realization ``split`` (independent of how many are drawn).
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`BENCHMARKS`.
+    split : int
+        The realization's number.
+    random_state : int, default=0
+        Seed; the realization is drawn from ``(random_state, split)``.
+
+    Returns
+    -------
+    train, test : ndarray of int
+        Row indices into :func:`load_benchmark`'s arrays, of the paper's sizes.
+
+    See Also
+    --------
+    benchmark_splits : The same realizations as standardised arrays.
+
+    Examples
+    --------
+    >>> from linsep.datasets import split_indices
+    >>> train, test = split_indices("heart", split=0)
+    >>> len(train), len(test)
+    (170, 100)
+    """
     info = _info(name)
     rng = np.random.default_rng([int(random_state), int(split)])
     order = rng.permutation(info.n_samples)
@@ -85,6 +163,30 @@ def benchmark_splits(name, n_splits=None, random_state=0):
         image and splice).
     random_state : int
         Seed; realization ``i`` is the same whatever ``n_splits`` is.
+
+    Yields
+    ------
+    X_train : ndarray of shape (n_train, d)
+        Training samples, standardised with their own mean and deviation.
+    y_train : ndarray of shape (n_train,)
+        Their labels (``±1``).
+    X_test : ndarray of shape (n_test, d)
+        Test samples, standardised with the training statistics.
+    y_test : ndarray of shape (n_test,)
+        Their labels.
+
+    See Also
+    --------
+    split_indices : The row indices of a realization.
+    linsep.experiments.run_benchmark : The paper's comparison over these splits.
+
+    Examples
+    --------
+    >>> from linsep.datasets import benchmark_splits
+    >>> for X_train, y_train, X_test, y_test in benchmark_splits("thyroid", n_splits=2):
+    ...     print(X_train.shape, X_test.shape)
+    (140, 5) (75, 5)
+    (140, 5) (75, 5)
     """
     info = _info(name)
     X, y = load_benchmark(name)

@@ -82,7 +82,7 @@ class HoKashyapClassifier(BaseLinearSeparator):
         Keep the per-iteration traces in ``history_``: the scalar ones and
         the lecture's ``a(k)``, ``b(k)``, ``e(k)`` (``True``: every
         iteration, an int ``n``: every ``n``-th; bounded memory, see
-        :mod:`linsep._trace`).  A traced fit runs the NumPy loop.
+        :ref:`trace-format`).  A traced fit runs the NumPy loop.
     random_state : int, RandomState or None, default=None
         Seed of the validation split.
 
@@ -111,6 +111,14 @@ class HoKashyapClassifier(BaseLinearSeparator):
     best_iter_ : int or ndarray
         Early stopping: ``k̂``, the iterate whose weights were kept
         (``history_["validation_error"][k̂ - 1]`` is its validation error).
+
+    See Also
+    --------
+    HoKashyapClassifierCV : HKES with the stopping iteration cross-validated, refitted on all data.
+    KernelHoKashyapClassifier : Ho–Kashyap in a kernel's feature space.
+    MSEClassifier : The least-squares solution for a fixed margin vector.
+    check_separability : A checked verdict on separability, with a linear-program fallback.
+    linsep.solvers.ho_kashyap.ho_kashyap : The solver, with the equations.
 
     Examples
     --------
@@ -176,11 +184,16 @@ class HoKashyapClassifier(BaseLinearSeparator):
             Starting weights ``W_0`` for a two-class problem (the lecture's
             example starts from ``a = 1``); default ``W_0 = Y⁺B_0``.
 
+        Returns
+        -------
+        self : object
+            The fitted estimator; ``status_`` says how each problem ended.
+
         Notes
         -----
         A ``dask.array`` ``X`` chunked by rows (``y``, ``X_val``, ``y_val``
         dask or NumPy) is fitted blockwise on its workers by
-        :mod:`linsep._dask`, to the same weights; ``margin_vector_`` and
+        :ref:`dask`, to the same weights; ``margin_vector_`` and
         ``certificate_`` are then dask arrays.  Without ``X_val``, early
         stopping holds out a stratified ``validation_fraction`` of every row
         block (seeded by ``random_state`` and the block's index).

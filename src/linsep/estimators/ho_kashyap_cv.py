@@ -204,7 +204,7 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         Ho–Kashyap loop releases the GIL); ``None``: one after the other.
     record_history : bool or int, default=False
         Keep the refit's per-iteration traces in ``history_`` (``True``: every
-        iteration, an int ``n``: every ``n``-th; see :mod:`linsep._trace`);
+        iteration, an int ``n``: every ``n``-th; see :ref:`trace-format`);
         the fold runs keep only their validation curves.
     random_state : int, RandomState or None, default=None
         Seed of the folds of an int ``cv``.
@@ -303,7 +303,21 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        """Choose ``k̂`` by cross-validation on ``X, y`` and fit (see the class docstring)."""
+        """Choose ``k̂`` by cross-validation on ``X, y`` and fit (see the class docstring).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (N, d)
+            Training samples.
+        y : array-like of shape (N,)
+            Class labels, any two or more values (one-vs-rest above two).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator: the refit on all of ``X`` stopped after ``k̂``
+            iterates (or, with ``refit=False``, the average of the fold models).
+        """
         X, y = self._validate_fit(X, y)
         self._folds = self._make_folds(X, y)
         try:
@@ -369,6 +383,11 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
     best_iter_, cv_curve_, cv_curves_
         As in :class:`HoKashyapClassifierCV`.
 
+    See Also
+    --------
+    KernelHoKashyapClassifier : Kernel HK, and kernel HKES with one held-out split.
+    HoKashyapClassifierCV : The same in the input space.
+
     Examples
     --------
     >>> from linsep import KernelHoKashyapClassifierCV
@@ -423,7 +442,21 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        """Choose ``k̂`` by cross-validation on ``X`` (N, d) — or the Gram matrix (N, N) — and fit."""
+        """Choose ``k̂`` by cross-validation on ``X`` (N, d) — or the Gram matrix (N, N) — and fit.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (N, d) or (N, N)
+            Training samples, or their Gram matrix for ``kernel="precomputed"``.
+        y : array-like of shape (N,)
+            Class labels, any two or more values (one-vs-rest above two).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator: the refit in the kernel map of all of ``X``,
+            stopped after ``k̂`` iterates.
+        """
         X, y = self._validate_fit(X, y)
         self._folds = self._make_folds(X, y)
         try:

@@ -74,7 +74,7 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
     random_state : int, RandomState or None, default=None
         Seed of that split.
     record_history : bool or int, default=False
-        Also record the teaching trace of :mod:`linsep._trace` (an int
+        Also record the teaching trace of :ref:`trace-format` (an int
         ``n``: every ``n``-th iterate).
     map_tol : float in [0, 1), default=0.3
         Truncation of the empirical kernel map: pivot until every training
@@ -107,6 +107,13 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
     best_iter_ : int or ndarray
         Early stopping: the iterate ``k̂`` whose weights were kept.
     X_fit_, classes_, n_iter_, history_
+
+    See Also
+    --------
+    HoKashyapClassifier : The linear Ho–Kashyap family.
+    KernelHoKashyapClassifierCV : Kernel HKES with the stopping iteration cross-validated.
+    KernelSchlesingerKozinecClassifier : A maximal-margin hyperplane in the kernel space.
+    linsep.solvers.kernel_ho_kashyap.kernel_ho_kashyap : The solver, with the equations.
 
     Examples
     --------
@@ -173,9 +180,23 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
     def fit(self, X, y, X_val=None, y_val=None):
         """Fit on ``X`` (N, d) — or the Gram matrix (N, N) for ``kernel="precomputed"``.
 
-        ``X_val, y_val`` (early stopping): validation samples, or for
-        ``kernel="precomputed"`` their kernel rows ``k(X_val, X)`` (M, N).
-        Without them, ``validation_fraction`` of ``X`` is held out.
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (N, d) or (N, N)
+            Training samples, or their Gram matrix for ``kernel="precomputed"``.
+        y : array-like of shape (N,)
+            Class labels, any two or more values (one-vs-rest above two).
+        X_val : array-like of shape (M, d) or (M, N), optional
+            Validation samples for early stopping, or for
+            ``kernel="precomputed"`` their kernel rows ``k(X_val, X)``.
+            Without them, ``validation_fraction`` of ``X`` is held out.
+        y_val : array-like of shape (M,), optional
+            Labels of ``X_val``.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator; ``status_`` says how each problem ended.
         """
         if self.kernel == "precomputed" and self.early_stopping and X_val is None:
             raise ValueError("early stopping with kernel='precomputed' needs X_val = k(X_val, X) and y_val")

@@ -59,7 +59,20 @@ class _LinearKozinecBase(BaseLinearSeparator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        """Fit on ``X`` (N, d), dense or sparse, and labels ``y`` (two or more classes)."""
+        """Fit on ``X`` (N, d), dense or sparse, and labels ``y`` (two or more classes).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (N, d)
+            Training samples.
+        y : array-like of shape (N,)
+            Class labels, any two or more values (one-vs-rest above two).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator; ``status_`` says how each problem ended.
+        """
         X, y = self._validate_fit(X, y)
         return self._fit_problems(X, y)
 
@@ -89,7 +102,7 @@ _SHARED_DOC = """
         with ``"not_separable"`` when the hulls are seen to touch); the
         iterate with the fewest training errors is then kept.
     record_history : bool or int, default=False
-        Also record the teaching trace of :mod:`linsep._trace` (an int
+        Also record the teaching trace of :ref:`trace-format` (an int
         ``n``: every ``n``-th iterate).
         Keep ``margin`` and ``margin_upper_bound`` per iteration in ``history_``.
 """
@@ -134,6 +147,12 @@ class KozinecClassifier(_LinearKozinecBase):
     ----------{_SHARED_DOC}
     Attributes
     ----------{_SHARED_ATTRS}
+    See Also
+    --------
+    SchlesingerKozinecClassifier : Goes on to an ε-optimal maximal margin.
+    PerceptronClassifier : The other rule that stops at the first separating hyperplane.
+    linsep.solvers.kozinec.kozinec : The solver, with the equations.
+
     Examples
     --------
     >>> from linsep import KozinecClassifier
@@ -175,6 +194,13 @@ class SchlesingerKozinecClassifier(_LinearKozinecBase):
         for the Gram matrix ``G + I/C``; always converges.{_SHARED_DOC}
     Attributes
     ----------{_SHARED_ATTRS}
+    See Also
+    --------
+    KozinecClassifier : Stops at the first separating hyperplane.
+    KernelSchlesingerKozinecClassifier : The same in a kernel space.
+    LagrangianSVMClassifier : A soft-margin SVM (squared slacks).
+    linsep.solvers.kozinec.schlesinger_kozinec : The solver, with the equations.
+
     Examples
     --------
     >>> from linsep import SchlesingerKozinecClassifier
@@ -249,7 +275,7 @@ class KernelSchlesingerKozinecClassifier(BaseKernelSeparator):
         points at every step.  The block holds at most as many numbers as the
         column cache.
     record_history : bool or int, default=False
-        Also record the teaching trace of :mod:`linsep._trace` (an int
+        Also record the teaching trace of :ref:`trace-format` (an int
         ``n``: every ``n``-th iterate).
         Keep ``margin`` and ``margin_upper_bound`` in ``history_``: per
         iteration without shrinking, per check on all points with it.
@@ -272,6 +298,13 @@ class KernelSchlesingerKozinecClassifier(BaseKernelSeparator):
         For ``"not_separable"`` (hard margin, ``C=None``): ``u >= 0, u != 0``
         with ``Σ_i u_i y_i φ(x_i) = 0`` and ``Σ_i u_i y_i = 0`` (the hulls
         touch in the feature space); ``None`` otherwise.
+
+    See Also
+    --------
+    SchlesingerKozinecClassifier : The linear rule.
+    KernelLagrangianSVMClassifier : A kernel SVM with squared slacks, ``N × N`` factor.
+    linsep.kernels.KernelColumnCache : The bounded cache of kernel columns.
+    linsep.solvers.kozinec.kernel_schlesinger_kozinec : The solver, with the equations.
 
     Examples
     --------

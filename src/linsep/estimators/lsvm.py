@@ -75,7 +75,7 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
     max_iter : int, default=10000
         Largest number of updates per binary problem.
     record_history : bool or int, default=False
-        Also record the teaching trace of :mod:`linsep._trace` (an int
+        Also record the teaching trace of :ref:`trace-format` (an int
         ``n``: every ``n``-th iterate).
         Keep the dual objective and the steps of ``α`` and ``W`` per
         iteration in ``history_``.
@@ -91,6 +91,13 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
     alpha_ : ndarray of shape (N,) or (K, N)
         Dual solution ``α >= 0`` of (19) (per one-vs-rest problem).
     classes_, n_iter_, status_ (``"converged"`` or ``"max_iter"``), history_
+
+    See Also
+    --------
+    KernelLagrangianSVMClassifier : The same iteration with a kernel.
+    SchlesingerKozinecClassifier : The hard-margin SVM hyperplane, ε-optimal.
+    HoKashyapClassifier : ``C`` gives Łęski's MHKS/MHKA, the other regularised rule of the paper.
+    linsep.solvers.lsvm.lagrangian_svm : The solver, with the equations.
 
     Examples
     --------
@@ -114,7 +121,18 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
     def fit(self, X, y):
         """Fit on ``X`` (N, d), dense, sparse or a ``dask.array`` chunked by rows, and labels ``y`` (two or more classes).
 
-        Dask input is fitted blockwise (:mod:`linsep._dask`); ``alpha_`` is then a dask array.
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (N, d)
+            Training samples.  Dask input is fitted blockwise
+            (:ref:`dask`); ``alpha_`` is then a dask array.
+        y : array-like of shape (N,)
+            Class labels, any two or more values (one-vs-rest above two).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator; ``status_`` says how each problem ended.
         """
         if is_dask_collection(X):
             return fit_lsvm(self, X, y)
@@ -160,6 +178,21 @@ class KernelLagrangianSVMClassifier(BaseKernelSeparator):
     intercept_ : ndarray of shape (1,) or (K,)
     alpha_ : ndarray of shape (N,) or (K, N)
     X_fit_, classes_, n_iter_, status_, history_
+
+    See Also
+    --------
+    LagrangianSVMClassifier : The linear form, factored in ``(d+1)×(d+1)``.
+    KernelSchlesingerKozinecClassifier : Kernel SVM without an ``N × N`` factor.
+    linsep.solvers.lsvm.kernel_lagrangian_svm : The solver, with the equations.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from linsep import KernelLagrangianSVMClassifier
+    >>> X, y = make_moons(n_samples=200, noise=0.1, random_state=0)
+    >>> clf = KernelLagrangianSVMClassifier(kernel="rbf", gamma=2.0).fit(X, y)
+    >>> clf.score(X, y), clf.dual_coef_.shape
+    (0.995, (1, 200))
     """
 
     _parameter_constraints = {**KERNEL_CONSTRAINTS, **_COMMON_CONSTRAINTS}

@@ -92,7 +92,7 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
     record_history : bool or int, default=False
         Record a teaching trace in ``history_`` (the one row ``a``, ``b``, ``e = Y a − b``; two classes only; ``True``: every
         iteration, an int ``n``: every ``n``-th; format and memory bound in
-        :mod:`linsep._trace`).
+        :ref:`trace-format`).
 
     Attributes
     ----------
@@ -107,6 +107,13 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
         Always 1 (one solve).
     margin_vector_ : ndarray of shape (N,) or (N, K)
         The ``b`` (or ``B``) that was used.
+
+    See Also
+    --------
+    WidrowHoffClassifier : Gradient descent to the same solution.
+    LMSClassifier : Single-sample gradient descent to the same solution.
+    HoKashyapClassifier : Adapts the margin vector ``b`` as well, to separate when possible.
+    linsep.solvers.mse.mse : The solver, with the equations.
 
     Examples
     --------
@@ -139,8 +146,15 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
             Positive ``b`` (only relative sizes matter).  For more than two
             classes, ``B_ik = b_i`` for the sample's own class.
 
+        Returns
+        -------
+        self : object
+            The fitted estimator; ``status_`` says how each problem ended.
+
+        Notes
+        -----
         A ``dask.array`` ``X`` chunked by rows is fitted blockwise
-        (:mod:`linsep._dask`); ``margin_vector_`` is then a dask array.
+        (:ref:`dask`); ``margin_vector_`` is then a dask array.
         """
         if is_dask_collection(X):
             return fit_mse(self, X, y, margin)
@@ -205,7 +219,7 @@ class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
     record_history : bool or int, default=False
         Record a teaching trace in ``history_`` (``a(k)``, ``b``, ``e(k) = Y a(k) − b``, ``k = 0 … n_iter_``; ``True``: every
         iteration, an int ``n``: every ``n``-th; format and memory bound in
-        :mod:`linsep._trace`).
+        :ref:`trace-format`).
 
     Attributes
     ----------
@@ -219,11 +233,27 @@ class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
         ``criterion``: ``J_s(a_k)`` for every iterate.
     margin_vector_ : ndarray
 
+    See Also
+    --------
+    MSEClassifier : The solution the descent converges to, in one solve.
+    LMSClassifier : The single-sample rule.
+    linsep.solvers.mse.widrow_hoff : The solver, with the equations.
+
     Notes
     -----
     More than two classes are fitted one-vs-rest with ``±1`` targets; with
     ``b = 1`` the resulting argmax classifier is the MSE linear machine's
     (``A⁺(2 t_k − 1) = 2 a_k − e_bias``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from linsep import MSEClassifier, WidrowHoffClassifier
+    >>> X = np.array([[6.0, 9.0], [5.0, 7.0], [5.0, 9.0], [0.0, 10.0]])
+    >>> y = np.array([1, 1, 2, 2])
+    >>> gd = WidrowHoffClassifier(schedule="constant", max_iter=100_000, tol=1e-10).fit(X, y)
+    >>> np.allclose(gd.coef_, MSEClassifier().fit(X, y).coef_, atol=1e-4)
+    True
     """
 
     _parameter_constraints = {
@@ -243,7 +273,22 @@ class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, margin=None):
-        """Fit on ``X, y`` with margin vector ``b`` (default all ones)."""
+        """Fit on ``X, y`` with margin vector ``b`` (default all ones).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (N, d)
+            Training samples.
+        y : array-like of shape (N,)
+            Class labels, any two or more values (one-vs-rest above two).
+        margin : float or array-like of shape (N,), optional
+            Positive margin vector ``b`` (default all ones).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator; ``status_`` says how each problem ended.
+        """
         return self._fit_with_margin(X, y, margin)
 
     def _solve_binary(self, X, y, margin=None):
@@ -257,7 +302,7 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
 
     A compiled sequential loop over the rows of ``X``, dense or CSR/CSC
     (sparse rows are read as they are, never densified).  ``partial_fit``
-    makes one pass over each chunk of a stream (:mod:`linsep._stream`).
+    makes one pass over each chunk of a stream (:ref:`streaming`).
 
     Parameters
     ----------
@@ -277,7 +322,7 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
     record_history : bool, int or "updates", default=False
         Record a teaching trace in ``history_`` (``a``, ``b``, ``e = Y a − b`` after each pass, ``k = 0 … n_iter_``; ``True``: every
         iteration, an int ``n``: every ``n``-th; format and memory bound in
-        :mod:`linsep._trace`).
+        :ref:`trace-format`).
 
     Attributes
     ----------
@@ -291,6 +336,23 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
     epoch_ : int
         Schedule position ``k`` of the last pass, as in
         :class:`~linsep.PerceptronClassifier`.
+
+    See Also
+    --------
+    WidrowHoffClassifier : The batch rule.
+    MSEClassifier : The solution both rules approach, in one solve.
+    PerceptronClassifier : The other single-sample rule with ``partial_fit``.
+    linsep.solvers.mse.lms : The solver, with the equations.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from linsep import LMSClassifier
+    >>> X, y = make_classification(n_samples=200, n_features=4, random_state=0)
+    >>> clf = LMSClassifier(random_state=0).fit(X, y)
+    >>> bool(clf.score(X, y) > 0.9)
+    True
+    >>> clf = clf.partial_fit(X[:50], y[:50])           # one more pass, over a chunk
     """
 
     _parameter_constraints = {
@@ -315,7 +377,22 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, margin=None):
-        """Fit on ``X, y`` (dense or sparse) with margin vector ``b`` (default all ones); starts over."""
+        """Fit on ``X, y`` (dense or sparse) with margin vector ``b`` (default all ones); starts over.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (N, d)
+            Training samples.
+        y : array-like of shape (N,)
+            Class labels, any two or more values (one-vs-rest above two).
+        margin : float or array-like of shape (N,), optional
+            Positive margin vector ``b`` (default all ones).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator; ``status_`` says how each problem ended.
+        """
         self._rng = check_random_state(self.random_state)
         try:
             self._fit_with_margin(X, y, margin)
@@ -328,10 +405,29 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
     def partial_fit(self, X, y, classes=None, margin=None, epoch=None):
         """One LMS pass over the chunk ``X, y`` (margin ``b`` per chunk sample), from the current weights.
 
-        ``classes`` is required on the first call; ``epoch`` sets ``η_epoch``
-        (default ``epoch_``); ``max_iter`` is not used; ``status_`` and
-        ``margin_vector_`` speak of this chunk only.  Semantics and the
-        schedule rule: :mod:`linsep._stream`.
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n, d)
+            The chunk's samples.
+        y : array-like of shape (n,)
+            Their labels.
+        classes : array-like, optional
+            All the labels of the stream; required on the first call.
+        margin : float or array-like of shape (n,), optional
+            Positive margin ``b`` of the chunk's samples (default all ones).
+        epoch : int, optional
+            Pass over the stream this chunk belongs to: it uses ``η_epoch``.
+            Default: ``epoch_``.
+
+        Returns
+        -------
+        self : object
+            The updated estimator; ``status_`` speaks of this chunk only.
+
+        Notes
+        -----
+        ``max_iter`` is not used; ``status_`` and ``margin_vector_`` speak of
+        this chunk only.  Semantics and the schedule rule: :ref:`streaming`.
         """
         self._rng = check_random_state(self.random_state)
         try:

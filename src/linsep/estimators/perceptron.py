@@ -10,7 +10,7 @@ kernel (dual) perceptron   :class:`KernelPerceptronClassifier`  ``"kernel_percep
 
 More than two classes are fitted one-vs-rest.  The equations are in
 :mod:`linsep.solvers.perceptron`.  The single-sample and kernel perceptrons
-also learn from a stream of chunks with ``partial_fit`` (:mod:`linsep._stream`).
+also learn from a stream of chunks with ``partial_fit`` (:ref:`streaming`).
 """
 
 from __future__ import annotations
@@ -38,25 +38,6 @@ _RULE_PARAMS = {
     "record_history": RECORD_HISTORY_CONSTRAINT,
 }
 
-_ATTRIBUTES = """
-    Attributes
-    ----------
-    coef_ : ndarray of shape (1, d) or (K, d)
-    intercept_ : ndarray of shape (1,) or (K,)
-    classes_ : ndarray
-    status_ : str or ndarray of str
-        ``"separable"`` when a pass made no correction (every training
-        sample then has ``y_i (w·x_i + w_0) > margin``), else ``"max_iter"``
-        with a ConvergenceWarning.
-    n_iter_ : int or ndarray
-        Passes over the data (per class for more than two classes).
-    history_ : dict or list of dict
-        ``mistakes``: corrections made in each pass.
-    epoch_ : int
-        Schedule position ``k`` of the last pass (``η_k``): the one the next
-        ``partial_fit`` uses unless given ``epoch`` (single-sample rules).
-"""
-
 
 class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
     """Single-sample perceptron, fixed or variable increment, with optional margin.
@@ -64,7 +45,7 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
     ``a ← a + η_k y_i`` whenever ``aᵗ y_i <= margin``, for ``y_i = y_i (x_i, 1)``
     visited one at a time (a compiled sequential loop; dense or CSR/CSC
     input, sparse data read row by row and never densified).  ``partial_fit``
-    makes one pass over each chunk of a stream (:mod:`linsep._stream`).
+    makes one pass over each chunk of a stream (:ref:`streaming`).
 
     Parameters
     ----------
@@ -88,8 +69,44 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
         its passes in plain Python; ``True``: every iteration, an int ``n``:
         every ``n``-th; ``"updates"``: a row after every correction, the
         lecture's update-by-update table; format and memory bound in
-        :mod:`linsep._trace`).
-    """ + _ATTRIBUTES
+        :ref:`trace-format`).
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, d) or (K, d)
+        Weights ``w`` (float32 for float32 ``X``).
+    intercept_ : ndarray of shape (1,) or (K,)
+        Bias ``w_0``.
+    classes_ : ndarray of shape (K,)
+        The class labels.
+    status_ : str or ndarray of str
+        ``"separable"`` when a pass made no correction (every training
+        sample then has ``y_i (w·x_i + w_0) > margin``), else ``"max_iter"``
+        with a ConvergenceWarning; after ``partial_fit``, of the last chunk.
+    n_iter_ : int or ndarray
+        Passes over the data (per class for more than two classes).
+    history_ : dict or list of dict
+        ``mistakes``: corrections made in each pass.
+    epoch_ : int
+        Schedule position ``k`` of the last pass (``η_k``): the one the next
+        ``partial_fit`` uses unless given ``epoch``.
+
+    See Also
+    --------
+    BatchPerceptronClassifier : The batch rule, one step over all mistakes.
+    KernelPerceptronClassifier : The same rule in a kernel space.
+    KozinecClassifier : Stops at a separating hyperplane too, from the hulls' nearest points.
+    linsep.solvers.perceptron.perceptron : The solver, with the equations.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> from linsep import PerceptronClassifier
+    >>> X, y = make_blobs(n_samples=60, centers=[[-3, 0], [3, 0]], random_state=0)
+    >>> clf = PerceptronClassifier(random_state=0).fit(X, y)
+    >>> clf.status_, clf.score(X, y)
+    ('separable', 1.0)
+    """
 
     _parameter_constraints = {**_RULE_PARAMS, "shuffle": ["boolean"], "random_state": ["random_state"]}
     _dtypes = (np.float64, np.float32)  # float32 rows read as they are; weights and sums in float64
@@ -106,7 +123,20 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        """Fit on ``X`` (N, d), dense or sparse, and labels ``y``; starts over after ``partial_fit``."""
+        """Fit on ``X`` (N, d), dense or sparse, and labels ``y``; starts over after ``partial_fit``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (N, d)
+            Training samples.
+        y : array-like of shape (N,)
+            Class labels, any two or more values (one-vs-rest above two).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator; ``status_`` says how each problem ended.
+        """
         self._rng = check_random_state(self.random_state)
         try:
             super().fit(X, y)
@@ -121,18 +151,25 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (n, d)
+        X : {array-like, sparse matrix} of shape (n, d)
+            The chunk's samples.
         y : array-like of shape (n,)
+            Their labels.
         classes : array-like, optional
             All the labels of the stream; required on the first call.
         epoch : int, optional
             Pass over the stream this chunk belongs to: it uses ``η_epoch``
             (matters for ``schedule="inverse"`` only).  Default: ``epoch_``.
 
+        Returns
+        -------
+        self : object
+            The updated estimator; ``status_`` speaks of this chunk only.
+
         Notes
         -----
         ``max_iter`` is not used; ``status_`` speaks of this chunk only.
-        Semantics and the schedule rule: :mod:`linsep._stream`.
+        Semantics and the schedule rule: :ref:`streaming`.
         """
         self._rng = check_random_state(self.random_state)
         try:
@@ -173,8 +210,40 @@ class BatchPerceptronClassifier(BaseLinearSeparator):
     record_history : bool or int, default=False
         Record a teaching trace in ``history_`` (``a(k)`` after each iteration, ``k = 0 … n_iter_``; ``True``: every
         iteration, an int ``n``: every ``n``-th; format and memory bound in
-        :mod:`linsep._trace`).
-    """ + _ATTRIBUTES
+        :ref:`trace-format`).
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, d) or (K, d)
+        Weights ``w`` (float32 for float32 ``X``).
+    intercept_ : ndarray of shape (1,) or (K,)
+        Bias ``w_0``.
+    classes_ : ndarray of shape (K,)
+        The class labels.
+    status_ : str or ndarray of str
+        ``"separable"`` when an iteration found no mistake (every training
+        sample then has ``y_i (w·x_i + w_0) > margin``), else ``"max_iter"``
+        with a ConvergenceWarning.
+    n_iter_ : int or ndarray
+        Iterations (per class for more than two classes).
+    history_ : dict or list of dict
+        ``mistakes``: misclassified samples at each iteration.
+
+    See Also
+    --------
+    PerceptronClassifier : The single-sample rule.
+    WidrowHoffClassifier : Batch gradient descent on the squared error instead.
+    linsep.solvers.perceptron.batch_perceptron : The solver, with the equations.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> from linsep import BatchPerceptronClassifier
+    >>> X, y = make_blobs(n_samples=60, centers=[[-3, 0], [3, 0]], random_state=0)
+    >>> clf = BatchPerceptronClassifier(schedule="constant").fit(X, y)
+    >>> clf.status_, clf.score(X, y)
+    ('separable', 1.0)
+    """
 
     _parameter_constraints = dict(_RULE_PARAMS)
     _dtypes = (np.float64, np.float32)  # float32 X never copied; Y a and Yᵀ1_M summed in float64
@@ -188,7 +257,20 @@ class BatchPerceptronClassifier(BaseLinearSeparator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        """Fit on ``X`` (N, d), dense or sparse, and labels ``y``."""
+        """Fit on ``X`` (N, d), dense or sparse, and labels ``y``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (N, d)
+            Training samples.
+        y : array-like of shape (N,)
+            Class labels, any two or more values (one-vs-rest above two).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator; ``status_`` says how each problem ended.
+        """
         return super().fit(X, y)
 
     def _solve_binary(self, X, y):
@@ -209,7 +291,7 @@ class KernelPerceptronClassifier(StreamMixin, BaseKernelSeparator):
     the same sample order.
 
     ``partial_fit`` makes one pass over each chunk of a stream
-    (:mod:`linsep._stream`), starting from the decision values of the model
+    (:ref:`streaming`), starting from the decision values of the model
     so far.  The dual model grows with the stream: the samples of a chunk
     that were corrected at least once (``α > 0`` for some class) are
     appended to ``X_fit_`` with their counts, the others are dropped (their
@@ -243,7 +325,7 @@ class KernelPerceptronClassifier(StreamMixin, BaseKernelSeparator):
         and the last corrected sample after each pass, ``k = 0 … n_iter_``;
         ``True``: every iteration, an int ``n``: every ``n``-th;
         ``"updates"``: a row after every correction; format and memory bound
-        in :mod:`linsep._trace`).
+        in :ref:`trace-format`).
 
     Attributes
     ----------
@@ -259,6 +341,22 @@ class KernelPerceptronClassifier(StreamMixin, BaseKernelSeparator):
         Kernel columns computed during the fit (cache misses).
     classes_, status_, n_iter_, history_
         As in :class:`PerceptronClassifier`.
+
+    See Also
+    --------
+    PerceptronClassifier : The primal rule (equal with ``kernel="linear"``).
+    KernelSchlesingerKozinecClassifier : A maximal-margin hyperplane in the kernel space.
+    linsep.solvers.perceptron.kernel_perceptron : The solver, with the equations.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from linsep import KernelPerceptronClassifier
+    >>> X = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
+    >>> y = np.array([0, 0, 1, 1])                      # XOR: no line separates it
+    >>> clf = KernelPerceptronClassifier(kernel="rbf", gamma=2.0, random_state=0).fit(X, y)
+    >>> clf.status_, clf.predict(X)
+    ('separable', array([0, 0, 1, 1]))
     """
 
     _parameter_constraints = {
@@ -307,15 +405,22 @@ class KernelPerceptronClassifier(StreamMixin, BaseKernelSeparator):
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (n, d)
+        X : {array-like, sparse matrix} of shape (n, d)
+            The chunk's samples.
         y : array-like of shape (n,)
+            Their labels.
         classes : array-like, optional
             All the labels of the stream; required on the first call.
+
+        Returns
+        -------
+        self : object
+            The updated estimator; ``status_`` speaks of this chunk only.
 
         Notes
         -----
         ``max_iter`` is not used; ``status_`` speaks of this chunk only
-        (:mod:`linsep._stream`).
+        (:ref:`streaming`).
         """
         if self.kernel == "precomputed":
             raise ValueError("partial_fit needs the samples: kernel='precomputed' cannot grow a Gram matrix "

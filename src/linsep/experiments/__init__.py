@@ -5,12 +5,12 @@
 ...                        out="/tmp/linsep-doctest", progress=False)      # doctest: +SKIP
 >>> print(report.markdown)                                                  # doctest: +SKIP
 
-* :mod:`.protocol` — splits, the validation/test protocols, the C grid, one run;
-* :mod:`.methods` — HK, HKES, HKESA, MHKS, MHKA, LSVM, SVM (libsvm) and the
+* ``linsep.experiments.protocol`` — splits, the validation/test protocols, the C grid, one run;
+* ``linsep.experiments.methods`` — HK, HKES, HKESA, MHKS, MHKA, LSVM, SVM (libsvm) and the
   LinearSVC stand-in, or any registered linsep estimator;
-* :mod:`.stats` — mean ± std, best method and paired significance test;
-* :mod:`.report` — Tables 1–3 beside the paper's values, Figures 1–2;
-* :mod:`.runner` — parallel, cached, resumable :func:`run_benchmark`.
+* ``linsep.experiments.stats`` — mean ± std, best method and paired significance test;
+* ``linsep.experiments.report`` — Tables 1–3 beside the paper's values, Figures 1–2;
+* ``linsep.experiments.runner`` — parallel, cached, resumable :func:`run_benchmark`.
 """
 
 from .methods import PAPER_METHODS, default_methods, get_method

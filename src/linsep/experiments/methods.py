@@ -97,7 +97,32 @@ def _registered(name):
 
 
 def get_method(name):
-    """Return the :class:`Method` called ``name`` (a paper column, ``linear_svc`` or a registered name)."""
+    """Return the ``Method`` record called ``name`` (a paper column, ``linear_svc`` or a registered name).
+
+    Parameters
+    ----------
+    name : str
+        ``"svm"`` (libsvm's ``SVC``, linear kernel), ``"linear_svc"`` (the
+        ``LinearSVC(loss="hinge")`` stand-in) or any name of
+        :func:`linsep.available_classifiers`.
+
+    Returns
+    -------
+    Method
+        A record with ``name``, ``build`` (keyword parameters -> a new
+        estimator) and ``tuning``: ``"none"``, ``"early_stopping"``, ``"cv"``
+        or ``"C"`` (the paper's grid over ``C``).
+
+    See Also
+    --------
+    default_methods : The methods of a default run.
+
+    Examples
+    --------
+    >>> from linsep.experiments import get_method
+    >>> get_method("mhks").tuning, get_method("hkes").tuning, get_method("hkes_cv").tuning
+    ('C', 'early_stopping', 'cv')
+    """
     if name == "svm":
         return Method(name, _svc, "C")
     if name == "linear_svc":
@@ -119,7 +144,28 @@ def get_method(name):
 
 
 def default_methods(quick=False):
-    """The paper's seven methods that can run here, then linsep's extensions; ``quick`` swaps SVC for LinearSVC."""
+    """The paper's seven methods that can run here, then linsep's extensions; ``quick`` swaps SVC for LinearSVC.
+
+    Parameters
+    ----------
+    quick : bool, default=False
+        Replace the slow libsvm ``svm`` by ``linear_svc`` (``linsep bench --quick``).
+
+    Returns
+    -------
+    list of str
+        Method names, in the order of the tables' columns.
+
+    See Also
+    --------
+    get_method : What a name stands for.
+
+    Examples
+    --------
+    >>> from linsep.experiments import default_methods
+    >>> default_methods(quick=True)
+    ['hk', 'hkes', 'hkesa', 'mhks', 'mhka', 'lsvm', 'linear_svc', 'hkes_cv', 'hkesa_cv']
+    """
     have = available_classifiers()
     names = [m for m in PAPER_METHODS + EXTENSION_METHODS if m == "svm" or m in have]
     if quick:

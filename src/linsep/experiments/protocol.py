@@ -46,12 +46,49 @@ TRAIN_FRACTION = 2 / 3
 
 
 def coarse_grid():
-    """``2^-10, 2^-8, …, 2^10`` (11 values)."""
+    """``2^-10, 2^-8, …, 2^10`` (11 values).
+
+    Returns
+    -------
+    ndarray of shape (11,)
+        The first step of the paper's search over ``C`` (§3.1).
+
+    See Also
+    --------
+    fine_grid : The second step, around the best coarse value.
+
+    Examples
+    --------
+    >>> from linsep.experiments import coarse_grid
+    >>> coarse_grid()[[0, 5, -1]]
+    array([9.765625e-04, 1.000000e+00, 1.024000e+03])
+    """
     return 2.0 ** COARSE_EXPONENTS
 
 
 def fine_grid(p):
-    """9 values ``2^t``, ``t`` evenly spaced in ``[p - 1, p + 1]`` (contains ``2^p``)."""
+    """9 values ``2^t``, ``t`` evenly spaced in ``[p - 1, p + 1]`` (contains ``2^p``).
+
+    Parameters
+    ----------
+    p : int
+        Exponent of the best coarse value ``2^p``.
+
+    Returns
+    -------
+    ndarray of shape (9,)
+        The second step of the paper's search over ``C`` (§3.1).
+
+    See Also
+    --------
+    coarse_grid : The first step.
+
+    Examples
+    --------
+    >>> from linsep.experiments import fine_grid
+    >>> fine_grid(0)[[0, 4, -1]]
+    array([0.5, 1. , 2. ])
+    """
     return 2.0 ** np.linspace(p - 1, p + 1, FINE_POINTS)
 
 
@@ -68,6 +105,35 @@ def load_split(dataset, split, protocol="validation", random_state=0):
     standardisation with the training split's statistics); the validation
     protocol then divides its training part with a generator seeded by
     ``(random_state, split)`` so every method sees the same three sets.
+
+    Parameters
+    ----------
+    dataset : str
+        One of :data:`linsep.datasets.BENCHMARKS`.
+    split : int
+        The realization's number.
+    protocol : {"validation", "test"}, default="validation"
+        ``"validation"``: the training part is divided 2/3 for fitting, 1/3 for
+        tuning; ``"test"``: fitting on the whole training part, tuning on the
+        test part (the paper's optimistic Table 3).
+    random_state : int, default=0
+        Seed of the realization and of the division.
+
+    Returns
+    -------
+    tuple of ndarray
+        ``(X_fit, y_fit, X_tune, y_tune, X_test, y_test)``.
+
+    See Also
+    --------
+    run_one : Tune, fit and test one method on one realization.
+
+    Examples
+    --------
+    >>> from linsep.experiments import load_split
+    >>> X_fit, y_fit, X_tune, y_tune, X_test, y_test = load_split("heart", 0)
+    >>> X_fit.shape, X_tune.shape, X_test.shape
+    ((113, 13), (57, 13), (100, 13))
     """
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}; choose from {', '.join(PROTOCOLS)}")
@@ -115,6 +181,39 @@ def run_one(dataset, method, split, protocol="validation", random_state=0, keep_
     (all grid fits, or the one early-stopping fit), not the final test
     prediction — as in the paper's Table 2.  ``keep_curve`` stores the
     validation error per iteration of an early-stopping fit (Fig. 1).
+
+    Parameters
+    ----------
+    dataset : str
+        One of :data:`linsep.datasets.BENCHMARKS`.
+    method : str
+        A name :func:`get_method` knows.
+    split : int
+        The realization's number.
+    protocol : {"validation", "test"}, default="validation"
+        See :func:`load_split`.
+    random_state : int, default=0
+        Seed of the realization.
+    keep_curve : bool, default=False
+        Also store the validation error per iteration (early stopping).
+
+    Returns
+    -------
+    dict
+        ``test_error`` and ``tuning_error`` (%), ``time_s``, ``n_fits``, the
+        chosen ``C`` or ``best_iter``, ``n_iter``, ``status``, ``n_warnings``
+        and the identifying keys; what ``results.csv`` holds per row.
+
+    See Also
+    --------
+    run_benchmark : Every run of a comparison, in parallel and cached.
+
+    Examples
+    --------
+    >>> from linsep.experiments import run_one
+    >>> record = run_one("heart", "hkes", split=0)
+    >>> record["test_error"], record["n_fits"]
+    (17.0, 1)
     """
     if dataset not in BENCHMARKS:
         raise ValueError(f"unknown data set {dataset!r}; available: {', '.join(BENCHMARKS)}")

@@ -36,7 +36,40 @@ _COST = {"svm": 0, "linear_svc": 1, "hkesa_cv": 2, "mhka": 2, "lsvm": 3, "hkesa"
 
 @dataclass
 class BenchmarkReport:
-    """What :func:`run_benchmark` produced."""
+    """What :func:`run_benchmark` produced.
+
+    Attributes
+    ----------
+    out : Path
+        The output folder.
+    protocol : str
+        ``"validation"`` or ``"test"``.
+    results : list of dict
+        One record per run (:func:`run_one`), cached or computed.
+    error_rows, time_rows : list of dict
+        The rows of the error table (Table 1 or 3) and of the time table (Table 2).
+    markdown : str
+        The tables as printed.
+    files : list of Path
+        The files written under ``out``.
+    failures : list
+        Runs that raised, with their error.
+    n_computed, n_cached : int
+        Runs computed now, and read from the cache.
+
+    See Also
+    --------
+    run_benchmark : Returns it.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from linsep.experiments import run_benchmark
+    >>> report = run_benchmark(datasets=["thyroid"], methods=["hk"], n_splits=2,
+    ...                        out=tempfile.mkdtemp(), progress=False)
+    >>> report.protocol, [path.name for path in report.files][:2]
+    ('validation', ['table1.md', 'table1.csv'])
+    """
 
     out: Path
     protocol: str
@@ -150,11 +183,14 @@ def run_benchmark(datasets=None, methods=None, protocol="validation", n_splits=N
     n_splits : int or None
         Realizations per data set; default the protocol's 100 (20 for image
         and splice), ``quick``: 10.
+    quick : bool, default=False
+        The quick run of ``make demo``: 10 splits per data set and
+        ``linear_svc`` instead of the slow libsvm ``svm``.
     jobs : int
         joblib workers over the runs (-1: all cores).
     scheduler : str or None
         Address of a Dask scheduler (``tcp://host:8786``): the runs go to its
-        workers through joblib's Dask backend (:func:`dask_backend`; ``jobs``
+        workers through joblib's Dask backend (``linsep.experiments.runner.dask_backend``; ``jobs``
         is then ignored).  Results are the same: every run is seeded by
         ``(seed, split)``.
     out : path
@@ -163,10 +199,26 @@ def run_benchmark(datasets=None, methods=None, protocol="validation", n_splits=N
         Seed of the splits.
     test : {"ttest", "wilcoxon"}
         Paired test of the asterisks.
+    progress : bool, default=True
+        Show a progress bar (tqdm) over the runs.
 
     Returns
     -------
     BenchmarkReport
+
+    See Also
+    --------
+    run_one : One run.
+    BenchmarkReport : What it returns.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from linsep.experiments import run_benchmark
+    >>> report = run_benchmark(datasets=["heart"], methods=["hk", "hkes"], n_splits=2,
+    ...                        out=tempfile.mkdtemp(), progress=False)
+    >>> len(report.results), report.n_computed
+    (4, 4)
     """
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}; choose from {', '.join(PROTOCOLS)}")

@@ -34,7 +34,30 @@ ALPHA = 0.05
 
 
 def paired_pvalue(a, b, test="ttest"):
-    """p-value of a two-sided paired test between per-split errors ``a`` and ``b`` (nan if undefined)."""
+    """p-value of a two-sided paired test between per-split errors ``a`` and ``b`` (nan if undefined).
+
+    Parameters
+    ----------
+    a, b : array-like of shape (n_splits,)
+        Test errors of two methods on the same splits, in the same order.
+    test : {"ttest", "wilcoxon"}, default="ttest"
+        Paired t-test or Wilcoxon's signed-rank test.
+
+    Returns
+    -------
+    float
+        The two-sided p-value; ``1.0`` for equal errors, ``nan`` below two splits.
+
+    See Also
+    --------
+    summarize : Applies it against the best method of a data set.
+
+    Examples
+    --------
+    >>> from linsep.experiments import paired_pvalue
+    >>> round(paired_pvalue([1, 2, 3, 4], [2, 3, 3, 6]), 4)
+    0.0917
+    """
     a, b = np.asarray(a, float), np.asarray(b, float)
     if a.size < 2:
         return float("nan")
@@ -56,6 +79,10 @@ def summarize(errors, test="ttest", alpha=ALPHA):
     ----------
     errors : dict
         ``{method: {split: test error %}}``.
+    test : {"ttest", "wilcoxon"}, default="ttest"
+        Paired test against the best method (:func:`paired_pvalue`).
+    alpha : float, default=0.05
+        Significance level: ``star`` marks a method whose p-value is at least ``alpha``.
 
     Returns
     -------
@@ -63,6 +90,17 @@ def summarize(errors, test="ttest", alpha=ALPHA):
         ``{method: {"n", "mean", "std", "best", "star", "p_value"}}``; ``best``
         marks the lowest mean (all of them if tied), ``star`` the others not
         significantly different from it (``p_value >= alpha``).
+
+    See Also
+    --------
+    paired_pvalue : The test behind ``star``.
+
+    Examples
+    --------
+    >>> from linsep.experiments import summarize
+    >>> stats = summarize({"hk": {0: 20.0, 1: 22.0, 2: 21.0}, "hkes": {0: 18.0, 1: 21.0, 2: 19.0}})
+    >>> stats["hkes"]["best"], stats["hk"]["star"], round(stats["hk"]["p_value"], 3)
+    (True, False, 0.038)
     """
     if test not in TESTS:
         raise ValueError(f"unknown test {test!r}; choose from {', '.join(TESTS)}")

@@ -1,7 +1,7 @@
 """Ho–Kashyap family: HK, modified HK, MHKS, MHKA, HKES, HKESA.
 
 All six methods are one iteration on the augmented, sign-normalised matrix
-``Y = diag(y)[X, 1]`` (:mod:`linsep._design`), differing in four switches.
+``Y = diag(y)[X, 1]`` (``linsep._design``), differing in four switches.
 
 Ho–Kashyap (HK) [1]_ [2]_ (Lauer & Bloch 2006, eqs. 6–9) minimises
 
@@ -147,7 +147,7 @@ def ho_kashyap(
 
     Parameters
     ----------
-    Y : ndarray, sparse matrix or :class:`~linsep._design.SignedDesign` of shape (N, p)
+    Y : ndarray, sparse matrix or ``linsep._design.SignedDesign`` of shape (N, p)
         Sign-normalised augmented design matrix, bias column last.  A
         ``SignedDesign`` larger than the cache is never formed: the compiled
         loop reads its ``X`` (float32 or float64) and labels directly.
@@ -180,7 +180,7 @@ def ho_kashyap(
         Sign-normalised validation matrix: enables early stopping (HKES).
     record_history : bool
         Keep per-iteration traces (always kept with ``Y_val``).
-    trace : linsep._trace.TraceRecorder or None
+    trace : trace recorder or None
         Also record ``weights`` ``a(k)``, ``margin_vector`` ``b(k)`` and
         ``error_vector`` ``e(k)`` per iteration (rows ``k = 1 … n_iter``,
         the lecture's numbering); a traced run takes the NumPy loop.
@@ -207,14 +207,19 @@ def ho_kashyap(
         with the factorisation and ``plan`` (driver, factorisation, dtype,
         threads).
 
+    See Also
+    --------
+    linsep.HoKashyapClassifier : The estimator over this solver (labels, one-vs-rest, validation split).
+    linsep.solvers.mse.mse : One least-squares solve for a fixed margin vector.
+
     Notes
     -----
     Dense data with the margin update (HK, MHKS, MHKA, HKES, HKESA) run in a
-    compiled loop (:func:`linsep._loops.ho_kashyap_segment`; one pass over
+    compiled loop (``linsep._loops.ho_kashyap_segment``; one pass over
     ``Y`` per iteration for data larger than the cache, two cache-resident
     passes below; IRLS adds the weighted Gram matrix and its Cholesky
-    factor).  A pass by rows over at least :data:`linsep._loops.PARALLEL_MIN_ENTRIES`
-    entries is split over threads (:func:`linsep._loops.pass_threads`).
+    factor).  A pass by rows over at least ``linsep._loops.PARALLEL_MIN_ENTRIES``
+    entries is split over threads (``linsep._loops.pass_threads``).
     float32 data are read as float32 (the vectors ``B``, ``E`` are kept in
     float32, every sum in float64; the factor and ``W`` are float64, and
     ``W`` is rounded to float32 on return).  Sparse ``Y`` or ``Y_val``, modified HK, the eigh factorisation,
@@ -222,13 +227,13 @@ def ho_kashyap(
     systems that fail the Cholesky pivot test run the NumPy loop below,
     which is also the reference the compiled loop is tested against.
 
-    Wide ``Y`` (``p = d + 1`` above :data:`linsep._linalg._DIRECT_MAX_COLUMNS`
+    Wide ``Y`` (``p = d + 1`` above ``linsep._linalg._DIRECT_MAX_COLUMNS``
     = 2000, e.g. sparse text data) run the NumPy loop with the matrix-free
-    W-step :class:`~linsep._linalg.IterativeLeastSquares`: conjugate
+    W-step ``linsep._linalg.IterativeLeastSquares``: conjugate
     gradients on the normal equations, Jacobi-preconditioned, warm-started
     from the previous solution (IRLS only changes ``D``: nothing is
     refactored), each solve stopping at the relative residual
-    ``τ = 1e-10`` (:data:`linsep._linalg.CG_RTOL`).  ``extra`` then has
+    ``τ = 1e-10`` (``linsep._linalg.CG_RTOL``).  ``extra`` then has
     ``cg_iterations``, ``cg_solves`` and ``cg_residual``.  How ``τ`` enters
     the verdicts:
 
@@ -238,11 +243,11 @@ def ho_kashyap(
       ``‖YᵀDE‖ <= τ ‖YᵀD(B + offset)‖``.  Once ``max E <= 1e-6 · max B`` (a
       *candidate*; the direct path's ``1e-10`` would miss proofs blurred by
       the solve's error), ``W`` is re-solved at ``τ = 1e-14``
-      (:data:`~linsep._linalg.CG_PROOF_RTOL`) and ``E`` recomputed; ``u = −DE``
+      (``linsep._linalg.CG_PROOF_RTOL``) and ``E`` recomputed; ``u = −DE``
       is accepted only if ``E <= 0`` to rounding, as on the direct path,
       **and** ``u`` (or, failing that, ``u`` with its entries below
       ``sqrt(eps) · max u`` — rounding noise — set to 0) passes the
-      per-column check of :mod:`linsep._certificates`,
+      per-column check of ``linsep._certificates``,
       ``|Σ_i u_i Y_ij| <= FIT_PROOF_RTOL · Σ_i u_i |Y_ij|`` (``1e-6``) for
       every column ``j``.  Otherwise the iteration goes on (and may end
       ``converged``): no proof is claimed that was not checked.
@@ -260,6 +265,23 @@ def ho_kashyap(
     An IRLS system that fails the Cholesky test and whose dense SVD would
     exceed the memory budget switches the fit to the iterative W-step in
     mid-run; from then on every rule above applies.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_blobs
+    >>> X, y = make_blobs(n_samples=40, centers=[[-2, 0], [2, 0]], random_state=0)
+    >>> y = 2 * y - 1                                        # labels in {-1, +1}
+    >>> Y = y[:, None] * np.c_[X, np.ones(len(X))]          # Y = diag(y)[X, 1], bias last
+    >>> from linsep.solvers.ho_kashyap import ho_kashyap
+    >>> result = ho_kashyap(Y)
+    >>> result.status, bool((Y @ result.weights > 0).all())
+    ('separable', True)
+    >>> X_xor = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
+    >>> Y_xor = np.array([-1, -1, 1, 1])[:, None] * np.c_[X_xor, np.ones(4)]
+    >>> proof = ho_kashyap(Y_xor)
+    >>> proof.status, np.allclose(Y_xor.T @ proof.certificate, 0)     # u >= 0 with Yᵀu = 0
+    ('not_separable', True)
     """
     if stopping not in STOPPING_RULES:
         raise ValueError(f"stopping must be one of {STOPPING_RULES}, got {stopping!r}")

@@ -79,7 +79,7 @@ from .ho_kashyap import ho_kashyap
 class EmpiricalKernelMap:
     """Centred coordinates of the training samples in a subspace of the kernel feature space.
 
-    A pivoted partial Cholesky factorisation (:func:`linsep._linalg.pivoted_cholesky`)
+    A pivoted partial Cholesky factorisation (``linsep._linalg.pivoted_cholesky``)
     ``K ≈ L Lᵀ``, ``L = K[:, P] R⁻ᵀ``, stops once every training point lies
     within ``sqrt(tol · max_i k(x_i, x_i))`` of ``S = span{φ(x_p) : p ∈ P}``;
     ``L`` holds the projections ``Π_S φ(x_i)`` in an orthonormal basis of
@@ -132,6 +132,24 @@ class EmpiricalKernelMap:
         ``[features, 1]ᵗ[features, 1]``, diagonal; Ho–Kashyap's least-squares
         matrix for every labelling (the signs of the rows do not change it),
         so one-vs-rest problems never recompute it.
+
+    See Also
+    --------
+    kernel_ho_kashyap : Ho–Kashyap in this map.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from linsep.kernels import kernel_matrix
+    >>> from linsep.solvers.kernel_ho_kashyap import EmpiricalKernelMap
+    >>> X = np.random.default_rng(0).normal(size=(30, 2))
+    >>> K = kernel_matrix(X, X, kernel="rbf", gamma=0.5)
+    >>> exact = EmpiricalKernelMap(K)                        # tol=0: the span of all φ(x_i)
+    >>> truncated = EmpiricalKernelMap(K, tol=0.3)
+    >>> truncated.rank < exact.rank, exact.features.shape[0]
+    (True, 30)
+    >>> np.allclose(exact.transform(K), exact.features)      # new samples from their kernel rows
+    True
     """
 
     def __init__(self, K=None, *, columns=None, diagonal=None, tol=0.0, block_size=64):
@@ -158,12 +176,38 @@ class EmpiricalKernelMap:
         self._shift = mean @ V
 
     def transform(self, K_new):
-        """``φ̃`` of new samples from their kernel rows ``K_new = k(X_new, X)`` (M, N)."""
+        """``φ̃`` of new samples from their kernel rows ``K_new = k(X_new, X)`` (M, N).
+
+        Parameters
+        ----------
+        K_new : ndarray of shape (M, N)
+            Kernel values ``k(x_new, x_i)`` against the training samples.
+
+        Returns
+        -------
+        ndarray of shape (M, rank)
+            The new samples' coordinates, comparable with ``features``.
+        """
         K_new = np.asarray(K_new, dtype=float)
         return K_new[:, self.pivots] @ self._T - self._shift
 
     def dual_coef(self, w, w0=0.0):
-        """``(a, b)`` with ``Σ_i a_i k(x_i, x) + b = φ̃(x)ᵀ w + w_0`` (``a`` is zero off the pivots)."""
+        """``(a, b)`` with ``Σ_i a_i k(x_i, x) + b = φ̃(x)ᵀ w + w_0`` (``a`` is zero off the pivots).
+
+        Parameters
+        ----------
+        w : ndarray of shape (rank,)
+            Weights in the map's coordinates.
+        w0 : float, default=0.0
+            Bias in the map's coordinates.
+
+        Returns
+        -------
+        a : ndarray of shape (N,)
+            Dual coefficients of the training samples (zero off the pivots).
+        b : float
+            The bias of the kernel expansion.
+        """
         w = np.asarray(w, dtype=float)
         a = np.zeros(self.features.shape[0])
         a[self.pivots] = self._T @ w
@@ -201,6 +245,21 @@ def kernel_ho_kashyap(K, y, *, K_val=None, y_val=None, kernel_map=None, map_tol=
         margin vector, certificate, history, ``n_iter``) with ``weights``
         the dual coefficients ``a`` (``f(x) = Σ_i a_i k(x_i, x) + w_0``) and
         ``intercept`` ``w_0``; ``extra["rank"]`` is ``r``.
+
+    See Also
+    --------
+    EmpiricalKernelMap : The map this runs Ho–Kashyap in.
+    linsep.KernelHoKashyapClassifier : The estimator over this solver.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from linsep.kernels import kernel_matrix
+    >>> from linsep.solvers.kernel_ho_kashyap import kernel_ho_kashyap
+    >>> X = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
+    >>> y = np.array([-1, -1, 1, 1])                         # XOR
+    >>> kernel_ho_kashyap(kernel_matrix(X, X, kernel="rbf", gamma=2.0), y).status
+    'separable'
     """
     if kernel_map is None:
         kernel_map = EmpiricalKernelMap(K, tol=map_tol)

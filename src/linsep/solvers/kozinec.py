@@ -261,7 +261,7 @@ def kozinec(X, y, *, formulation="two_hull", max_iter=10_000, record_history=Fal
         Largest number of updates.
     record_history : bool
         Keep ``margin`` and ``margin_upper_bound`` per iteration.
-    trace : linsep._trace.TraceRecorder or None
+    trace : trace recorder or None
         Record the weights ``(w, b)`` of every iterate and the sample the
         step towards it moved to (rows ``k = 0 … n_iter``).
 
@@ -271,6 +271,21 @@ def kozinec(X, y, *, formulation="two_hull", max_iter=10_000, record_history=Fal
         ``weights = (w, b)`` (bias last), ``n_iter`` updates, ``status``
         ``"separable"`` / ``"max_iter"`` / ``"not_separable"``, ``extra`` with
         ``margin``, ``margin_upper_bound`` and the convex ``coefficients``.
+
+    See Also
+    --------
+    schlesinger_kozinec : Goes on to an ε-optimal maximal margin.
+    linsep.KozinecClassifier : The estimator over this solver.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_blobs
+    >>> X, y = make_blobs(n_samples=40, centers=[[-2, 0], [2, 0]], random_state=0)
+    >>> y = 2 * y - 1                                        # labels in {-1, +1}
+    >>> from linsep.solvers.kozinec import kozinec
+    >>> kozinec(X, y).status
+    'separable'
     """
     return schlesinger_kozinec(X, y, formulation=formulation, C=None, max_iter=max_iter,
                                record_history=record_history, rule="kozinec", trace=trace)
@@ -288,6 +303,53 @@ def schlesinger_kozinec(X, y, *, formulation="two_hull", C=None, epsilon=None, t
     Other parameters and the result as in :func:`kozinec`; ``rule="kozinec"``
     gives Kozinec's stopping rule instead.  One iteration costs one product
     ``X @ w`` (O(N d)).
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (N, d)
+        Samples.
+    y : ndarray of shape (N,)
+        Labels in {-1, +1}, both present.
+    formulation : {"two_hull", "augmented"}, default="two_hull"
+        As in :func:`kozinec`.
+    C : float or None, default=None
+        Soft margin with quadratic slacks; ``None``: hard margin.
+    epsilon : float or None, default=None
+        Absolute ε; replaces ``tol`` when given.
+    tol : float, default=1e-2
+        Relative ε.
+    max_iter : int, default=100000
+        Largest number of updates.
+    record_history : bool, default=False
+        Keep ``margin`` and ``margin_upper_bound`` per iteration.
+    rule : {"sk", "kozinec"}, default="sk"
+        The stopping rule.
+    trace : trace recorder or None, default=None
+        Record the iterates (as in :func:`kozinec`).
+
+    Returns
+    -------
+    SolveResult
+        As in :func:`kozinec`; ``extra["margin"]`` and
+        ``extra["margin_upper_bound"]`` bracket the optimal margin.
+
+    See Also
+    --------
+    kozinec : Stops at the first separating hyperplane.
+    kernel_schlesinger_kozinec : The two-hull rule in a kernel space.
+    linsep.SchlesingerKozinecClassifier : The estimator over this solver.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_blobs
+    >>> X, y = make_blobs(n_samples=40, centers=[[-2, 0], [2, 0]], random_state=0)
+    >>> y = 2 * y - 1                                        # labels in {-1, +1}
+    >>> from linsep.solvers.kozinec import schlesinger_kozinec
+    >>> result = schlesinger_kozinec(X, y, tol=1e-3)
+    >>> margin, bound = result.extra["margin"], result.extra["margin_upper_bound"]
+    >>> bool(margin <= bound <= margin / (1 - 1e-3))
+    True
     """
     y = _check_args(rule, formulation, y)
     solve = _two_hull if formulation == "two_hull" else _augmented
@@ -608,7 +670,7 @@ def kernel_schlesinger_kozinec(column, y, *, C=None, epsilon=None, tol=1e-2, max
     record_history : bool
         Keep ``margin`` and ``margin_upper_bound`` per iteration (with
         shrinking: per check on all N points).
-    trace : linsep._trace.TraceRecorder or None
+    trace : trace recorder or None
         Record ``dual_coef`` ``α_i y_i``, ``intercept`` and the sample the
         step moved towards, per iteration (rows ``k = 0 … n_iter``); with
         shrinking, one row per check on all N points (``iteration`` = steps
@@ -648,6 +710,24 @@ def kernel_schlesinger_kozinec(column, y, *, C=None, epsilon=None, tol=1e-2, max
         ``C=None``) or ``"not_separable"`` (hulls touching to rounding),
         ``extra`` with ``margin`` (in the feature space of ``K + I/C``) and
         ``margin_upper_bound``.
+
+    See Also
+    --------
+    schlesinger_kozinec : The linear rule.
+    linsep.kernels.KernelColumnCache : The bounded cache that serves the columns.
+    linsep.KernelSchlesingerKozinecClassifier : The estimator over this solver.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from linsep.kernels import KernelColumnCache
+    >>> X = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
+    >>> y = np.array([-1, -1, 1, 1])                         # XOR
+    >>> cache = KernelColumnCache(X, kernel="rbf", gamma=2.0)
+    >>> from linsep.solvers.kozinec import kernel_schlesinger_kozinec
+    >>> result = kernel_schlesinger_kozinec(cache.column, y)
+    >>> result.status, bool(result.extra["margin"] > 0)
+    ('converged', True)
     """
     y = _check_args(rule, "two_hull", y)
     if update not in UPDATES:

@@ -28,7 +28,7 @@ Sign convention
 ---------------
 The paper takes ``H = Y[X̃, −1]`` and ``ŵ_0 = −1ᵗYα̂`` (eq. 20): that is
 Mangasarian's plane ``xᵗw = γ`` with ``γ = ŵ_0``.  linsep's augmented
-matrices put the bias last with ``+1`` (:mod:`linsep._design`), so here
+matrices put the bias last with ``+1`` (``linsep._design``), so here
 ``H = Y[X̃, 1]`` and the weights are simply ``W = Hᵗα``:
 
 .. math::
@@ -55,7 +55,7 @@ does not depend on the labels).  Because ``α_{k+1} = Q⁻¹ r_k``, the product
 iteration costs exactly one product ``X̃ v`` and one ``X̃ᵗ u`` plus a few
 vector operations, all fused into one compiled pass over the rows so that
 ``X̃`` streams from memory once per iteration, split over threads on large
-data (:class:`_LinearStep`).  ``H`` is never
+data (``_LinearStep``).  ``H`` is never
 formed: ``Hᵗr = [X̃, 1]ᵗ(y∘r)``.
 
 *Kernel form* (:func:`kernel_lagrangian_svm`): ``X̃X̃ᵗ`` becomes a Gram
@@ -153,7 +153,7 @@ class _PDFactor:
 
 
 def _iterate(step, tol, max_iter, record_history, trace=None, row=None, count_errors=None):
-    """Run iteration (22) with a *step* object (:class:`_KernelStep` or :class:`_LinearStep`).
+    """Run iteration (22) with a *step* object (``_KernelStep`` or ``_LinearStep``).
 
     The step holds ``α_k`` (``step.alpha``) and the right-hand side
     ``r_{k−1}``, which equals ``Qα_k`` because ``α_k = Q⁻¹r_{k−1}``; so the
@@ -232,9 +232,9 @@ class _LinearStep:
     Both products with a row of ``X`` happen while it is in cache, so an
     iteration streams ``X`` from memory once and each ``N``-vector once
     (unfused, at ``d = 20`` the vectors alone cost as much memory traffic as
-    ``X``).  Dense ``X`` runs the compiled pass :func:`linsep._loops.lsvm_pass`
+    ``X``).  Dense ``X`` runs the compiled pass ``linsep._loops.lsvm_pass``
     (float32 read as float32, sums in float64; rows split over threads,
-    :func:`linsep._loops.pass_threads`); sparse ``X`` the same steps as two
+    ``linsep._loops.pass_threads``); sparse ``X`` the same steps as two
     sparse products (:func:`linear_pass`, also the dask backend's block
     pass).  ``z_k = HᵗQ⁻¹r_{k−1} = Hᵗα_k`` is ``W_k`` (the push-through
     identity), so the weights of eq. 20 come free.
@@ -289,11 +289,11 @@ class _LinearStep:
 
 
 def linear_pass(X, y, weights, r, alpha, C, mu):
-    """The steps of :func:`linsep._loops.lsvm_pass` as whole-vector operations (sparse ``X``, dask row blocks).
+    """The steps of ``linsep._loops.lsvm_pass`` as whole-vector operations (sparse ``X``, dask row blocks).
 
     From ``W_k = weights`` and ``r_{k−1} = r``: ``α_k = C(r_{k−1} − y∘([X, 1] W_k))``,
     ``r_k = max(r_{k−1} − μα_k, 1)`` and ``g_k = Hᵗr_k = [X, 1]ᵗ(y∘r_k)``
-    (see :class:`_LinearStep`).  ``alpha`` is ``α_{k−1}`` (``None`` on the
+    (see ``_LinearStep``).  ``alpha`` is ``α_{k−1}`` (``None`` on the
     first pass); no argument is modified.
 
     Returns
@@ -325,7 +325,7 @@ class _IterativeS:
     ``X``; Jacobi-preconditioned (``S`` is positive definite, ``>= I/C``) and
     warm-started from the previous solve, whose right-hand side ``Hᵗr_k``
     changes little between iterations.  Each solve stops at the relative
-    residual :data:`linsep._linalg.CG_RTOL` (``1e-10``), far below the
+    residual ``linsep._linalg.CG_RTOL`` (``1e-10``), far below the
     iteration's own ``tol`` on ``‖W_{k+1} − W_k‖``.
     """
 
@@ -411,7 +411,7 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
         Keep the dual objective ``f(α_k)`` (21) and the steps ``‖α_k − α_{k−1}‖``,
         ``‖W_k − W_{k−1}‖`` (``f`` is not monotone: ``α_0 = Q⁻¹1`` is the
         unconstrained minimiser).
-    trace : linsep._trace.TraceRecorder or None
+    trace : trace recorder or None
         Record the weights ``W_k`` (rows ``k = 0 … n_iter``).
     _plan : dict or None
         Private: ``{"threads": n}`` forces the compiled pass's thread count (tests).
@@ -425,6 +425,22 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
         of updates (22), ``extra["alpha"]`` the dual solution ``α`` (the
         last iterate: inactive entries are ``0`` up to about ``tol·max α``,
         of either sign).
+
+    See Also
+    --------
+    kernel_lagrangian_svm : The kernel form.
+    linsep.LagrangianSVMClassifier : The estimator over this solver.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_blobs
+    >>> X, y = make_blobs(n_samples=40, centers=[[-2, 0], [2, 0]], random_state=0)
+    >>> y = 2 * y - 1                                        # labels in {-1, +1}
+    >>> from linsep.solvers.lsvm import lagrangian_svm
+    >>> result = lagrangian_svm(X, y, C=1.0)
+    >>> result.status, result.weights.shape, result.extra["alpha"].shape   # (w, b) and the dual α
+    ('converged', (3,), (40,))
     """
     C, mu = _check_params(C, mu, tol, max_iter)
     if y is not None:
@@ -465,7 +481,7 @@ def kernel_lagrangian_svm(K, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, re
         Labels in {-1, +1}.
     C, mu, tol, max_iter, record_history
         As in :func:`lagrangian_svm`.
-    trace : linsep._trace.TraceRecorder or None
+    trace : trace recorder or None
         Record ``dual_coef`` ``y∘α_k`` and ``intercept`` (rows ``k = 0 … n_iter``).
 
     Returns
@@ -474,6 +490,22 @@ def kernel_lagrangian_svm(K, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, re
         ``weights`` the signed dual coefficients ``y∘α`` and ``intercept``
         ``w_0 = 1ᵗYα``, so ``f(x) = Σ_i y_i α_i k(x_i, x) + w_0``;
         ``extra["alpha"]`` is ``α``.
+
+    See Also
+    --------
+    lagrangian_svm : The linear form, factored in ``(d+1)×(d+1)``.
+    linsep.KernelLagrangianSVMClassifier : The estimator over this solver.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from linsep.kernels import kernel_matrix
+    >>> from linsep.solvers.lsvm import kernel_lagrangian_svm
+    >>> X = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
+    >>> y = np.array([-1, -1, 1, 1])                         # XOR
+    >>> result = kernel_lagrangian_svm(kernel_matrix(X, X, kernel="rbf", gamma=2.0), y, C=10.0)
+    >>> result.status, bool((np.sign(result.weights) == y).all())   # weights = y∘α, α > 0
+    ('converged', True)
     """
     C, mu = _check_params(C, mu, tol, max_iter)
     y = np.asarray(y, dtype=float)

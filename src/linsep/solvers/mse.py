@@ -19,11 +19,11 @@ on one point, and raising that point's ``b_i`` to 10 fixes it.
 Three ways to the same minimiser:
 
 * :func:`mse` — ``a = Y⁺ b`` from one factorisation
-  (:class:`~linsep._linalg.LeastSquaresFactor`: Cholesky of the equilibrated
+  (``linsep._linalg.LeastSquaresFactor``: Cholesky of the equilibrated
   Gram matrix, SVD for rank-deficient ``Y``), never an explicit inverse;
   optional ridge ``C‖w‖²`` on ``w`` only.  Wide ``Y`` (sparse text data,
   ``d + 1`` above 2000 columns) is solved matrix-free by conjugate gradients
-  (:func:`~linsep._linalg.least_squares_solver`), to the same minimum-norm
+  (``linsep._linalg.least_squares_solver``), to the same minimum-norm
   solution up to a relative normal-equations residual of ``1e-10``.
 * :func:`widrow_hoff` — batch gradient descent
   ``a_{k+1} = a_k − η_k Yᵗ(Y a_k − b)`` with ``η_k = η_1/k``, which converges
@@ -79,7 +79,7 @@ def mse(Y, margin=None, *, C=0.0, trace=None):
     C : float
         Ridge penalty on ``w`` (the bias is not penalised); 0 gives the
         lecture's ``Y⁺ b``.
-    trace : linsep._trace.TraceRecorder or None
+    trace : trace recorder or None
         Record the one row ``k = 1``: ``a``, ``b`` and ``e = Y a − b``.
 
     Returns
@@ -89,6 +89,24 @@ def mse(Y, margin=None, *, C=0.0, trace=None):
         ``n_iter = 1`` and ``status`` ``separable`` if ``Y a > 0``, else
         ``converged`` (``max_iter`` if an iterative solve stopped short of its
         tolerance; its CG iterations are ``extra["cg_iterations"]``).
+
+    See Also
+    --------
+    widrow_hoff : Gradient descent to the same solution.
+    linsep.solvers.ho_kashyap.ho_kashyap : Adapts the margin vector too.
+    linsep.MSEClassifier : The estimator over this solver.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_blobs
+    >>> X, y = make_blobs(n_samples=40, centers=[[-2, 0], [2, 0]], random_state=0)
+    >>> y = 2 * y - 1                                        # labels in {-1, +1}
+    >>> Y = y[:, None] * np.c_[X, np.ones(len(X))]          # Y = diag(y)[X, 1], bias last
+    >>> from linsep.solvers.mse import mse
+    >>> result = mse(Y)                                      # b = 1
+    >>> np.allclose(result.weights, np.linalg.lstsq(Y, np.ones(len(Y)), rcond=None)[0])
+    True
     """
     design = as_design(Y)
     b = design.constant_vector(1.0) if margin is None else design.vector(margin)
@@ -128,6 +146,21 @@ def mse_linear_machine(A, labels, margin=None, *, C=0.0):
         ``margin`` = ``B``, ``n_iter = 1`` and ``status`` ``separable`` if
         every training sample's own discriminant is strictly the largest,
         else ``converged``.
+
+    See Also
+    --------
+    mse : The two-class solve.
+    linsep.MSEClassifier : Uses it above two classes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_blobs
+    >>> from linsep.solvers.mse import mse_linear_machine
+    >>> X, labels = make_blobs(n_samples=60, centers=3, random_state=0)
+    >>> result = mse_linear_machine(np.c_[X, np.ones(len(X))], labels)
+    >>> result.weights.shape                                 # one column of weights per class
+    (3, 3)
     """
     labels = np.asarray(labels)
     n_samples = labels.shape[0]
@@ -215,7 +248,7 @@ def widrow_hoff(Y, margin=None, *, learning_rate=None, schedule="inverse", max_i
     initial_weights : ndarray of shape (p,) or None
         ``a_0``; zeros by default (then the limit is the minimum-norm
         solution).
-    trace : linsep._trace.TraceRecorder or None
+    trace : trace recorder or None
         Record ``a_k``, ``b`` and ``e_k = Y a_k − b`` (rows ``k = 0 … n_iter``).
 
     Returns
@@ -226,6 +259,24 @@ def widrow_hoff(Y, margin=None, *, learning_rate=None, schedule="inverse", max_i
         steps, ``status`` (``separable`` if ``Y a > 0``, else
         ``converged`` or ``max_iter``) and ``history["criterion"]`` =
         ``J_s(a_k)`` for every iterate.
+
+    See Also
+    --------
+    mse : The limit, in one solve.
+    lms : The single-sample rule.
+    linsep.WidrowHoffClassifier : The estimator over this solver.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_blobs
+    >>> X, y = make_blobs(n_samples=40, centers=[[-2, 0], [2, 0]], random_state=0)
+    >>> y = 2 * y - 1                                        # labels in {-1, +1}
+    >>> Y = y[:, None] * np.c_[X, np.ones(len(X))]          # Y = diag(y)[X, 1], bias last
+    >>> from linsep.solvers.mse import mse, widrow_hoff
+    >>> result = widrow_hoff(Y, schedule="constant", max_iter=10_000, tol=1e-10)
+    >>> np.allclose(result.weights, mse(Y).weights, atol=1e-6)
+    True
     """
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
@@ -329,7 +380,7 @@ def lms(X, y, margin=None, *, learning_rate=None, schedule="inverse", max_iter=1
         Schedule position of the first pass (pass ``k`` uses
         ``η_{first_pass + k − 1}``), as in
         :func:`linsep.solvers.perceptron.perceptron`.
-    trace : linsep._trace.TraceRecorder or None
+    trace : trace recorder or None
         Record ``a``, ``b`` and ``e = Y a − b`` after each pass (rows
         ``k = 0 … n_iter``, ``k = 0`` the start).
 
@@ -342,6 +393,22 @@ def lms(X, y, margin=None, *, learning_rate=None, schedule="inverse", max_iter=1
         ``max_iter``) and ``history["criterion"]``: the sum of squared
         residuals met during each pass (a running estimate of ``J_s``);
         ``extra["learning_rate"]``: the ``η_1`` used.
+
+    See Also
+    --------
+    widrow_hoff : The batch rule.
+    linsep.LMSClassifier : The estimator over this solver (with ``partial_fit``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_blobs
+    >>> X, y = make_blobs(n_samples=40, centers=[[-2, 0], [2, 0]], random_state=0)
+    >>> y = 2 * y - 1                                        # labels in {-1, +1}
+    >>> from linsep.solvers.mse import lms
+    >>> result = lms(X, y, rng=np.random.default_rng(0))
+    >>> result.status, result.weights.shape
+    ('converged', (3,))
     """
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")

@@ -111,7 +111,7 @@ def perceptron(X, y, *, learning_rate=1.0, schedule="constant", margin=0.0, max_
     ----------
     X : ndarray or sparse matrix of shape (N, d)
         Samples, read row by row by the compiled loop (never copied into
-        ``Y``); sparse input is read as CSR (:func:`sequential_data`), never
+        ``Y``); sparse input is read as CSR (``sequential_data``), never
         densified.
     y : ndarray of shape (N,)
         Labels in {-1, +1}.
@@ -135,10 +135,10 @@ def perceptron(X, y, *, learning_rate=1.0, schedule="constant", margin=0.0, max_
         Schedule position of the first pass: pass ``k`` of this call uses
         ``η_{first_pass + k − 1}`` (1 for a fresh fit; a later value
         continues a schedule, as ``partial_fit`` does).
-    trace : linsep._trace.TraceRecorder or None
+    trace : trace recorder or None
         Record ``a`` after each pass and the last sample it corrected
         (rows ``k = 0 … n_iter``); a traced run makes its passes in plain
-        Python (:func:`_traced_epoch`) to know the corrected samples.
+        Python (``_traced_epoch``) to know the corrected samples.
 
     Returns
     -------
@@ -147,6 +147,23 @@ def perceptron(X, y, *, learning_rate=1.0, schedule="constant", margin=0.0, max_
         ``n_iter`` = passes made, ``status``
         (``separable`` / ``max_iter``) and ``history["mistakes"]``, the
         number of corrections per pass.
+
+    See Also
+    --------
+    batch_perceptron : One step over all mistakes.
+    kernel_perceptron : The dual rule.
+    linsep.PerceptronClassifier : The estimator over this solver (with ``partial_fit``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_blobs
+    >>> X, y = make_blobs(n_samples=40, centers=[[-2, 0], [2, 0]], random_state=0)
+    >>> y = 2 * y - 1                                        # labels in {-1, +1}
+    >>> from linsep.solvers.perceptron import perceptron
+    >>> result = perceptron(X, y, rng=np.random.default_rng(0))
+    >>> result.status, bool((y * (np.c_[X, np.ones(len(X))] @ result.weights) > 0).all())
+    ('separable', True)
     """
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
@@ -183,9 +200,9 @@ def perceptron(X, y, *, learning_rate=1.0, schedule="constant", margin=0.0, max_
 
 
 def _traced_epoch(X, y, order, w, eta, margin, updates=None, k=0):
-    """:func:`linsep._loops.perceptron_epoch` in plain Python; also returns the last corrected sample (or −1).
+    """``linsep._loops.perceptron_epoch`` in plain Python; also returns the last corrected sample (or −1).
 
-    ``updates`` (a per-update :class:`~linsep._trace.TraceRecorder`) receives
+    ``updates`` (a per-update ``TraceRecorder``) receives
     a row after each correction, with the pass number ``k``.
     """
     mistakes, last = 0, -1
@@ -209,11 +226,11 @@ def batch_perceptron(Y, *, learning_rate=1.0, schedule="inverse", margin=0.0, ma
     ----------
     Y : ndarray or sparse matrix of shape (N, p)
         Sign-normalised augmented samples, bias column last
-        (:func:`linsep._design.sign_normalized`).
+        (``linsep._design.sign_normalized``).
     learning_rate, schedule, margin, max_iter, initial_weights
         As in :func:`perceptron`; the default schedule is the lecture's
         ``η_k = η_1/k``.
-    trace : linsep._trace.TraceRecorder or None
+    trace : trace recorder or None
         Record ``a`` after each iteration (rows ``k = 0 … n_iter``; the
         last iteration, which finds no mistake, leaves ``a`` as it was).
 
@@ -224,6 +241,23 @@ def batch_perceptron(Y, *, learning_rate=1.0, schedule="inverse", margin=0.0, ma
         ``n_iter`` = iterations (one product
         ``Y a`` each), ``status`` and ``history["mistakes"]`` (the size of
         ``𝒴_M`` at each iterate).
+
+    See Also
+    --------
+    perceptron : The single-sample rule.
+    linsep.BatchPerceptronClassifier : The estimator over this solver.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_blobs
+    >>> X, y = make_blobs(n_samples=40, centers=[[-2, 0], [2, 0]], random_state=0)
+    >>> y = 2 * y - 1                                        # labels in {-1, +1}
+    >>> Y = y[:, None] * np.c_[X, np.ones(len(X))]          # Y = diag(y)[X, 1], bias last
+    >>> from linsep.solvers.perceptron import batch_perceptron
+    >>> result = batch_perceptron(Y, schedule="constant")
+    >>> result.status, bool((Y @ result.weights > 0).all())
+    ('separable', True)
     """
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
@@ -290,7 +324,7 @@ def kernel_perceptron(column, y, *, max_iter=100, fit_intercept=True, shuffle=Tr
         ``f(x_j)`` of a model fitted before (on other samples), to continue
         from; zeros by default.  ``α`` then counts only the corrections made
         here, and ``intercept`` only their share of the bias.
-    trace : linsep._trace.TraceRecorder or None
+    trace : trace recorder or None
         Record ``dual_coef`` ``α y``, ``intercept`` and the last corrected
         sample after each pass (rows ``k = 0 … n_iter``).
 
@@ -301,6 +335,23 @@ def kernel_perceptron(column, y, *, max_iter=100, fit_intercept=True, shuffle=Tr
         ``Σ_j α_j y_j`` (0 without intercept), ``n_iter`` = passes,
         ``status``, ``history["mistakes"]`` and ``extra["alpha"]`` (the
         integer counts).
+
+    See Also
+    --------
+    perceptron : The primal rule.
+    linsep.KernelPerceptronClassifier : The estimator over this solver.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from linsep.kernels import KernelColumnCache
+    >>> X = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
+    >>> y = np.array([-1, -1, 1, 1])                         # XOR
+    >>> cache = KernelColumnCache(X, kernel="rbf", gamma=2.0)
+    >>> from linsep.solvers.perceptron import kernel_perceptron
+    >>> result = kernel_perceptron(cache.column, y, rng=np.random.default_rng(0))
+    >>> result.status, result.weights                        # α_i y_i: every sample corrected once
+    ('separable', array([-1., -1.,  1.,  1.]))
     """
     y = np.ascontiguousarray(y, dtype=np.float64)
     n_samples = y.shape[0]
