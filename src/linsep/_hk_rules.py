@@ -15,6 +15,8 @@ The rules (Lauer & Bloch 2006, eq. 9 and §3.1, and the module docstring of
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 from numba import njit
 
@@ -80,8 +82,7 @@ def is_nonseparability_proof(E, B, rtol):
     return proof_test(largest, smallest, scale, rtol)
 
 
-@njit(cache=True, nogil=True)
-def weights_stand_still(W, W_prev, tol):
+def _weights_stand_still(W, W_prev, tol):
     """``max|W − W_prev| <= tol · max|W|`` (false while ``W_prev`` holds NaN: no previous iterate).
 
     The IRLS fixed point on separated data: its absolute-error fit keeps some
@@ -99,18 +100,17 @@ def weights_stand_still(W, W_prev, tol):
     return step <= tol * size
 
 
-@njit(cache=True, nogil=True)
-def stop_code(relative, reweighted, fixed_point, separated, W, W_prev, tol, J, J_prev):
+def _stop_code(relative, reweighted, fixed_point, separated, weights_still, tol, J, J_prev):
     """The rules checked after the verdicts: :data:`HK_CONVERGED`, or :data:`HK_BUDGET_SPENT` (go on).
 
     ``relative``: the fixed point ``|E| <= tol (B + offset)`` (squared errors)
     or, for IRLS (``reweighted``), on separated data, that or ``W`` standing
-    still (:func:`weights_stand_still`); then ``|J_k − J_{k−1}| <= tol ·
-    J_{k−1}``.  ``stopping="paper"``: ``|J_k − J_{k−1}| < tol``.  ``J_prev``
-    is NaN at ``k = 0`` (no change of ``J`` yet).
+    still (``weights_still``, :func:`weights_stand_still`); then
+    ``|J_k − J_{k−1}| <= tol · J_{k−1}``.  ``stopping="paper"``:
+    ``|J_k − J_{k−1}| < tol``.  ``J_prev`` is NaN at ``k = 0`` (no change of
+    ``J`` yet).
     """
-    if relative and (fixed_point if not reweighted else
-                     separated and (fixed_point or weights_stand_still(W, W_prev, tol))):
+    if relative and (fixed_point if not reweighted else separated and (fixed_point or weights_still)):
         return HK_CONVERGED
     if not np.isnan(J_prev):
         change = abs(J_prev - J)
@@ -119,18 +119,20 @@ def stop_code(relative, reweighted, fixed_point, separated, W, W_prev, tol, J, J
     return HK_BUDGET_SPENT
 
 
-@njit(cache=True, nogil=True)
-def irls_floor_value(irls_floor, largest):
-    """The floor ``floor · max|E| + tiny`` of ``|e_i|`` in the IRLS weights."""
-    return irls_floor * largest + np.finfo(np.float64).tiny
+def _irls_weights_into(E, irls_floor, largest, D):
+    """``D = 1 / max(|E|, floor · largest + tiny)`` written into ``D`` (see :func:`irls_weights`)."""
+    D[:] = 1.0 / np.maximum(np.abs(E), irls_floor * largest + np.finfo(np.float64).tiny)
 
 
-@njit(cache=True, nogil=True)
-def irls_weights_into(E, irls_floor, largest, D):
-    """``D_i = 1 / max(|E_i|, floor · largest + tiny)``, written into ``D`` (see :func:`irls_weights`)."""
-    floor = irls_floor_value(irls_floor, largest)
-    for i in range(E.shape[0]):
-        D[i] = 1.0 / max(abs(E[i]), floor)
+# Each rule is written once, above, and compiled for the compiled segment; the Python driver runs
+# the same source as plain Python (``python``): calling a compiled function would first load
+# numba's code generator into the process, a fixed cost larger than a whole small fit.
+weights_stand_still = njit(cache=True, nogil=True)(_weights_stand_still)
+stop_code = njit(cache=True, nogil=True)(_stop_code)
+irls_weights_into = njit(cache=True, nogil=True)(_irls_weights_into)
+python = SimpleNamespace(proof_test=proof_test.py_func, stop_code=_stop_code,
+                         weights_stand_still=_weights_stand_still)
+"""The rules as plain Python functions (the same source), for the Python driver."""
 
 
 def irls_weights(E, irls_floor, largest=None):
@@ -139,11 +141,11 @@ def irls_weights(E, irls_floor, largest=None):
     Łęski's reweighting for ``Σ|e_i|``: ``|e_i| = e_i² / |e_i|``; the relative
     floor keeps the weights finite where the error vanishes.  ``largest`` is
     ``max |E|`` over all samples when ``E`` is one block of them (default:
-    ``E``'s own maximum).
+    ``E``'s own maximum).  Runs the rule's source as NumPy (no compilation).
     """
     E = np.asarray(E)
     if largest is None:
         largest = float(np.abs(E).max(initial=0.0))
     D = np.empty(E.shape[0])
-    irls_weights_into(E, float(irls_floor), float(largest), D)
+    _irls_weights_into(E, float(irls_floor), float(largest), D)
     return D

@@ -35,8 +35,17 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._hk_rules import (HK_BUDGET_SPENT, HK_ILL_CONDITIONED, HK_NOT_SEPARABLE, HK_SEPARABLE, irls_weights_into,
-                        is_nonseparability_proof, stop_code, weights_stand_still)
+from ._hk_rules import (
+    HK_BUDGET_SPENT,
+    HK_ILL_CONDITIONED,
+    HK_NOT_SEPARABLE,
+    HK_SEPARABLE,
+    irls_weights_into,
+    is_nonseparability_proof,
+    stop_code,
+    weights_stand_still,
+)
+
 # Re-exported: the names other code and benchmarks import from here.
 from ._lsvm_loops import lsvm_pass
 from ._threads import PARALLEL_MIN_ENTRIES, chunk_range, pass_threads, row_chunks, serial_blas
@@ -648,7 +657,8 @@ def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks,
             code = HK_NOT_SEPARABLE
             break
         # The fixed point, then the change of J (linsep._hk_rules.stop_code).
-        code = stop_code(relative, reweighted, fixed_point, separated, W, W_prev, tol, J, J_prev)
+        code = stop_code(relative, reweighted, fixed_point, separated,
+                         reweighted and weights_stand_still(W, W_prev, tol), tol, J, J_prev)
         if code != HK_BUDGET_SPENT:
             break
         if steps == max_steps:

@@ -90,8 +90,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._hk_rules import (HK_BUDGET_SPENT, PROOF_RTOL, STOPPING_RULES, default_tol, irls_weights,
-                         is_nonseparability_proof, proof_test, stop_code)
+from .._hk_rules import (
+    HK_BUDGET_SPENT,
+    PROOF_RTOL,
+    STOPPING_RULES,
+    default_tol,
+    irls_weights,
+    is_nonseparability_proof,
+)
+from .._hk_rules import python as rules
 from .._linalg import CG_PROOF_RTOL, IterativeLeastSquares
 from .._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
 from ..designs.memory import BY_COLUMNS_MAX_ENTRIES, as_design
@@ -450,15 +457,16 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
                 W = factor.solve(B if offset == 0.0 else B + offset, tol=CG_PROOF_RTOL)
                 state = design.hk_pass(W, B, D, **pass_options)
                 J = criterion(state, W)
-            if proof_test(state.max_e, state.min_e, state.max_b, PROOF_RTOL):
+            if rules.proof_test(state.max_e, state.min_e, state.max_b, PROOF_RTOL):
                 certificate = state.certificate()
                 if iterative:
                     certificate = design.checked_certificate(certificate)  # None: no proof passed, keep iterating
                 if certificate is not None:
                     status = NOT_SEPARABLE
                     break
-        code = stop_code(relative, absolute, state.fixed_point, absolute and state.separated, W, W_prev, tol,
-                         J, J_prev)
+        separated = absolute and state.separated
+        code = rules.stop_code(relative, absolute, state.fixed_point, separated,
+                               separated and rules.weights_stand_still(W, W_prev, tol), tol, J, J_prev)
         if code != HK_BUDGET_SPENT:
             status = CONVERGED
             break
@@ -502,8 +510,10 @@ def stopping_status(*, relative, absolute, fixed_point, separated, W, W_prev, to
 
     :func:`linsep._hk_rules.stop_code` (``J_prev`` ``None`` at ``k = 0``), then the budget.
     """
-    code = stop_code(relative, absolute, fixed_point, separated, np.asarray(W, dtype=float),
-                     np.asarray(W_prev, dtype=float), tol, J, np.nan if J_prev is None else J_prev)
+    still = absolute and separated and rules.weights_stand_still(np.asarray(W, dtype=float),
+                                                                 np.asarray(W_prev, dtype=float), tol)
+    code = rules.stop_code(relative, absolute, fixed_point, separated, still, tol, J,
+                           np.nan if J_prev is None else J_prev)
     if code != HK_BUDGET_SPENT:
         return CONVERGED
     if k >= max_iter:
