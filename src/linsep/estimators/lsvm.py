@@ -27,9 +27,9 @@ from sklearn.utils._param_validation import Interval
 from .._base import KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
 from .._backend import is_dask_collection
 from .._dask import fit_lsvm
+from .._result import CONVERGED
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from ..kernels import low_rank_gram_factor
-from .._result import CONVERGED
 from ..solvers.lsvm import LSVMFactor, active_set_kernel_lagrangian_svm, kernel_lagrangian_svm, lagrangian_svm
 
 ACTIVE_SET_MIN_SAMPLES = 2000
