@@ -10,6 +10,8 @@ large enough for several chunks.
 from __future__ import annotations
 
 import itertools
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -95,3 +97,23 @@ def test_lsvm_is_bit_identical_on_one_and_two_threads(large_problem, dtype):
     assert np.array_equal(threaded.weights, serial.weights)
     assert np.array_equal(threaded.extra["alpha"], serial.extra["alpha"])
     assert np.array_equal(threaded.history["objective"], serial.history["objective"])
+
+
+def test_concurrent_fits_share_the_threads_and_give_the_serial_result(large_problem):
+    """Two fits asking for two threads at once: one runs its chunks on threads, the other (lock taken) on one."""
+    X, y = large_problem
+    Y = SignedDesign(X, y)
+    kw = {"loss": "absolute", "C": 0.5, "max_iter": 10}
+    serial = ho_kashyap(Y, **kw, _plan={"threads": 1})
+    start = threading.Barrier(2)
+
+    def fit(_):
+        start.wait()
+        return ho_kashyap(Y, **kw, _plan={"threads": 2})
+
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(fit, range(2)))
+    for result in results:
+        assert result.n_iter == serial.n_iter
+        assert np.array_equal(result.weights, serial.weights)
+        assert np.array_equal(result.margin, serial.margin)
