@@ -32,7 +32,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 
 from linsep._design import SignedDesign, sign_normalized
 from linsep._linalg import LeastSquaresFactor
-from linsep._loops import _pass_by_rows, _pass_by_rows_parallel
+from linsep._loops import _pass_by_rows_chunked, _pass_by_rows_parallel
 from linsep._threads import pass_threads
 from linsep.solvers.ho_kashyap import ho_kashyap
 
@@ -77,7 +77,7 @@ def blocked_blas_pass(X, y, W, B, block=8192):
 
 
 def direct_pass(X, y, threads, repeat):
-    """Minimum time of one compiled HK pass by rows (serial, or split over ``threads`` chunks)."""
+    """Minimum time of one compiled HK pass by rows (its fixed row chunks on one thread, or on ``threads``)."""
     n, d = X.shape
     W, B = np.random.default_rng(1).normal(size=d + 1), np.ones(n, dtype=X.dtype)
     E, B_next, g = np.empty_like(B), np.empty_like(B), np.empty(d + 1)
@@ -88,7 +88,7 @@ def direct_pass(X, y, threads, repeat):
             return _pass_by_rows_parallel(X, labels, rows, W, B, 0.0, 0.8, 1e-6, D, E, B_next, g, threads)
     else:
         def one():
-            return _pass_by_rows(X, labels, rows, W, B, 0.0, 0.8, 1e-6, D, E, B_next, g, 0, n)
+            return _pass_by_rows_chunked(X, labels, rows, W, B, 0.0, 0.8, 1e-6, D, E, B_next, g)
     one()
     return best_time(one, repeat)
 

@@ -33,7 +33,7 @@ import numpy as np
 from sklearn.svm import SVC
 
 from linsep import make_classifier
-from linsep.estimators.lsvm import ACTIVE_SET_MIN_SAMPLES, LOW_RANK_MAX_COLUMNS
+from linsep.estimators.lsvm import ACTIVE_SET_MIN_SAMPLES
 from linsep.kernels import low_rank_gram_factor, resolve_gamma
 
 
@@ -61,9 +61,11 @@ def main():
     args = parser.parse_args()
     X, y = make_data(args.n, args.d)
     gamma = resolve_gamma("scale", X)
-    many = args.n >= ACTIVE_SET_MIN_SAMPLES  # the estimator's own limits on the low-rank factor
-    factor = low_rank_gram_factor(X, kernel="rbf", gamma=gamma,
-                                  max_rank_fraction=min(0.25, LOW_RANK_MAX_COLUMNS / args.n) if many else 0.25)
+    many = args.n >= ACTIVE_SET_MIN_SAMPLES
+    probe = make_classifier("kernel_lsvm", C=1.0)
+    probe._gamma = gamma  # as fit sets it
+    factor = (low_rank_gram_factor(X, kernel="rbf", gamma=gamma)
+              if not many or probe._low_rank_on_a_subsample(X) else None)  # the estimator's own choice
     path = (f"low-rank factor of K, rank {factor.shape[1]}" if factor is not None
             else "active sets from kernel columns" if many else "the N×N factor of Q")
     print(f"N={args.n} d={args.d} gamma={gamma:.4g}; path: {path}")

@@ -15,8 +15,11 @@ from sklearn.metrics.pairwise import rbf_kernel
 
 from linsep import make_classifier
 from linsep.estimators.lsvm import ACTIVE_SET_MIN_SAMPLES
-from linsep.solvers.lsvm import (ACTIVE_SET_KKT_ATOL, active_set_kernel_lagrangian_svm,
-                                 kernel_lagrangian_svm)
+from linsep.solvers.lsvm import (
+    ACTIVE_SET_KKT_ATOL,
+    active_set_kernel_lagrangian_svm,
+    kernel_lagrangian_svm,
+)
 
 
 def one_positive(n, d, seed=0):

@@ -9,11 +9,21 @@ large enough for several chunks.
 
 from __future__ import annotations
 
+import itertools
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
 
 from linsep._design import SignedDesign
-from linsep._threads import CHUNK_ROW_MULTIPLE, MAX_ROW_CHUNKS, PARALLEL_MIN_ENTRIES, chunk_range, row_chunks
+from linsep._threads import (
+    CHUNK_ROW_MULTIPLE,
+    MAX_ROW_CHUNKS,
+    PARALLEL_MIN_ENTRIES,
+    chunk_range,
+    row_chunks,
+)
 from linsep.solvers.ho_kashyap import ho_kashyap
 from linsep.solvers.lsvm import lagrangian_svm
 
@@ -36,7 +46,7 @@ def test_chunks_cover_the_rows_in_order_on_block_bounds(n_rows, n_cols):
     assert (n_chunks == 1) == (n_rows * n_cols < PARALLEL_MIN_ENTRIES or n_rows <= CHUNK_ROW_MULTIPLE)
     bounds = [chunk_range(n_rows, n_chunks, c) for c in range(n_chunks)]
     assert bounds[0][0] == 0 and bounds[-1][1] == n_rows
-    for (lo, hi), (next_lo, _) in zip(bounds, bounds[1:]):
+    for (lo, hi), (next_lo, _) in itertools.pairwise(bounds):
         assert lo < hi == next_lo and hi % CHUNK_ROW_MULTIPLE == 0
 
 
@@ -45,10 +55,10 @@ def test_the_data_here_use_several_chunks():
 
 
 HK_CASES = {
-    "hk": dict(max_iter=40),
-    "mhks": dict(C=0.3, max_iter=40),
-    "mhka": dict(loss="absolute", C=0.5, max_iter=15),
-    "hk_paper_rule": dict(stopping="paper", tol=0.0, stop_at_separation=False, max_iter=25),
+    "hk": {"max_iter": 40},
+    "mhks": {"C": 0.3, "max_iter": 40},
+    "mhka": {"loss": "absolute", "C": 0.5, "max_iter": 15},
+    "hk_paper_rule": {"stopping": "paper", "tol": 0.0, "stop_at_separation": False, "max_iter": 25},
 }
 
 
@@ -70,7 +80,7 @@ def test_hk_family_is_bit_identical_on_one_and_two_threads(large_problem, case, 
 def test_hk_with_validation_is_bit_identical_on_one_and_three_threads(large_problem):
     X, y = large_problem
     Y, Y_val = SignedDesign(X, y), SignedDesign(X[:20_000], -y[:20_000])  # a validation set that disagrees
-    kw = dict(C=0.3, max_iter=30, stop_at_separation=False, Y_val=Y_val)
+    kw = {"C": 0.3, "max_iter": 30, "stop_at_separation": False, "Y_val": Y_val}
     serial = ho_kashyap(Y, **kw, _plan={"threads": 1})
     threaded = ho_kashyap(Y, **kw, _plan={"threads": 3})
     assert (threaded.n_iter, threaded.best_iter) == (serial.n_iter, serial.best_iter)
@@ -87,3 +97,23 @@ def test_lsvm_is_bit_identical_on_one_and_two_threads(large_problem, dtype):
     assert np.array_equal(threaded.weights, serial.weights)
     assert np.array_equal(threaded.extra["alpha"], serial.extra["alpha"])
     assert np.array_equal(threaded.history["objective"], serial.history["objective"])
+
+
+def test_concurrent_fits_share_the_threads_and_give_the_serial_result(large_problem):
+    """Two fits asking for two threads at once: one runs its chunks on threads, the other (lock taken) on one."""
+    X, y = large_problem
+    Y = SignedDesign(X, y)
+    kw = {"loss": "absolute", "C": 0.5, "max_iter": 10}
+    serial = ho_kashyap(Y, **kw, _plan={"threads": 1})
+    start = threading.Barrier(2)
+
+    def fit(_):
+        start.wait()
+        return ho_kashyap(Y, **kw, _plan={"threads": 2})
+
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(fit, range(2)))
+    for result in results:
+        assert result.n_iter == serial.n_iter
+        assert np.array_equal(result.weights, serial.weights)
+        assert np.array_equal(result.margin, serial.margin)

@@ -8,7 +8,8 @@ Two classes, because the two forms store different models:
   problems; suited to ``N ≫ d`` (millions of samples).
 * :class:`KernelLagrangianSVMClassifier` (``make_classifier("kernel_lsvm")``)
   — the same iteration with ``X̃X̃ᵗ`` replaced by a kernel matrix:
-  ``dual_coef_`` / ``intercept_``, an ``N×N`` factor; for small ``N``.
+  ``dual_coef_`` / ``intercept_``, an ``N×N`` factor for small ``N``; from
+  2 000 samples a low-rank factor of ``K`` or active sets instead.
   With ``kernel="linear"`` it fits the same model as the linear class.
 
 Equations, sign convention and stopping rule: :mod:`linsep.solvers.lsvm`.
@@ -26,9 +27,9 @@ from sklearn.utils._param_validation import Interval
 from .._base import KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
 from .._backend import is_dask_collection
 from .._dask import fit_lsvm
+from .._result import CONVERGED
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from ..kernels import low_rank_gram_factor
-from .._result import CONVERGED
 from ..solvers.lsvm import LSVMFactor, active_set_kernel_lagrangian_svm, kernel_lagrangian_svm, lagrangian_svm
 
 ACTIVE_SET_MIN_SAMPLES = 2000
@@ -36,8 +37,9 @@ ACTIVE_SET_MIN_SAMPLES = 2000
 unless ``K`` has a small factor: an ``N×N`` factor costs ``N³/3`` and the iteration ``2N²`` per step for about
 ``C·N`` steps when few constraints are active (``N = 10 000`` in 5 dimensions, one positive: over 90 s)."""
 
-LOW_RANK_MAX_COLUMNS = 512
-"""From ``ACTIVE_SET_MIN_SAMPLES`` samples, the most kernel columns the low-rank factor of ``K`` may ask for."""
+PROBE_SAMPLES = 1000
+"""From ``ACTIVE_SET_MIN_SAMPLES`` samples, the low-rank factor of ``K`` is tried only where the Gram matrix of
+this many of them has a factor of at most half as many columns."""
 
 _COMMON_CONSTRAINTS = {
     "C": [Interval(Real, 0, None, closed="neither")],
@@ -159,7 +161,13 @@ class KernelLagrangianSVMClassifier(BaseKernelSeparator):
 
     ``f(x) = Σ_i y_i α_i (k(x_i, x) + 1)``: the penalised bias of (18) acts
     as a constant ``+1`` added to the kernel, so ``intercept_ = Σ_i y_i α_i``.
-    ``Q`` is ``N×N`` and factored once: meant for small ``N``.
+    ``Q`` is ``N×N`` and factored once below :data:`ACTIVE_SET_MIN_SAMPLES`
+    samples (or with ``record_history``).  From there, unless ``K = F Fᵀ``
+    with few columns (the linear LSVM on ``F``), the same fixed point is
+    found by active sets from kernel columns
+    (:func:`~linsep.solvers.lsvm.active_set_kernel_lagrangian_svm`, checked
+    by the dual's optimality conditions; ``n_iter_`` then counts its solves,
+    and ``mu``, ``tol`` play no part); the iteration runs if it fails.
 
     Parameters
     ----------
@@ -218,15 +226,27 @@ class KernelLagrangianSVMClassifier(BaseKernelSeparator):
         path = (getattr(self, "_solver_plan", None) or {}).get("path")  # private: a path forced by tests
         n_samples = X.shape[0]
         many = path is None and not self.record_history and n_samples >= ACTIVE_SET_MIN_SAMPLES
-        if path in (None, "low_rank") and not self.record_history and self.kernel != "precomputed":
-            # Where active sets take over, a factor wider than LOW_RANK_MAX_COLUMNS is not worth its O(N r²).
-            fraction = min(0.25, LOW_RANK_MAX_COLUMNS / n_samples) if many else 0.25
-            factor = low_rank_gram_factor(X, kernel=self.kernel, max_rank_fraction=fraction, **self._kernel_params())
+        if path in (None, "low_rank") and not self.record_history and self.kernel != "precomputed" and (
+                not many or self._low_rank_on_a_subsample(X)):
+            factor = low_rank_gram_factor(X, kernel=self.kernel, **self._kernel_params())
             if factor is not None:
                 return factor, LSVMFactor(factor, self.C)
         if path == "active_set" or many:
             return _KernelColumns(self, X)
         return X if self.kernel == "precomputed" else self._kernel_matrix(X, X)
+
+    def _low_rank_on_a_subsample(self, X):
+        """Whether ``K`` of ``PROBE_SAMPLES`` rows drawn from ``X`` has a factor of at most half as many columns.
+
+        The numerical rank of a smooth kernel's Gram matrix levels off with
+        ``N`` in few dimensions (RBF in the plane: about 300 at any ``N``
+        from a few thousand) and stays near ``N`` in more: the probe costs
+        ``O(PROBE_SAMPLES³)`` at most, where a failed factor of all ``N``
+        rows would cost ``O(N³/16)``.
+        """
+        rows = np.random.default_rng(0).choice(X.shape[0], size=min(PROBE_SAMPLES, X.shape[0]), replace=False)
+        return low_rank_gram_factor(X[np.sort(rows)], kernel=self.kernel, max_rank_fraction=0.5,
+                                    **self._kernel_params()) is not None
 
     def _solve_binary(self, X, y):
         if isinstance(self._fit_state, _KernelColumns):
