@@ -35,6 +35,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
 from .._design import sign_normalized
+from .._params import DEFAULT_N_ITER_NO_CHANGE, PATIENCE_CONSTRAINTS
 from .._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from ..solvers.ho_kashyap import STOPPING_RULES, ho_kashyap
@@ -62,6 +63,18 @@ def stratified_folds(y, n_splits, random_state=None):
     return [(np.flatnonzero(fold != f), np.flatnonzero(fold == f)) for f in range(n_splits)]
 
 
+def default_C_grid(n_values):
+    """The grid of ``Cs=n_values``: ``C=None`` (HKES-CV itself), then ``n_values − 1`` values of ``C`` from 10⁻² to 10³.
+
+    ``C`` weighs ``C wᵀw`` against the sum of squared errors (Łęski's
+    MHKS), as ``alpha`` in :class:`~sklearn.linear_model.RidgeClassifier`:
+    at ``k = 1`` the model is that ridge classifier (unpenalised bias).
+    """
+    if n_values < 1:
+        raise ValueError(f"Cs must be at least 1, got {n_values}")
+    return [None] + [float(c) for c in np.logspace(-2, 3, n_values - 1)] if n_values > 1 else [None]
+
+
 def mean_validation_curve(curves):
     """Pad each fold's curve with its last value to the longest, stack and average.
 
@@ -75,9 +88,9 @@ def mean_validation_curve(curves):
 class _CrossValidatedStopping:
     """What the linear and the kernel estimator share: folds, one HK run per fold, ``k̂``, the verdict, storage.
 
-    A subclass provides ``_run_fold(f, y)`` (the early-stopped run of fold
-    ``f``, whose ``history["validation_error"]`` is the fold's curve) and
-    ``_refit_run(y, max_iter)`` (HK on all rows), and ``_average(runs, y)``
+    A subclass provides ``_run_fold(f, y, C)`` (the early-stopped run of fold
+    ``f`` with that ``C``, whose ``history["validation_error"]`` is the fold's
+    curve) and ``_refit_run(y, max_iter, C)`` (HK on all rows), and ``_average(runs, y)``
     (``weights, intercept, separates`` of the averaged fold models) for
     ``refit=False``.
     """
@@ -106,22 +119,43 @@ class _CrossValidatedStopping:
         # Early-stopped runs never stop at separation (as HKES): the validation
         # error may still fall after the training data are separated.
         return dict(learning_rate=self.learning_rate, b0=self.b0, tol=self.tol, stopping=self.stopping,
-                    stop_at_separation=False, C=self.C, loss=self.loss, irls_floor=self.irls_floor)
+                    stop_at_separation=False, loss=self.loss, irls_floor=self.irls_floor)
 
-    def _fold_runs(self, y):
-        folds = range(len(self._folds))
-        if self.n_jobs in (None, 1) or len(folds) == 1:
-            return [self._run_fold(f, y) for f in folds]
-        from joblib import Parallel, delayed
+    def _C_grid(self):
+        """The values of ``C`` tried: ``[C]`` for ``Cs=None``, an int's default grid, or the given list."""
+        if self.Cs is None:
+            return [self.C]
+        if isinstance(self.Cs, Integral):
+            return default_C_grid(int(self.Cs))
+        grid = [None if c is None else float(c) for c in self.Cs]
+        if not grid or any(c is not None and not (np.isfinite(c) and c >= 0) for c in grid):
+            raise ValueError(f"Cs must be None, an int >= 1 or a non-empty list of None or numbers >= 0; "
+                             f"got {self.Cs!r}")
+        return grid
 
-        return Parallel(n_jobs=self.n_jobs, prefer="threads")(delayed(self._run_fold)(f, y) for f in folds)
+    def _fold_runs(self, y, grid):
+        """``runs[c][f]``: the early-stopped run of fold ``f`` with ``C = grid[c]``."""
+        tasks = [(c, f) for c in range(len(grid)) for f in range(len(self._folds))]
+        if self.n_jobs in (None, 1) or len(tasks) == 1:
+            done = [self._run_fold(f, y, grid[c]) for c, f in tasks]
+        else:
+            from joblib import Parallel, delayed
+
+            done = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+                delayed(self._run_fold)(f, y, grid[c]) for c, f in tasks)
+        n_folds = len(self._folds)
+        return [done[c * n_folds:(c + 1) * n_folds] for c in range(len(grid))]
 
     def _solve_binary(self, X, y):
-        runs = self._fold_runs(y)
-        per_fold, mean = mean_validation_curve([r.history["validation_error"] for r in runs])
-        best_iter = int(np.argmin(mean)) + 1  # argmin returns the first minimiser
+        grid = self._C_grid()
+        runs_per_C = self._fold_runs(y, grid)
+        curves = [mean_validation_curve([r.history["validation_error"] for r in runs]) for runs in runs_per_C]
+        best_iters = np.array([int(np.argmin(mean)) + 1 for _, mean in curves])  # argmin: the first minimiser
+        best_errors = np.array([mean[k - 1] for (_, mean), k in zip(curves, best_iters)])
+        chosen = int(np.argmin(best_errors))  # ties: the first C of the grid
+        C, runs, (per_fold, mean), best_iter = grid[chosen], runs_per_C[chosen], curves[chosen], int(best_iters[chosen])
         if self.refit:
-            final = self._refit_run(y, best_iter - 1)
+            final = self._refit_run(y, best_iter - 1, C)
             weights, intercept, n_iter = final.weights, final.intercept, final.n_iter
             margin, history, status, certificate = final.margin, final.history, final.status, final.certificate
             if status == MAX_ITER:  # stopped at k̂ as planned
@@ -139,9 +173,14 @@ class _CrossValidatedStopping:
                 status = NOT_SEPARABLE
             elif any(r.status == MAX_ITER for r in runs):
                 status = MAX_ITER
+        length = max(len(m) for _, m in curves)
+        surface = {"C": np.array([np.nan if c is None else c for c in grid]),
+                   "mean_validation_error": np.vstack([np.pad(m, (0, length - len(m)), mode="edge")
+                                                       for _, m in curves]),
+                   "best_iter": best_iters, "best_validation_error": best_errors}
         return SolveResult(weights=weights, intercept=intercept, n_iter=n_iter, status=status, margin=margin,
                            certificate=certificate, history=history, best_iter=best_iter,
-                           extra={"cv_curve": mean, "cv_curves": per_fold})
+                           extra={"cv_curve": mean, "cv_curves": per_fold, "C": C, "cv_results": surface})
 
     def _store(self, results):
         super()._store(results)
@@ -155,6 +194,9 @@ class _CrossValidatedStopping:
         self.best_iter_ = results[0].best_iter if binary else np.array([r.best_iter for r in results])
         self.cv_curve_ = pick([r.extra["cv_curve"] for r in results])
         self.cv_curves_ = pick([r.extra["cv_curves"] for r in results])
+        chosen = [r.extra["C"] for r in results]
+        self.C_ = chosen[0] if binary else np.array([np.nan if c is None else c for c in chosen])
+        self.cv_results_ = pick([r.extra["cv_results"] for r in results])
 
 
 class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
@@ -262,6 +304,7 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         "cv": ["cv_object"],
         "loss": [StrOptions({"squared", "absolute"})],
         "C": [None, Interval(Real, 0, None, closed="left")],
+        "Cs": [None, Interval(Integral, 1, None, closed="left"), "array-like"],
         "refit": ["boolean"],
         "learning_rate": [Interval(Real, 0, 1, closed="neither")],
         "b0": [Interval(Real, 0, None, closed="neither")],
@@ -269,6 +312,7 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         "tol": [None, Interval(Real, 0, None, closed="left")],
         "stopping": [StrOptions(set(STOPPING_RULES))],
         "irls_floor": [Interval(Real, 0, 1, closed="left")],
+        **PATIENCE_CONSTRAINTS,
         "n_jobs": [None, Integral],
         "record_history": RECORD_HISTORY_CONSTRAINT,
         "random_state": ["random_state"],
@@ -280,6 +324,7 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         cv=5,
         loss="squared",
         C=None,
+        Cs=None,
         refit=True,
         learning_rate=0.4,
         b0=1e-6,
@@ -287,6 +332,8 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         tol=1e-6,
         stopping="relative",
         irls_floor=1e-6,
+        n_iter_no_change=DEFAULT_N_ITER_NO_CHANGE,
+        validation_tol=0.0,
         n_jobs=None,
         record_history=False,
         random_state=None,
@@ -294,6 +341,7 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         self.cv = cv
         self.loss = loss
         self.C = C
+        self.Cs = Cs
         self.refit = refit
         self.learning_rate = learning_rate
         self.b0 = b0
@@ -301,6 +349,8 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         self.tol = tol
         self.stopping = stopping
         self.irls_floor = irls_floor
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_tol = validation_tol
         self.n_jobs = n_jobs
         self.record_history = record_history
         self.random_state = random_state
@@ -313,19 +363,26 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         try:
             return self._fit_problems(X, y)
         finally:  # fit-time state only
-            for name in ("_folds", "_Y"):
+            for name in ("_folds", "_Y", "_fold_grams"):
                 self.__dict__.pop(name, None)
 
     def _solve_binary(self, X, y):
         self._Y = sign_normalized(X, y)  # one matrix per problem; the folds take its rows
+        self._fold_grams = None
+        if self.Cs is not None and isinstance(self._Y, np.ndarray):
+            self._fold_grams = [self._Y[train].T @ self._Y[train] for train, _ in self._folds]
         return super()._solve_binary(X, y)
 
-    def _run_fold(self, f, y):
+    def _run_fold(self, f, y, C):
         train, validation = self._folds[f]
-        return ho_kashyap(self._Y[train], Y_val=self._Y[validation], max_iter=self.max_iter, **self._hk_options())
+        # Every C of the grid reuses the fold's Gram matrix YᵀY (each run factors YᵀY + CĨ once).
+        gram = None if self._fold_grams is None else self._fold_grams[f]
+        return ho_kashyap(self._Y[train], Y_val=self._Y[validation], max_iter=self.max_iter, C=C, gram=gram,
+                          n_iter_no_change=self.n_iter_no_change, validation_tol=self.validation_tol,
+                          **self._hk_options())
 
-    def _refit_run(self, y, max_iter):
-        return ho_kashyap(self._Y, max_iter=max_iter, record_history=bool(self.record_history),
+    def _refit_run(self, y, max_iter, C):
+        return ho_kashyap(self._Y, max_iter=max_iter, C=C, record_history=bool(self.record_history),
                           trace=make_recorder(self.record_history), **self._hk_options())
 
     def _average(self, runs, y):
@@ -394,6 +451,7 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
         cv=5,
         loss="squared",
         C=None,
+        Cs=None,
         refit=True,
         learning_rate=0.4,
         b0=1e-6,
@@ -401,6 +459,8 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
         tol=1e-6,
         stopping="relative",
         irls_floor=1e-6,
+        n_iter_no_change=DEFAULT_N_ITER_NO_CHANGE,
+        validation_tol=0.0,
         n_jobs=None,
         record_history=False,
         random_state=None,
@@ -413,6 +473,7 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
         self.cv = cv
         self.loss = loss
         self.C = C
+        self.Cs = Cs
         self.refit = refit
         self.learning_rate = learning_rate
         self.b0 = b0
@@ -420,6 +481,8 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
         self.tol = tol
         self.stopping = stopping
         self.irls_floor = irls_floor
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_tol = validation_tol
         self.n_jobs = n_jobs
         self.record_history = record_history
         self.random_state = random_state
@@ -442,15 +505,16 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
                      for train, validation in self._folds]
         return K, fold_maps, EmpiricalKernelMap(K, tol=self.map_tol) if self.refit else None
 
-    def _run_fold(self, f, y):
+    def _run_fold(self, f, y, C):
         _, fold_maps, _ = self._fit_state
         kernel_map, K_val = fold_maps[f]
         train, validation = self._folds[f]
         return kernel_ho_kashyap(None, y[train], K_val=K_val, y_val=y[validation], kernel_map=kernel_map,
-                                 max_iter=self.max_iter, **self._hk_options())
+                                 max_iter=self.max_iter, C=C, n_iter_no_change=self.n_iter_no_change,
+                                 validation_tol=self.validation_tol, **self._hk_options())
 
-    def _refit_run(self, y, max_iter):
-        return kernel_ho_kashyap(None, y, kernel_map=self._fit_state[2], max_iter=max_iter,
+    def _refit_run(self, y, max_iter, C):
+        return kernel_ho_kashyap(None, y, kernel_map=self._fit_state[2], max_iter=max_iter, C=C,
                                  record_history=bool(self.record_history), trace=make_recorder(self.record_history),
                                  **self._hk_options())
 
