@@ -42,7 +42,7 @@ from linsep.experiments.protocol import load_split
 
 SKLEARN_SETS = {"breast_cancer_sk": load_breast_cancer, "wine": load_wine, "digits": load_digits}
 SVC_GRID = {"C": 2.0 ** np.arange(-10, 11, 2)}  # 11 values, 2^-10 … 2^10
-PATIENCE_CANDIDATES = (None, 10, 20, 50, 100)
+PATIENCE_CANDIDATES = (None, 10, 20, 50, 60, 70, 80, 100)
 
 
 def load():

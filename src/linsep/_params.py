@@ -43,7 +43,7 @@ PATIENCE_CONSTRAINTS = {
 }
 """Constraints of early stopping's patience (:func:`linsep._hk_rules.patience_spent`)."""
 
-DEFAULT_N_ITER_NO_CHANGE = 20
+DEFAULT_N_ITER_NO_CHANGE = 100
 """Default patience of the early-stopped estimators (measured: ``benchmarks/bench_hkes_cv_c.py --patience``)."""
 
 EARLY_STOPPING_CONSTRAINTS = {

@@ -62,7 +62,7 @@ class HoKashyapClassifier(BaseLinearSeparator):
     validation_fraction : float, default=1/3
         Share of the training data held out (stratified) when
         ``early_stopping`` and ``fit`` receives no ``X_val``.
-    n_iter_no_change : int or None, default=20
+    n_iter_no_change : int or None, default=100
         Early stopping's patience: stop once the validation error has not
         improved for this many iterations (status ``"converged"``) and keep
         the best iterate seen.  ``None``: the paper's rule, ``k̂`` over every

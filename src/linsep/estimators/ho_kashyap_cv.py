@@ -22,6 +22,24 @@ noisy (one split) and the model never sees a third of the data.  Here
 3. ``refit=True``: Ho–Kashyap on *all* training data, stopped after exactly
    ``k̂`` iterates (``k̂ - 1`` margin updates, the convention of HKES's
    ``best_iter_``): the weights are ``W_k̂`` of the full data.
+
+With a grid ``Cs``, ``C`` is tuned jointly with ``k̂`` from the same folds:
+each ``(fold, C)`` pair makes one Ho–Kashyap run (one factorisation of
+``YᵀY + CĨ``, the fold's Gram matrix ``YᵀY`` shared by every ``C``) that
+records ``GE_f(C, k)`` along its whole ``k`` path, so the surface
+
+.. math::
+
+    \overline{GE}(C, k) = \frac{1}{F} \sum_{f=1}^{F} GE_f(C, \min(k, k^*_{f,C})),
+    \qquad (\hat C, \hat k) = \operatorname{argmin}_{C, k} \overline{GE}(C, k)
+
+costs ``F · |Cs|`` runs, never one fit per ``(C, k)`` pair; ties go to the
+first ``C`` of the grid, then the first ``k``.  A number ``C`` is Łęski's
+MHKS / MHKA penalty ``C wᵀw`` with target ``1 + B`` (Lauer & Bloch 2006,
+eqs. 10–11; at ``k = 1`` the ridge classifier), ``None`` plain HK as HKES.
+Each run stops at the Ho–Kashyap rule or, with ``n_iter_no_change``, once
+its validation error has not improved for that many iterations
+(:func:`linsep._hk_rules.patience_spent`).
 """
 
 from __future__ import annotations
@@ -219,6 +237,13 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
     C : float or None, default=None
         ``None``: HK, as HKES.  A number: Łęski's regularised MHKS / MHKA
         (target ``1 + B``, penalty ``C wᵀw``), early-stopped the same way.
+        Used when ``Cs`` is ``None``.
+    Cs : None, int or list of (float or None), default=None
+        ``None``: only ``C`` (``k̂`` alone is tuned).  A list: the values of
+        ``C`` tuned jointly with ``k̂`` from the same folds (``None`` in it
+        stands for plain HK).  An int ``n``: ``C=None`` and ``n − 1`` values
+        from 10⁻² to 10³ on a log scale (:func:`default_C_grid`; ``7`` is
+        ``linsep bench``'s ``hkes_cv_c`` column).
     refit : bool, default=True
         ``True``: the model is ``W_k̂`` of Ho–Kashyap on all training data.
         ``False``: no refit; the model is the average of the ``cv`` fold
@@ -239,8 +264,15 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         Where each fold's run stops (``k*_f``): the HK stopping rule, as HKES.
     irls_floor : float, default=1e-6
         Floor of ``|e_i|`` relative to ``max|e|`` in the IRLS weights.
+    n_iter_no_change : int or None, default=100
+        Patience of each fold's run: it stops once its validation error has
+        not improved for this many iterations.  ``None``: every run goes to
+        the Ho–Kashyap stopping point (``linsep bench``'s ``hkes_cv`` and
+        ``hkesa_cv`` columns).
+    validation_tol : float, default=0.0
+        Least fall of the validation error (a fraction) that resets the patience.
     n_jobs : int or None, default=None
-        Folds run in parallel on this many joblib threads (the compiled
+        Folds (and values of ``C``) run in parallel on this many joblib threads (the compiled
         Ho–Kashyap loop releases the GIL); ``None``: one after the other.
     record_history : bool or int, default=False
         Keep the refit's per-iteration traces in ``history_`` (``True``: every
@@ -264,13 +296,25 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         Mean validation error (fraction) of ``W_k``, ``k = 1 … L``; entry
         ``k̂ - 1`` is its minimum.
     cv_curves_ : ndarray of shape (n_folds, L), or list of them per class
-        Each fold's curve, extended with its last value to the longest run.
+        Each fold's curve, extended with its last value to the longest run
+        (for the chosen ``C``).
+    C_ : float or None, or ndarray of shape (K,)
+        The chosen ``C`` (``None`` for plain HK; per class, NaN for ``None``).
+    cv_results_ : dict, or list of dicts per class
+        The cross-validation surface: ``"C"`` (the grid, NaN for ``None``),
+        ``"mean_validation_error"`` of shape (n_C, L) (row ``c``: the mean
+        curve of ``C = Cs[c]``, extended with its last value),
+        ``"best_iter"`` and ``"best_validation_error"`` (per ``C``: its
+        ``k̂`` and the mean error there).  Drawn by
+        :func:`linsep.inspection.plot_cv_surface`.
     n_iter_ : int or ndarray of shape (K,)
         ``refit=True``: index ``k`` of the final iterate of the refit, which
         is ``k̂`` unless the refit met a verdict or its stopping rule first.
         ``refit=False``: the longest fold run.
     status_ : str or ndarray of str
-        ``"separable"``: the model separates the training data.
+        ``"separable"``: the model puts every row passed to ``fit`` strictly
+        on its side (every fold's validation rows included: the verdict is
+        checked on all of them, never on a fold).
         ``"not_separable"``: the refit, or a fold's run (a subset that cannot
         be separated proves the whole set cannot), found the proof in
         ``certificate_``.  ``"max_iter"`` (with a ConvergenceWarning): a fold's
@@ -414,7 +458,7 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
     map_tol : float in [0, 1), default=0.3
         Truncation of each empirical kernel map (the folds' and the refit's),
         as in :class:`~linsep.KernelHoKashyapClassifier`; ``0``: exact maps.
-    cv, loss, C, refit, learning_rate, b0, max_iter, tol, stopping, irls_floor, n_jobs, record_history, random_state
+    cv, loss, C, Cs, refit, learning_rate, b0, max_iter, tol, stopping, irls_floor, n_iter_no_change, validation_tol, n_jobs, record_history, random_state
         As in :class:`HoKashyapClassifierCV` (HKES's defaults: ``C=None``,
         ``tol=1e-6``, as ``kernel_hkes``).  ``refit=False`` averages the
         fold models' dual coefficients (zero outside each fold's training
@@ -427,7 +471,7 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
     X_fit_, classes_, n_iter_, status_, certificate_, margin_vector_, history_
         As in :class:`~linsep.KernelHoKashyapClassifier`; the certificate is in
         feature space (``Σ_i u_i y_i φ(x_i) = 0``, ``Σ_i u_i y_i = 0``).
-    best_iter_, cv_curve_, cv_curves_
+    best_iter_, cv_curve_, cv_curves_, C_, cv_results_
         As in :class:`HoKashyapClassifierCV`.
 
     Examples

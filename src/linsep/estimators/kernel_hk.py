@@ -74,7 +74,7 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
     validation_fraction : float, default=1/3
         Share of each class held out when ``early_stopping`` and ``fit``
         receives no ``X_val`` (not available with ``kernel="precomputed"``).
-    n_iter_no_change : int or None, default=20
+    n_iter_no_change : int or None, default=100
         Early stopping's patience, as in :class:`~linsep.HoKashyapClassifier`
         (``None``: the paper's rule, ``k̂`` over all iterates).
     validation_tol : float, default=0.0
