@@ -112,6 +112,17 @@ def test_held_out_rows_take_part_in_the_verdict(wide_random, make):
     assert est.status_ != "separable"
 
 
+def test_held_out_rows_take_part_in_the_verdict_on_dask():
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(-3, 0.5, (30, 2)), rng.normal(3, 0.5, (30, 2))])
+    y = np.repeat([0, 1], 30)
+    y[0] = 1  # one row on the wrong side: separable fitting rows whenever it is held out
+    for seed in range(8):
+        est = HoKashyapClassifier(early_stopping=True, random_state=seed).fit(da.from_array(X, chunks=60), y)
+        assert (est.status_ == "separable") == bool(np.all(est.predict(X) == y))
+
+
 def test_separable_data_stay_separable_with_held_out_rows():
     rng = np.random.default_rng(0)
     X = np.vstack([rng.normal(-4, 1, (30, 2)), rng.normal(4, 1, (30, 2))])
