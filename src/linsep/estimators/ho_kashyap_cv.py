@@ -30,8 +30,8 @@ records ``GE_f(C, k)`` along its whole ``k`` path, so the surface
 
 .. math::
 
-    \overline{GE}(C, k) = \frac{1}{F} \sum_{f=1}^{F} GE_f(C, \min(k, k^*_{f,C})),
-    \qquad (\hat C, \hat k) = \operatorname{argmin}_{C, k} \overline{GE}(C, k)
+    \\overline{GE}(C, k) = \\frac{1}{F} \\sum_{f=1}^{F} GE_f(C, \\min(k, k^*_{f,C})),
+    \\qquad (\\hat C, \\hat k) = \\operatorname{argmin}_{C, k} \\overline{GE}(C, k)
 
 costs ``F · |Cs|`` runs, never one fit per ``(C, k)`` pair; ties go to the
 first ``C`` of the grid, then the first ``k``.  A number ``C`` is Łęski's
