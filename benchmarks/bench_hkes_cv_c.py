@@ -32,7 +32,11 @@ import numpy as np
 from sklearn.datasets import load_breast_cancer, load_digits, load_wine
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import RidgeClassifierCV
-from sklearn.model_selection import GridSearchCV, StratifiedKFold, StratifiedShuffleSplit
+from sklearn.model_selection import (
+    GridSearchCV,
+    StratifiedKFold,
+    StratifiedShuffleSplit,
+)
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
@@ -108,7 +112,7 @@ def compare(datasets, n_splits, grid):
                peers_time)
         rows.append(row)
         print(f"{dataset:18s} {mean['hkes']:6.2f} {mean['cvc']:8.2f} {mean['svc']:7.2f} {mean['ridge']:6.2f} "
-              f"{str(row[2]):>6s} {str(row[3]):>8s} {times['cvc']:9.2f} {peers_time:8.2f} "
+              f"{row[2]!s:>6s} {row[3]!s:>8s} {times['cvc']:9.2f} {peers_time:8.2f} "
               f"{peers_time / times['cvc']:6.1f}", flush=True)
     total_cvc = sum(r[4] for r in rows)
     total_peers = sum(r[5] for r in rows)
@@ -152,7 +156,7 @@ def patience_table(n_splits):
         model, seconds = timed(lambda: HoKashyapClassifier(early_stopping=True, n_iter_no_change=n,
                                                            random_state=0).fit(Xs, yd[train]))
         stuck = int(np.sum(np.asarray(model.status_) == "max_iter"))
-        print(f"{str(n):>16s} {gaps[0]:12.2f} {gaps[1]:13.2f} {max(n_iters):13d} {n_warn:11d} {seconds:8.2f} "
+        print(f"{n!s:>16s} {gaps[0]:12.2f} {gaps[1]:13.2f} {max(n_iters):13d} {n_warn:11d} {seconds:8.2f} "
               f"{stuck:>15d}/10")
     print("Δ: per data set, quick Table 1 mean test error (%) minus the paper's rule's (n_iter_no_change=None)")
     print(f"load after: {load():.2f}  (splits={n_splits})")

@@ -5,7 +5,12 @@ import re
 import numpy as np
 import pytest
 
-from linsep import HoKashyapClassifier, HoKashyapClassifierCV, KernelHoKashyapClassifier, KernelHoKashyapClassifierCV
+from linsep import (
+    HoKashyapClassifier,
+    HoKashyapClassifierCV,
+    KernelHoKashyapClassifier,
+    KernelHoKashyapClassifierCV,
+)
 from linsep._design import sign_normalized
 from linsep._hk_rules import NO_PATIENCE, patience_spent, validation_improved
 from linsep.cli import main

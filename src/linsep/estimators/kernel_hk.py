@@ -21,18 +21,17 @@ stops 5–10 times sooner than ``1e-6`` with the same test accuracy.
 
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from sklearn.base import _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval
 
 from .._base import KERNEL_CONSTRAINTS, BaseKernelSeparator, encode_pm1
 from .._certificates import separates
-from .._params import DEFAULT_N_ITER_NO_CHANGE, PATIENCE_CONSTRAINTS
+from .._params import DEFAULT_N_ITER_NO_CHANGE, EARLY_STOPPING_CONSTRAINTS, HK_CONSTRAINTS
 from .._result import CONVERGED, SEPARABLE
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
-from ..solvers.ho_kashyap import STOPPING_RULES
 from .ho_kashyap import resolve_stop_at_separation
 from ..solvers.kernel_ho_kashyap import EmpiricalKernelMap, kernel_ho_kashyap
 
@@ -131,24 +130,11 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
 
     _parameter_constraints = {
         **KERNEL_CONSTRAINTS,
-        "C": [None, Interval(Real, 0, None, closed="left")],
-        "learning_rate": [Interval(Real, 0, 1, closed="neither")],
-        "b0": [Interval(Real, 0, None, closed="neither")],
-        "loss": [StrOptions({"squared", "absolute"})],
-        "update": [StrOptions({"margin", "weights"})],
-        "max_iter": [Interval(Integral, 0, None, closed="left")],
-        "tol": [None, Interval(Real, 0, None, closed="left")],
-        "stopping": [StrOptions(set(STOPPING_RULES))],
-        "stop_at_separation": ["boolean", StrOptions({"auto"})],
-        "irls_floor": [Interval(Real, 0, 1, closed="left")],
-        "early_stopping": ["boolean"],
-        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
-        **PATIENCE_CONSTRAINTS,
-        "random_state": ["random_state"],
+        **HK_CONSTRAINTS,
+        **EARLY_STOPPING_CONSTRAINTS,
         "record_history": RECORD_HISTORY_CONSTRAINT,
         "map_tol": [Interval(Real, 0, 1, closed="left")],
     }
-
     def __init__(
         self,
         *,
