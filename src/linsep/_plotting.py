@@ -641,8 +641,7 @@ class CVSurfaceDisplay:
         chosen, best = estimator.C_, estimator.best_iter_
         if isinstance(results, list):
             index = 0 if class_index is None else int(class_index)
-            results, chosen, best = results[index], np.asarray(chosen)[index], np.asarray(best)[index]
-            chosen = None if np.isnan(chosen) else float(chosen)
+            results, best = results[index], np.asarray(best)[index]
         return cls(cv_results=results, chosen_C=chosen, best_iter=int(best),
                    title=f"{type(estimator).__name__}: cross-validation over (C, k)").plot(ax=ax)
 

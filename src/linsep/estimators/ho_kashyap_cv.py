@@ -34,7 +34,10 @@ records ``GE_f(C, k)`` along its whole ``k`` path, so the surface
     \\qquad (\\hat C, \\hat k) = \\operatorname{argmin}_{C, k} \\overline{GE}(C, k)
 
 costs ``F · |Cs|`` runs, never one fit per ``(C, k)`` pair; ties go to the
-first ``C`` of the grid, then the first ``k``.  A number ``C`` is Łęski's
+first ``C`` of the grid, then the first ``k``.  One-vs-rest problems share
+one ``C`` (the one minimising the sum of their errors at their own ``k̂``):
+``predict`` compares their scores, which ``C`` scales, so a ``C`` per problem
+would make them incomparable; ``k̂`` stays per problem.  A number ``C`` is Łęski's
 MHKS / MHKA penalty ``C wᵀw`` with target ``1 + B`` (Lauer & Bloch 2006,
 eqs. 10–11; at ``k = 1`` the ridge classifier), ``None`` plain HK as HKES.
 Each run stops at the Ho–Kashyap rule or, with ``n_iter_no_change``, once
@@ -51,7 +54,7 @@ from sklearn.base import _fit_context
 from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._base import KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
+from .._base import KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator, encode_pm1
 from .._design import sign_normalized
 from .._params import DEFAULT_N_ITER_NO_CHANGE, PATIENCE_CONSTRAINTS
 from .._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
@@ -164,13 +167,43 @@ class _CrossValidatedStopping:
         n_folds = len(self._folds)
         return [done[c * n_folds:(c + 1) * n_folds] for c in range(len(grid))]
 
-    def _solve_binary(self, X, y):
-        grid = self._C_grid()
-        runs_per_C = self._fold_runs(y, grid)
+    def _fit_problems(self, X, y, extra_targets=None, **fit_params):
+        # One-vs-rest with a grid of C: one C for every problem.  predict compares the problems'
+        # scores, and C scales them: each problem's own best C would make them incomparable.  The C
+        # kept minimises the sum over the problems of their cross-validation error at their own k̂.
+        self._surfaces = None
+        try:
+            if self.Cs is not None and len(self.classes_) > 2:
+                targets = encode_pm1(y, self.classes_)[0]
+                X_solve = self._solver_input(X)
+                self._surfaces = [self._surface(X_solve, targets[:, c]) for c in range(targets.shape[1])]
+                self._shared_C = int(np.argmin(np.sum([surface[3] for surface in self._surfaces], axis=0)))
+            return super()._fit_problems(X, y, extra_targets=extra_targets, **fit_params)
+        finally:
+            for name in ("_surfaces", "_shared_C", "_input_shifts"):
+                self.__dict__.pop(name, None)
+
+    def _surface(self, X, y):
+        """``(runs per C, mean curves per C, k̂ per C, mean error at k̂ per C)`` of one binary problem."""
+        self._prepare_problem(X, y, fold_runs=True)
+        runs_per_C = self._fold_runs(y, self._C_grid())
         curves = [mean_validation_curve([r.history["validation_error"] for r in runs]) for runs in runs_per_C]
         best_iters = np.array([int(np.argmin(mean)) + 1 for _, mean in curves])  # argmin: the first minimiser
         best_errors = np.array([mean[k - 1] for (_, mean), k in zip(curves, best_iters)])
-        chosen = int(np.argmin(best_errors))  # ties: the first C of the grid
+        return runs_per_C, curves, best_iters, best_errors
+
+    def _prepare_problem(self, X, y, fold_runs):
+        """Per-problem state of the fold runs (``fold_runs``) and of the refit (none by default)."""
+
+    def _solve_binary(self, X, y):
+        grid = self._C_grid()
+        if self._surfaces:  # one-vs-rest with a shared C: the problems' surfaces are known, in order
+            runs_per_C, curves, best_iters, best_errors = self._surfaces.pop(0)
+            chosen = self._shared_C
+            self._prepare_problem(X, y, fold_runs=False)
+        else:
+            runs_per_C, curves, best_iters, best_errors = self._surface(X, y)
+            chosen = int(np.argmin(best_errors))  # ties: the first C of the grid
         C, runs, (per_fold, mean), best_iter = grid[chosen], runs_per_C[chosen], curves[chosen], int(best_iters[chosen])
         if self.refit:
             final = self._refit_run(y, best_iter - 1, C)
@@ -212,8 +245,7 @@ class _CrossValidatedStopping:
         self.best_iter_ = results[0].best_iter if binary else np.array([r.best_iter for r in results])
         self.cv_curve_ = pick([r.extra["cv_curve"] for r in results])
         self.cv_curves_ = pick([r.extra["cv_curves"] for r in results])
-        chosen = [r.extra["C"] for r in results]
-        self.C_ = chosen[0] if binary else np.array([np.nan if c is None else c for c in chosen])
+        self.C_ = results[0].extra["C"]  # one C for every one-vs-rest problem
         self.cv_results_ = pick([r.extra["cv_results"] for r in results])
 
 
@@ -298,8 +330,9 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
     cv_curves_ : ndarray of shape (n_folds, L), or list of them per class
         Each fold's curve, extended with its last value to the longest run
         (for the chosen ``C``).
-    C_ : float or None, or ndarray of shape (K,)
-        The chosen ``C`` (``None`` for plain HK; per class, NaN for ``None``).
+    C_ : float or None
+        The chosen ``C`` (``None`` for plain HK), one for all one-vs-rest
+        problems.
     cv_results_ : dict, or list of dicts per class
         The cross-validation surface: ``"C"`` (the grid, NaN for ``None``),
         ``"mean_validation_error"`` of shape (n_C, L) (row ``c``: the mean
@@ -410,12 +443,11 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
             for name in ("_folds", "_Y", "_fold_grams"):
                 self.__dict__.pop(name, None)
 
-    def _solve_binary(self, X, y):
+    def _prepare_problem(self, X, y, fold_runs):
         self._Y = sign_normalized(X, y)  # one matrix per problem; the folds take its rows
         self._fold_grams = None
-        if self.Cs is not None and isinstance(self._Y, np.ndarray):
+        if fold_runs and self.Cs is not None and isinstance(self._Y, np.ndarray):
             self._fold_grams = [self._Y[train].T @ self._Y[train] for train, _ in self._folds]
-        return super()._solve_binary(X, y)
 
     def _run_fold(self, f, y, C):
         train, validation = self._folds[f]
