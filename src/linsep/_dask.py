@@ -205,6 +205,8 @@ def fit_ho_kashyap(estimator, X, y, X_val=None, y_val=None, coef_init=None, inte
             Y_val=None if val_design is None else val_design.with_positive(positive), gram=gram))
         designs.append(design)
     results = _finish(estimator, results, designs)
+    if fit_rows is not None:  # held-out rows: the verdict describes every row of X, those included
+        _check_separation(estimator, [DaskDesign(blocks, None).with_positive(p) for p in _positives(classes)])
     estimator.certificate_ = _pick(results, [r.certificate for r in results])
     estimator.margin_vector_ = _pick(results, [r.margin for r in results])
     if estimator.early_stopping:

@@ -10,7 +10,9 @@ The rules (Lauer & Bloch 2006, eq. 9 and §3.1, and the module docstring of
 :mod:`linsep.solvers.ho_kashyap`), checked in this order at each iterate
 ``W_k``: all points strictly separated; the proof ``E_k <= 0, E_k != 0``
 (:func:`proof_test`); the fixed point and the change of ``J``
-(:func:`stop_code`); the iteration budget (each driver counts its own).
+(:func:`stop_code`); with validation rows, early stopping's patience
+(:func:`validation_improved`, :func:`patience_spent`); the iteration budget
+(each driver counts its own).
 """
 
 from __future__ import annotations
@@ -26,13 +28,17 @@ __all__ = [
     "HK_ILL_CONDITIONED",
     "HK_NOT_SEPARABLE",
     "HK_SEPARABLE",
+    "NO_PATIENCE",
     "PROOF_RTOL",
     "STOPPING_RULES",
     "default_tol",
     "irls_weights",
     "is_nonseparability_proof",
+    "patience_code",
+    "patience_spent",
     "proof_test",
     "stop_code",
+    "validation_improved",
     "weights_stand_still",
 ]
 
@@ -124,6 +130,40 @@ def _irls_weights_into(E, irls_floor, largest, D):
     D[:] = 1.0 / np.maximum(np.abs(E), irls_floor * largest + np.finfo(np.float64).tiny)
 
 
+NO_PATIENCE = -1
+"""``n_iter_no_change`` as the compiled segment receives ``None``: the paper's rule, ``k̂`` over all ``k``."""
+
+
+def patience_code(n_iter_no_change):
+    """``n_iter_no_change`` as an int for the compiled segment (:data:`NO_PATIENCE` for ``None``)."""
+    return NO_PATIENCE if n_iter_no_change is None else int(n_iter_no_change)
+
+
+@njit(cache=True, nogil=True)
+def validation_improved(error, best_error, validation_tol):
+    """Whether the validation error ``GE_k`` improves on the best so far, ``GE_k < min_{j<k} GE_j − validation_tol``.
+
+    Errors are fractions of the validation rows.  An improvement resets the
+    patience (:func:`patience_spent`); the kept iterate ``k̂`` is still the
+    first minimiser, whatever ``validation_tol``.
+    """
+    return error < best_error - validation_tol
+
+
+@njit(cache=True, nogil=True)
+def patience_spent(k, last_improvement, n_iter_no_change):
+    """Early stopping's patience: ``k − k_improved >= n_iter_no_change`` (never for :data:`NO_PATIENCE`).
+
+    ``k_improved`` is the last iterate that improved the validation error
+    (:func:`validation_improved`).  The paper's HKES (Lauer & Bloch 2006,
+    §2.3) takes ``k̂ = argmin_k GE_k`` over every iterate up to the HK
+    stopping point; with a patience the run ends once ``GE`` has not
+    improved for ``n_iter_no_change`` iterates (as scikit-learn's
+    ``n_iter_no_change``), and ``k̂`` is the argmin over the iterates run.
+    """
+    return n_iter_no_change >= 0 and k - last_improvement >= n_iter_no_change
+
+
 # Each rule is written once, above, and compiled for the compiled segment; the Python driver runs
 # the same source as plain Python (``python``): calling a compiled function would first load
 # numba's code generator into the process, a fixed cost larger than a whole small fit.
@@ -131,7 +171,9 @@ weights_stand_still = njit(cache=True, nogil=True)(_weights_stand_still)
 stop_code = njit(cache=True, nogil=True)(_stop_code)
 irls_weights_into = njit(cache=True, nogil=True)(_irls_weights_into)
 python = SimpleNamespace(proof_test=proof_test.py_func, stop_code=_stop_code,
-                         weights_stand_still=_weights_stand_still)
+                         weights_stand_still=_weights_stand_still,
+                         validation_improved=validation_improved.py_func,
+                         patience_spent=patience_spent.py_func)
 """The rules as plain Python functions (the same source), for the Python driver."""
 
 

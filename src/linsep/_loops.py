@@ -37,12 +37,15 @@ from numba import njit, prange
 
 from ._hk_rules import (
     HK_BUDGET_SPENT,
+    HK_CONVERGED,
     HK_ILL_CONDITIONED,
     HK_NOT_SEPARABLE,
     HK_SEPARABLE,
     irls_weights_into,
     is_nonseparability_proof,
+    patience_spent,
     stop_code,
+    validation_improved,
     weights_stand_still,
 )
 
@@ -573,7 +576,7 @@ def _count_nonpositive(X, y, rows, n, by_columns, n_chunks, W, z):
 def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks, L, W, B, E, D, offset, mu,
                        ridge, irls_floor, pivot_tol, best_W, state, criterion, training_errors,
                        validation_errors, max_steps, tol, relative, stop_at_separation, can_prove, proof_rtol,
-                       record_first, W_prev):
+                       record_first, W_prev, n_iter_no_change, validation_tol):
     """Run up to ``max_steps`` Ho–Kashyap iterations with a Cholesky factor.
 
     The iteration of :func:`linsep.solvers.ho_kashyap.ho_kashyap` for the
@@ -586,7 +589,10 @@ def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks,
     ``stop_at_separation``), if ``E_k`` proves non-separability (with
     ``can_prove``), or if ``|J_k − J_{k−1}| <= tol · J_{k−1}`` or
     ``|E_k| <= tol (B_k + offset)`` (``relative``; for IRLS, ``Y W_k > 0`` and
-    that or :func:`weights_stand_still`; else ``|J_k − J_{k−1}| < tol``);
+    that or :func:`weights_stand_still`; else ``|J_k − J_{k−1}| < tol``), or
+    (validation rows, ``n_iter_no_change >= 0``) once the validation error has
+    not improved by more than ``validation_tol`` for ``n_iter_no_change``
+    iterates (:func:`linsep._hk_rules.patience_spent`);
     otherwise ``B_{k+1} = B_k + 2μ max(E_k, 0)`` and
     ``W_{k+1} = (L Lᵀ)⁻¹ YᵀD(B_{k+1} + offset)``.
 
@@ -596,7 +602,7 @@ def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks,
 
     ``W``, ``B``, ``E``, ``best_W``, ``W_prev`` (the previous iterate, NaN
     before the first step) and ``state`` = ``[k, J_k, J_{k−1} (NaN
-    at k = 0), best k, best validation count]`` are updated in place, so a
+    at k = 0), best k, best validation count, last improving k]`` are updated in place, so a
     run can continue in the next segment.  ``criterion``, ``training_errors``
     and ``validation_errors`` (length ``max_steps + 1``) receive one entry per
     iterate; the entry for the starting iterate only when ``record_first``.
@@ -632,6 +638,7 @@ def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks,
     J_prev = state[2]
     best_iter = int(state[3])
     best_count = state[4]
+    last_improvement = int(state[5])
 
     reweighted = D.shape[0] > 0
     J, fixed_point, wrong, separated, max_e, max_b = _ho_kashyap_pass(
@@ -644,6 +651,7 @@ def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks,
             count = _count_nonpositive(X_val, y_val, rows_val, n_val, by_columns, n_chunks, W, z_val)
             validation_errors[0] = count
             best_count = count
+            last_improvement = k
             best_W[:] = W
         n_rec = 1
 
@@ -660,6 +668,9 @@ def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks,
         code = stop_code(relative, reweighted, fixed_point, separated,
                          reweighted and weights_stand_still(W, W_prev, tol), tol, J, J_prev)
         if code != HK_BUDGET_SPENT:
+            break
+        if has_val and patience_spent(k, last_improvement, n_iter_no_change):
+            code = HK_CONVERGED
             break
         if steps == max_steps:
             break
@@ -683,11 +694,13 @@ def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks,
         if has_val:
             count = _count_nonpositive(X_val, y_val, rows_val, n_val, by_columns, n_chunks, W, z_val)
             validation_errors[n_rec] = count
+            if validation_improved(count / n_val, best_count / n_val, validation_tol):
+                last_improvement = k
             if count < best_count:
                 best_count = count
                 best_iter = k
                 best_W[:] = W
         n_rec += 1
 
-    state[0], state[1], state[2], state[3], state[4] = k, J, J_prev, best_iter, best_count
+    state[0], state[1], state[2], state[3], state[4], state[5] = k, J, J_prev, best_iter, best_count, last_improvement
     return code, n_rec

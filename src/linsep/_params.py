@@ -20,7 +20,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._hk_rules import STOPPING_RULES
 
-__all__ = ["EARLY_STOPPING_CONSTRAINTS", "HK_CONSTRAINTS", "HKParams", "refuse_unsupported", "starting_weights"]
+__all__ = ["DEFAULT_N_ITER_NO_CHANGE", "EARLY_STOPPING_CONSTRAINTS", "HKParams", "HK_CONSTRAINTS", "PATIENCE_CONSTRAINTS", "refuse_unsupported", "starting_weights"]
 
 HK_CONSTRAINTS = {
     "learning_rate": [Interval(Real, 0, 1, closed="neither")],
@@ -36,10 +36,20 @@ HK_CONSTRAINTS = {
 }
 """Constraints of the parameters of the Ho–Kashyap iteration (:func:`linsep.solvers.ho_kashyap.ho_kashyap`)."""
 
+PATIENCE_CONSTRAINTS = {
+    "n_iter_no_change": [None, Interval(Integral, 1, None, closed="left")],
+    "validation_tol": [Interval(Real, 0, 1, closed="left")],
+}
+"""Constraints of early stopping's patience (:func:`linsep._hk_rules.patience_spent`)."""
+
+DEFAULT_N_ITER_NO_CHANGE = 100
+"""Default patience of the early-stopped estimators (measured: ``benchmarks/bench_hkes_cv_c.py --patience``)."""
+
 EARLY_STOPPING_CONSTRAINTS = {
     "early_stopping": ["boolean"],
     "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
     "random_state": ["random_state"],
+    **PATIENCE_CONSTRAINTS,
 }
 """Constraints of the hold-out early stopping of HKES / HKESA."""
 
@@ -69,6 +79,8 @@ class HKParams:
     C: float | None = None
     loss: str = "squared"
     irls_floor: float = 1e-6
+    n_iter_no_change: int | None = None
+    validation_tol: float = 0.0
     record_history: object = False
 
     @classmethod

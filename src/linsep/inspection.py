@@ -37,6 +37,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._plotting import no_trace_reason, problem_history
 from ._plotting import __all__ as _plots, SeparabilityDisplay, TraceDisplay, ValidationErrorDisplay, plot_separability, plot_trace, plot_validation_curve  # noqa: E501,F401
+from ._plotting import CVSurfaceDisplay, plot_cv_surface  # noqa: F401
 
 __all__ = ["TraceTable", "trace_table", "get_trace", "positive_class_labels", *_plots]
 

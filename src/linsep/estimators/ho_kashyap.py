@@ -17,17 +17,20 @@ The equations and the stopping rules are documented in
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from sklearn.base import _fit_context
 
 from .. import _params
 from .._backend import is_dask_collection
 from .. import _array_api
-from .._base import BaseLinearSeparator
+from .._base import BaseLinearSeparator, encode_pm1
 from .._dask import fit_ho_kashyap
 from .._design import scale_columns, signed_design
-from .._params import EARLY_STOPPING_CONSTRAINTS, HK_CONSTRAINTS, HKParams, starting_weights
-from .._result import NOT_SEPARABLE, SEPARABLE
+from .._params import (DEFAULT_N_ITER_NO_CHANGE, EARLY_STOPPING_CONSTRAINTS, HK_CONSTRAINTS, HKParams,
+                       starting_weights)
+from .._result import NOT_SEPARABLE
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from ..solvers.ho_kashyap import ho_kashyap
 
@@ -61,6 +64,15 @@ class HoKashyapClassifier(BaseLinearSeparator):
     validation_fraction : float, default=1/3
         Share of the training data held out (stratified) when
         ``early_stopping`` and ``fit`` receives no ``X_val``.
+    n_iter_no_change : int or None, default=100
+        Early stopping's patience: stop once the validation error has not
+        improved for this many iterations (status ``"converged"``) and keep
+        the best iterate seen.  ``None``: the paper's rule, ``k̂`` over every
+        iterate up to the Ho–Kashyap stopping point (``linsep bench`` uses it
+        for the paper's HKES / HKESA columns).
+    validation_tol : float, default=0.0
+        Least fall of the validation error (a fraction of the validation
+        rows) that resets the patience.
     max_iter : int, default=10000
         Largest number of margin updates per binary problem (so ``n_iter_``
         is at most ``max_iter + 1``).
@@ -99,10 +111,11 @@ class HoKashyapClassifier(BaseLinearSeparator):
         least-squares solution), per class for more than two classes.
     status_ : str or ndarray of str
         ``"separable"``, ``"not_separable"``, ``"converged"`` or
-        ``"max_iter"`` (per class for more than two classes).
+        ``"max_iter"`` (per class for more than two classes); a verdict on
+        every row of ``X`` (see Notes).
     certificate_ : ndarray, None or list
         For ``"not_separable"``: ``u >= 0``, ``u != 0`` with
-        ``Yᵀu = 0`` on the training data.
+        ``Yᵀu = 0`` on the training data (zero on held-out rows).
     margin_vector_ : ndarray or list
         Final margin vector ``B``.
     history_ : dict or list of dict
@@ -119,6 +132,17 @@ class HoKashyapClassifier(BaseLinearSeparator):
     MSEClassifier : The least-squares solution for a fixed margin vector.
     check_separability : A checked verdict on separability, with a linear-program fallback.
     linsep.solvers.ho_kashyap.ho_kashyap : The solver, with the equations.
+
+    Notes
+    -----
+    With ``early_stopping`` and no ``X_val``, the solver fits on the rows
+    kept for fitting and picks ``k̂`` on the held-out rows, but ``status_``
+    describes all the rows of ``X`` passed to ``fit``: ``"separable"`` only
+    if the model puts every one of them strictly on its side (else
+    ``"converged"``), so the status agrees with the training error on
+    ``X``; a non-separability proof found on the fitting rows holds for
+    ``X`` too (the certificate is zero on the held-out rows).  Validation
+    rows passed as ``X_val`` are not part of the verdict.
 
     Examples
     --------
@@ -145,6 +169,8 @@ class HoKashyapClassifier(BaseLinearSeparator):
         update="margin",
         early_stopping=False,
         validation_fraction=1 / 3,
+        n_iter_no_change=DEFAULT_N_ITER_NO_CHANGE,
+        validation_tol=0.0,
         max_iter=10_000,
         tol=1e-6,
         stopping="relative",
@@ -160,6 +186,8 @@ class HoKashyapClassifier(BaseLinearSeparator):
         self.update = update
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_tol = validation_tol
         self.max_iter = max_iter
         self.tol = tol
         self.stopping = stopping
@@ -204,6 +232,7 @@ class HoKashyapClassifier(BaseLinearSeparator):
             return _array_api.fit_ho_kashyap(self, X, y, X_val, y_val, coef_init, intercept_init)
         X, y = self._validate_fit(X, y)
         self._fit_rows = None
+        self._all_labels = y  # the verdict describes every row of X, held-out ones included
         if self.early_stopping and X_val is None and y_val is None:
             # The held-out split stays a pair of row indices into X: no copy of the data.
             self._fit_rows, val_rows = self._held_out_rows(y)
@@ -219,7 +248,7 @@ class HoKashyapClassifier(BaseLinearSeparator):
         try:
             return self._fit_problems(X, y, extra_targets=extra)
         finally:
-            del self._validation, self._fit_rows, self._initial_weights
+            del self._validation, self._fit_rows, self._initial_weights, self._all_labels
 
     def _solver_input(self, X):
         # Validation data and starting weights follow the training columns' power-of-two scaling.
@@ -236,16 +265,23 @@ class HoKashyapClassifier(BaseLinearSeparator):
                 self._initial_weights[:-1] = np.ldexp(self._initial_weights[:-1], -shifts.astype(np.int32))
         return X
 
-    # With a held-out split the solvers see all of X and the training rows' labels; the checks of a
-    # verdict take the training rows (a copy, made only when a verdict is to be checked).
+    # With a held-out split the solvers see all of X and the fitting rows' labels.  A proof found on
+    # the fitting rows is checked on them (a copy, made only then) and, zero on the held-out rows,
+    # proves that all of X cannot be separated; "separable" is checked on every row of X, since
+    # the model was chosen on the held-out rows, not fitted to them.
     def _checked_proof(self, result, X, y):
-        if self._fit_rows is not None and result.status == NOT_SEPARABLE:
-            X = X[self._fit_rows]
-        return super()._checked_proof(result, X, y)
+        if self._fit_rows is None or result.status != NOT_SEPARABLE:
+            return super()._checked_proof(result, X, y)
+        result = super()._checked_proof(result, X[self._fit_rows], y)
+        if result.certificate is not None:
+            certificate = np.zeros(X.shape[0], dtype=np.asarray(result.certificate).dtype)
+            certificate[self._fit_rows] = result.certificate
+            result = replace(result, certificate=certificate)
+        return result
 
     def _check_separation(self, X, targets):
-        if self._fit_rows is not None and np.any(np.atleast_1d(self.status_) == SEPARABLE):
-            X = X[self._fit_rows]
+        if self._fit_rows is not None:
+            targets = encode_pm1(self._all_labels, self.classes_)[0]
         super()._check_separation(X, targets)
 
     def _solve_binary(self, X, y, y_val=None):

@@ -22,6 +22,27 @@ noisy (one split) and the model never sees a third of the data.  Here
 3. ``refit=True``: Ho–Kashyap on *all* training data, stopped after exactly
    ``k̂`` iterates (``k̂ - 1`` margin updates, the convention of HKES's
    ``best_iter_``): the weights are ``W_k̂`` of the full data.
+
+With a grid ``Cs``, ``C`` is tuned jointly with ``k̂`` from the same folds:
+each ``(fold, C)`` pair makes one Ho–Kashyap run (one factorisation of
+``YᵀY + CĨ``, the fold's Gram matrix ``YᵀY`` shared by every ``C``) that
+records ``GE_f(C, k)`` along its whole ``k`` path, so the surface
+
+.. math::
+
+    \\overline{GE}(C, k) = \\frac{1}{F} \\sum_{f=1}^{F} GE_f(C, \\min(k, k^*_{f,C})),
+    \\qquad (\\hat C, \\hat k) = \\operatorname{argmin}_{C, k} \\overline{GE}(C, k)
+
+costs ``F · |Cs|`` runs, never one fit per ``(C, k)`` pair; ties go to the
+first ``C`` of the grid, then the first ``k``.  One-vs-rest problems share
+one ``C`` (the one minimising the sum of their errors at their own ``k̂``):
+``predict`` compares their scores, which ``C`` scales, so a ``C`` per problem
+would make them incomparable; ``k̂`` stays per problem.  A number ``C`` is Łęski's
+MHKS / MHKA penalty ``C wᵀw`` with target ``1 + B`` (Lauer & Bloch 2006,
+eqs. 10–11; at ``k = 1`` the ridge classifier), ``None`` plain HK as HKES.
+Each run stops at the Ho–Kashyap rule or, with ``n_iter_no_change``, once
+its validation error has not improved for that many iterations
+(:func:`linsep._hk_rules.patience_spent`).
 """
 
 from __future__ import annotations
@@ -33,9 +54,10 @@ from sklearn.base import _fit_context
 from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import Interval
 
-from .._base import KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
+from .._base import KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator, encode_pm1
 from .._params import HK_CONSTRAINTS, HKParams
 from .._design import sign_normalized
+from .._params import DEFAULT_N_ITER_NO_CHANGE, PATIENCE_CONSTRAINTS
 from .._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from ..solvers.ho_kashyap import ho_kashyap
@@ -63,6 +85,18 @@ def stratified_folds(y, n_splits, random_state=None):
     return [(np.flatnonzero(fold != f), np.flatnonzero(fold == f)) for f in range(n_splits)]
 
 
+def default_C_grid(n_values):
+    """The grid of ``Cs=n_values``: ``C=None`` (HKES-CV itself), then ``n_values − 1`` values of ``C`` from 10⁻² to 10³.
+
+    ``C`` weighs ``C wᵀw`` against the sum of squared errors (Łęski's
+    MHKS), as ``alpha`` in :class:`~sklearn.linear_model.RidgeClassifier`:
+    at ``k = 1`` the model is that ridge classifier (unpenalised bias).
+    """
+    if n_values < 1:
+        raise ValueError(f"Cs must be at least 1, got {n_values}")
+    return [None] + [float(c) for c in np.logspace(-2, 3, n_values - 1)] if n_values > 1 else [None]
+
+
 def mean_validation_curve(curves):
     """Pad each fold's curve with its last value to the longest, stack and average.
 
@@ -76,9 +110,9 @@ def mean_validation_curve(curves):
 class _CrossValidatedStopping:
     """What the linear and the kernel estimator share: folds, one HK run per fold, ``k̂``, the verdict, storage.
 
-    A subclass provides ``_run_fold(f, y)`` (the early-stopped run of fold
-    ``f``, whose ``history["validation_error"]`` is the fold's curve) and
-    ``_refit_run(y, max_iter)`` (HK on all rows), and ``_average(runs, y)``
+    A subclass provides ``_run_fold(f, y, C)`` (the early-stopped run of fold
+    ``f`` with that ``C``, whose ``history["validation_error"]`` is the fold's
+    curve) and ``_refit_run(y, max_iter, C)`` (HK on all rows), and ``_average(runs, y)``
     (``weights, intercept, separates`` of the averaged fold models) for
     ``refit=False``.
     """
@@ -107,23 +141,76 @@ class _CrossValidatedStopping:
         # Early-stopped runs never stop at separation (as HKES): the validation
         # error may still fall after the training data are separated.
         options = HKParams.from_estimator(self, stop_at_separation=False).solver_kwargs()
-        del options["max_iter"], options["record_history"]  # per run: the folds' budget, the refit's trace
+        # Given per run: the folds' budget, C and patience; the refit's trace.
+        for name in ("max_iter", "record_history", "C", "n_iter_no_change", "validation_tol"):
+            del options[name]
         return options
 
-    def _fold_runs(self, y):
-        folds = range(len(self._folds))
-        if self.n_jobs in (None, 1) or len(folds) == 1:
-            return [self._run_fold(f, y) for f in folds]
-        from joblib import Parallel, delayed
+    def _C_grid(self):
+        """The values of ``C`` tried: ``[C]`` for ``Cs=None``, an int's default grid, or the given list."""
+        if self.Cs is None:
+            return [self.C]
+        if isinstance(self.Cs, Integral):
+            return default_C_grid(int(self.Cs))
+        grid = [None if c is None else float(c) for c in self.Cs]
+        if not grid or any(c is not None and not (np.isfinite(c) and c >= 0) for c in grid):
+            raise ValueError(f"Cs must be None, an int >= 1 or a non-empty list of None or numbers >= 0; "
+                             f"got {self.Cs!r}")
+        return grid
 
-        return Parallel(n_jobs=self.n_jobs, prefer="threads")(delayed(self._run_fold)(f, y) for f in folds)
+    def _fold_runs(self, y, grid):
+        """``runs[c][f]``: the early-stopped run of fold ``f`` with ``C = grid[c]``."""
+        tasks = [(c, f) for c in range(len(grid)) for f in range(len(self._folds))]
+        if self.n_jobs in (None, 1) or len(tasks) == 1:
+            done = [self._run_fold(f, y, grid[c]) for c, f in tasks]
+        else:
+            from joblib import Parallel, delayed
+
+            done = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+                delayed(self._run_fold)(f, y, grid[c]) for c, f in tasks)
+        n_folds = len(self._folds)
+        return [done[c * n_folds:(c + 1) * n_folds] for c in range(len(grid))]
+
+    def _fit_problems(self, X, y, extra_targets=None, **fit_params):
+        # One-vs-rest with a grid of C: one C for every problem.  predict compares the problems'
+        # scores, and C scales them: each problem's own best C would make them incomparable.  The C
+        # kept minimises the sum over the problems of their cross-validation error at their own k̂.
+        self._surfaces = None
+        try:
+            if self.Cs is not None and len(self.classes_) > 2:
+                targets = encode_pm1(y, self.classes_)[0]
+                X_solve = self._solver_input(X)
+                self._surfaces = [self._surface(X_solve, targets[:, c]) for c in range(targets.shape[1])]
+                self._shared_C = int(np.argmin(np.sum([surface[3] for surface in self._surfaces], axis=0)))
+            return super()._fit_problems(X, y, extra_targets=extra_targets, **fit_params)
+        finally:
+            for name in ("_surfaces", "_shared_C", "_input_shifts"):
+                self.__dict__.pop(name, None)
+
+    def _surface(self, X, y):
+        """``(runs per C, mean curves per C, k̂ per C, mean error at k̂ per C)`` of one binary problem."""
+        self._prepare_problem(X, y, fold_runs=True)
+        runs_per_C = self._fold_runs(y, self._C_grid())
+        curves = [mean_validation_curve([r.history["validation_error"] for r in runs]) for runs in runs_per_C]
+        best_iters = np.array([int(np.argmin(mean)) + 1 for _, mean in curves])  # argmin: the first minimiser
+        best_errors = np.array([mean[k - 1] for (_, mean), k in zip(curves, best_iters)])
+        return runs_per_C, curves, best_iters, best_errors
+
+    def _prepare_problem(self, X, y, fold_runs):
+        """Per-problem state of the fold runs (``fold_runs``) and of the refit (none by default)."""
 
     def _solve_binary(self, X, y):
-        runs = self._fold_runs(y)
-        per_fold, mean = mean_validation_curve([r.history["validation_error"] for r in runs])
-        best_iter = int(np.argmin(mean)) + 1  # argmin returns the first minimiser
+        grid = self._C_grid()
+        if self._surfaces:  # one-vs-rest with a shared C: the problems' surfaces are known, in order
+            runs_per_C, curves, best_iters, best_errors = self._surfaces.pop(0)
+            chosen = self._shared_C
+            self._prepare_problem(X, y, fold_runs=False)
+        else:
+            runs_per_C, curves, best_iters, best_errors = self._surface(X, y)
+            chosen = int(np.argmin(best_errors))  # ties: the first C of the grid
+        C, runs, (per_fold, mean), best_iter = grid[chosen], runs_per_C[chosen], curves[chosen], int(best_iters[chosen])
         if self.refit:
-            final = self._refit_run(y, best_iter - 1)
+            final = self._refit_run(y, best_iter - 1, C)
             weights, intercept, n_iter = final.weights, final.intercept, final.n_iter
             margin, history, status, certificate = final.margin, final.history, final.status, final.certificate
             if status == MAX_ITER:  # stopped at k̂ as planned
@@ -141,9 +228,14 @@ class _CrossValidatedStopping:
                 status = NOT_SEPARABLE
             elif any(r.status == MAX_ITER for r in runs):
                 status = MAX_ITER
+        length = max(len(m) for _, m in curves)
+        surface = {"C": np.array([np.nan if c is None else c for c in grid]),
+                   "mean_validation_error": np.vstack([np.pad(m, (0, length - len(m)), mode="edge")
+                                                       for _, m in curves]),
+                   "best_iter": best_iters, "best_validation_error": best_errors}
         return SolveResult(weights=weights, intercept=intercept, n_iter=n_iter, status=status, margin=margin,
                            certificate=certificate, history=history, best_iter=best_iter,
-                           extra={"cv_curve": mean, "cv_curves": per_fold})
+                           extra={"cv_curve": mean, "cv_curves": per_fold, "C": C, "cv_results": surface})
 
     def _store(self, results):
         super()._store(results)
@@ -157,6 +249,8 @@ class _CrossValidatedStopping:
         self.best_iter_ = results[0].best_iter if binary else np.array([r.best_iter for r in results])
         self.cv_curve_ = pick([r.extra["cv_curve"] for r in results])
         self.cv_curves_ = pick([r.extra["cv_curves"] for r in results])
+        self.C_ = results[0].extra["C"]  # one C for every one-vs-rest problem
+        self.cv_results_ = pick([r.extra["cv_results"] for r in results])
 
 
 class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
@@ -179,6 +273,13 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
     C : float or None, default=None
         ``None``: HK, as HKES.  A number: Łęski's regularised MHKS / MHKA
         (target ``1 + B``, penalty ``C wᵀw``), early-stopped the same way.
+        Used when ``Cs`` is ``None``.
+    Cs : None, int or list of (float or None), default=None
+        ``None``: only ``C`` (``k̂`` alone is tuned).  A list: the values of
+        ``C`` tuned jointly with ``k̂`` from the same folds (``None`` in it
+        stands for plain HK).  An int ``n``: ``C=None`` and ``n − 1`` values
+        from 10⁻² to 10³ on a log scale (:func:`default_C_grid`; ``7`` is
+        ``linsep bench``'s ``hkes_cv_c`` column).
     refit : bool, default=True
         ``True``: the model is ``W_k̂`` of Ho–Kashyap on all training data.
         ``False``: no refit; the model is the average of the ``cv`` fold
@@ -199,8 +300,15 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         Where each fold's run stops (``k*_f``): the HK stopping rule, as HKES.
     irls_floor : float, default=1e-6
         Floor of ``|e_i|`` relative to ``max|e|`` in the IRLS weights.
+    n_iter_no_change : int or None, default=100
+        Patience of each fold's run: it stops once its validation error has
+        not improved for this many iterations.  ``None``: every run goes to
+        the Ho–Kashyap stopping point (``linsep bench``'s ``hkes_cv`` and
+        ``hkesa_cv`` columns).
+    validation_tol : float, default=0.0
+        Least fall of the validation error (a fraction) that resets the patience.
     n_jobs : int or None, default=None
-        Folds run in parallel on this many joblib threads (the compiled
+        Folds (and values of ``C``) run in parallel on this many joblib threads (the compiled
         Ho–Kashyap loop releases the GIL); ``None``: one after the other.
     record_history : bool or int, default=False
         Keep the refit's per-iteration traces in ``history_`` (``True``: every
@@ -224,13 +332,26 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         Mean validation error (fraction) of ``W_k``, ``k = 1 … L``; entry
         ``k̂ - 1`` is its minimum.
     cv_curves_ : ndarray of shape (n_folds, L), or list of them per class
-        Each fold's curve, extended with its last value to the longest run.
+        Each fold's curve, extended with its last value to the longest run
+        (for the chosen ``C``).
+    C_ : float or None
+        The chosen ``C`` (``None`` for plain HK), one for all one-vs-rest
+        problems.
+    cv_results_ : dict, or list of dicts per class
+        The cross-validation surface: ``"C"`` (the grid, NaN for ``None``),
+        ``"mean_validation_error"`` of shape (n_C, L) (row ``c``: the mean
+        curve of ``C = Cs[c]``, extended with its last value),
+        ``"best_iter"`` and ``"best_validation_error"`` (per ``C``: its
+        ``k̂`` and the mean error there).  Drawn by
+        :func:`linsep.inspection.plot_cv_surface`.
     n_iter_ : int or ndarray of shape (K,)
         ``refit=True``: index ``k`` of the final iterate of the refit, which
         is ``k̂`` unless the refit met a verdict or its stopping rule first.
         ``refit=False``: the longest fold run.
     status_ : str or ndarray of str
-        ``"separable"``: the model separates the training data.
+        ``"separable"``: the model puts every row passed to ``fit`` strictly
+        on its side (every fold's validation rows included: the verdict is
+        checked on all of them, never on a fold).
         ``"not_separable"``: the refit, or a fold's run (a subset that cannot
         be separated proves the whole set cannot), found the proof in
         ``certificate_``.  ``"max_iter"`` (with a ConvergenceWarning): a fold's
@@ -264,7 +385,9 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         "cv": ["cv_object"],
         **{name: HK_CONSTRAINTS[name] for name in ("loss", "C", "learning_rate", "b0", "max_iter", "tol",
                                                    "stopping", "irls_floor")},
+        "Cs": [None, Interval(Integral, 1, None, closed="left"), "array-like"],
         "refit": ["boolean"],
+        **PATIENCE_CONSTRAINTS,
         "n_jobs": [None, Integral],
         "record_history": RECORD_HISTORY_CONSTRAINT,
         "random_state": ["random_state"],
@@ -276,6 +399,7 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         cv=5,
         loss="squared",
         C=None,
+        Cs=None,
         refit=True,
         learning_rate=0.4,
         b0=1e-6,
@@ -283,6 +407,8 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         tol=1e-6,
         stopping="relative",
         irls_floor=1e-6,
+        n_iter_no_change=DEFAULT_N_ITER_NO_CHANGE,
+        validation_tol=0.0,
         n_jobs=None,
         record_history=False,
         random_state=None,
@@ -290,6 +416,7 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         self.cv = cv
         self.loss = loss
         self.C = C
+        self.Cs = Cs
         self.refit = refit
         self.learning_rate = learning_rate
         self.b0 = b0
@@ -297,6 +424,8 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         self.tol = tol
         self.stopping = stopping
         self.irls_floor = irls_floor
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_tol = validation_tol
         self.n_jobs = n_jobs
         self.record_history = record_history
         self.random_state = random_state
@@ -323,19 +452,25 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         try:
             return self._fit_problems(X, y)
         finally:  # fit-time state only
-            for name in ("_folds", "_Y"):
+            for name in ("_folds", "_Y", "_fold_grams"):
                 self.__dict__.pop(name, None)
 
-    def _solve_binary(self, X, y):
+    def _prepare_problem(self, X, y, fold_runs):
         self._Y = sign_normalized(X, y)  # one matrix per problem; the folds take its rows
-        return super()._solve_binary(X, y)
+        self._fold_grams = None
+        if fold_runs and self.Cs is not None and isinstance(self._Y, np.ndarray):
+            self._fold_grams = [self._Y[train].T @ self._Y[train] for train, _ in self._folds]
 
-    def _run_fold(self, f, y):
+    def _run_fold(self, f, y, C):
         train, validation = self._folds[f]
-        return ho_kashyap(self._Y[train], Y_val=self._Y[validation], max_iter=self.max_iter, **self._hk_options())
+        # Every C of the grid reuses the fold's Gram matrix YᵀY (each run factors YᵀY + CĨ once).
+        gram = None if self._fold_grams is None else self._fold_grams[f]
+        return ho_kashyap(self._Y[train], Y_val=self._Y[validation], max_iter=self.max_iter, C=C, gram=gram,
+                          n_iter_no_change=self.n_iter_no_change, validation_tol=self.validation_tol,
+                          **self._hk_options())
 
-    def _refit_run(self, y, max_iter):
-        return ho_kashyap(self._Y, max_iter=max_iter, record_history=bool(self.record_history),
+    def _refit_run(self, y, max_iter, C):
+        return ho_kashyap(self._Y, max_iter=max_iter, C=C, record_history=bool(self.record_history),
                           trace=make_recorder(self.record_history), **self._hk_options())
 
     def _average(self, runs, y):
@@ -367,7 +502,7 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
     map_tol : float in [0, 1), default=0.3
         Truncation of each empirical kernel map (the folds' and the refit's),
         as in :class:`~linsep.KernelHoKashyapClassifier`; ``0``: exact maps.
-    cv, loss, C, refit, learning_rate, b0, max_iter, tol, stopping, irls_floor, n_jobs, record_history, random_state
+    cv, loss, C, Cs, refit, learning_rate, b0, max_iter, tol, stopping, irls_floor, n_iter_no_change, validation_tol, n_jobs, record_history, random_state
         As in :class:`HoKashyapClassifierCV` (HKES's defaults: ``C=None``,
         ``tol=1e-6``, as ``kernel_hkes``).  ``refit=False`` averages the
         fold models' dual coefficients (zero outside each fold's training
@@ -380,7 +515,7 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
     X_fit_, classes_, n_iter_, status_, certificate_, margin_vector_, history_
         As in :class:`~linsep.KernelHoKashyapClassifier`; the certificate is in
         feature space (``Σ_i u_i y_i φ(x_i) = 0``, ``Σ_i u_i y_i = 0``).
-    best_iter_, cv_curve_, cv_curves_
+    best_iter_, cv_curve_, cv_curves_, C_, cv_results_
         As in :class:`HoKashyapClassifierCV`.
 
     See Also
@@ -409,6 +544,7 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
         cv=5,
         loss="squared",
         C=None,
+        Cs=None,
         refit=True,
         learning_rate=0.4,
         b0=1e-6,
@@ -416,6 +552,8 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
         tol=1e-6,
         stopping="relative",
         irls_floor=1e-6,
+        n_iter_no_change=DEFAULT_N_ITER_NO_CHANGE,
+        validation_tol=0.0,
         n_jobs=None,
         record_history=False,
         random_state=None,
@@ -428,6 +566,7 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
         self.cv = cv
         self.loss = loss
         self.C = C
+        self.Cs = Cs
         self.refit = refit
         self.learning_rate = learning_rate
         self.b0 = b0
@@ -435,6 +574,8 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
         self.tol = tol
         self.stopping = stopping
         self.irls_floor = irls_floor
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_tol = validation_tol
         self.n_jobs = n_jobs
         self.record_history = record_history
         self.random_state = random_state
@@ -471,15 +612,16 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
                      for train, validation in self._folds]
         return K, fold_maps, EmpiricalKernelMap(K, tol=self.map_tol) if self.refit else None
 
-    def _run_fold(self, f, y):
+    def _run_fold(self, f, y, C):
         _, fold_maps, _ = self._fit_state
         kernel_map, K_val = fold_maps[f]
         train, validation = self._folds[f]
         return kernel_ho_kashyap(None, y[train], K_val=K_val, y_val=y[validation], kernel_map=kernel_map,
-                                 max_iter=self.max_iter, **self._hk_options())
+                                 max_iter=self.max_iter, C=C, n_iter_no_change=self.n_iter_no_change,
+                                 validation_tol=self.validation_tol, **self._hk_options())
 
-    def _refit_run(self, y, max_iter):
-        return kernel_ho_kashyap(None, y, kernel_map=self._fit_state[2], max_iter=max_iter,
+    def _refit_run(self, y, max_iter, C):
+        return kernel_ho_kashyap(None, y, kernel_map=self._fit_state[2], max_iter=max_iter, C=C,
                                  record_history=bool(self.record_history), trace=make_recorder(self.record_history),
                                  **self._hk_options())
 

@@ -27,8 +27,10 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 
-from .._base import KERNEL_CONSTRAINTS, BaseKernelSeparator
-from .._params import EARLY_STOPPING_CONSTRAINTS, HK_CONSTRAINTS
+from .._base import KERNEL_CONSTRAINTS, BaseKernelSeparator, encode_pm1
+from .._certificates import separates
+from .._params import DEFAULT_N_ITER_NO_CHANGE, EARLY_STOPPING_CONSTRAINTS, HK_CONSTRAINTS
+from .._result import CONVERGED, SEPARABLE
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from .ho_kashyap import resolve_stop_at_separation
 from ..solvers.kernel_ho_kashyap import EmpiricalKernelMap, kernel_ho_kashyap
@@ -71,6 +73,11 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
     validation_fraction : float, default=1/3
         Share of each class held out when ``early_stopping`` and ``fit``
         receives no ``X_val`` (not available with ``kernel="precomputed"``).
+    n_iter_no_change : int or None, default=100
+        Early stopping's patience, as in :class:`~linsep.HoKashyapClassifier`
+        (``None``: the paper's rule, ``k̂`` over all iterates).
+    validation_tol : float, default=0.0
+        Least fall of the validation error that resets the patience.
     random_state : int, RandomState or None, default=None
         Seed of that split.
     record_history : bool or int, default=False
@@ -93,7 +100,10 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
     intercept_ : ndarray of shape (1,) or (K,)
     status_ : str or ndarray of str
         ``"separable"``, ``"not_separable"`` (in feature space, with proof),
-        ``"converged"`` or ``"max_iter"``.
+        ``"converged"`` or ``"max_iter"``.  With early stopping on a held-out
+        split, ``"separable"`` means that every row passed to ``fit``, held-out
+        ones included, is strictly on its side (the rows in ``X_fit_`` and the
+        held-out ones both checked).
     certificate_ : ndarray, None or list
         For ``"not_separable"``: ``u >= 0, u != 0`` with
         ``Σ_i u_i y_i φ(x_i) = 0`` and ``Σ_i u_i y_i = 0``.
@@ -132,7 +142,6 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
         "record_history": RECORD_HISTORY_CONSTRAINT,
         "map_tol": [Interval(Real, 0, 1, closed="left")],
     }
-
     def __init__(
         self,
         *,
@@ -152,6 +161,8 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
         irls_floor=1e-6,
         early_stopping=False,
         validation_fraction=1 / 3,
+        n_iter_no_change=DEFAULT_N_ITER_NO_CHANGE,
+        validation_tol=0.0,
         random_state=None,
         record_history=False,
         map_tol=0.3,
@@ -172,6 +183,8 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
         self.irls_floor = irls_floor
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_tol = validation_tol
         self.random_state = random_state
         self.record_history = record_history
         self.map_tol = map_tol
@@ -201,11 +214,28 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
         if self.kernel == "precomputed" and self.early_stopping and X_val is None:
             raise ValueError("early stopping with kernel='precomputed' needs X_val = k(X_val, X) and y_val")
         X, y = self._validate_fit(X, y)
+        held_out = self.early_stopping and X_val is None
         X, y, self._X_val, y_val = self._early_stopping_data(X, y, X_val, y_val)
         try:
-            return self._fit_kernel(X, y, extra_targets=None if y_val is None else {"y_val": y_val})
+            self._fit_kernel(X, y, extra_targets=None if y_val is None else {"y_val": y_val})
+            if held_out:  # the verdict describes every row passed to fit, the held-out ones included
+                self._check_held_out_separation(self._X_val, y_val)
+            return self
         finally:
             del self._X_val
+
+    def _check_held_out_separation(self, X_val, y_val):
+        """Demote ``separable`` where a held-out row is not strictly on its side (the solver saw only the others)."""
+        statuses = np.array(np.atleast_1d(self.status_), dtype=object)
+        claimed = np.flatnonzero(statuses == SEPARABLE)
+        if not claimed.size:
+            return
+        targets = encode_pm1(y_val, self.classes_)[0]
+        scores = self.decision_function(X_val).reshape(X_val.shape[0], -1)
+        for problem in claimed:
+            if not separates(scores[:, problem], targets[:, problem]):
+                statuses[problem] = CONVERGED
+        self.status_ = statuses[0] if statuses.size == 1 else statuses
 
     def _prepare_fit(self, X):
         # one kernel map (only its pivot columns of K computed), one Gram matrix
@@ -242,6 +272,8 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
             stopping=self.stopping,
             stop_at_separation=resolve_stop_at_separation(self),
             irls_floor=self.irls_floor,
+            n_iter_no_change=self.n_iter_no_change,
+            validation_tol=self.validation_tol,
             record_history=bool(self.record_history),
             trace=make_recorder(self.record_history),
         )

@@ -9,10 +9,11 @@ Every method is a factory ``build(**params) -> estimator`` plus a tuning kind:
     one fit that receives the tuning set as ``fit(X, y, X_val=..., y_val=...)``
     and keeps the iterate of lowest validation error (HKES, HKESA, §2.3);
 ``"cv"``
-    linsep's extension beyond the paper (``hkes_cv``, ``hkesa_cv``): one fit
-    on the whole training split (fitting and tuning parts together), which
-    chooses ``k̂`` by its own cross-validation and refits; it never sees the
-    test split, in either protocol;
+    linsep's extension beyond the paper (``hkes_cv``, ``hkesa_cv``,
+    ``hkes_cv_c``): one fit on the whole training split (fitting and tuning
+    parts together), which chooses ``k̂`` (and, for ``hkes_cv_c``, ``C`` from
+    its default grid, with patience) by its own cross-validation and refits;
+    it never sees the test split, in either protocol;
 ``"C"``
     the two-step grid of §3.1 over the parameter ``C`` (MHKS, MHKA, LSVM,
     SVM).  For MHKS/MHKA ``C`` weighs the penalty ``C wᵀw`` — the inverse role
@@ -42,14 +43,17 @@ from .._registry import available_classifiers, make_classifier
 PAPER_METHODS = ("hk", "hkes", "hkesa", "mhks", "mhka", "lsvm", "svm")
 """The seven columns of Tables 1 and 3, in the paper's order."""
 
-EXTENSION_METHODS = ("hkes_cv", "hkesa_cv")
+EXTENSION_METHODS = ("hkes_cv", "hkesa_cv", "hkes_cv_c")
 """linsep's extensions beyond the paper, reported beside its columns (no paper value)."""
 
 LABELS = {
     "hk": "HK", "hkes": "HKES", "hkesa": "HKESA", "mhks": "MHKS", "mhka": "MHKA",
     "lsvm": "LSVM (ℓ2)", "svm": "SVM (ℓ1)", "linear_svc": "SVM ℓ1 LinearSVC*",
-    "hkes_cv": "HKES-CV†", "hkesa_cv": "HKESA-CV†",
+    "hkes_cv": "HKES-CV†", "hkesa_cv": "HKESA-CV†", "hkes_cv_c": "HKES-CV(C,k)†",
 }
+
+PAPER_RULE_METHODS = ("hkes", "hkesa", "hkes_cv", "hkesa_cv")
+"""Columns that keep the paper's stopping rule (``n_iter_no_change=None``: ``k̂`` over every iterate)."""
 
 PAPER_COLUMN = {"linear_svc": "svm"}
 """Method whose paper column a stand-in is compared with."""
@@ -89,6 +93,8 @@ def _linear_svc(**params):
 
 def _registered(name):
     def build(**params):
+        if name in PAPER_RULE_METHODS:
+            params = {"n_iter_no_change": None, **params}
         est = make_classifier(name, **params)
         if "random_state" in est.get_params() and "random_state" not in params:
             est.set_params(random_state=0)  # deterministic for a given seed

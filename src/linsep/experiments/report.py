@@ -130,7 +130,9 @@ def error_markdown(rows, datasets, methods, protocol, test="ttest"):
         lines += ["", "† linsep's extension beyond the paper (no paper value): HKES / HKESA whose stopping iteration "
                   "k̂ is the minimum of the 5-fold cross-validated validation error on the whole training split, "
                   "then Ho–Kashyap refitted on all of it for k̂ iterations; it never sees the test split "
-                  "(so, unlike the paper's columns, it is not optimistic in Table 3)."]
+                  "(so, unlike the paper's columns, it is not optimistic in Table 3). HKES-CV(C,k) also "
+                  "chooses C (HKES's C=None or MHKS's C on a log grid) from the same folds, with a patience of "
+                  "n_iter_no_change iterations."]
     return "\n".join(lines) + "\n"
 
 

@@ -22,6 +22,7 @@ from .._hk_rules import (
     HK_SEPARABLE,
     PROOF_RTOL,
     is_nonseparability_proof,
+    patience_code,
 )
 from .._linalg import _PIVOT_TOL
 from .._loops import ho_kashyap_segment
@@ -54,8 +55,8 @@ class HKRun:
 
 
 def iterate_compiled(design, L, W, B, *, factor, absolute, irls_floor, learning_rate, max_iter, tol, relative,
-                     stop_at_separation, ridge, offset, can_prove, Y_val, segment_steps=SEGMENT_STEPS,
-                     threads=None, pivot_tol=None, check_finite):
+                     stop_at_separation, ridge, offset, can_prove, Y_val, n_iter_no_change=None,
+                     validation_tol=0.0, segment_steps=SEGMENT_STEPS, threads=None, pivot_tol=None, check_finite):
     """The iteration in compiled segments of ``segment_steps``, from ``YᵀY + CĨ = L Lᵀ``.
 
     ``design`` and ``Y_val`` are in-memory dense designs.  Returns ``(run, threads)``,
@@ -86,7 +87,7 @@ def iterate_compiled(design, L, W, B, *, factor, absolute, irls_floor, learning_
     E = np.empty(n_samples, dtype=dtype)
     best_W = np.empty(n_cols)
     W_prev = np.full(n_cols, np.nan)  # the previous iterate (IRLS fixed point); none yet
-    state = np.array([0.0, np.nan, np.nan, 0.0, np.inf])  # k, J_k, J_{k-1}, best k, best count
+    state = np.array([0.0, np.nan, np.nan, 0.0, np.inf, 0.0])  # k, J_k, J_{k-1}, best k, best count, improving k
     L = np.array(L, dtype=float, order="C")  # refactored in place by IRLS
     D = np.ones(n_samples) if absolute else np.empty(0)  # IRLS weights D_0 = I
     traces = {"criterion": [], "training_errors": [], "validation_error": []}
@@ -99,6 +100,7 @@ def iterate_compiled(design, L, W, B, *, factor, absolute, irls_floor, learning_
                 irls_floor=irls_floor, learning_rate=learning_rate, max_iter=max_iter, tol=tol, relative=relative,
                 stop_at_separation=stop_at_separation, ridge=ridge, offset=offset, can_prove=can_prove,
                 segment_steps=segment_steps, check_finite=check_finite,
+                n_iter_no_change=patience_code(n_iter_no_change), validation_tol=float(validation_tol),
                 pivot_tol=_PIVOT_TOL if pivot_tol is None else float(pivot_tol))
     finally:
         if parallel:
@@ -121,7 +123,8 @@ def iterate_compiled(design, L, W, B, *, factor, absolute, irls_floor, learning_
 
 def _run_segments(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks, L, W, B, E, D, state, best_W, W_prev,
                   traces, *, factor, has_val, n_val, irls_floor, learning_rate, max_iter, tol, relative,
-                  stop_at_separation, ridge, offset, can_prove, segment_steps, check_finite, pivot_tol):
+                  stop_at_separation, ridge, offset, can_prove, segment_steps, check_finite, pivot_tol,
+                  n_iter_no_change, validation_tol):
     """Call the compiled loop segment by segment; return the status, or ``None`` for an ill-conditioned IRLS system."""
     status = None
     while status is None:
@@ -134,7 +137,8 @@ def _run_segments(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks, L, W
             X, y, rows, X_val, y_val, rows_val, bool(by_columns), int(n_chunks), L, W, B, E, D, float(offset),
             float(learning_rate), float(ridge), float(irls_floor), pivot_tol, best_W, state, criterion,
             training_errors, validation_counts, int(steps), float(tol), bool(relative),
-            bool(stop_at_separation), bool(can_prove), PROOF_RTOL, not traces["criterion"], W_prev)
+            bool(stop_at_separation), bool(can_prove), PROOF_RTOL, not traces["criterion"], W_prev,
+            int(n_iter_no_change), float(validation_tol))
         if code == HK_ILL_CONDITIONED:
             return None
         traces["criterion"].append(criterion[:n_recorded])

@@ -97,6 +97,7 @@ from .._hk_rules import (
     default_tol,
     irls_weights,
     is_nonseparability_proof,
+    patience_code,
 )
 from .._hk_rules import python as rules
 from .._linalg import CG_PROOF_RTOL, IterativeLeastSquares
@@ -145,6 +146,8 @@ def ho_kashyap(
     initial_weights=None,
     initial_margin=None,
     Y_val=None,
+    n_iter_no_change=None,
+    validation_tol=0.0,
     record_history=False,
     trace=None,
     gram=None,
@@ -185,6 +188,15 @@ def ho_kashyap(
         ``a = 1, b = 1``).
     Y_val : ndarray, sparse matrix, SignedDesign of shape (M, p) or None
         Sign-normalised validation matrix: enables early stopping (HKES).
+    n_iter_no_change : int or None
+        With ``Y_val``: stop once the validation error has not improved (by
+        more than ``validation_tol``) for this many iterates
+        (:func:`linsep._hk_rules.patience_spent`, status ``converged``);
+        ``None``: the paper's rule, ``k̂`` over every iterate up to the HK
+        stopping point.
+    validation_tol : float
+        Least fall of the validation error (a fraction) that counts as an
+        improvement for ``n_iter_no_change``.
     record_history : bool
         Keep per-iteration traces (always kept with ``Y_val``).
     trace : trace recorder or None
@@ -310,6 +322,8 @@ def ho_kashyap(
                                   ("initial_margin", initial_margin, n_samples)):
         if value is not None and (np.shape(value) != (expected,) or not np.all(np.isfinite(value))):
             raise ValueError(f"{name} must be {expected} finite numbers, got shape {np.shape(value)}")
+    if n_iter_no_change is not None and (n_iter_no_change < 1 or n_iter_no_change != int(n_iter_no_change)):
+        raise ValueError(f"n_iter_no_change must be None or a positive integer, got {n_iter_no_change!r}")
     if Y_val is not None and (Y_val.ndim != 2 or Y_val.shape[0] == 0 or Y_val.shape[1] != n_cols):
         raise ValueError(f"Y_val must have at least one row and {n_cols} columns, got shape {Y_val.shape}")
     Y_val = as_design(Y_val, plan["by_columns_max_entries"])
@@ -323,7 +337,7 @@ def ho_kashyap(
         learning_rate=learning_rate, max_iter=max_iter, tol=tol, relative=stopping == "relative",
         stop_at_separation=stop_at_separation, ridge=ridge, offset=offset,
         # Without a penalty, Yᵀ D E = 0 at every iterate, so E <= 0 is a proof.
-        can_prove=ridge == 0.0, Y_val=Y_val,
+        can_prove=ridge == 0.0, Y_val=Y_val, n_iter_no_change=n_iter_no_change, validation_tol=float(validation_tol),
     )
     absolute = loss == "absolute"
     run, driver, threads = _compiled_run(design, factor, W, B, plan, options, absolute=absolute, update=update,
@@ -415,7 +429,8 @@ def _finish(design, run, options, *, update, initial_weights, keep_history, trac
 
 
 def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, stop_at_separation,
-             ridge, offset, can_prove, Y_val, update, absolute, regularized, irls_floor, trace=None):
+             ridge, offset, can_prove, Y_val, update, absolute, regularized, irls_floor, n_iter_no_change=None,
+             validation_tol=0.0, trace=None):
     """The Python driver: every variant, on any design (the reference for the compiled segment).
 
     Each iteration is one fused pass of the design (:meth:`~linsep.designs.base.Design.hk_pass`),
@@ -435,6 +450,8 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
     early_stopping = Y_val is not None
     history = {"criterion": [J], "training_errors": [state.wrong]}
     best_W, best_iter = None, 0
+    last_improvement = 0  # the last iterate that improved the validation error (patience)
+    patience = patience_code(n_iter_no_change)
     if early_stopping:
         n_val = Y_val.shape[0]
         history["validation_error"] = [state.val_errors / n_val]
@@ -467,7 +484,7 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
         separated = absolute and state.separated
         code = rules.stop_code(relative, absolute, state.fixed_point, separated,
                                separated and rules.weights_stand_still(W, W_prev, tol), tol, J, J_prev)
-        if code != HK_BUDGET_SPENT:
+        if code != HK_BUDGET_SPENT or (early_stopping and rules.patience_spent(k, last_improvement, patience)):
             status = CONVERGED
             break
         if k >= max_iter:
@@ -493,6 +510,8 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
         if early_stopping:
             error = state.val_errors / n_val
             history["validation_error"].append(error)
+            if rules.validation_improved(error, history["validation_error"][best_iter], validation_tol):
+                last_improvement = k
             if error < history["validation_error"][best_iter]:
                 best_W, best_iter = W, k
 
