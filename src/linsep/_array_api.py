@@ -31,8 +31,12 @@ from .solvers.mse import mse
 __all__ = ["HK_SUPPORTED", "fit_ho_kashyap", "fit_mse", "is_array_api_input"]
 
 HK_SUPPORTED = frozenset({"learning_rate", "b0", "max_iter", "tol", "stopping", "stop_at_separation", "update",
-                          "C", "loss", "irls_floor"})
-"""The :class:`~linsep._params.HKParams` honoured on array-API input; any other one set is refused."""
+                          "C", "loss", "irls_floor", "n_iter_no_change", "validation_tol"})
+"""The :class:`~linsep._params.HKParams` honoured on array-API input; any other one set is refused.
+
+The patience (``n_iter_no_change``, ``validation_tol``) acts only with validation rows, which
+array-API input refuses (``early_stopping``, ``X_val``): its value changes nothing here.
+"""
 
 _ESTIMATOR_NEUTRAL = {"early_stopping": False, "record_history": False}
 

@@ -58,7 +58,7 @@ UNSUPPORTED = {"record_history": False}
 """Estimator parameters the dask backend cannot honour, with their neutral values (traces hold N-vectors)."""
 
 HK_SUPPORTED = frozenset({"learning_rate", "b0", "max_iter", "tol", "stopping", "stop_at_separation", "update",
-                          "C", "loss", "irls_floor"})
+                          "C", "loss", "irls_floor", "n_iter_no_change", "validation_tol"})
 """The :class:`~linsep._params.HKParams` the dask backend honours; any other one set is refused."""
 
 
