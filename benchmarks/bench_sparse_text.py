@@ -17,6 +17,7 @@ same run; the machine may be shared, so the load average is printed.
 
     PYTHONPATH=src python benchmarks/bench_sparse_text.py            # full size (minutes)
     PYTHONPATH=src python benchmarks/bench_sparse_text.py --quick    # N = 10⁴, d = 3·10³ (seconds)
+    PYTHONPATH=src python benchmarks/bench_sparse_text.py --problem zipf-frequent   # or rare-signal (PROBLEMS)
 """
 
 from __future__ import annotations
@@ -44,10 +45,27 @@ METHODS = {
 }
 
 
-def make_text_data(n_samples, n_features, density, seed=0, n_rule_terms=500, label_noise=0.05):
-    """Documents × terms: Zipf-like term frequencies, tf-idf-like values, labels from a sparse rule."""
+PROBLEMS = {
+    # name: (N, d, density, make_text_data keywords); --quick scales N and d down
+    "text": (200_000, 50_000, 2e-4, {}),
+    "zipf-frequent": (125_000, 50_000, 2e-4, {"exponent": 1.0, "n_rule_terms": 3000, "rule_columns": (0, 3000)}),
+    "rare-signal": (200_000, 50_000, 3e-4, {"exponent": 0.8, "n_rule_terms": 20_000,
+                                            "rule_columns": (5_000, 50_000)}),
+}
+"""The text-like problems: ``text`` (the rule on 500 of the 2000 most frequent terms), ``zipf-frequent`` (Zipf
+frequencies ``1/rank``, the label carried by the 3000 most frequent of 5·10⁴ terms, 10⁵ training documents) and
+``rare-signal`` (a flatter law, the rule on 2·10⁴ terms of frequency ranks 5000 to 5·10⁴: rare terms carry it)."""
+
+
+def make_text_data(n_samples, n_features, density, seed=0, n_rule_terms=500, label_noise=0.05, exponent=1.1,
+                   rule_columns=None):
+    """Documents × terms: Zipf-like term frequencies, tf-idf-like values, labels from a sparse rule.
+
+    Term ``j`` (by frequency rank) has probability ``∝ (j + 10)^−exponent``; the rule's ``n_rule_terms`` terms
+    are drawn from the ranks ``rule_columns = (lo, hi)`` (default ``(0, 4·n_rule_terms)``).
+    """
     rng = np.random.default_rng(seed)
-    frequency = 1.0 / (np.arange(n_features) + 10.0) ** 1.1
+    frequency = 1.0 / (np.arange(n_features) + 10.0) ** exponent
     frequency /= frequency.sum()
     per_doc = np.maximum(rng.poisson(density * n_features, n_samples), 1)
     rows = np.repeat(np.arange(n_samples), per_doc)
@@ -61,8 +79,9 @@ def make_text_data(n_samples, n_features, density, seed=0, n_rule_terms=500, lab
     norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
     X = sp.diags(1.0 / norms) @ X
     rule = np.zeros(n_features)
-    # the rule's terms among the 4·500 most frequent, so that almost every document has some
-    chosen = rng.choice(min(n_features, 4 * n_rule_terms), size=n_rule_terms, replace=False)
+    # by default the rule's terms among the 4·500 most frequent, so that almost every document has some
+    lo, hi = (0, min(n_features, 4 * n_rule_terms)) if rule_columns is None else rule_columns
+    chosen = lo + rng.choice(hi - lo, size=n_rule_terms, replace=False)
     rule[chosen] = rng.standard_normal(n_rule_terms)
     score = X @ rule
     y = (score > np.median(score)).astype(np.int64)
@@ -128,17 +147,23 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="N = 10⁴, d = 3·10³ (a few seconds)")
     parser.add_argument("--only", nargs="*", help="labels of the methods to run (default: all)")
+    parser.add_argument("--problem", choices=PROBLEMS, default="text", help="the text-like problem (PROBLEMS)")
     parser.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         worker(*args.worker)
         return
-    # --quick: still above the direct solver's 2000 columns, so the same (iterative) code paths run
-    n_samples, n_features = (10_000, 3_000) if args.quick else (200_000, 50_000)
-    density = 2e-4 if not args.quick else 3e-3
+    n_samples, n_features, density, keywords = PROBLEMS[args.problem]
+    if args.quick:
+        shrink = n_features / 3_000  # d = 3000: still above the direct solver's 2000 columns
+        keywords = dict(keywords)
+        if "rule_columns" in keywords:
+            keywords["rule_columns"] = tuple(int(c / shrink) for c in keywords["rule_columns"])
+            keywords["n_rule_terms"] = max(int(keywords["n_rule_terms"] / shrink), 10)
+        n_samples, n_features, density = n_samples // 20, 3_000, density * 15
     start = time.perf_counter()
-    X, y, Xt, yt = make_text_data(n_samples, n_features, density)
-    print(f"data: N = {n_samples} ({X.shape[0]} train / {Xt.shape[0]} test), d = {n_features}, "
+    X, y, Xt, yt = make_text_data(n_samples, n_features, density, **keywords)
+    print(f"problem {args.problem}: N = {n_samples} ({X.shape[0]} train / {Xt.shape[0]} test), d = {n_features}, "
           f"density {X.nnz / (X.shape[0] * X.shape[1]):.2e}, nnz(train) = {X.nnz}, "
           f"class balance {y.mean():.3f}, generated in {time.perf_counter() - start:.1f} s")
     print(f"load average before: {os.getloadavg()}")

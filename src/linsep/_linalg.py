@@ -56,6 +56,12 @@ CG_RTOL = 1e-10
 """Default relative residual tolerance of :class:`IterativeLeastSquares` (see its docstring)."""
 CG_PROOF_RTOL = 1e-14
 """The tightened tolerance of a solve whose result is to back a non-separability proof."""
+CG_FORCING = 1e-2
+"""Forcing factor of the inexact solves inside an iteration (:attr:`IterativeLeastSquares.forcing`): a warm-started
+solve stops once its residual is this fraction of the residual it started from (the change of the right-hand side)."""
+_INEXACT_MIN_ENTRIES = 1 << 20
+"""Fewest stored entries of ``Y`` for which iterations solve inexactly (:func:`iteration_forcing`): below, a solve
+is cheap and every W-step is solved to ``tol``, so the iterates are those of the direct path to ``tol``."""
 _CG_MAX_ITER = 5000
 
 
@@ -275,11 +281,12 @@ def _column_squares(A, weights):
     return np.einsum("ij,ij,i->j", A, A, w, dtype=np.float64)
 
 
-def _pcg(matvec, b, x, inv_diag, rtol, max_iter, stall=100):
+def _pcg(matvec, b, x, inv_diag, rtol, max_iter, stall=100, forcing=0.0):
     """Preconditioned conjugate gradients for ``M x = b`` (``M`` symmetric positive semi-definite) from ``x``.
 
-    Stops when ``‖b − M x‖ <= rtol ‖b‖`` (the recursively updated residual),
-    after ``max_iter`` iterations, or when the residual has not reached a
+    Stops when ``‖b − M x‖ <= max(rtol ‖b‖, forcing ‖b − M x_0‖)`` (the
+    recursively updated residual; ``x_0`` the starting point), after
+    ``max_iter`` iterations, or when the residual has not reached a
     new minimum for ``stall`` iterations (rounding floor).  Returns
     ``(x, iterations, relative residual, converged)``; ``x`` is updated in place.
     """
@@ -287,9 +294,9 @@ def _pcg(matvec, b, x, inv_diag, rtol, max_iter, stall=100):
     if b_norm == 0.0:
         x[:] = 0.0
         return x, 0, 0.0, True
-    target = rtol * b_norm
     r = b - matvec(x)
     r_norm = best = np.linalg.norm(r)
+    target = max(rtol * b_norm, forcing * r_norm)
     if r_norm <= target:
         return x, 0, r_norm / b_norm, True
     z = r if inv_diag is None else r * inv_diag
@@ -362,6 +369,16 @@ class IterativeLeastSquares:
       (one unpreconditioned solve): Ho–Kashyap iterates with the fast
       solves, whose ``Y W``, ``E`` and ``B`` are those of the minimum-norm
       solves, and maps only the weights it returns.
+    * **Inexact solves inside an iteration.** With ``forcing = η > 0`` a
+      solve without an explicit ``tol`` stops as soon as its residual is
+      ``η`` times the residual it started from, ``‖YᵀD(r − r_prev)‖`` for
+      a warm start (or at ``tol``, whichever comes first): the error of
+      ``W`` is then about ``η`` times the step ``W_k − W_{k−1}`` and shrinks
+      with it, as in inexact Newton methods (Dembo, Eisenstat & Steihaug
+      1982).  The iterations that use it (Ho–Kashyap, the Lagrangian SVM)
+      re-solve their returned weights at ``tol`` (:meth:`solve` with
+      ``tol`` given).  ``converged`` then says whether the solve met its own
+      target; ``exact`` whether it met ``tol``.
     * **Tolerance.** A solve stops when the relative residual of the normal
       equations ``‖YᵀD(r − Y W) − C Ĩ W‖ <= tol · ‖YᵀD r‖``, ``tol`` =
       :data:`CG_RTOL` (``1e-10``) by default, or after ``max_iter``
@@ -389,6 +406,8 @@ class IterativeLeastSquares:
     minimum_norm : bool
         With ``C = 0``: solve to the minimum-norm solution (unpreconditioned)
         rather than the minimum ``M``-norm one (preconditioned, faster).
+    forcing : float
+        ``η`` of the inexact solves (above); ``0`` (default): every solve to ``tol``.
 
     Attributes
     ----------
@@ -401,7 +420,9 @@ class IterativeLeastSquares:
     solves : int
         Number of solves (right-hand-side columns).
     converged : bool
-        Whether the last solve met its tolerance.
+        Whether the last solve met its target (``tol``, or the forcing target).
+    exact : bool
+        Whether the last solve met ``tol`` itself.
     residual : float
         Relative residual of the last solve.
     """
@@ -410,7 +431,7 @@ class IterativeLeastSquares:
     rank = None
 
     def __init__(self, Y, sample_weight=None, ridge=0.0, *, tol=CG_RTOL, max_iter=None, penalize_bias=False,
-                 minimum_norm=True, _shared=None):
+                 minimum_norm=True, forcing=0.0, _shared=None):
         n_samples, n_cols = Y.shape
         self.Y = Y
         self.sample_weight = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
@@ -419,6 +440,7 @@ class IterativeLeastSquares:
         self.max_iter = _LIMITS.get().cg_max_iter if max_iter is None else int(max_iter)
         self.penalize_bias = bool(penalize_bias)
         self.minimum_norm = bool(minimum_norm)
+        self.forcing = float(forcing)
         if _shared is None:
             if sp.issparse(Y):
                 # CSR copies of Y and Yᵀ: both products of an iteration run row-wise, in float64.
@@ -437,7 +459,7 @@ class IterativeLeastSquares:
             diagonal[diagonal == 0.0] = 1.0
             self._inv_diag = 1.0 / diagonal
         self._x = np.zeros(n_cols)
-        self.iterations, self.solves, self.converged, self.residual = 0, 0, True, 0.0
+        self.iterations, self.solves, self.converged, self.exact, self.residual = 0, 0, True, True, 0.0
 
     def _matvec(self, v):
         z = np.asarray(self._A @ v, dtype=float)
@@ -458,7 +480,7 @@ class IterativeLeastSquares:
         """The same ``Y`` and ``C`` with new weights ``D`` (IRLS), warm-started from the last solution."""
         other = IterativeLeastSquares(self.Y, sample_weight, self.ridge, tol=self.tol, max_iter=self.max_iter,
                                       penalize_bias=self.penalize_bias, minimum_norm=self.minimum_norm,
-                                      _shared=(self._A, self._At))
+                                      forcing=self.forcing, _shared=(self._A, self._At))
         other._x = self._x.copy()
         other.iterations, other.solves = self.iterations, self.solves
         return other
@@ -475,14 +497,17 @@ class IterativeLeastSquares:
         out = plain.solve(np.asarray(self._A @ np.asarray(W, dtype=float), dtype=float), tol)
         self.iterations += plain.iterations
         self.solves += 1
-        self.converged, self.residual = plain.converged, plain.residual
+        self.converged, self.exact, self.residual = plain.converged, plain.exact, plain.residual
         return out
 
-    def solve(self, rhs, tol=None):
+    def solve(self, rhs, tol=None, x0=None):
         """Return ``W`` minimising ``‖D^{1/2}(Y W − rhs)‖² + C‖ĨW‖²`` (minimum norm if ``C = 0``), to ``tol``.
 
-        A 2-D ``rhs`` is solved column by column; ``converged`` then says whether
-        every column met the tolerance and ``residual`` is the largest.
+        ``tol=None``: the solver's own ``tol``, or its forcing target (inexact
+        solve) if ``forcing > 0``; an explicit ``tol`` is always met in full.
+        ``x0``: the warm start (default: the last solution).  A 2-D ``rhs`` is
+        solved column by column; ``converged`` then says whether every column
+        met the tolerance and ``residual`` is the largest.
         """
         rhs = np.asarray(rhs, dtype=float)
         if rhs.ndim == 2:
@@ -490,25 +515,33 @@ class IterativeLeastSquares:
             for k in range(rhs.shape[1]):
                 columns.append(self._solve_columns(rhs[:, k], tol))
                 converged, residual = converged and self.converged, max(residual, self.residual)
-            self.converged, self.residual = converged, residual  # converged only if every column is
+            self.converged, self.exact, self.residual = converged, converged, residual  # only if every column is
             return np.column_stack(columns)
         weighted = rhs if self.sample_weight is None else rhs * self.sample_weight
-        return self.solve_normal(np.asarray(self._At @ weighted, dtype=float).ravel(), tol)
+        return self.solve_normal(np.asarray(self._At @ weighted, dtype=float).ravel(), tol, x0)
 
     def _solve_columns(self, column, tol):
         self._x = np.zeros_like(self._x)  # columns are unrelated: each from zero
         return self.solve(column, tol)
 
-    def solve_normal(self, g, tol=None):
-        """Return the solution of ``(YᵀDY + CĨ) W = g``, warm-started from the last solution."""
+    def solve_normal(self, g, tol=None, x0=None):
+        """Return the solution of ``(YᵀDY + CĨ) W = g``, warm-started from ``x0`` (default: the last solution).
+
+        ``tol`` as in :meth:`solve`.
+        """
         g = np.asarray(g, dtype=float)
-        x, n_iter, residual, converged = _pcg(self._matvec, g, self._x.copy(), self._inv_diag,
-                                              self.tol if tol is None else float(tol), self.max_iter)
+        start = self._x.copy() if x0 is None else np.array(x0, dtype=float)
+        forcing = self.forcing if tol is None else 0.0
+        x, n_iter, residual, converged = _pcg(self._matvec, g, start, self._inv_diag,
+                                              self.tol if tol is None else float(tol), self.max_iter,
+                                              forcing=forcing)
         self._x = x
         self.iterations += n_iter
         self.solves += 1
-        # "converged": the solver's own tolerance was met (a tightened solve may stop above its tighter one)
-        self.converged, self.residual = residual <= self.tol, residual
+        # "exact": the solver's own tolerance was met (a tightened solve may stop above its tighter one);
+        # "converged": so was the target of this solve (an inexact solve's forcing target)
+        self.exact, self.residual = residual <= self.tol, residual
+        self.converged = self.exact or (forcing > 0 and converged)
         return x.copy()
 
 
@@ -527,6 +560,18 @@ class GramOnly:
             "this backend solves the least-squares steps from the Gram matrix, which is (numerically) "
             "singular here (collinear features, or fewer samples than columns): give C > 0 "
             "(MHKS / MHKA), remove the collinear features, or fit the data in memory as NumPy arrays")
+def iteration_forcing(Y, forcing=None):
+    """The forcing factor ``η`` of an iteration's inexact W-steps on ``Y`` (:class:`IterativeLeastSquares`).
+
+    ``forcing`` if given (``0``: every solve to ``tol``), else :data:`CG_FORCING` for ``Y`` with at least
+    :data:`_INEXACT_MIN_ENTRIES` stored entries and ``0`` below.  Inexact solves perturb the iterates by a
+    fraction ``η`` of each step, so a fit then agrees with the direct path's to about ``η`` times its last
+    steps rather than to ``tol``; where a solve is cheap that is not worth it.
+    """
+    if forcing is not None:
+        return float(forcing)
+    entries = Y.nnz if sp.issparse(Y) else Y.shape[0] * Y.shape[1]
+    return CG_FORCING if entries >= _INEXACT_MIN_ENTRIES else 0.0
 
 
 def too_wide_for_direct(n_cols):

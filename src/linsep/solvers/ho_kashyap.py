@@ -100,7 +100,7 @@ from .._hk_rules import (
     patience_code,
 )
 from .._hk_rules import python as rules
-from .._linalg import CG_PROOF_RTOL, IterativeLeastSquares
+from .._linalg import CG_PROOF_RTOL, IterativeLeastSquares, iteration_forcing
 from .._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
 from ..designs.memory import BY_COLUMNS_MAX_ENTRIES, as_design
 from ._hk_compiled import SEGMENT_STEPS, HKRun, iterate_compiled
@@ -209,7 +209,9 @@ def ho_kashyap(
     _plan : dict or None
         Private: force a path (tests, benchmarks).  Keys ``driver``
         (:data:`DRIVERS`), ``by_columns_max_entries``, ``segment_steps``,
-        ``threads`` and the IRLS Cholesky ``pivot_tol`` of the compiled segment.  The path that ran is recorded in
+        ``threads`` and the IRLS Cholesky ``pivot_tol`` of the compiled segment, ``cg_forcing`` the inexact
+        W-steps of wide ``Y`` (``linsep._linalg.iteration_forcing``; ``0``: every solve to ``τ``).
+        The path that ran is recorded in
         ``extra["plan"]``.
 
     Returns
@@ -252,9 +254,17 @@ def ho_kashyap(
     gradients on the normal equations, Jacobi-preconditioned, warm-started
     from the previous solution (IRLS only changes ``D``: nothing is
     refactored), each solve stopping at the relative residual
-    ``τ = 1e-10`` (``linsep._linalg.CG_RTOL``).  ``extra`` then has
-    ``cg_iterations``, ``cg_solves`` and ``cg_residual``.  How ``τ`` enters
-    the verdicts:
+    ``τ = 1e-10`` (``linsep._linalg.CG_RTOL``).  On large ``Y``
+    (``linsep._linalg.iteration_forcing``: from 2²⁰ stored entries) the
+    margin update with squared errors solves inexactly inside the
+    iteration: a W-step stops once its residual is ``η = 1e-2``
+    (``linsep._linalg.CG_FORCING``) times the change ``Yᵀ(B_k − B_{k−1})``
+    of its right-hand side, so the error of ``W_k`` is a fraction ``η`` of
+    the step and vanishes as the iteration settles; the returned weights
+    (and an early-stopping choice) are then re-solved to ``τ`` for their
+    margins, except separating weights, which are the verdict's witness.
+    ``extra`` then has ``cg_iterations``, ``cg_solves`` and
+    ``cg_residual``.  How ``τ`` enters the verdicts:
 
     * ``separable`` is checked on the returned weights (``Y W > 0``); ``τ``
       plays no part.
@@ -271,8 +281,9 @@ def ho_kashyap(
       every column ``j``.  Otherwise the iteration goes on (and may end
       ``converged``): no proof is claimed that was not checked.
     * ``converged``: the stopping rules read ``J`` (which carries the solve's
-      error to second order) and ``E``; if the last solve stopped short of
-      ``τ`` (iteration limit, rounding floor), the status is ``max_iter``.
+      error to second order) and ``E``; if the last solve (the re-solve of
+      the returned weights after inexact W-steps) stopped short of ``τ``
+      (iteration limit, rounding floor), the status is ``max_iter``.
     * Weights: with ``C = 0`` the preconditioned solves give the minimum
       ``M``-norm solutions, whose ``Y W`` — hence ``E``, ``B``, ``J`` and every
       verdict — are those of the minimum-norm ``Y⁺B``; the returned weights
@@ -313,7 +324,7 @@ def ho_kashyap(
         raise ValueError(f"max_iter must be a non-negative integer, got {max_iter!r}")
     max_iter = int(max_iter)
     plan = {"driver": "auto", "by_columns_max_entries": BY_COLUMNS_MAX_ENTRIES, "segment_steps": SEGMENT_STEPS,
-            "threads": None, "pivot_tol": None, **(_plan or {})}
+            "threads": None, "pivot_tol": None, "cg_forcing": None, **(_plan or {})}
     if plan["driver"] not in DRIVERS:
         raise ValueError(f"_plan['driver'] must be one of {DRIVERS}, got {plan['driver']!r}")
     design = as_design(Y, plan["by_columns_max_entries"])
@@ -332,6 +343,10 @@ def ho_kashyap(
     offset = 0.0 if C is None else 1.0
     B = design.constant_vector(b0) if initial_margin is None else design.vector(initial_margin)
     factor = design.least_squares_solver(ridge, gram=gram, minimum_norm=False)
+    if isinstance(factor, IterativeLeastSquares) and update == "margin" and loss == "squared":
+        # W_k = (YᵀY + CĨ)⁻¹Yᵀ(B_k + offset) for a fixed system: inexact solves inside the iteration,
+        # the returned weights re-solved in full (_polished)
+        factor.forcing = iteration_forcing(factor.Y, plan["cg_forcing"])
     W = design.solve_target(factor, B, offset) if initial_weights is None else np.array(initial_weights, dtype=float)
     options = dict(
         learning_rate=learning_rate, max_iter=max_iter, tol=tol, relative=stopping == "relative",
@@ -456,6 +471,7 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
         n_val = Y_val.shape[0]
         history["validation_error"] = [state.val_errors / n_val]
         best_W = W
+    best_B = B
 
     certificate = None
     k = 0
@@ -513,8 +529,13 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
             if rules.validation_improved(error, history["validation_error"][best_iter], validation_tol):
                 last_improvement = k
             if error < history["validation_error"][best_iter]:
-                best_W, best_iter = W, k
+                best_W, best_B, best_iter = W, B, k
 
+    if iterative and factor.forcing > 0 and status != NOT_SEPARABLE:
+        W, best_W, exact = _polished(factor, W, B, best_W, best_B if early_stopping else None, best_iter == k,
+                                     offset, keep_separating=status == SEPARABLE)
+        if not exact and status == CONVERGED:
+            status = MAX_ITER  # the returned weights are not the full solve that convergence stands for
     if iterative and status == CONVERGED and not factor.converged:
         status = MAX_ITER  # the last W-step did not reach its tolerance: no claim of convergence
     if trace is not None:
@@ -522,6 +543,28 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
     history = {name: np.asarray(values) for name, values in history.items()}
     return HKRun(W=W, B=B, k=k, status=status, factor=factor, certificate=certificate,
                  history=history, best_W=best_W, best_iter=best_iter, stats=state)
+
+
+def _polished(factor, W, B, best_W, best_B, best_is_last, offset, *, keep_separating):
+    """``W`` (and the early-stopping choice ``best_W``) re-solved to the solver's ``tol`` after inexact solves.
+
+    The iterations solved ``W_k = (YᵀY + CĨ)⁻¹Yᵀ(B_k + offset)`` to the forcing target only
+    (``linsep._linalg.IterativeLeastSquares.forcing``); the returned weights are the full solves
+    for the same margins, warm-started from the iterates.  A separating ``W`` (``keep_separating``)
+    is the verdict's witness and is kept as it is.  Returns ``(W, best_W, exact)``, ``exact`` whether
+    every solve met the tolerance.
+    """
+    exact = True
+    if not keep_separating:
+        W = factor.solve(B if offset == 0.0 else B + offset, tol=factor.tol, x0=W)
+        exact = factor.converged
+    if best_B is not None:
+        if best_is_last:
+            best_W = W
+        else:
+            best_W = factor.solve(best_B if offset == 0.0 else best_B + offset, tol=factor.tol, x0=best_W)
+            exact = exact and factor.converged
+    return W, best_W, exact
 
 
 def stopping_status(*, relative, absolute, fixed_point, separated, W, W_prev, tol, J, J_prev, k, max_iter):

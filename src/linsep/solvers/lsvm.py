@@ -102,7 +102,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from .._design import SignedDesign, augment, augmented_gram, signed_scores, solution_dtype
-from .._linalg import IterativeLeastSquares, too_wide_for_direct
+from .._linalg import IterativeLeastSquares, iteration_forcing, too_wide_for_direct
 from .._lsvm_loops import lsvm_pass
 from .._threads import _PARALLEL_LOCK, pass_threads
 from .._result import CONVERGED, MAX_ITER, SolveResult
@@ -240,6 +240,9 @@ class _LinearStep:
     identity), so the weights of eq. 20 come free.
     """
 
+    # the right-hand sides g of the weights (current, next) that :meth:`polish` re-solves; None: nothing to polish
+    _rhs = _next_rhs = None
+
     def __init__(self, lsvm_factor, y, mu, threads=None):
         self.f, self.y, self.mu = lsvm_factor, y, mu
         self.solves_converged = True  # every S⁻¹g of this problem met its tolerance (CG for wide X)
@@ -254,7 +257,7 @@ class _LinearStep:
             self._y = y.astype(self._X.dtype)  # ±1: exact in either type
             self._threads = pass_threads(X.shape[0] * X.shape[1]) if threads is None else int(threads)
             ones = SignedDesign(self._X, self._y).T @ np.ones(n_samples)  # Hᵀ1, summed in float64
-        self.weights = self._solve(ones)
+        self.weights, self._rhs = self._solve(ones), ones
         self._next = None
         # α_0 = Q⁻¹1 (Mangasarian's start): the same pass without a previous α
         self.objective = self._pass(first=True)[4]
@@ -273,7 +276,7 @@ class _LinearStep:
             finally:
                 if parallel:
                     _PARALLEL_LOCK.release()
-        self._next = self._solve(g)
+        self._next, self._next_rhs = self._solve(g), g
         return step_sq, alpha_sq, 0.0, 0.0, objective
 
     def _solve(self, g):
@@ -281,8 +284,14 @@ class _LinearStep:
         self.solves_converged &= self.f._factor.converged
         return z
 
+    def polish(self):
+        """Re-solve the weights ``W_k = S⁻¹g_{k−1}`` to the full tolerance (after the inexact solves of wide ``X``)."""
+        if isinstance(self.f._factor, _IterativeS) and self._rhs is not None:
+            self.weights = self.f._factor.solve(self._rhs, exact=True, x0=self.weights)
+            self.solves_converged &= self.f._factor.converged
+
     def __call__(self):
-        previous, self.weights = self.weights, self._next
+        previous, self.weights, self._rhs = self.weights, self._next, self._next_rhs
         step_sq, alpha_sq, _, _, self.objective = self._pass()
         diff = self.weights - previous
         return step_sq, alpha_sq, float(diff @ diff), float(self.weights @ self.weights), self.objective
@@ -324,19 +333,26 @@ class _IterativeS:
     The operator ``v ↦ v/C + Hᵗ(H v)`` costs two passes over the non-zeros of
     ``X``; Jacobi-preconditioned (``S`` is positive definite, ``>= I/C``) and
     warm-started from the previous solve, whose right-hand side ``Hᵗr_k``
-    changes little between iterations.  Each solve stops at the relative
-    residual ``linsep._linalg.CG_RTOL`` (``1e-10``), far below the
-    iteration's own ``tol`` on ``‖W_{k+1} − W_k‖``.
+    changes little between iterations.  On large ``X``
+    (``linsep._linalg.iteration_forcing``) a solve inside the iteration is
+    inexact: it stops once its residual is ``linsep._linalg.CG_FORCING``
+    times the change ``Hᵗ(r_k − r_{k−1})`` of the right-hand side, so the
+    error of ``W_{k+1}`` is a small fraction of the step ``W_{k+1} − W_k``
+    and vanishes with it (see ``linsep._linalg.IterativeLeastSquares``);
+    the returned weights are re-solved (:meth:`solve` with ``exact=True``) to
+    the relative residual ``linsep._linalg.CG_RTOL`` (``1e-10``), far
+    below the iteration's own ``tol`` on ``‖W_{k+1} − W_k‖``.
     """
 
     method = "cg"
 
-    def __init__(self, X, C):
+    def __init__(self, X, C, forcing=None):
         H = augment(X) if sp.issparse(X) else SignedDesign(X, np.ones(X.shape[0]))
-        self.solver = IterativeLeastSquares(H, None, 1.0 / C, penalize_bias=True)
+        self.solver = IterativeLeastSquares(H, None, 1.0 / C, penalize_bias=True,
+                                            forcing=iteration_forcing(H, forcing))
 
-    def solve(self, g):
-        return self.solver.solve_normal(g)
+    def solve(self, g, exact=False, x0=None):
+        return self.solver.solve_normal(g, self.solver.tol if exact else None, x0)
 
     @property
     def converged(self):
@@ -356,15 +372,18 @@ class LSVMFactor:
         The samples, *not* augmented (the bias column is handled implicitly).
     C : float
         The paper's ``C > 0``.
+    forcing : float or None
+        Wide ``X`` only: the forcing factor of the inexact solves inside the iteration
+        (``linsep._linalg.iteration_forcing``; ``None``: by the size of ``X``).
     """
 
-    def __init__(self, X, C):
+    def __init__(self, X, C, forcing=None):
         self.X = X
         self.C = float(C)
         n_samples, n_features = X.shape
         if too_wide_for_direct(n_features + 1):
             # Wide X (sparse text data): S by conjugate gradients, never formed.
-            self._factor = _IterativeS(X, self.C)
+            self._factor = _IterativeS(X, self.C, forcing)
         else:
             # [X, 1]ᵀ[X, 1] summed in float64 whatever the type of X (the labels square away)
             gram = augmented_gram(X) if sp.issparse(X) else SignedDesign(X, np.ones(n_samples, dtype=X.dtype)).gram()
@@ -414,7 +433,8 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
     trace : trace recorder or None
         Record the weights ``W_k`` (rows ``k = 0 … n_iter``).
     _plan : dict or None
-        Private: ``{"threads": n}`` forces the compiled pass's thread count (tests).
+        Private: ``{"threads": n}`` forces the compiled pass's thread count, ``{"cg_forcing": η}``
+        the inexact solves of wide ``X`` (``linsep._linalg.iteration_forcing``; with ``factor=None``) (tests).
 
     Returns
     -------
@@ -446,7 +466,7 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
     if y is not None:
         y = np.asarray(y, dtype=float)
     if factor is None:
-        factor = LSVMFactor(X, C)
+        factor = LSVMFactor(X, C, (_plan or {}).get("cg_forcing"))
     elif factor.C != C:
         raise ValueError("factor was built for another C")
     threads = (_plan or {}).get("threads")
@@ -457,6 +477,7 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
 
     n_iter, status, history = _iterate(step, tol, max_iter, record_history, trace,
                                        lambda: {"weights": step.weights}, count_errors)
+    step.polish()
     if status == CONVERGED and not step.solves_converged:
         status = MAX_ITER  # a CG solve stopped short of its tolerance: no claim of convergence
     alpha = step.alpha
