@@ -176,10 +176,19 @@ def _estimator(name):
 
 
 def _verdict_rows(model, y):
-    """The rows the verdicts speak of: all, or the training part when early stopping held some out."""
-    if getattr(model, "early_stopping", False):
-        return model._held_out_rows(y)[0]  # the same seeded split as the fit's
+    """The rows the verdicts speak of: every row passed to ``fit``, held-out validation rows included."""
     return np.arange(y.shape[0])
+
+
+def _certificate_rows(model, y):
+    """The rows a certificate has entries for: a kernel model's proof is over the samples it keeps.
+
+    With early stopping a kernel model keeps only the fitting rows (``X_fit_``); a linear model's
+    proof is padded with zeros to every row of ``X``.
+    """
+    if isinstance(model, BaseKernelSeparator) and getattr(model, "early_stopping", False):
+        return model._held_out_rows(y)[0]  # the same seeded split as the fit's
+    return _verdict_rows(model, y)
 
 
 def _problems(model, X, y):
@@ -236,7 +245,7 @@ def test_refused_clearly_or_fitted_honestly(name, case):
             assert np.all(targets[rows, problem] * scores[rows, problem] > 0), \
                 f"status 'separable' with training errors (problem {problem})"
         if status == "not_separable" and certificates[problem] is not None:
-            _check_certificate(model, X_float, targets, problem, certificates[problem], rows)
+            _check_certificate(model, X_float, targets, problem, certificates[problem], _certificate_rows(model, y))
 
 
 def _nan_kernel(A, B):
