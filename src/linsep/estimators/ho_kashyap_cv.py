@@ -86,7 +86,7 @@ def stratified_folds(y, n_splits, random_state=None):
 
 
 def default_C_grid(n_values):
-    """The grid of ``Cs=n_values``: ``C=None`` (HKES-CV itself), then ``n_values − 1`` values of ``C`` from 10⁻² to 10³.
+    """The grid of ``Cs=n_values``: ``C=None`` (HKES-CV itself), then ``n_values − 1`` values from 10⁻² to 10³.
 
     ``C`` weighs ``C wᵀw`` against the sum of squared errors (Łęski's
     MHKS), as ``alpha`` in :class:`~sklearn.linear_model.RidgeClassifier`:
@@ -502,11 +502,13 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
     map_tol : float in [0, 1), default=0.3
         Truncation of each empirical kernel map (the folds' and the refit's),
         as in :class:`~linsep.KernelHoKashyapClassifier`; ``0``: exact maps.
-    cv, loss, C, Cs, refit, learning_rate, b0, max_iter, tol, stopping, irls_floor, n_iter_no_change, validation_tol, n_jobs, record_history, random_state
+    cv, loss, C, Cs, refit, learning_rate, b0, max_iter, tol, stopping, irls_floor
         As in :class:`HoKashyapClassifierCV` (HKES's defaults: ``C=None``,
         ``tol=1e-6``, as ``kernel_hkes``).  ``refit=False`` averages the
         fold models' dual coefficients (zero outside each fold's training
         rows) and intercepts: the average of their decision functions.
+    n_iter_no_change, validation_tol, n_jobs, record_history, random_state
+        As in :class:`HoKashyapClassifierCV`.
 
     Attributes
     ----------

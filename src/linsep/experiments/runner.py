@@ -31,7 +31,8 @@ QUICK_SPLITS = 10
 # Rough cost order, so the slow runs start first and the workers finish together.
 DASK_CONNECT_TIMEOUT = "10s"
 """How long ``--scheduler`` waits for the Dask scheduler to answer."""
-_COST = {"svm": 0, "linear_svc": 1, "hkesa_cv": 2, "mhka": 2, "lsvm": 3, "hkesa": 4, "mhks": 5, "hkes_cv": 5, "hkes_cv_c": 5}
+_COST = {"svm": 0, "linear_svc": 1, "hkesa_cv": 2, "mhka": 2, "lsvm": 3, "hkesa": 4, "mhks": 5, "hkes_cv": 5,
+         "hkes_cv_c": 5}
 
 
 @dataclass
