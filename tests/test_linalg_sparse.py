@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+import linsep._linalg as linalg
 from linsep._certificates import FIT_PROOF_RTOL, design_proof_residuals
 from linsep._design import sign_normalized
 from linsep._linalg import (CG_FORCING, IterativeLeastSquares, LeastSquaresFactor, iteration_forcing,
@@ -82,8 +83,8 @@ def test_forcing_by_size_and_by_request():
     small = sp.random(10, 3000, density=0.01, format="csr")
     assert iteration_forcing(small) == 0.0  # a cheap solve: every W-step to tol
     assert iteration_forcing(small, 0.25) == 0.25
-    cells = np.arange(1 << 20)
-    large = sp.csr_matrix((np.ones(cells.size), (cells // 1024, cells % 1024)), shape=(1024, 3000))
+    cells = np.arange(linalg._INEXACT_MIN_ENTRIES)
+    large = sp.csr_matrix((np.ones(cells.size), (cells // 256, cells % 256)), shape=(cells.size // 256, 3000))
     assert iteration_forcing(large) == CG_FORCING
     solver = least_squares_solver(small)
     assert isinstance(solver, IterativeLeastSquares) and solver.forcing == 0.0  # opt-in by the iterations

@@ -59,7 +59,7 @@ CG_PROOF_RTOL = 1e-14
 CG_FORCING = 1e-2
 """Forcing factor of the inexact solves inside an iteration (:attr:`IterativeLeastSquares.forcing`): a warm-started
 solve stops once its residual is this fraction of the residual it started from (the change of the right-hand side)."""
-_INEXACT_MIN_ENTRIES = 1 << 20
+_INEXACT_MIN_ENTRIES = 1 << 16
 """Fewest stored entries of ``Y`` for which iterations solve inexactly (:func:`iteration_forcing`): below, a solve
 is cheap and every W-step is solved to ``tol``, so the iterates are those of the direct path to ``tol``."""
 _CG_MAX_ITER = 5000

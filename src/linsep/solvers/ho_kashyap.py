@@ -255,7 +255,7 @@ def ho_kashyap(
     from the previous solution (IRLS only changes ``D``: nothing is
     refactored), each solve stopping at the relative residual
     ``τ = 1e-10`` (``linsep._linalg.CG_RTOL``).  On large ``Y``
-    (``linsep._linalg.iteration_forcing``: from 2²⁰ stored entries) the
+    (``linsep._linalg.iteration_forcing``: from 2¹⁶ stored entries) the
     margin update with squared errors solves inexactly inside the
     iteration: a W-step stops once its residual is ``η = 1e-2``
     (``linsep._linalg.CG_FORCING``) times the change ``Yᵀ(B_k − B_{k−1})``

@@ -286,7 +286,7 @@ class _LinearStep:
 
     def polish(self):
         """Re-solve the weights ``W_k = S⁻¹g_{k−1}`` to the full tolerance (after the inexact solves of wide ``X``)."""
-        if isinstance(self.f._factor, _IterativeS) and self._rhs is not None:
+        if self._rhs is not None and isinstance(self.f._factor, _IterativeS):  # (a blockwise step keeps no rhs)
             self.weights = self.f._factor.solve(self._rhs, exact=True, x0=self.weights)
             self.solves_converged &= self.f._factor.converged
 
