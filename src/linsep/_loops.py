@@ -51,7 +51,7 @@ from ._hk_rules import (
 
 # Re-exported: the names other code and benchmarks import from here.
 from ._lsvm_loops import lsvm_pass
-from ._threads import PARALLEL_MIN_ENTRIES, chunk_range, pass_threads, row_chunks, serial_blas
+from ._threads import _PARALLEL_LOCK, PARALLEL_MIN_ENTRIES, chunk_range, pass_threads, row_chunks, serial_blas  # noqa: F401
 
 __all__ = ["perceptron_epoch", "perceptron_epoch_csr", "lms_epoch", "lms_epoch_csr", "next_mistake",
            "add_column_and_scan", "ho_kashyap_segment", "is_nonseparability_proof", "pass_threads",

@@ -371,8 +371,8 @@ class DaskDesign:
     # --- the Design protocol ----------------------------------------------------------------------
     def least_squares_solver(self, ridge, gram=None, minimum_norm=True):
         """The direct factor of ``YᵀY + CĨ`` from the Gram matrix (one pass, with the input checks, if not given)."""
-        if gram is None:
-            gram, _ = _prepared_gram(self)
+        if gram is None:  # the same pass gives Yᵀ1, the right-hand side of a constant target (MSE's b = 1)
+            gram, self._ones_rhs = _prepared_gram(self, rhs=("constant", 1.0))
         return least_squares_solver(GramOnly(self.shape), None, ridge, gram=gram)
 
     def constant_vector(self, value):
@@ -386,6 +386,8 @@ class DaskDesign:
 
     def solve_target(self, factor, B, offset):
         if all(isinstance(part, Real) for part in B) and len(set(B)) == 1:
+            if B[0] + offset == 1.0 and getattr(self, "_ones_rhs", None) is not None:
+                return factor.solve_normal(self._ones_rhs)
             return factor.solve_normal(_right_hand_side(self, ("constant", B[0] + offset)))
         return factor.solve_normal(_right_hand_side(self, ("margin", offset), B))
 
