@@ -19,7 +19,7 @@ column unless ``--label-column`` says otherwise; ``--header``/``--no-header``,
 ``.svm``, ``.libsvm``, ``.svmlight``), either possibly gzipped (``.gz``); the
 rules are those of :func:`linsep.datasets.read_data_file`.
 
-Model files never use pickle (:mod:`linsep._model_file`): one ``.npz``
+Model files never use pickle (``linsep._model_file``): one ``.npz``
 archive of the fitted arrays plus JSON metadata with a SHA-256 checksum,
 read defensively and checked attribute by attribute, so a truncated, edited
 or foreign file is refused instead of being half-loaded.  ``linsep fit``

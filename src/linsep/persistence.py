@@ -11,7 +11,7 @@
 >>> linsep.load(path).predict(X).tolist()
 [0, 0, 1, 1]
 
-Both write the pickle-free format of :mod:`linsep._model_file`: one ``.npz``
+Both write the pickle-free format of ``linsep._model_file``: one ``.npz``
 archive of the fitted arrays, a JSON description and a SHA-256 checksum.
 
 * A linsep estimator alone is written as the command line writes it
@@ -116,7 +116,7 @@ def _is_linsep(estimator):
 # ---------------------------------------------------------------- writing
 
 class _CompositeEncoder(_Encoder):
-    """:class:`~linsep._model_file._Encoder` plus estimators, tuples, slices and dtypes."""
+    """``linsep._model_file._Encoder`` plus estimators, tuples, slices and dtypes."""
 
     def encode(self, value, key):
         if isinstance(value, tuple):
@@ -212,7 +212,7 @@ def load(path):
 
     Never unpickles, never imports what the file names; refuses a missing,
     damaged, foreign or inconsistent file with a one-line
-    :class:`~linsep._model_file.ModelFileError` (a ``ValueError``) prefixed
+    ``linsep._model_file.ModelFileError`` (a ``ValueError``) prefixed
     by the path.
     """
     return load_model(path)[0]

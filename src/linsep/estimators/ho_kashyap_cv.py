@@ -42,7 +42,7 @@ MHKS / MHKA penalty ``C wᵀw`` with target ``1 + B`` (Lauer & Bloch 2006,
 eqs. 10–11; at ``k = 1`` the ridge classifier), ``None`` plain HK as HKES.
 Each run stops at the Ho–Kashyap rule or, with ``n_iter_no_change``, once
 its validation error has not improved for that many iterations
-(:func:`linsep._hk_rules.patience_spent`).
+(``linsep._hk_rules.patience_spent``).
 """
 
 from __future__ import annotations

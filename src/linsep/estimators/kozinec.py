@@ -44,7 +44,7 @@ def _store_margins(estimator, results):
     — and ``None`` for any other status (a list over the classes for
     one-vs-rest), as in the Ho–Kashyap estimators; for the linear
     estimators the base class has checked it with
-    :func:`linsep._certificates.is_proof` before it is stored.
+    ``linsep._certificates.is_proof`` before it is stored.
     """
     binary = len(results) == 1
     estimator.certificate_ = results[0].certificate if binary else [r.certificate for r in results]
@@ -129,7 +129,7 @@ _SHARED_ATTRS = """
     certificate_ : ndarray, None or list
         For ``"not_separable"``: the proof ``u >= 0, u != 0`` with
         ``Σ_i u_i y_i [x_i, 1] = 0`` (it passes
-        :func:`linsep._certificates.is_proof`); ``None`` otherwise; a list
+        ``linsep._certificates.is_proof``); ``None`` otherwise; a list
         of them for one-vs-rest.
     history_ : dict or list of dict
         Only with ``record_history``.

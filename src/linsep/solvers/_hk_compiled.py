@@ -1,8 +1,8 @@
 """The dense design's fast path: the Ho–Kashyap iteration in compiled segments.
 
-:func:`iterate_compiled` runs :func:`linsep._loops.ho_kashyap_segment` (the
+:func:`iterate_compiled` runs ``linsep._loops.ho_kashyap_segment`` (the
 same rules as the Python driver of :mod:`linsep.solvers.ho_kashyap`, from
-:mod:`linsep._hk_rules`) on an :class:`~linsep.designs.memory.InMemoryDesign`
+``linsep._hk_rules``) on an :class:`~linsep.designs.memory.InMemoryDesign`
 with a Cholesky factor.  On the paper's small data sets a Python iteration
 costs a dozen calls' overhead per step rather than its arithmetic; this loop
 is an order of magnitude faster there (``benchmarks/bench_ho_kashyap.py``).
@@ -61,9 +61,9 @@ def iterate_compiled(design, L, W, B, *, factor, absolute, irls_floor, learning_
 
     ``design`` and ``Y_val`` are in-memory dense designs.  Returns ``(run, threads)``,
     with ``run`` ``None`` if an IRLS step (``absolute``) meets a system that
-    :class:`~linsep._linalg.LeastSquaresFactor` would not factor by Cholesky:
+    ``linsep._linalg.LeastSquaresFactor`` would not factor by Cholesky:
     the Python driver then runs the whole solve.  ``threads`` (``None``:
-    :func:`linsep._threads.pass_threads`) splits a pass by rows; ``pivot_tol`` (``None``: the
+    ``linsep._threads.pass_threads``) splits a pass by rows; ``pivot_tol`` (``None``: the
     factorisation's own) is the Cholesky pivot test of the IRLS systems.
     """
     n_samples, n_cols = design.shape

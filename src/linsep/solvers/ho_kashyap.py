@@ -191,7 +191,7 @@ def ho_kashyap(
     n_iter_no_change : int or None
         With ``Y_val``: stop once the validation error has not improved (by
         more than ``validation_tol``) for this many iterates
-        (:func:`linsep._hk_rules.patience_spent`, status ``converged``);
+        (``linsep._hk_rules.patience_spent``, status ``converged``);
         ``None``: the paper's rule, ``k̂`` over every iterate up to the HK
         stopping point.
     validation_tol : float
@@ -449,7 +449,7 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
     """The Python driver: every variant, on any design (the reference for the compiled segment).
 
     Each iteration is one fused pass of the design (:meth:`~linsep.designs.base.Design.hk_pass`),
-    the rules of :mod:`linsep._hk_rules`, and the W-step on the host.  With a ``trace`` it records
+    the rules of ``linsep._hk_rules``, and the W-step on the host.  With a ``trace`` it records
     ``a(k), b(k), e(k)`` as row ``k + 1`` (the lecture's numbering).
     """
     D = None
@@ -570,7 +570,7 @@ def _polished(factor, W, B, best_W, best_B, best_is_last, offset, *, keep_separa
 def stopping_status(*, relative, absolute, fixed_point, separated, W, W_prev, tol, J, J_prev, k, max_iter):
     """The rules checked after the verdicts: ``"converged"``, ``"max_iter"`` or ``None`` (go on).
 
-    :func:`linsep._hk_rules.stop_code` (``J_prev`` ``None`` at ``k = 0``), then the budget.
+    ``linsep._hk_rules.stop_code`` (``J_prev`` ``None`` at ``k = 0``), then the budget.
     """
     still = absolute and separated and rules.weights_stand_still(np.asarray(W, dtype=float),
                                                                  np.asarray(W_prev, dtype=float), tol)

@@ -399,7 +399,7 @@ class LSVMFactor:
     def stepper(self, y, mu, threads=None):
         """The update (22) for labels ``y`` (±1) and step ``mu``, started at ``α_0 = Q⁻¹1``.
 
-        ``threads`` (``None``: :func:`linsep._threads.pass_threads`) splits the compiled pass's rows.
+        ``threads`` (``None``: ``linsep._threads.pass_threads``) splits the compiled pass's rows.
         """
         return _LinearStep(self, y, mu, threads)
 

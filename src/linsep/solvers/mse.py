@@ -324,7 +324,7 @@ def widrow_hoff(Y, margin=None, *, learning_rate=None, schedule="inverse", max_i
 
 
 def _traced_lms_epoch(X, y, b, order, w, eta, trace, k):
-    """:func:`linsep._loops.lms_epoch` in plain Python, recording ``a`` after each update (pass ``k``)."""
+    """``linsep._loops.lms_epoch`` in plain Python, recording ``a`` after each update (pass ``k``)."""
     from .perceptron import _row
 
     loss = 0.0
