@@ -576,13 +576,24 @@ def load_model(path):
         raise ModelFileError(f"{path}: {exc}") from None
 
 
+_COMPOSITE_READER = []
+"""The reader of :data:`COMPOSITE_FORMAT` files, registered by the module that defines that format
+(``linsep.persistence``, imported by ``linsep`` itself) through :func:`register_composite_reader`:
+this module, below it, never imports it back."""
+
+
+def register_composite_reader(rebuild):
+    """Make ``rebuild(meta, arrays)`` the reader of :data:`COMPOSITE_FORMAT` files."""
+    _COMPOSITE_READER[:] = [rebuild]
+
+
 def _load(data):
     """The estimator and metadata of a model file's bytes: a single linsep model, or a composite one."""
     meta, arrays = read_verified(data)
     if meta["format"] == COMPOSITE_FORMAT:
-        from .persistence import rebuild_composite
-
-        return rebuild_composite(meta, arrays), meta
+        if not _COMPOSITE_READER:  # pragma: no cover - linsep's own __init__ registers it
+            raise ModelFileError("a Pipeline model file needs linsep.persistence to read it")
+        return _COMPOSITE_READER[0](meta, arrays), meta
     return _rebuild_estimator(meta, arrays), meta
 
 

@@ -60,6 +60,7 @@ from ._model_file import (
     _required_attributes,
     check_fitted_model,
     load_model,
+    register_composite_reader,
     save_model,
     set_fitted_attributes,
     write_file,
@@ -276,3 +277,6 @@ def rebuild_composite(meta, arrays):
         warnings.warn(f"the model file was written with scikit-learn {meta['sklearn_version']}, this is "
                       f"{sklearn.__version__}: its preprocessing steps may not predict as they did", UserWarning)
     return model
+
+
+register_composite_reader(rebuild_composite)
