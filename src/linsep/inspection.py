@@ -36,10 +36,12 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from ._plotting import no_trace_reason, problem_history
-from ._plotting import __all__ as _plots, SeparabilityDisplay, TraceDisplay, ValidationErrorDisplay, plot_separability, plot_trace, plot_validation_curve  # noqa: E501,F401
-from ._plotting import CVSurfaceDisplay, plot_cv_surface  # noqa: F401
+from ._plotting import __all__ as _plots, TraceDisplay, ValidationErrorDisplay, plot_trace, plot_validation_curve  # noqa: E501,F401
+from ._plotting_separability import SeparabilityDisplay, plot_separability  # noqa: F401
+from ._plotting_cv import CVSurfaceDisplay, plot_cv_surface  # noqa: F401
 
-__all__ = ["TraceTable", "trace_table", "get_trace", "positive_class_labels", *_plots]
+__all__ = ["TraceTable", "trace_table", "get_trace", "positive_class_labels", *_plots, "SeparabilityDisplay",
+           "plot_separability", "CVSurfaceDisplay", "plot_cv_surface"]
 
 # Scalar history keys shown as columns, with their headers, in this order.
 _SCALAR_COLUMNS = {
