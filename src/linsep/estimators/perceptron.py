@@ -23,12 +23,13 @@ from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._base import KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
+from .._base import CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
 from .._stream import StreamMixin
 from .._design import signed_design
 from ..kernels import KernelColumnCache, resolve_gamma
 from ..solvers.perceptron import SCHEDULES, batch_perceptron, kernel_perceptron, perceptron
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
+from .._weights import scaled_labels, weighted_signed_design
 
 _RULE_PARAMS = {
     "learning_rate": [Interval(Real, 0, None, closed="neither")],
@@ -36,6 +37,7 @@ _RULE_PARAMS = {
     "margin": [Interval(Real, 0, None, closed="left")],
     "max_iter": [Interval(Integral, 1, None, closed="left")],
     "record_history": RECORD_HISTORY_CONSTRAINT,
+    "class_weight": CLASS_WEIGHT_CONSTRAINT,
 }
 
 _ATTRIBUTES = """
@@ -56,6 +58,19 @@ _ATTRIBUTES = """
         Schedule position ``k`` of the last pass (``η_k``): the one the next
         ``partial_fit`` uses unless given ``epoch`` (single-sample rules).
 """
+
+
+def weighted_rule_labels(estimator, y, sample_weight):
+    """Labels ``s_i y_i`` of the weighted perceptron rules, whose corrections are ``η s_i y_i``.
+
+    The test ``aᵗ(s_i y_i) <= 0`` is the unweighted one (``s_i > 0``); with
+    a positive ``margin`` it would become ``aᵗy_i <= margin / s_i``, not the
+    rule's, so weights are refused there.
+    """
+    if sample_weight is not None and estimator.margin > 0:
+        raise ValueError(f"{type(estimator).__name__} takes sample_weight/class_weight only with margin=0 "
+                         f"(got margin={estimator.margin}): a weight would rescale the margin test of its row")
+    return scaled_labels(y, sample_weight, 1)
 
 
 class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
@@ -84,13 +99,17 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
         Record a teaching trace in ``history_`` (``a(k)`` after each pass and the last sample it corrected, ``k = 0 … n_iter_``; a traced fit makes its passes in plain Python; ``True``: every
         iteration, an int ``n``: every ``n``-th; format and memory bound in
         :mod:`linsep._trace`).
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, multiplied into ``fit``'s ``sample_weight``
+        (one-vs-rest problems weigh the original classes); ``margin=0`` only.
     """ + _ATTRIBUTES
 
     _parameter_constraints = {**_RULE_PARAMS, "shuffle": ["boolean"], "random_state": ["random_state"]}
     _dtypes = (np.float64, np.float32)  # float32 rows read as they are; weights and sums in float64
 
     def __init__(self, *, learning_rate=1.0, schedule="constant", margin=0.0, max_iter=1000, shuffle=True,
-                 random_state=None, record_history=False):
+                 random_state=None, record_history=False, class_weight=None):
+        self.class_weight = class_weight
         self.record_history = record_history
         self.learning_rate = learning_rate
         self.schedule = schedule
@@ -100,11 +119,18 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        """Fit on ``X`` (N, d), dense or sparse, and labels ``y``; starts over after ``partial_fit``."""
+    def fit(self, X, y, sample_weight=None):
+        """Fit on ``X`` (N, d), dense or sparse, and labels ``y``; starts over after ``partial_fit``.
+
+        ``sample_weight`` (``s_i >= 0``, times ``class_weight``'s) weighs
+        each correction: ``a ← a + η_k s_i y_i`` (:func:`weighted_rule_labels`).
+        Rows of weight 0 are left out; a common factor of all weights
+        scales ``coef_`` and keeps every prediction.  Integer weights are not
+        repeated rows: a repeated row is visited several times per pass.
+        """
         self._rng = check_random_state(self.random_state)
         try:
-            super().fit(X, y)
+            super().fit(X, y, sample_weight)
         finally:
             del self._rng
         self.epoch_ = int(np.max(self.n_iter_))
@@ -135,7 +161,8 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
         finally:
             del self._rng
 
-    def _solve_binary(self, X, y):
+    def _solve_binary(self, X, y, sample_weight=None):
+        y = weighted_rule_labels(self, y, sample_weight)
         return perceptron(X, y, learning_rate=self.learning_rate, schedule=self.schedule, margin=self.margin,
                           max_iter=self.max_iter, shuffle=self.shuffle, rng=self._rng,
                           trace=make_recorder(self.record_history))
@@ -169,12 +196,17 @@ class BatchPerceptronClassifier(BaseLinearSeparator):
         Record a teaching trace in ``history_`` (``a(k)`` after each iteration, ``k = 0 … n_iter_``; ``True``: every
         iteration, an int ``n``: every ``n``-th; format and memory bound in
         :mod:`linsep._trace`).
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, multiplied into ``fit``'s ``sample_weight``
+        (one-vs-rest problems weigh the original classes); ``margin=0`` only.
     """ + _ATTRIBUTES
 
     _parameter_constraints = dict(_RULE_PARAMS)
     _dtypes = (np.float64, np.float32)  # float32 X never copied; Y a and Yᵀ1_M summed in float64
 
-    def __init__(self, *, learning_rate=1.0, schedule="inverse", margin=0.0, max_iter=1000, record_history=False):
+    def __init__(self, *, learning_rate=1.0, schedule="inverse", margin=0.0, max_iter=1000, record_history=False,
+                 class_weight=None):
+        self.class_weight = class_weight
         self.record_history = record_history
         self.learning_rate = learning_rate
         self.schedule = schedule
@@ -182,12 +214,20 @@ class BatchPerceptronClassifier(BaseLinearSeparator):
         self.max_iter = max_iter
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        """Fit on ``X`` (N, d), dense or sparse, and labels ``y``."""
-        return super().fit(X, y)
+    def fit(self, X, y, sample_weight=None):
+        """Fit on ``X`` (N, d), dense or sparse, and labels ``y``.
 
-    def _solve_binary(self, X, y):
-        return batch_perceptron(signed_design(X, y), learning_rate=self.learning_rate,
+        ``sample_weight`` (``s_i >= 0``, times ``class_weight``'s) weighs the
+        batch correction: ``a ← a + η_k Σ_{aᵗy_i <= 0} s_i y_i``
+        (:func:`weighted_rule_labels`).  Integer weights give exactly the
+        weights of repeated rows, weight 0 those of a removed row; a common
+        factor of all weights scales ``coef_`` and keeps every prediction.
+        """
+        return super().fit(X, y, sample_weight)
+
+    def _solve_binary(self, X, y, sample_weight=None):
+        weighted_rule_labels(self, y, sample_weight)  # refuses a margin
+        return batch_perceptron(weighted_signed_design(X, y, sample_weight, 1), learning_rate=self.learning_rate,
                                 schedule=self.schedule, margin=self.margin, max_iter=self.max_iter,
                                 trace=make_recorder(self.record_history))
 
