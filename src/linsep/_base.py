@@ -233,7 +233,7 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
         if not np.all(np.isfinite(s)):
             raise ValueError("sample weights must be finite")
         if not s.any():
-            raise ValueError(f"{type(self).__name__}: every sample weight is 0 (after class_weight); "
+            raise ValueError(f"{type(self).__name__}: every sample weight is zero (after class_weight); "
                              "nothing is left to fit")
         if np.unique(y[s > 0]).size < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes with a positive "
