@@ -189,3 +189,49 @@ def test_hull_methods_refuse_sample_weight(name):
     X, y, counts = _data()
     with pytest.raises(TypeError, match="convex hulls"):
         make_classifier(name).fit(X, y, sample_weight=counts)
+
+
+# Kernel variants: the weighted criterion in the empirical kernel map (kernel HK) and weighted dual
+# corrections (kernel perceptron).  Integer weights are not repeated rows there: the kernel map is built
+# from the rows themselves, and the perceptron visits a repeated row several times per pass.
+KERNEL = {"kernel_hk": {}, "kernel_hkes": {"random_state": 0}, "kernel_perceptron": {"random_state": 0}}
+
+
+def _kernel_data():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(60, 2))
+    return X, (X[:, 0] ** 2 + X[:, 1] > 0.5).astype(int), rng.integers(0, 4, size=60)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+@pytest.mark.parametrize("name", list(KERNEL))
+def test_kernel_zero_weight_equals_removed_row(name, sparse):
+    X, y, counts = _kernel_data()
+    kept = counts > 0
+    X_fit, X_kept = (sp.csr_matrix(X), sp.csr_matrix(X[kept])) if sparse else (X, X[kept])
+    # a fixed validation set: a held-out split of the rows would differ once rows are removed
+    validation = {"X_val": X[:15], "y_val": y[:15]} if name == "kernel_hkes" else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        weighted = make_classifier(name, **KERNEL[name]).fit(X_fit, y, sample_weight=kept * 2.5, **validation)
+        removed = make_classifier(name, **KERNEL[name]).fit(X_kept, y[kept], sample_weight=np.full(kept.sum(), 2.5),
+                                                            **validation)
+    np.testing.assert_allclose(weighted.decision_function(X), removed.decision_function(X), rtol=1e-9, atol=1e-12)
+
+
+def test_kernel_common_factor_keeps_predictions():
+    X, y, counts = _kernel_data()
+    weights = counts + 0.5
+    for name, params in (("kernel_hk", {"C": None}), ("kernel_perceptron", {"random_state": 0})):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            once = make_classifier(name, **params).fit(X, y, sample_weight=weights)
+            scaled = make_classifier(name, **params).fit(X, y, sample_weight=5.0 * weights)
+        np.testing.assert_array_equal(once.predict(X), scaled.predict(X))
+
+
+def test_kernel_precomputed_refuses_zero_weights():
+    X, y, counts = _kernel_data()
+    for name in ("kernel_hk", "kernel_perceptron"):
+        with pytest.raises(ValueError, match="precomputed"):
+            make_classifier(name, kernel="precomputed").fit(X @ X.T, y, sample_weight=counts)

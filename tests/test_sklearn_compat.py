@@ -33,6 +33,8 @@ _SPLIT = ("early stopping holds out a random share of the rows: repeated rows fa
           "validation parts differently from one weighted row")
 _IRLS_FLOOR = ("IRLS floors |e_i| relative to max s_i|e_i| (the scaled rows' residuals), repeated rows relative "
                "to max|e_i|: where residuals sit at the floor the iterates differ (linsep._weights)")
+_KERNEL_MAP = ("the empirical kernel map is built from the training rows (pivots and truncation), so repeated "
+               "rows give another feature space than one weighted row")
 _INVERSE_STEPS = ("class weights 1000 : 0.0001 multiply the condition number of the weighted Y^T S Y by ~1e7; "
                   "the default 1/k step schedule does not reach the weighted solution in the check's 1000 "
                   "steps (schedule='constant' does)")
@@ -44,12 +46,14 @@ def expected_failures(estimator):
     params = estimator.get_params()
     equivalence = ("check_sample_weight_equivalence_on_dense_data", "check_sample_weight_equivalence_on_sparse_data")
     failures = {}
-    if name in ("PerceptronClassifier", "LMSClassifier"):
+    if name in ("PerceptronClassifier", "LMSClassifier", "KernelPerceptronClassifier"):
         failures.update(dict.fromkeys(equivalence, _SEQUENTIAL))
     if name == "HoKashyapClassifier" and params["early_stopping"]:
         failures.update(dict.fromkeys(equivalence, _SPLIT))
     elif name == "HoKashyapClassifier" and params["loss"] == "absolute":
         failures.update(dict.fromkeys(equivalence, _IRLS_FLOOR))
+    if name == "KernelHoKashyapClassifier":
+        failures.update(dict.fromkeys(equivalence, _KERNEL_MAP))
     if name in ("BatchPerceptronClassifier", "LMSClassifier", "WidrowHoffClassifier"):
         failures["check_class_weight_classifiers"] = _INVERSE_STEPS
     return failures

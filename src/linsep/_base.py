@@ -512,7 +512,7 @@ class BaseKernelSeparator(BaseSeparator):
         X, y = self._validate_fit(X, y)
         return self._fit_kernel(X, y)
 
-    def _fit_kernel(self, X, y, extra_targets=None):
+    def _fit_kernel(self, X, y, extra_targets=None, **fit_params):
         """Keep the training samples, resolve ``gamma``, build the shared state, solve."""
         if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
             raise ValueError(f"kernel='precomputed' needs a square Gram matrix, got shape {X.shape}")
@@ -528,7 +528,7 @@ class BaseKernelSeparator(BaseSeparator):
         self._gamma = resolve_gamma(self.gamma, X)
         self._fit_state = self._prepare_fit(X)
         try:
-            return self._fit_problems(X, y, extra_targets=extra_targets)
+            return self._fit_problems(X, y, extra_targets=extra_targets, **fit_params)
         finally:
             del self._fit_state  # fit-time memory only
 

@@ -27,7 +27,8 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._base import KERNEL_CONSTRAINTS, BaseKernelSeparator
+from .._base import CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator, rows_with_weight
+from .._weights import class_weights_of
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from ..solvers.ho_kashyap import STOPPING_RULES
 from .ho_kashyap import resolve_stop_at_separation
@@ -76,6 +77,8 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
     record_history : bool or int, default=False
         Also record the teaching trace of :mod:`linsep._trace` (an int
         ``n``: every ``n``-th iterate).
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, multiplied into ``fit``'s ``sample_weight``.
     map_tol : float in [0, 1), default=0.3
         Truncation of the empirical kernel map: pivot until every training
         point lies within ``sqrt(map_tol · max_i k(x_i, x_i))`` of the span
@@ -131,6 +134,7 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
         "stop_at_separation": ["boolean", StrOptions({"auto"})],
         "irls_floor": [Interval(Real, 0, 1, closed="left")],
         "early_stopping": ["boolean"],
+        "class_weight": CLASS_WEIGHT_CONSTRAINT,
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "random_state": ["random_state"],
         "record_history": RECORD_HISTORY_CONSTRAINT,
@@ -159,6 +163,7 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
         random_state=None,
         record_history=False,
         map_tol=0.3,
+        class_weight=None,
     ):
         self.kernel = kernel
         self.gamma = gamma
@@ -179,23 +184,47 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
         self.random_state = random_state
         self.record_history = record_history
         self.map_tol = map_tol
+        self.class_weight = class_weight
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, X_val=None, y_val=None):
+    def fit(self, X, y, X_val=None, y_val=None, sample_weight=None):
         """Fit on ``X`` (N, d) — or the Gram matrix (N, N) for ``kernel="precomputed"``.
 
         ``X_val, y_val`` (early stopping): validation samples, or for
         ``kernel="precomputed"`` their kernel rows ``k(X_val, X)`` (M, N).
         Without them, ``validation_fraction`` of ``X`` is held out.
+
+        ``sample_weight`` (``s_i >= 0``, times ``class_weight``'s): the
+        weighted criterion ``Σ s_i (y_iᵗW − b_i)²`` in the empirical kernel
+        map, as :class:`~linsep.HoKashyapClassifier` does; held-out rows keep
+        their weights in the validation error.  Rows of weight 0 are left out
+        before the kernel map is built (not with ``kernel="precomputed"``,
+        whose Gram matrix would lose rows and columns: refused).
         """
         if self.kernel == "precomputed" and self.early_stopping and X_val is None:
             raise ValueError("early stopping with kernel='precomputed' needs X_val = k(X_val, X) and y_val")
         X, y = self._validate_fit(X, y)
+        weights = self._sample_weight(X, y, sample_weight)
+        self._val_weight = None
+        if weights is not None and self.early_stopping and X_val is None:
+            fit_rows, val_rows = self._held_out_rows(y)  # the split of the unweighted fit, weights kept
+            X_val, y_val, self._val_weight = X[val_rows], y[val_rows], weights[val_rows]
+            X, y, weights = X[fit_rows], y[fit_rows], weights[fit_rows]
         X, y, self._X_val, y_val = self._early_stopping_data(X, y, X_val, y_val)
+        if weights is not None:
+            if y_val is not None and self._val_weight is None and self.class_weight is not None:
+                self._val_weight = class_weights_of(self.class_weight, y, y_val)
+            rows = rows_with_weight(weights)
+            if rows is not None:
+                if self.kernel == "precomputed":
+                    raise ValueError("kernel='precomputed' takes no zero sample weights: remove those rows and "
+                                     "columns of the Gram matrix (and columns of X_val)")
+                X, y, weights = X[rows], y[rows], weights[rows]
         try:
-            return self._fit_kernel(X, y, extra_targets=None if y_val is None else {"y_val": y_val})
+            return self._fit_kernel(X, y, extra_targets=None if y_val is None else {"y_val": y_val},
+                                    **({} if weights is None else {"sample_weight": weights}))
         finally:
-            del self._X_val
+            del self._X_val, self._val_weight
 
     def _prepare_fit(self, X):
         # one kernel map (only its pivot columns of K computed), one Gram matrix
@@ -216,11 +245,11 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
                                             else self._kernel_matrix(X_val, X))
         return kernel_map, K_val
 
-    def _solve_binary(self, X, y, y_val=None):
+    def _solve_binary(self, X, y, y_val=None, sample_weight=None):
         kernel_map, K_val = self._fit_state
         return kernel_ho_kashyap(
             None, y,
-            K_val=K_val, y_val=y_val,
+            K_val=K_val, y_val=y_val, sample_weight=sample_weight, val_weight=self._val_weight,
             kernel_map=kernel_map,
             learning_rate=self.learning_rate,
             b0=self.b0,

@@ -23,7 +23,8 @@ from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._base import CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
+from .._base import (CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator,
+                     rows_with_weight)
 from .._stream import StreamMixin
 from .._design import signed_design
 from ..kernels import KernelColumnCache, resolve_gamma
@@ -270,6 +271,8 @@ class KernelPerceptronClassifier(StreamMixin, BaseKernelSeparator):
         Add the bias ``b = Σ_j α_j y_j`` (the perceptron's augmented 1).
     shuffle : bool, default=True
     random_state : int, RandomState or None, default=None
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, multiplied into ``fit``'s ``sample_weight``.
     cache_size : float, default=200
         Memory for cached kernel columns, in MB.
     record_history : bool or int, default=False
@@ -301,10 +304,12 @@ class KernelPerceptronClassifier(StreamMixin, BaseKernelSeparator):
         "random_state": ["random_state"],
         "cache_size": [Interval(Real, 0, None, closed="left")],
         "record_history": RECORD_HISTORY_CONSTRAINT,
+        "class_weight": CLASS_WEIGHT_CONSTRAINT,
     }
 
     def __init__(self, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0, max_iter=100, fit_intercept=True,
-                 shuffle=True, random_state=None, cache_size=200, record_history=False):
+                 shuffle=True, random_state=None, cache_size=200, record_history=False, class_weight=None):
+        self.class_weight = class_weight
         self.record_history = record_history
         self.kernel = kernel
         self.gamma = gamma
@@ -321,8 +326,31 @@ class KernelPerceptronClassifier(StreamMixin, BaseKernelSeparator):
         cache = KernelColumnCache(X, kernel=self.kernel, cache_size=self.cache_size, **self._kernel_params())
         return cache, check_random_state(self.random_state)
 
-    def _solve_binary(self, X, y):
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit on ``X`` (N, d) — or a Gram matrix (N, N) for ``kernel="precomputed"``.
+
+        ``sample_weight`` (``s_i >= 0``, times ``class_weight``'s) weighs each
+        correction: ``f ← f + s_i y_i (k(x_i, ·) + 1)``, so ``dual_coef_`` is
+        ``α_i s_i y_i`` (``alpha_`` still counts corrections).  Rows of weight
+        0 are left out (refused for ``"precomputed"``: remove them from the
+        Gram matrix); a
+        common factor of all weights scales ``dual_coef_`` and keeps every
+        prediction; integer weights are not repeated rows (sequential rule).
+        """
+        X, y = self._validate_fit(X, y)
+        weights = self._sample_weight(X, y, sample_weight)
+        rows = rows_with_weight(weights)
+        if rows is not None:
+            if self.kernel == "precomputed":  # predict would expect the removed columns: refused, not guessed
+                raise ValueError("kernel='precomputed' takes no zero sample weights: remove those rows and "
+                                 "columns of the Gram matrix")
+            X, y, weights = X[rows], y[rows], weights[rows]
+        return self._fit_kernel(X, y, **({} if weights is None else {"sample_weight": weights}))
+
+    def _solve_binary(self, X, y, sample_weight=None):
         cache, rng = self._fit_state
+        y = scaled_labels(y, sample_weight, 1)
         return kernel_perceptron(cache.column, y, max_iter=self.max_iter,
                                  fit_intercept=self.fit_intercept, shuffle=self.shuffle, rng=rng,
                                  trace=make_recorder(self.record_history))
