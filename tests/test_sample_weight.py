@@ -21,6 +21,7 @@ WEIGHTED = {
     "mse": ({}, True),
     "widrow_hoff": ({"schedule": "constant", "max_iter": 5000}, True),
     "batch_perceptron": ({"schedule": "constant"}, True),
+    "lsvm": ({}, True),
     "lms": ({"shuffle": False}, False),
     "perceptron": ({"shuffle": False}, False),
 }
@@ -79,13 +80,15 @@ def test_zero_weight_equals_removed_row(name, sparse):
 @pytest.mark.parametrize("name", list(WEIGHTED))
 def test_common_factor_keeps_predictions(name):
     # Scale-free criteria (HK without C, MSE without C, the rules from a = 0 with margin 0): the same
-    # predictions; MHKS/MHKA weigh C against the weighted sum, so their model is that of C / factor.
+    # predictions; MHKS/MHKA weigh C against the weighted sum, so their model is that of C / factor;
+    # LSVM penalises row i with C s_i, so its model is that of C · factor.
     X, y, counts = _data()
     weights = counts + 0.5
     once = _fit(name, X, y, sample_weight=weights)
     scaled = _fit(name, X, y, sample_weight=7.0 * weights)
-    if name in ("mhks", "mhka"):
-        params = dict(WEIGHTED[name][0], C=once.C / 7.0)
+    if name in ("mhks", "mhka", "lsvm"):
+        factor = 7.0 if name == "lsvm" else 1 / 7.0  # LSVM weighs each slack with C s_i: C times 7
+        params = dict(WEIGHTED[name][0], C=once.C * factor)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             reference = make_classifier(name, **params).fit(X, y, sample_weight=weights)
@@ -105,7 +108,7 @@ def test_unit_weights_change_nothing():
 def test_multiclass_mse_and_hk_weights_equal_repeated_rows():
     rng = np.random.default_rng(3)
     X, y, counts = rng.normal(size=(60, 3)), rng.integers(0, 3, 60), rng.integers(0, 4, 60)
-    for name in ("mse", "hk", "mhks"):
+    for name in ("mse", "hk", "mhks", "lsvm"):
         _same_model(_fit(name, X, y, sample_weight=counts), _fit(name, np.repeat(X, counts, 0), np.repeat(y, counts)))
 
 
@@ -144,7 +147,7 @@ def _imbalanced(seed=0):
 # few corrections more than on the weights (balanced accuracy 0.778 unweighted, 0.653 balanced here); the
 # batch rule sums the weighted corrections of a whole pass.
 @pytest.mark.parametrize("name, params", [
-    ("hk", {}), ("mhks", {}), ("batch_perceptron", {"schedule": "inverse"}), ("mse", {}),
+    ("hk", {}), ("mhks", {}), ("lsvm", {}), ("batch_perceptron", {"schedule": "inverse"}), ("mse", {}),
 ])
 def test_balanced_class_weight_raises_balanced_accuracy(name, params):
     X, y = _imbalanced()

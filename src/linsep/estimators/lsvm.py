@@ -22,7 +22,7 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 
-from .._base import KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
+from .._base import CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
 from .._backend import is_dask_collection
 from .._dask import fit_lsvm
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
@@ -68,6 +68,9 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
         ``n``: every ``n``-th iterate).
         Keep the dual objective and the steps of ``α`` and ``W`` per
         iteration in ``history_``.
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, multiplied into ``fit``'s ``sample_weight``
+        (row ``i`` penalised with ``C s_i``).
 
     Attributes
     ----------
@@ -89,10 +92,11 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
     [0, 1]
     """
 
-    _parameter_constraints = dict(_COMMON_CONSTRAINTS)
+    _parameter_constraints = {**_COMMON_CONSTRAINTS, "class_weight": CLASS_WEIGHT_CONSTRAINT}
     _dtypes = (np.float64, np.float32)  # float32 X read as float32 by the compiled pass; sums, S and α in float64
 
-    def __init__(self, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, record_history=False):
+    def __init__(self, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, record_history=False, class_weight=None):
+        self.class_weight = class_weight
         self.C = C
         self.mu = mu
         self.tol = tol
@@ -100,25 +104,36 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
         self.record_history = record_history
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit on ``X`` (N, d), dense, sparse or a ``dask.array`` chunked by rows, and labels ``y`` (two or more classes).
 
         Dask input is fitted blockwise (:mod:`linsep._dask`); ``alpha_`` is then a dask array.
+
+        ``sample_weight`` (``s_i >= 0``, times ``class_weight``'s): the slack
+        penalty ``(C/2) Σ s_i ξ_i²`` (row ``i`` penalised with ``C s_i``, as
+        scikit-learn's SVMs do), :func:`linsep.solvers.lsvm.lagrangian_svm`.
+        Rows of weight 0 are left out (no entry in ``alpha_``); integer
+        weights give the fit of repeated rows.  Weights times ``c`` are ``C``
+        times ``c``: not scale-free.  Weighted fits run the whole-vector
+        pass, not the compiled one.
         """
         if is_dask_collection(X):
+            if sample_weight is not None or self.class_weight is not None:
+                raise NotImplementedError("LagrangianSVMClassifier does not take sample_weight or class_weight "
+                                          "with dask arrays; fit X.compute() to weigh the rows")
             return fit_lsvm(self, X, y)
         self._lsvm_factor = None
         try:
-            return super().fit(X, y)
+            return super().fit(X, y, sample_weight)
         finally:
             del self._lsvm_factor
 
-    def _solve_binary(self, X, y):
+    def _solve_binary(self, X, y, sample_weight=None):
         if self._lsvm_factor is None:  # Q's small factor ignores labels: share it across classes
-            self._lsvm_factor = LSVMFactor(X, self.C)
+            self._lsvm_factor = LSVMFactor(X, self.C, sample_weight)
         return lagrangian_svm(X, y, C=self.C, mu=self.mu, tol=self.tol, max_iter=self.max_iter,
                               factor=self._lsvm_factor, record_history=bool(self.record_history),
-                              trace=make_recorder(self.record_history))
+                              trace=make_recorder(self.record_history), sample_weight=sample_weight)
 
     def _store(self, results):
         super()._store(results)

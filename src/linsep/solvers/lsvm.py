@@ -247,6 +247,18 @@ class _LinearStep:
         self._r = np.ones(n_samples)
         self.alpha = np.empty(n_samples)
         X = lsvm_factor.X
+        self._linear_term = None
+        if lsvm_factor.sample_weight is not None:
+            # Weighted (C s_i per row): the dual in β = α/√s on the rows H̃ = √s H, whose linear term is
+            # c = √s instead of 1 (linsep._weights); whole-vector passes (linear_pass) on any X.
+            self._linear_term = np.sqrt(lsvm_factor.sample_weight)
+            self.y = y * self._linear_term
+            self._r = self._linear_term.copy()
+            self.weights = self._solve(np.append(np.asarray(X.T @ (self.y * self._r)).ravel(),
+                                                 float(self.y @ self._r)))
+            self._next = None
+            self.objective = self._pass(first=True)[4]
+            return
         if sp.issparse(X):
             ones = np.append(np.asarray(X.T @ y).ravel(), y.sum())
         else:
@@ -260,9 +272,10 @@ class _LinearStep:
         self.objective = self._pass(first=True)[4]
 
     def _pass(self, first=False):
-        if sp.issparse(self.f.X):
+        if sp.issparse(self.f.X) or self._linear_term is not None:
             self.alpha, self._r, g, step_sq, alpha_sq, objective = linear_pass(
-                self.f.X, self.y, self.weights, self._r, None if first else self.alpha, self.f.C, self.mu)
+                self.f.X, self.y, self.weights, self._r, None if first else self.alpha, self.f.C, self.mu,
+                linear_term=self._linear_term)
         else:
             g = np.empty(self.weights.shape[0])
             parallel = self._threads > 1 and _PARALLEL_LOCK.acquire(blocking=False)
@@ -288,7 +301,7 @@ class _LinearStep:
         return step_sq, alpha_sq, float(diff @ diff), float(self.weights @ self.weights), self.objective
 
 
-def linear_pass(X, y, weights, r, alpha, C, mu):
+def linear_pass(X, y, weights, r, alpha, C, mu, linear_term=None):
     """The steps of :func:`linsep._loops.lsvm_pass` as whole-vector operations (sparse ``X``, dask row blocks).
 
     From ``W_k = weights`` and ``r_{k−1} = r``: ``α_k = C(r_{k−1} − y∘([X, 1] W_k))``,
@@ -303,6 +316,9 @@ def linear_pass(X, y, weights, r, alpha, C, mu):
     step_sq, alpha_sq, objective : float
         ``‖α_k − α_{k−1}‖²`` (``0`` on the first pass), ``‖α_k‖²`` and the
         dual objective ``f(α_k) = ½α_kᵗr_{k−1} − 1ᵗα_k`` (``Qα_k = r_{k−1}``).
+
+    ``linear_term`` ``c`` (``None``: ``1``) replaces ``1`` in ``r_k = max(·, c)``
+    and ``f = ½αᵗQα − cᵗα``: the weighted dual on scaled rows (``c = √s``).
     """
     t = np.asarray(X @ weights[:-1]).ravel()
     t += weights[-1]
@@ -311,8 +327,12 @@ def linear_pass(X, y, weights, r, alpha, C, mu):
     t *= C  # α_k
     step_sq = 0.0 if alpha is None else float((t - alpha) @ (t - alpha))
     alpha_sq = float(t @ t)
-    objective = 0.5 * float(t @ r) - float(t.sum())
-    r_next = np.maximum(r - mu * t, 1.0)
+    if linear_term is None:
+        objective = 0.5 * float(t @ r) - float(t.sum())
+        r_next = np.maximum(r - mu * t, 1.0)
+    else:
+        objective = 0.5 * float(t @ r) - float(t @ linear_term)
+        r_next = np.maximum(r - mu * t, linear_term)
     u = y * r_next
     g = np.append(np.asarray(X.T @ u).ravel(), u.sum())
     return t, r_next, g, step_sq, alpha_sq, objective
@@ -331,9 +351,9 @@ class _IterativeS:
 
     method = "cg"
 
-    def __init__(self, X, C):
+    def __init__(self, X, C, sample_weight=None):
         H = augment(X) if sp.issparse(X) else SignedDesign(X, np.ones(X.shape[0]))
-        self.solver = IterativeLeastSquares(H, None, 1.0 / C, penalize_bias=True)
+        self.solver = IterativeLeastSquares(H, sample_weight, 1.0 / C, penalize_bias=True)
 
     def solve(self, g):
         return self.solver.solve_normal(g)
@@ -358,13 +378,22 @@ class LSVMFactor:
         The paper's ``C > 0``.
     """
 
-    def __init__(self, X, C):
+    def __init__(self, X, C, sample_weight=None):
         self.X = X
         self.C = float(C)
+        self.sample_weight = sample_weight  # s: S = I/C + [X, 1]ᵀ diag(s) [X, 1] (weighted rows)
         n_samples, n_features = X.shape
         if too_wide_for_direct(n_features + 1):
             # Wide X (sparse text data): S by conjugate gradients, never formed.
-            self._factor = _IterativeS(X, self.C)
+            self._factor = _IterativeS(X, self.C, sample_weight)
+        elif sample_weight is not None:
+            if sp.issparse(X):
+                H = augment(X)
+                gram = (H.T @ sp.diags(sample_weight) @ H).toarray()
+            else:
+                gram = SignedDesign(X, np.ones(n_samples, dtype=X.dtype)).gram(sample_weight)
+            gram[np.diag_indices_from(gram)] += 1.0 / self.C
+            self._factor = _PDFactor(gram, 1.0 / self.C)
         else:
             # [X, 1]ᵀ[X, 1] summed in float64 whatever the type of X (the labels square away)
             gram = augmented_gram(X) if sp.issparse(X) else SignedDesign(X, np.ones(n_samples, dtype=X.dtype)).gram()
@@ -386,7 +415,7 @@ class LSVMFactor:
 
 
 def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=None,
-                   record_history=False, trace=None, _plan=None):
+                   record_history=False, trace=None, sample_weight=None, _plan=None):
     """Linear LSVM: iteration (22) with Sherman–Morrison–Woodbury (see the module docstring).
 
     Parameters
@@ -413,6 +442,12 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
         unconstrained minimiser).
     trace : linsep._trace.TraceRecorder or None
         Record the weights ``W_k`` (rows ``k = 0 … n_iter``).
+    sample_weight : ndarray of shape (N,) or None
+        Positive ``s_i``: the penalty ``(C/2) Σ s_i ξ_i²`` (``Q = diag(1/(C s)) +
+        HHᵗ``), solved as the dual in ``β = α/√s`` on the rows ``√s_i h_i``
+        with the linear term ``√s`` (:class:`_LinearStep`); ``alpha`` is the
+        original ``α``.  A given ``factor`` must have been built with the same
+        weights.
     _plan : dict or None
         Private: ``{"threads": n}`` forces the compiled pass's thread count (tests).
 
@@ -430,9 +465,11 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
     if y is not None:
         y = np.asarray(y, dtype=float)
     if factor is None:
-        factor = LSVMFactor(X, C)
+        factor = LSVMFactor(X, C, sample_weight)
     elif factor.C != C:
         raise ValueError("factor was built for another C")
+    elif getattr(factor, "sample_weight", None) is not sample_weight:
+        raise ValueError("factor was built for other sample weights")
     threads = (_plan or {}).get("threads")
     # y None: a design that carries its labels (and its own pass)
     step = factor.stepper(X, mu) if y is None else factor.stepper(y, mu, threads)
@@ -443,7 +480,7 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
                                        lambda: {"weights": step.weights}, count_errors)
     if status == CONVERGED and not step.solves_converged:
         status = MAX_ITER  # a CG solve stopped short of its tolerance: no claim of convergence
-    alpha = step.alpha
+    alpha = step.alpha if sample_weight is None else step.alpha * np.sqrt(sample_weight)  # α = √s β
     return SolveResult(
         weights=step.weights.astype(solution_dtype(X), copy=False),  # = Hᵗα (eq. 20), from the last Woodbury solve
         n_iter=n_iter,
