@@ -194,10 +194,29 @@ def test_hull_methods_refuse_sample_weight(name):
         make_classifier(name).fit(X, y, sample_weight=counts)
 
 
-# Kernel variants: the weighted criterion in the empirical kernel map (kernel HK) and weighted dual
-# corrections (kernel perceptron).  Integer weights are not repeated rows there: the kernel map is built
-# from the rows themselves, and the perceptron visits a repeated row several times per pass.
-KERNEL = {"kernel_hk": {}, "kernel_hkes": {"random_state": 0}, "kernel_perceptron": {"random_state": 0}}
+# Kernel variants: the weighted criterion in the empirical kernel map (kernel HK), the weighted slack
+# penalty (kernel LSVM) and weighted dual corrections (kernel perceptron).  Integer weights equal repeated
+# rows for a fixed gamma (gamma="scale" follows Var(X), which repetition changes) and, for kernel HK, the
+# exact map (a truncated one picks its pivots among the rows); the perceptron visits a repeated row
+# several times per pass.
+KERNEL = {"kernel_hk": {}, "kernel_hkes": {"random_state": 0}, "kernel_lsvm": {},
+          "kernel_perceptron": {"random_state": 0}}
+
+
+@pytest.mark.parametrize("name, params", [("kernel_hk", {"map_tol": 0.0}), ("kernel_lsvm", {})])
+def test_kernel_integer_weights_equal_repeated_rows(name, params):
+    X, y, counts = _kernel_data()
+    weighted = make_classifier(name, gamma=0.5, **params).fit(X, y, sample_weight=counts)
+    repeated = make_classifier(name, gamma=0.5, **params).fit(np.repeat(X, counts, 0), np.repeat(y, counts))
+    np.testing.assert_allclose(weighted.decision_function(X), repeated.decision_function(X), rtol=0,
+                               atol=1e-9 * np.abs(repeated.decision_function(X)).max())
+
+
+def test_weighted_kernel_lsvm_with_linear_kernel_is_the_linear_lsvm():
+    X, y, counts = _data()
+    kernel = make_classifier("kernel_lsvm", kernel="linear").fit(X, y, sample_weight=counts)
+    linear = make_classifier("lsvm").fit(X, y, sample_weight=counts)
+    np.testing.assert_allclose(kernel.decision_function(X), linear.decision_function(X), atol=1e-9)
 
 
 def _kernel_data():
@@ -235,6 +254,6 @@ def test_kernel_common_factor_keeps_predictions():
 
 def test_kernel_precomputed_refuses_zero_weights():
     X, y, counts = _kernel_data()
-    for name in ("kernel_hk", "kernel_perceptron"):
+    for name in ("kernel_hk", "kernel_lsvm", "kernel_perceptron"):
         with pytest.raises(ValueError, match="precomputed"):
             make_classifier(name, kernel="precomputed").fit(X @ X.T, y, sample_weight=counts)

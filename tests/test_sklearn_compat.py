@@ -33,8 +33,10 @@ _SPLIT = ("early stopping holds out a random share of the rows: repeated rows fa
           "validation parts differently from one weighted row")
 _IRLS_FLOOR = ("IRLS floors |e_i| relative to max s_i|e_i| (the scaled rows' residuals), repeated rows relative "
                "to max|e_i|: where residuals sit at the floor the iterates differ (linsep._weights)")
-_KERNEL_MAP = ("the empirical kernel map is built from the training rows (pivots and truncation), so repeated "
-               "rows give another feature space than one weighted row")
+_GAMMA_SCALE = ("gamma='scale' is 1 / (d Var(X)), and repeated rows change Var(X): another kernel (with a fixed "
+                "gamma integer weights equal repeated rows, tests/test_sample_weight.py)")
+_KERNEL_MAP = (_GAMMA_SCALE + "; the truncated empirical kernel map (map_tol > 0) also chooses its pivots among "
+               "the training rows")
 _INVERSE_STEPS = ("class weights 1000 : 0.0001 multiply the condition number of the weighted Y^T S Y by ~1e7; "
                   "the default 1/k step schedule does not reach the weighted solution in the check's 1000 "
                   "steps (schedule='constant' does)")
@@ -54,6 +56,8 @@ def expected_failures(estimator):
         failures.update(dict.fromkeys(equivalence, _IRLS_FLOOR))
     if name == "KernelHoKashyapClassifier":
         failures.update(dict.fromkeys(equivalence, _KERNEL_MAP))
+    if name == "KernelLagrangianSVMClassifier":
+        failures.update(dict.fromkeys(equivalence, _GAMMA_SCALE))
     if name in ("BatchPerceptronClassifier", "LMSClassifier", "WidrowHoffClassifier"):
         failures["check_class_weight_classifiers"] = _INVERSE_STEPS
     return failures

@@ -512,6 +512,22 @@ class BaseKernelSeparator(BaseSeparator):
         X, y = self._validate_fit(X, y)
         return self._fit_kernel(X, y)
 
+    def _fit_kernel_weighted(self, X, y, sample_weight):
+        """:meth:`_fit_kernel` with the fit's weights (:meth:`_sample_weight`) as ``sample_weight=``.
+
+        Rows of weight 0 are left out before the kernel state is built; a
+        precomputed Gram matrix would lose rows and columns (and predict
+        would expect the columns of the kept rows only), so it is refused.
+        """
+        weights = self._sample_weight(X, y, sample_weight)
+        rows = rows_with_weight(weights)
+        if rows is not None:
+            if self.kernel == "precomputed":
+                raise ValueError("kernel='precomputed' takes no zero sample weights: remove those rows and "
+                                 "columns of the Gram matrix")
+            X, y, weights = X[rows], y[rows], weights[rows]
+        return self._fit_kernel(X, y, **({} if weights is None else {"sample_weight": weights}))
+
     def _fit_kernel(self, X, y, extra_targets=None, **fit_params):
         """Keep the training samples, resolve ``gamma``, build the shared state, solve."""
         if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:

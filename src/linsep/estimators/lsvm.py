@@ -155,6 +155,8 @@ class KernelLagrangianSVMClassifier(BaseKernelSeparator):
     degree : int, default=3
     coef0 : float, default=0.0
     C, mu, tol, max_iter, record_history
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, multiplied into ``fit``'s ``sample_weight``.
         As in :class:`LagrangianSVMClassifier`.
 
     Attributes
@@ -166,10 +168,11 @@ class KernelLagrangianSVMClassifier(BaseKernelSeparator):
     X_fit_, classes_, n_iter_, status_, history_
     """
 
-    _parameter_constraints = {**KERNEL_CONSTRAINTS, **_COMMON_CONSTRAINTS}
+    _parameter_constraints = {**KERNEL_CONSTRAINTS, **_COMMON_CONSTRAINTS, "class_weight": CLASS_WEIGHT_CONSTRAINT}
 
     def __init__(self, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0, C=1.0, mu=None, tol=1e-6,
-                 max_iter=10_000, record_history=False):
+                 max_iter=10_000, record_history=False, class_weight=None):
+        self.class_weight = class_weight
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -184,10 +187,23 @@ class KernelLagrangianSVMClassifier(BaseKernelSeparator):
         # one Gram matrix for every one-vs-rest problem
         return X if self.kernel == "precomputed" else self._kernel_matrix(X, X)
 
-    def _solve_binary(self, X, y):
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit on ``X`` (N, d) — or a Gram matrix (N, N) for ``kernel="precomputed"``.
+
+        ``sample_weight`` (``s_i >= 0``, times ``class_weight``'s): the slack
+        penalty ``(C/2) Σ s_i ξ_i²`` (:func:`linsep.solvers.lsvm.kernel_lagrangian_svm`);
+        rows of weight 0 are left out (refused for ``"precomputed"``: remove
+        them from the Gram matrix); integer weights give the fit of
+        repeated rows.
+        """
+        X, y = self._validate_fit(X, y)
+        return self._fit_kernel_weighted(X, y, sample_weight)
+
+    def _solve_binary(self, X, y, sample_weight=None):
         return kernel_lagrangian_svm(self._fit_state, y, C=self.C, mu=self.mu, tol=self.tol,
                                      max_iter=self.max_iter, record_history=bool(self.record_history),
-                                     trace=make_recorder(self.record_history))
+                                     trace=make_recorder(self.record_history), sample_weight=sample_weight)
 
     def _store(self, results):
         super()._store(results)

@@ -23,8 +23,7 @@ from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._base import (CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator,
-                     rows_with_weight)
+from .._base import CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
 from .._stream import StreamMixin
 from .._design import signed_design
 from ..kernels import KernelColumnCache, resolve_gamma
@@ -339,14 +338,7 @@ class KernelPerceptronClassifier(StreamMixin, BaseKernelSeparator):
         prediction; integer weights are not repeated rows (sequential rule).
         """
         X, y = self._validate_fit(X, y)
-        weights = self._sample_weight(X, y, sample_weight)
-        rows = rows_with_weight(weights)
-        if rows is not None:
-            if self.kernel == "precomputed":  # predict would expect the removed columns: refused, not guessed
-                raise ValueError("kernel='precomputed' takes no zero sample weights: remove those rows and "
-                                 "columns of the Gram matrix")
-            X, y, weights = X[rows], y[rows], weights[rows]
-        return self._fit_kernel(X, y, **({} if weights is None else {"sample_weight": weights}))
+        return self._fit_kernel_weighted(X, y, sample_weight)
 
     def _solve_binary(self, X, y, sample_weight=None):
         cache, rng = self._fit_state

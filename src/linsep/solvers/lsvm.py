@@ -200,18 +200,23 @@ def _iterate(step, tol, max_iter, record_history, trace=None, row=None, count_er
 class _KernelStep:
     """Update (22) with an ``N×N`` factor of ``Q``; ``‖W‖² = αᵗ(Q − I/C)α``."""
 
-    def __init__(self, factor, C, mu, n_samples):
+    def __init__(self, factor, C, mu, n_samples, linear_term=None):
         self.factor, self.C, self.mu = factor, C, mu
-        self.q_alpha = np.ones(n_samples)
+        # c of f = ½αᵗQα − cᵗα: 1, or √s for weighted rows (lagrangian_svm's sample_weight)
+        self._c = 1.0 if linear_term is None else linear_term
+        self.q_alpha = np.ones(n_samples) if linear_term is None else linear_term.copy()
         self.alpha = factor.solve(self.q_alpha)  # α_0 = Q⁻¹1, Mangasarian's start
-        self.objective = 0.5 * float(self.alpha @ self.q_alpha) - float(self.alpha.sum())
+        self.objective = 0.5 * float(self.alpha @ self.q_alpha) - self._linear(self.alpha)
         self._r, self._diff = np.empty(n_samples), np.empty(n_samples)
+
+    def _linear(self, alpha):
+        return float(alpha.sum()) if np.isscalar(self._c) else float(alpha @ self._c)
 
     def __call__(self):
         C, alpha, q_alpha, r = self.C, self.alpha, self.q_alpha, self._r
         np.multiply(alpha, -self.mu, out=r)
         r += q_alpha
-        np.maximum(r, 1.0, out=r)
+        np.maximum(r, self._c, out=r)
         new = self.factor.solve(r)
         diff = np.subtract(new, alpha, out=self._diff)
         step_sq, alpha_sq = float(diff @ diff), float(new @ new)
@@ -219,7 +224,7 @@ class _KernelStep:
         weight_step_sq = max(float(diff @ q_alpha) - step_sq / C, 0.0)
         weight_sq = max(float(new @ r) - alpha_sq / C, 0.0)
         self.alpha, self.q_alpha, self._r = new, r, q_alpha  # Qα_{k+1} = r_k
-        self.objective = 0.5 * float(new @ r) - float(new.sum())
+        self.objective = 0.5 * float(new @ r) - self._linear(new)
         return step_sq, alpha_sq, weight_step_sq, weight_sq, self.objective
 
 
@@ -491,7 +496,7 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
 
 
 def kernel_lagrangian_svm(K, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, record_history=False,
-                          trace=None):
+                          trace=None, sample_weight=None):
     """Kernel LSVM: iteration (22) with ``Q = I/C + (yyᵗ)∘(K + 11ᵗ)`` factored once.
 
     Parameters
@@ -504,6 +509,9 @@ def kernel_lagrangian_svm(K, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, re
         As in :func:`lagrangian_svm`.
     trace : linsep._trace.TraceRecorder or None
         Record ``dual_coef`` ``y∘α_k`` and ``intercept`` (rows ``k = 0 … n_iter``).
+    sample_weight : ndarray of shape (N,) or None
+        Positive ``s_i``: the penalty ``(C/2) Σ s_i ξ_i²``, solved as in
+        :func:`lagrangian_svm` (``Q = I/C + (ỹỹᵗ)∘(K + 11ᵗ)``, ``ỹ = √s y``).
 
     Returns
     -------
@@ -514,21 +522,27 @@ def kernel_lagrangian_svm(K, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, re
     """
     C, mu = _check_params(C, mu, tol, max_iter)
     y = np.asarray(y, dtype=float)
+    labels = y
+    if sample_weight is not None:  # the dual in β = α/√s on the rows √s_i y_i, linear term √s (as lagrangian_svm)
+        root = np.sqrt(sample_weight)
+        y = y * root
     Q = np.asarray(K, dtype=float) + 1.0
     Q *= y[:, None]
     Q *= y[None, :]
     Q[np.diag_indices_from(Q)] += 1.0 / C
     factor = _PDFactor(Q, 1.0 / C)
-    step = _KernelStep(factor, C, mu, y.shape[0])
+    step = _KernelStep(factor, C, mu, y.shape[0], None if sample_weight is None else root)
     def count_errors():
         signed = y * step.alpha
-        return int(np.count_nonzero(y * (K @ signed + signed.sum()) <= 0))
+        return int(np.count_nonzero(labels * (K @ signed + signed.sum()) <= 0))
 
     n_iter, status, history = _iterate(step, tol, max_iter, record_history, trace,
                                        lambda: {"dual_coef": y * step.alpha, "intercept": (y * step.alpha).sum()},
                                        count_errors)
     alpha = step.alpha
-    signed = y * alpha
+    signed = y * alpha  # y_i β_i √s_i = y_i α_i
+    if sample_weight is not None:
+        alpha = alpha * root
     return SolveResult(
         weights=signed,
         n_iter=n_iter,
