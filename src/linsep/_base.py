@@ -519,14 +519,18 @@ class BaseKernelSeparator(BaseSeparator):
         precomputed Gram matrix would lose rows and columns (and predict
         would expect the columns of the kept rows only), so it is refused.
         """
-        weights = self._sample_weight(X, y, sample_weight)
-        rows = rows_with_weight(weights)
-        if rows is not None:
-            if self.kernel == "precomputed":
-                raise ValueError("kernel='precomputed' takes no zero sample weights: remove those rows and "
-                                 "columns of the Gram matrix")
-            X, y, weights = X[rows], y[rows], weights[rows]
+        X, y, weights = self._rows_with_weight(X, y, self._sample_weight(X, y, sample_weight))
         return self._fit_kernel(X, y, **({} if weights is None else {"sample_weight": weights}))
+
+    def _rows_with_weight(self, X, y, weights):
+        """``X, y, weights`` without the rows of weight 0 (refused for a precomputed Gram matrix)."""
+        rows = rows_with_weight(weights)
+        if rows is None:
+            return X, y, weights
+        if self.kernel == "precomputed":
+            raise ValueError("kernel='precomputed' takes no zero sample weights: remove those rows and "
+                             "columns of the Gram matrix (and the columns of X_val)")
+        return X[rows], y[rows], weights[rows]
 
     def _fit_kernel(self, X, y, extra_targets=None, **fit_params):
         """Keep the training samples, resolve ``gamma``, build the shared state, solve."""

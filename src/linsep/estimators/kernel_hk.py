@@ -27,7 +27,7 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._base import CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator, rows_with_weight
+from .._base import CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator
 from .._weights import class_weights_of
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from ..solvers.ho_kashyap import STOPPING_RULES
@@ -214,12 +214,7 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
         if weights is not None:
             if y_val is not None and self._val_weight is None and self.class_weight is not None:
                 self._val_weight = class_weights_of(self.class_weight, y, y_val)
-            rows = rows_with_weight(weights)
-            if rows is not None:
-                if self.kernel == "precomputed":
-                    raise ValueError("kernel='precomputed' takes no zero sample weights: remove those rows and "
-                                     "columns of the Gram matrix (and columns of X_val)")
-                X, y, weights = X[rows], y[rows], weights[rows]
+            X, y, weights = self._rows_with_weight(X, y, weights)
         try:
             return self._fit_kernel(X, y, extra_targets=None if y_val is None else {"y_val": y_val},
                                     **({} if weights is None else {"sample_weight": weights}))

@@ -26,7 +26,6 @@ from .._base import CLASS_WEIGHT_CONSTRAINT, BaseLinearSeparator, rows_with_weig
 from .._backend import is_dask_collection
 from .._dask import fit_mse
 from .._certificates import decision_scores
-from .._design import signed_design
 from .._result import CONVERGED, SEPARABLE, SolveResult
 from .._stream import StreamMixin
 from ..solvers.mse import lms, lms_learning_rate, mse, mse_linear_machine, own_class_gap, widrow_hoff

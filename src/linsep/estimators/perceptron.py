@@ -25,7 +25,6 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
 from .._stream import StreamMixin
-from .._design import signed_design
 from ..kernels import KernelColumnCache, resolve_gamma
 from ..solvers.perceptron import SCHEDULES, batch_perceptron, kernel_perceptron, perceptron
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
