@@ -96,6 +96,9 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
         Record a teaching trace in ``history_`` (the one row ``a``, ``b``, ``e = Y a − b``; two classes only; ``True``: every
         iteration, an int ``n``: every ``n``-th; format and memory bound in
         :mod:`linsep._trace`).
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, multiplied into ``fit``'s ``sample_weight``
+        (one-vs-rest problems weigh the original classes).
 
     Attributes
     ----------
@@ -226,6 +229,9 @@ class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
         Record a teaching trace in ``history_`` (``a(k)``, ``b``, ``e(k) = Y a(k) − b``, ``k = 0 … n_iter_``; ``True``: every
         iteration, an int ``n``: every ``n``-th; format and memory bound in
         :mod:`linsep._trace`).
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, multiplied into ``fit``'s ``sample_weight``
+        (one-vs-rest problems weigh the original classes).
 
     Attributes
     ----------
@@ -252,6 +258,7 @@ class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
         "max_iter": [Interval(Integral, 0, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "record_history": RECORD_HISTORY_CONSTRAINT,
+        "class_weight": CLASS_WEIGHT_CONSTRAINT,
     }
 
     def __init__(self, *, learning_rate=None, schedule="inverse", max_iter=1000, tol=1e-5, record_history=False,
@@ -309,6 +316,9 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
         Record a teaching trace in ``history_`` (``a``, ``b``, ``e = Y a − b`` after each pass, ``k = 0 … n_iter_``; ``True``: every
         iteration, an int ``n``: every ``n``-th; format and memory bound in
         :mod:`linsep._trace`).
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, multiplied into ``fit``'s ``sample_weight``
+        (one-vs-rest problems weigh the original classes).
 
     Attributes
     ----------
