@@ -222,9 +222,10 @@ class HoKashyapClassifier(BaseLinearSeparator):
         sample_weight : array-like of shape (N,), optional
             Non-negative weight ``s_i`` per row: the criterion becomes
             ``Σ_i s_i (y_iᵗW − b_i)²`` (``Σ_i s_i |e_i|`` for
-            ``loss="absolute"``), :mod:`linsep._weights`.  A row of weight 0
-            is left out (it has no entry in ``margin_vector_`` and
-            ``certificate_``); integer weights give the fit of repeated rows.
+            ``loss="absolute"``; :ref:`weights`).  A row of weight 0 is left
+            out (it has no entry in ``margin_vector_``, and ``0`` in
+            ``certificate_``, which speaks of every row of ``X``); integer
+            weights give the fit of repeated rows.
             With early stopping the held-out rows keep their weights and the
             validation error is the weighted share of misclassified rows (with
             ``X_val`` given, only ``class_weight`` weighs it).  Without ``C``

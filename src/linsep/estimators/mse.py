@@ -71,7 +71,7 @@ class _MarginFitMixin:
         return self._fit_weighted(X, y, sample_weight, per_row={"margin": b})
 
     def _weighted_problem(self, X, y, margin, sample_weight):
-        """``(Ỹ, b̃)``: the rows ``√s_i y_i`` and margins ``√s_i b_i`` of ``Σ s_i (y_iᵗa − b_i)²`` (:mod:`linsep._weights`)."""
+        """``(Ỹ, b̃)``: the rows ``√s_i y_i`` and margins ``√s_i b_i`` of ``Σ s_i (y_iᵗa − b_i)²`` (``linsep._weights``)."""
         return weighted_signed_design(X, y, sample_weight, 0.5), scaled_margin(margin, sample_weight)
 
     def _store(self, results):

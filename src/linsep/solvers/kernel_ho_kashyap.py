@@ -237,7 +237,7 @@ def kernel_ho_kashyap(K, y, *, K_val=None, y_val=None, kernel_map=None, map_tol=
     sample_weight : ndarray of shape (N,) or None
         Positive weights ``s_i``: the weighted criterion
         ``Σ s_i (y_iᵗW − b_i)²`` on the features
-        (:func:`linsep._weights.weighted_ho_kashyap`).
+        (rows and margins scaled by ``√s_i``, :ref:`weights`).
     val_weight : ndarray of shape (M,) or None
         Weights of the validation rows in the validation error.
     **hk_params
