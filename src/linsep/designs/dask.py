@@ -573,6 +573,9 @@ class _LSVMStep(_LinearStep):
         objective = float(np.sum([p["objective"] for p in parts]))
         return step_sq, alpha_sq, 0.0, 0.0, objective
 
+    def polish(self):
+        """Nothing to re-solve: every ``S⁻¹g`` came from the direct factor of ``S`` (``(d+1)×(d+1)``)."""
+
     @property
     def alpha(self):
         return self.design.from_blocks(self._alpha)
