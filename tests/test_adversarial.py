@@ -205,6 +205,8 @@ def _as_list(value, n_problems):
 
 
 def _check_certificate(model, X, targets, problem, u, rows):
+    if np.shape(u) == (targets.shape[0],):  # a proof over every row passed to fit (held-out ones at 0)
+        rows = np.arange(targets.shape[0])
     assert np.shape(u) == rows.shape
     u_rows, u = np.asarray(u, dtype=float), np.zeros(targets.shape[0])
     u[rows] = u_rows  # a proof for some of the rows, padded with zeros, is a proof for all of them

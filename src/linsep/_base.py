@@ -32,8 +32,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from . import _dask
 from ._backend import is_dask_collection
@@ -43,8 +44,12 @@ from ._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE
 from ._finite import require_finite_model
 from .kernels import KERNELS, kernel_matrix, resolve_gamma, training_samples
 
-__all__ = ["BaseSeparator", "BaseLinearSeparator", "BaseKernelSeparator", "KERNEL_CONSTRAINTS", "check_class_labels",
-           "encode_pm1", "is_dask_collection", "is_plain_training_data"]
+__all__ = ["BaseSeparator", "BaseLinearSeparator", "BaseKernelSeparator", "CLASS_WEIGHT_CONSTRAINT",
+           "KERNEL_CONSTRAINTS", "check_class_labels", "encode_pm1", "is_dask_collection",
+           "is_plain_training_data", "rows_with_weight"]
+
+CLASS_WEIGHT_CONSTRAINT = [None, StrOptions({"balanced"}), dict]
+"""Constraint of ``class_weight``: ``None``, ``"balanced"`` or ``{label: weight}`` (as in scikit-learn)."""
 
 KERNEL_CONSTRAINTS = {
     "kernel": [StrOptions(set(KERNELS)), callable],
@@ -125,6 +130,19 @@ def is_plain_training_data(X, y, dtypes=(np.float64,)):
         return math.isfinite(X.sum()) and (y.dtype.kind != "f" or math.isfinite(y.sum()))
 
 
+def rows_with_weight(sample_weight):
+    """Indices of the rows with a positive weight, or ``None`` when every row has one.
+
+    A row of weight 0 takes no part in any weighted criterion, so the
+    solvers never see it: for the Ho–Kashyap family its margin and error
+    would otherwise enter the verdicts (``Y W > 0`` on every row, ``E <= 0``)
+    although they do not enter ``W``.
+    """
+    if sample_weight is None or sample_weight.all():
+        return None
+    return np.flatnonzero(sample_weight)
+
+
 _PARAMETER_NAMES = weakref.WeakKeyDictionary()
 """Per estimator class: ``(__init__, its parameter names)``; weak, so classes made at run time can be freed."""
 
@@ -194,6 +212,34 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
         # before _fit_problems sets the same (sorted, unique) classes_ again.
         self.classes_ = classes
         return X, y
+
+    def _sample_weight(self, X, y, sample_weight):
+        """The per-row weights ``s`` of a fit: ``sample_weight`` times the weights of ``class_weight``.
+
+        ``None`` when neither is given (the unweighted solvers run as they
+        are).  Validated in one place by scikit-learn's
+        ``_check_sample_weight`` (one finite, non-negative number per row);
+        ``class_weight`` (``"balanced"``: ``N / (K n_k)`` for class ``k``, or a
+        dict) is computed on the original labels, so every one-vs-rest
+        problem weighs each class as the user asked.  All-zero weights leave
+        nothing to fit and are refused.
+        """
+        class_weight = getattr(self, "class_weight", None)
+        if sample_weight is None and class_weight is None:
+            return None
+        s = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True,
+                                 allow_all_zero_weights=True, copy=True)
+        if class_weight is not None:
+            s *= compute_sample_weight(class_weight, y)
+        if not np.all(np.isfinite(s)):
+            raise ValueError("sample weights must be finite")
+        if not s.any():
+            raise ValueError(f"{type(self).__name__}: every sample weight is zero (after class_weight); "
+                             "nothing is left to fit")
+        if np.unique(y[s > 0]).size < 2:
+            raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes with a positive "
+                             "weight")
+        return s
 
     def _validate_extra(self, X_extra, y_extra):
         """Validate an extra labelled set (e.g. validation data) against the fitted shape."""
@@ -271,6 +317,26 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
         require_finite_model(self)
         self._check_separation(X, targets)
         return self
+
+    def _fit_weighted(self, X, y, sample_weight, per_row=None, **fit_params):
+        """:meth:`_fit_problems` with the fit's weights (:meth:`_sample_weight`) as ``sample_weight=``.
+
+        Without weights (and ``class_weight=None``) this is ``_fit_problems``
+        itself: the unweighted path is unchanged.  With weights, rows of
+        weight 0 are removed first (:func:`rows_with_weight`), with the same
+        rows of the arrays in ``per_row`` (keyword → array of one entry per
+        row, e.g. a margin vector), and ``_solve_binary`` receives the
+        positive weights as ``sample_weight``.
+        """
+        per_row = dict(per_row or {})
+        weights = self._sample_weight(X, y, sample_weight)
+        if weights is not None:
+            rows = rows_with_weight(weights)
+            if rows is not None:
+                X, y, weights = X[rows], y[rows], weights[rows]
+                per_row = {name: None if values is None else values[rows] for name, values in per_row.items()}
+            fit_params["sample_weight"] = weights
+        return self._fit_problems(X, y, **per_row, **fit_params)
 
     # Hooks of _fit_problems: the data the solvers see, and the checks of their verdicts.
     def _solver_input(self, X):
@@ -386,7 +452,7 @@ class BaseLinearSeparator(LinearClassifierMixin, BaseSeparator):
                         traced[..., :-1] = np.ldexp(traced[..., :-1], shifts.astype(np.int32))
                     history["weights"] = traced
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit the model to ``X`` (N, d) and labels ``y`` (any two or more values).
 
         Parameters
@@ -395,6 +461,10 @@ class BaseLinearSeparator(LinearClassifierMixin, BaseSeparator):
             Training samples.
         y : array-like of shape (N,)
             Class labels, any two or more values (one-vs-rest above two).
+        sample_weight : array-like of shape (N,), default=None
+            Non-negative weight per row (all ones when None), multiplied by
+            ``class_weight``'s; rows of weight 0 are left out of the fit
+            (:ref:`weights`).
 
         Returns
         -------
@@ -402,7 +472,7 @@ class BaseLinearSeparator(LinearClassifierMixin, BaseSeparator):
             The fitted estimator; ``status_`` says how each problem ended.
         """
         X, y = self._validate_fit(X, y)
-        return self._fit_problems(X, y)
+        return self._fit_weighted(X, y, sample_weight)
 
     # Dask arrays get dask arrays back, computed block by block (linsep._dask); everything else is
     # scikit-learn's LinearClassifierMixin.
@@ -497,7 +567,27 @@ class BaseKernelSeparator(BaseSeparator):
         X, y = self._validate_fit(X, y)
         return self._fit_kernel(X, y)
 
-    def _fit_kernel(self, X, y, extra_targets=None):
+    def _fit_kernel_weighted(self, X, y, sample_weight):
+        """:meth:`_fit_kernel` with the fit's weights (:meth:`_sample_weight`) as ``sample_weight=``.
+
+        Rows of weight 0 are left out before the kernel state is built; a
+        precomputed Gram matrix would lose rows and columns (and predict
+        would expect the columns of the kept rows only), so it is refused.
+        """
+        X, y, weights = self._rows_with_weight(X, y, self._sample_weight(X, y, sample_weight))
+        return self._fit_kernel(X, y, **({} if weights is None else {"sample_weight": weights}))
+
+    def _rows_with_weight(self, X, y, weights):
+        """``X, y, weights`` without the rows of weight 0 (refused for a precomputed Gram matrix)."""
+        rows = rows_with_weight(weights)
+        if rows is None:
+            return X, y, weights
+        if self.kernel == "precomputed":
+            raise ValueError("kernel='precomputed' takes no zero sample weights: remove those rows and "
+                             "columns of the Gram matrix (and the columns of X_val)")
+        return X[rows], y[rows], weights[rows]
+
+    def _fit_kernel(self, X, y, extra_targets=None, **fit_params):
         """Keep the training samples, resolve ``gamma``, build the shared state, solve."""
         if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
             raise ValueError(f"kernel='precomputed' needs a square Gram matrix, got shape {X.shape}")
@@ -513,7 +603,7 @@ class BaseKernelSeparator(BaseSeparator):
         self._gamma = resolve_gamma(self.gamma, X)
         self._fit_state = self._prepare_fit(X)
         try:
-            return self._fit_problems(X, y, extra_targets=extra_targets)
+            return self._fit_problems(X, y, extra_targets=extra_targets, **fit_params)
         finally:
             del self._fit_state  # fit-time memory only
 

@@ -93,6 +93,18 @@ def _json_safe(value):
     raise TypeError(type(value).__name__)
 
 
+def _json_safe_param(value):
+    """A constructor parameter as JSON: a scalar as it is, a dict (``class_weight``) as an ``__items__`` node."""
+    if isinstance(value, dict):
+        return _Encoder().encode({k: _json_safe(v) for k, v in value.items()}, "params")
+    return _json_safe(value)
+
+
+def _decode_param(value):
+    """Inverse of :func:`_json_safe_param` (a dict node is decoded, a JSON scalar kept)."""
+    return _decode(value, {}, set()) if isinstance(value, dict) else value
+
+
 class _Encoder:
     """Fitted attributes → (JSON tree, {key: ndarray}); object arrays become typed lists, sparse matrices their parts."""
 
@@ -118,7 +130,9 @@ class _Encoder:
                     **{part: self.encode(getattr(value, part), f"{key}.{part}") for part in ("data", "indices", "indptr")}}
         if isinstance(value, dict):
             if not all(isinstance(k, str) for k in value):
-                raise TypeError("dict with non-string keys")
+                # e.g. class_weight={0: 1.0, 1: 5.0}: JSON keys are strings, so the pairs keep each label's type
+                return {"__items__": [[{"__value__": _json_safe(k)}, self.encode(v, f"{key}.{i}")]
+                                      for i, (k, v) in enumerate(value.items())]}
             return {"__dict__": {k: self.encode(v, f"{key}.{k}") for k, v in value.items()}}
         if isinstance(value, (list, tuple)):
             return {"__list__": [self.encode(v, f"{key}.{i}") for i, v in enumerate(value)]}
@@ -145,7 +159,7 @@ def save_model(estimator, algorithm, path):
     from . import __version__
 
     try:
-        params = {k: _json_safe(v) for k, v in estimator.get_params(deep=False).items()}
+        params = {k: _json_safe_param(v) for k, v in estimator.get_params(deep=False).items()}
     except TypeError as exc:
         raise ModelFileError(f"cannot store parameter of type {exc} in a model file") from None
     check_fitted_model(estimator, params, context="the fitted model cannot be saved: ")
@@ -324,6 +338,14 @@ def _decode(node, arrays, used, extra=None):
         return [_decode(v, arrays, used, extra) for v in node["__list__"]]
     if keys == {"__dict__"} and isinstance(node["__dict__"], dict):
         return {k: _decode(v, arrays, used, extra) for k, v in node["__dict__"].items()}
+    if keys == {"__items__"} and isinstance(node["__items__"], list):
+        pairs = node["__items__"]
+        if not all(isinstance(pair, list) and len(pair) == 2 for pair in pairs):
+            raise ModelFileError("malformed dict items")
+        items = [(_decode(k, arrays, used, extra), _decode(v, arrays, used, extra)) for k, v in pairs]
+        if not all(k is None or isinstance(k, (bool, int, float, str)) for k, _ in items):
+            raise ModelFileError("malformed dict key")
+        return dict(items)
     if keys == {"__object_array__", "shape"} and isinstance(node["__object_array__"], list):
         items = [_decode(v, arrays, used, extra) for v in node["__object_array__"]]
         shape = _shape(node["shape"], len(items))
@@ -629,6 +651,7 @@ def _rebuild_estimator(meta, arrays):
     algorithm, params, attributes = meta["algorithm"], meta["params"], meta["attributes"]
     if not isinstance(algorithm, str) or not isinstance(params, dict) or not isinstance(attributes, dict):
         raise ModelFileError("malformed metadata (algorithm, params or attributes)")
+    params = {k: _decode_param(v) for k, v in params.items()}
     if not isinstance(meta["skipped_attributes"], list) or not isinstance(meta["linsep_version"], str):
         raise ModelFileError("malformed metadata (skipped_attributes or linsep_version)")
     try:

@@ -25,13 +25,14 @@ from sklearn.base import _fit_context
 from .. import _params
 from .._backend import is_dask_collection
 from .. import _array_api
-from .._base import BaseLinearSeparator, encode_pm1
+from .._base import CLASS_WEIGHT_CONSTRAINT, BaseLinearSeparator, encode_pm1, rows_with_weight
 from .._dask import fit_ho_kashyap
 from .._design import scale_columns, signed_design
 from .._params import (DEFAULT_N_ITER_NO_CHANGE, EARLY_STOPPING_CONSTRAINTS, HK_CONSTRAINTS, HKParams,
                        starting_weights)
 from .._result import NOT_SEPARABLE
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
+from .._weights import WeightedValidation, class_weights_of, weighted_ho_kashyap
 from ..solvers.ho_kashyap import ho_kashyap
 
 
@@ -97,6 +98,10 @@ class HoKashyapClassifier(BaseLinearSeparator):
         :ref:`trace-format`).  A traced fit runs the NumPy loop.
     random_state : int, RandomState or None, default=None
         Seed of the validation split.
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, multiplied into ``sample_weight``
+        (``"balanced"``: ``N / (K n_k)``); one-vs-rest problems weigh the
+        original classes.  Early stopping weighs the validation rows too.
 
     Attributes
     ----------
@@ -157,6 +162,7 @@ class HoKashyapClassifier(BaseLinearSeparator):
         **HK_CONSTRAINTS,
         **EARLY_STOPPING_CONSTRAINTS,
         "record_history": RECORD_HISTORY_CONSTRAINT,
+        "class_weight": CLASS_WEIGHT_CONSTRAINT,
     }
 
     def __init__(
@@ -178,6 +184,7 @@ class HoKashyapClassifier(BaseLinearSeparator):
         irls_floor=1e-6,
         record_history=False,
         random_state=None,
+        class_weight=None,
     ):
         self.learning_rate = learning_rate
         self.b0 = b0
@@ -195,9 +202,10 @@ class HoKashyapClassifier(BaseLinearSeparator):
         self.irls_floor = irls_floor
         self.record_history = record_history
         self.random_state = random_state
+        self.class_weight = class_weight
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, X_val=None, y_val=None, coef_init=None, intercept_init=None):
+    def fit(self, X, y, X_val=None, y_val=None, coef_init=None, intercept_init=None, sample_weight=None):
         """Fit on ``X, y``.
 
         Parameters
@@ -211,6 +219,19 @@ class HoKashyapClassifier(BaseLinearSeparator):
         coef_init, intercept_init : array-like, optional
             Starting weights ``W_0`` for a two-class problem (the lecture's
             example starts from ``a = 1``); default ``W_0 = Y⁺B_0``.
+        sample_weight : array-like of shape (N,), optional
+            Non-negative weight ``s_i`` per row: the criterion becomes
+            ``Σ_i s_i (y_iᵗW − b_i)²`` (``Σ_i s_i |e_i|`` for
+            ``loss="absolute"``; :ref:`weights`).  A row of weight 0 is left
+            out (it has no entry in ``margin_vector_``, and ``0`` in
+            ``certificate_``, which speaks of every row of ``X``); integer
+            weights give the fit of repeated rows.
+            With early stopping the held-out rows keep their weights and the
+            validation error is the weighted share of misclassified rows (with
+            ``X_val`` given, only ``class_weight`` weighs it).  Without ``C``
+            and with ``stopping="relative"`` the fit does not change when all
+            weights are multiplied by one constant; ``C`` is weighed against
+            the weighted sum, as in scikit-learn's ``C`` with weights.
 
         Returns
         -------
@@ -227,28 +248,46 @@ class HoKashyapClassifier(BaseLinearSeparator):
         block (seeded by ``random_state`` and the block's index).
         """
         if is_dask_collection(X):
+            if sample_weight is not None or self.class_weight is not None:
+                raise NotImplementedError("HoKashyapClassifier does not take sample_weight or class_weight "
+                                          "with dask arrays; fit X.compute() to weigh the rows")
             return fit_ho_kashyap(self, X, y, X_val, y_val, coef_init, intercept_init)
         if _array_api.is_array_api_input(X):
+            if sample_weight is not None or self.class_weight is not None:
+                raise NotImplementedError("HoKashyapClassifier does not take sample_weight or class_weight "
+                                          "with array-API arrays; fit NumPy arrays to weigh the rows")
             return _array_api.fit_ho_kashyap(self, X, y, X_val, y_val, coef_init, intercept_init)
         X, y = self._validate_fit(X, y)
-        self._fit_rows = None
+        weights = self._sample_weight(X, y, sample_weight)
+        self._fit_rows, self._val_weight = None, None
         self._all_labels = y  # the verdict describes every row of X, held-out ones included
         if self.early_stopping and X_val is None and y_val is None:
             # The held-out split stays a pair of row indices into X: no copy of the data.
             self._fit_rows, val_rows = self._held_out_rows(y)
+            if weights is not None:  # the held-out rows keep their weights; fitted rows of weight 0 leave
+                self._val_weight = weights[val_rows]
+                self._fit_rows = self._fit_rows[weights[self._fit_rows] > 0]
+                weights = weights[self._fit_rows]
             validation, y, y_val = (X, val_rows), y[self._fit_rows], y[val_rows]
         else:
             X, y, X_val, y_val = self._early_stopping_data(X, y, X_val, y_val)
             validation = (X_val, None)
+            if weights is not None:
+                if y_val is not None and self.class_weight is not None:
+                    self._val_weight = class_weights_of(self.class_weight, y, y_val)
+                self._fit_rows = rows_with_weight(weights)  # rows of weight 0 leave, as a view of X
+                if self._fit_rows is not None:
+                    y, weights = y[self._fit_rows], weights[self._fit_rows]
         self._initial_weights = None
         if coef_init is not None or intercept_init is not None:
             self._initial_weights = starting_weights(np.unique(y).size, X.shape[1], coef_init, intercept_init)
         extra = {"y_val": y_val} if y_val is not None else None
         self._validation = validation  # (X_val, its rows or None)
         try:
-            return self._fit_problems(X, y, extra_targets=extra)
+            return self._fit_problems(X, y, extra_targets=extra,
+                                      **({} if weights is None else {"sample_weight": weights}))
         finally:
-            del self._validation, self._fit_rows, self._initial_weights, self._all_labels
+            del self._validation, self._fit_rows, self._initial_weights, self._all_labels, self._val_weight
 
     def _solver_input(self, X):
         # Validation data and starting weights follow the training columns' power-of-two scaling.
@@ -284,9 +323,16 @@ class HoKashyapClassifier(BaseLinearSeparator):
             targets = encode_pm1(self._all_labels, self.classes_)[0]
         super()._check_separation(X, targets)
 
-    def _solve_binary(self, X, y, y_val=None):
+    def _solve_binary(self, X, y, y_val=None, sample_weight=None):
         X_val, val_rows = self._validation
         Y_val = None if y_val is None else signed_design(X_val, y_val, val_rows)
+        if Y_val is not None and self._val_weight is not None:
+            Y_val = WeightedValidation(Y_val, self._val_weight)
+        if sample_weight is not None:
+            return weighted_ho_kashyap(
+                X, y, self._fit_rows, sample_weight, HKParams.from_estimator(self).solver_kwargs(),
+                initial_weights=self._initial_weights, Y_val=Y_val, trace=make_recorder(self.record_history),
+                _plan=getattr(self, "_solver_plan", None))
         return ho_kashyap(
             signed_design(X, y, self._fit_rows),
             **HKParams.from_estimator(self).solver_kwargs(),

@@ -27,11 +27,12 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 
-from .._base import KERNEL_CONSTRAINTS, BaseKernelSeparator, encode_pm1
+from .._base import CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator, encode_pm1
 from .._certificates import separates
 from .._params import DEFAULT_N_ITER_NO_CHANGE, EARLY_STOPPING_CONSTRAINTS, HK_CONSTRAINTS
 from .._result import CONVERGED, SEPARABLE
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
+from .._weights import class_weights_of
 from .ho_kashyap import resolve_stop_at_separation
 from ..solvers.kernel_ho_kashyap import EmpiricalKernelMap, kernel_ho_kashyap
 
@@ -83,6 +84,8 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
     record_history : bool or int, default=False
         Also record the teaching trace of :ref:`trace-format` (an int
         ``n``: every ``n``-th iterate).
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, multiplied into ``fit``'s ``sample_weight``.
     map_tol : float in [0, 1), default=0.3
         Truncation of the empirical kernel map: pivot until every training
         point lies within ``sqrt(map_tol · max_i k(x_i, x_i))`` of the span
@@ -139,6 +142,7 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
         **KERNEL_CONSTRAINTS,
         **HK_CONSTRAINTS,
         **EARLY_STOPPING_CONSTRAINTS,
+        "class_weight": CLASS_WEIGHT_CONSTRAINT,
         "record_history": RECORD_HISTORY_CONSTRAINT,
         "map_tol": [Interval(Real, 0, 1, closed="left")],
     }
@@ -166,6 +170,7 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
         random_state=None,
         record_history=False,
         map_tol=0.3,
+        class_weight=None,
     ):
         self.kernel = kernel
         self.gamma = gamma
@@ -188,9 +193,10 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
         self.random_state = random_state
         self.record_history = record_history
         self.map_tol = map_tol
+        self.class_weight = class_weight
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, X_val=None, y_val=None):
+    def fit(self, X, y, X_val=None, y_val=None, sample_weight=None):
         """Fit on ``X`` (N, d) — or the Gram matrix (N, N) for ``kernel="precomputed"``.
 
         Parameters
@@ -205,6 +211,15 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
             Without them, ``validation_fraction`` of ``X`` is held out.
         y_val : array-like of shape (M,), optional
             Labels of ``X_val``.
+        sample_weight : array-like of shape (N,), default=None
+            Non-negative weight ``s_i`` per row (all ones when None),
+            multiplied by ``class_weight``'s: the weighted criterion
+            ``Σ s_i (y_iᵗW − b_i)²`` in the empirical kernel map, as
+            :class:`~linsep.HoKashyapClassifier` does; held-out rows keep
+            their weights in the validation error.  Rows of weight 0 are left
+            out before the kernel map is built (refused with
+            ``kernel="precomputed"``, whose Gram matrix would lose rows and
+            columns).  See :ref:`weights`.
 
         Returns
         -------
@@ -215,14 +230,25 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
             raise ValueError("early stopping with kernel='precomputed' needs X_val = k(X_val, X) and y_val")
         X, y = self._validate_fit(X, y)
         held_out = self.early_stopping and X_val is None
+        weights = self._sample_weight(X, y, sample_weight)
+        self._val_weight = None
+        if weights is not None and self.early_stopping and X_val is None:
+            fit_rows, val_rows = self._held_out_rows(y)  # the split of the unweighted fit, weights kept
+            X_val, y_val, self._val_weight = X[val_rows], y[val_rows], weights[val_rows]
+            X, y, weights = X[fit_rows], y[fit_rows], weights[fit_rows]
         X, y, self._X_val, y_val = self._early_stopping_data(X, y, X_val, y_val)
+        if weights is not None:
+            if y_val is not None and self._val_weight is None and self.class_weight is not None:
+                self._val_weight = class_weights_of(self.class_weight, y, y_val)
+            X, y, weights = self._rows_with_weight(X, y, weights)
         try:
-            self._fit_kernel(X, y, extra_targets=None if y_val is None else {"y_val": y_val})
+            self._fit_kernel(X, y, extra_targets=None if y_val is None else {"y_val": y_val},
+                             **({} if weights is None else {"sample_weight": weights}))
             if held_out:  # the verdict describes every row passed to fit, the held-out ones included
                 self._check_held_out_separation(self._X_val, y_val)
             return self
         finally:
-            del self._X_val
+            del self._X_val, self._val_weight
 
     def _check_held_out_separation(self, X_val, y_val):
         """Demote ``separable`` where a held-out row is not strictly on its side (the solver saw only the others)."""
@@ -256,11 +282,11 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
                                             else self._kernel_matrix(X_val, X))
         return kernel_map, K_val
 
-    def _solve_binary(self, X, y, y_val=None):
+    def _solve_binary(self, X, y, y_val=None, sample_weight=None):
         kernel_map, K_val = self._fit_state
         return kernel_ho_kashyap(
             None, y,
-            K_val=K_val, y_val=y_val,
+            K_val=K_val, y_val=y_val, sample_weight=sample_weight, val_weight=self._val_weight,
             kernel_map=kernel_map,
             learning_rate=self.learning_rate,
             b0=self.b0,

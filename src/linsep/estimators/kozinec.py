@@ -54,11 +54,28 @@ def _store_margins(estimator, results):
     estimator.margin_upper_bound_ = float(bounds[0]) if binary else bounds
 
 
+def refuse_sample_weight(estimator, unsupported):
+    """Refuse ``sample_weight`` (and any other fit argument) with the reason.
+
+    Kozinec's and Schlesinger–Kozinec's algorithms are geometric: they
+    approach the nearest points of the two classes' convex hulls (the
+    maximal-margin hyperplane), which depend on the set of points only.
+    A weight of a sample has no place in that problem (a repeated point
+    leaves the hull unchanged), so ``fit`` takes none; the estimators'
+    ``fit`` has no ``sample_weight`` parameter, which is how scikit-learn
+    recognises an estimator without sample weights.
+    """
+    if unsupported:
+        raise TypeError(
+            f"{type(estimator).__name__}.fit() takes no {', '.join(sorted(unsupported))}: its algorithm finds the "
+            "nearest points of the classes' convex hulls, in which a sample weight has no meaning")
+
+
 class _LinearKozinecBase(BaseLinearSeparator):
     _rule = "sk"
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, **unsupported):
         """Fit on ``X`` (N, d), dense or sparse, and labels ``y`` (two or more classes).
 
         Parameters
@@ -67,12 +84,17 @@ class _LinearKozinecBase(BaseLinearSeparator):
             Training samples.
         y : array-like of shape (N,)
             Class labels, any two or more values (one-vs-rest above two).
+        **unsupported : dict
+            Refused with a ``TypeError`` (``sample_weight`` included): the
+            algorithm finds the nearest points of the classes' convex hulls,
+            in which a sample weight has no meaning.
 
         Returns
         -------
         self : object
             The fitted estimator; ``status_`` says how each problem ended.
         """
+        refuse_sample_weight(self, unsupported)
         X, y = self._validate_fit(X, y)
         return self._fit_problems(X, y)
 
@@ -341,6 +363,29 @@ class KernelSchlesingerKozinecClassifier(BaseKernelSeparator):
         self.update = update
         self.shrinking = shrinking
         self.record_history = record_history
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, **unsupported):
+        """Fit on ``X`` (N, d) — or a Gram matrix (N, N) for ``kernel="precomputed"``; no ``sample_weight``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (N, d) or (N, N)
+            Training samples, or the Gram matrix for ``kernel="precomputed"``.
+        y : array-like of shape (N,)
+            Class labels, any two or more values (one-vs-rest above two).
+        **unsupported : dict
+            Refused with a ``TypeError`` (``sample_weight`` included): the
+            algorithm finds the nearest points of the classes' convex hulls,
+            in which a sample weight has no meaning.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator; ``status_`` says how each problem ended.
+        """
+        refuse_sample_weight(self, unsupported)
+        return super().fit(X, y)
 
     def _prepare_fit(self, X):
         # one column cache for all one-vs-rest problems: they share the samples

@@ -24,7 +24,7 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 
-from .._base import KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
+from .._base import CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
 from .._backend import is_dask_collection
 from .._dask import fit_lsvm
 from .._result import CONVERGED
@@ -81,6 +81,9 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
         ``n``: every ``n``-th iterate).
         Keep the dual objective and the steps of ``α`` and ``W`` per
         iteration in ``history_``.
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, multiplied into ``fit``'s ``sample_weight``
+        (row ``i`` penalised with ``C s_i``).
 
     Attributes
     ----------
@@ -109,10 +112,11 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
     [0, 1]
     """
 
-    _parameter_constraints = dict(_COMMON_CONSTRAINTS)
+    _parameter_constraints = {**_COMMON_CONSTRAINTS, "class_weight": CLASS_WEIGHT_CONSTRAINT}
     _dtypes = (np.float64, np.float32)  # float32 X read as float32 by the compiled pass; sums, S and α in float64
 
-    def __init__(self, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, record_history=False):
+    def __init__(self, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, record_history=False, class_weight=None):
+        self.class_weight = class_weight
         self.C = C
         self.mu = mu
         self.tol = tol
@@ -120,7 +124,7 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
         self.record_history = record_history
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit on ``X`` (N, d), dense, sparse or a ``dask.array`` chunked by rows, and labels ``y`` (two or more classes).
 
         Parameters
@@ -130,6 +134,16 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
             (:ref:`dask`); ``alpha_`` is then a dask array.
         y : array-like of shape (N,)
             Class labels, any two or more values (one-vs-rest above two).
+        sample_weight : array-like of shape (N,), default=None
+            Non-negative weight ``s_i`` per row (all ones when None),
+            multiplied by ``class_weight``'s: the slack penalty
+            ``(C/2) Σ s_i ξ_i²`` (row ``i`` penalised with ``C s_i``, as
+            scikit-learn's SVMs do; :func:`linsep.solvers.lsvm.lagrangian_svm`).
+            Rows of weight 0 are left out (no entry in ``alpha_``); integer
+            weights give the fit of repeated rows.  Weights times ``c`` are
+            ``C`` times ``c``: not scale-free.  Weighted fits run the
+            whole-vector pass, not the compiled one; not with dask ``X``
+            (:ref:`weights`).
 
         Returns
         -------
@@ -137,19 +151,22 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
             The fitted estimator; ``status_`` says how each problem ended.
         """
         if is_dask_collection(X):
+            if sample_weight is not None or self.class_weight is not None:
+                raise NotImplementedError("LagrangianSVMClassifier does not take sample_weight or class_weight "
+                                          "with dask arrays; fit X.compute() to weigh the rows")
             return fit_lsvm(self, X, y)
         self._lsvm_factor = None
         try:
-            return super().fit(X, y)
+            return super().fit(X, y, sample_weight)
         finally:
             del self._lsvm_factor
 
-    def _solve_binary(self, X, y):
+    def _solve_binary(self, X, y, sample_weight=None):
         if self._lsvm_factor is None:  # Q's small factor ignores labels: share it across classes
-            self._lsvm_factor = LSVMFactor(X, self.C)
+            self._lsvm_factor = LSVMFactor(X, self.C, sample_weight)
         return lagrangian_svm(X, y, C=self.C, mu=self.mu, tol=self.tol, max_iter=self.max_iter,
                               factor=self._lsvm_factor, record_history=bool(self.record_history),
-                              trace=make_recorder(self.record_history))
+                              trace=make_recorder(self.record_history), sample_weight=sample_weight)
 
     def _store(self, results):
         super()._store(results)
@@ -177,6 +194,8 @@ class KernelLagrangianSVMClassifier(BaseKernelSeparator):
     degree : int, default=3
     coef0 : float, default=0.0
     C, mu, tol, max_iter, record_history
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, multiplied into ``fit``'s ``sample_weight``.
         As in :class:`LagrangianSVMClassifier`.
 
     Attributes
@@ -203,10 +222,11 @@ class KernelLagrangianSVMClassifier(BaseKernelSeparator):
     (0.995, (1, 200))
     """
 
-    _parameter_constraints = {**KERNEL_CONSTRAINTS, **_COMMON_CONSTRAINTS}
+    _parameter_constraints = {**KERNEL_CONSTRAINTS, **_COMMON_CONSTRAINTS, "class_weight": CLASS_WEIGHT_CONSTRAINT}
 
     def __init__(self, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0, C=1.0, mu=None, tol=1e-6,
-                 max_iter=10_000, record_history=False):
+                 max_iter=10_000, record_history=False, class_weight=None):
+        self.class_weight = class_weight
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -235,6 +255,33 @@ class KernelLagrangianSVMClassifier(BaseKernelSeparator):
             return _KernelColumns(self, X)
         return X if self.kernel == "precomputed" else self._kernel_matrix(X, X)
 
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit on ``X`` (N, d) — or a Gram matrix (N, N) for ``kernel="precomputed"``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (N, d) or (N, N)
+            Training samples, or their Gram matrix for ``kernel="precomputed"``.
+        y : array-like of shape (N,)
+            Class labels, any two or more values (one-vs-rest above two).
+        sample_weight : array-like of shape (N,), default=None
+            Non-negative weight ``s_i`` per row (all ones when None),
+            multiplied by ``class_weight``'s: the slack penalty
+            ``(C/2) Σ s_i ξ_i²`` (:func:`linsep.solvers.lsvm.kernel_lagrangian_svm`).
+            Rows of weight 0 are left out (refused for ``"precomputed"``:
+            remove them from the Gram matrix); integer weights give the fit
+            of repeated rows.  Weighted fits of many samples run the
+            iteration on ``K``, not the active sets (:ref:`weights`).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator; ``status_`` says how each problem ended.
+        """
+        X, y = self._validate_fit(X, y)
+        return self._fit_kernel_weighted(X, y, sample_weight)
+
     def _low_rank_on_a_subsample(self, X):
         """Whether ``K`` of ``PROBE_SAMPLES`` rows drawn from ``X`` has a factor of at most half as many columns.
 
@@ -248,8 +295,10 @@ class KernelLagrangianSVMClassifier(BaseKernelSeparator):
         return low_rank_gram_factor(X[np.sort(rows)], kernel=self.kernel, max_rank_fraction=0.5,
                                     **self._kernel_params()) is not None
 
-    def _solve_binary(self, X, y):
-        if isinstance(self._fit_state, _KernelColumns):
+    def _solve_binary(self, X, y, sample_weight=None):
+        if isinstance(self._fit_state, _KernelColumns) and sample_weight is not None:
+            gram = self._fit_state.whole()  # the active sets solve the unweighted dual only
+        elif isinstance(self._fit_state, _KernelColumns):
             result = active_set_kernel_lagrangian_svm(self._fit_state.block, y, C=self.C,
                                                       max_rounds=min(50, self.max_iter))
             if result.status == CONVERGED:
@@ -257,15 +306,19 @@ class KernelLagrangianSVMClassifier(BaseKernelSeparator):
             gram = self._fit_state.whole()  # the iteration on K, as below the size limit
         elif isinstance(self._fit_state, tuple):
             F, lsvm_factor = self._fit_state
+            if sample_weight is not None and lsvm_factor.sample_weight is not sample_weight:
+                # S holds the weights: one weighted factor, shared by every problem
+                lsvm_factor = LSVMFactor(F, self.C, sample_weight)
+                self._fit_state = F, lsvm_factor
             result = lagrangian_svm(F, y, C=self.C, mu=self.mu, tol=self.tol, max_iter=self.max_iter,
-                                    factor=lsvm_factor)
+                                    factor=lsvm_factor, sample_weight=sample_weight)
             signed = y * result.extra["alpha"]  # f(x) = Σ y_i α_i (k(x_i, x) + 1), as kernel_lagrangian_svm
             return replace(result, weights=signed, intercept=float(signed.sum()))
         else:
             gram = self._fit_state
         return kernel_lagrangian_svm(gram, y, C=self.C, mu=self.mu, tol=self.tol,
                                      max_iter=self.max_iter, record_history=bool(self.record_history),
-                                     trace=make_recorder(self.record_history))
+                                     trace=make_recorder(self.record_history), sample_weight=sample_weight)
 
     def _store(self, results):
         super()._store(results)

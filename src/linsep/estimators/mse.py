@@ -23,16 +23,16 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .. import _array_api
-from .._base import BaseLinearSeparator
+from .._base import CLASS_WEIGHT_CONSTRAINT, BaseLinearSeparator, rows_with_weight
 from .._backend import is_dask_collection
 from .._dask import fit_mse
 from .._certificates import decision_scores
-from .._design import signed_design
 from .._result import CONVERGED, SEPARABLE, SolveResult
 from .._stream import StreamMixin
 from ..solvers.mse import lms, lms_learning_rate, mse, mse_linear_machine, own_class_gap, widrow_hoff
 from ..solvers.perceptron import SCHEDULES
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
+from .._weights import scaled_labels, scaled_margin, unscaled_margin, weighted_signed_design
 
 
 def _check_margin(margin, n_samples):
@@ -65,10 +65,14 @@ class _MarginFitMixin:
     # and give float64 coef_, except in the LMS loop, which reads them as they are.
     _dtypes = (np.float64, np.float32)
 
-    def _fit_with_margin(self, X, y, margin):
+    def _fit_with_margin(self, X, y, margin, sample_weight=None):
         X, y = self._validate_fit(X, y)
         b = _check_margin(margin, X.shape[0])
-        return self._fit_problems(X, y, margin=b)
+        return self._fit_weighted(X, y, sample_weight, per_row={"margin": b})
+
+    def _weighted_problem(self, X, y, margin, sample_weight):
+        """``(Ỹ, b̃)``: the rows ``√s_i y_i`` and margins ``√s_i b_i`` of ``Σ s_i (y_iᵗa − b_i)²`` (``linsep._weights``)."""
+        return weighted_signed_design(X, y, sample_weight, 0.5), scaled_margin(margin, sample_weight)
 
     def _store(self, results):
         super()._store(results)
@@ -93,6 +97,9 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
         Record a teaching trace in ``history_`` (the one row ``a``, ``b``, ``e = Y a − b``; two classes only; ``True``: every
         iteration, an int ``n``: every ``n``-th; format and memory bound in
         :ref:`trace-format`).
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, multiplied into ``fit``'s ``sample_weight``
+        (one-vs-rest problems weigh the original classes).
 
     Attributes
     ----------
@@ -127,15 +134,17 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
     """
 
     _parameter_constraints = {"C": [Interval(Real, 0, None, closed="left")],
-                              "record_history": RECORD_HISTORY_CONSTRAINT}
+                              "record_history": RECORD_HISTORY_CONSTRAINT,
+                              "class_weight": CLASS_WEIGHT_CONSTRAINT}
     _rescale_exponent = None  # one factorisation, no iterations to precondition; C is in the data's units
 
-    def __init__(self, *, C=0.0, record_history=False):
+    def __init__(self, *, C=0.0, record_history=False, class_weight=None):
         self.C = C
         self.record_history = record_history
+        self.class_weight = class_weight
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, margin=None):
+    def fit(self, X, y, margin=None, sample_weight=None):
         """Fit on ``X, y`` with margin vector ``b`` (default all ones).
 
         Parameters
@@ -145,6 +154,13 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
         margin : float or array-like of shape (N,), optional
             Positive ``b`` (only relative sizes matter).  For more than two
             classes, ``B_ik = b_i`` for the sample's own class.
+        sample_weight : array-like of shape (N,), optional
+            Non-negative ``s_i``: ``a = argmin Σ_i s_i (y_iᵗa − b_i)²``
+            (+ ``C‖w‖²``, weighed against the weighted sum, so only without
+            ``C`` does multiplying all weights by a constant change nothing).
+            Rows of weight 0 are left out (no entry in ``margin_vector_``);
+            integer weights give the fit of repeated rows.  Multiplied by the
+            weights of ``class_weight``.
 
         Returns
         -------
@@ -157,21 +173,32 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
         (:ref:`dask`); ``margin_vector_`` is then a dask array.
         """
         if is_dask_collection(X):
+            if sample_weight is not None or self.class_weight is not None:
+                raise NotImplementedError("MSEClassifier does not take sample_weight or class_weight with dask "
+                                          "arrays; fit X.compute() to weigh the rows")
             return fit_mse(self, X, y, margin)
         if _array_api.is_array_api_input(X):
+            if sample_weight is not None or self.class_weight is not None:
+                raise NotImplementedError("MSEClassifier does not take sample_weight or class_weight with "
+                                          "array-API arrays; fit NumPy arrays to weigh the rows")
             return _array_api.fit_mse(self, X, y, margin)
         X, y = self._validate_fit(X, y)
         b = _check_margin(margin, X.shape[0])
         classes, labels = np.unique(y, return_inverse=True)
         if classes.size == 2:
-            return self._fit_problems(X, y, margin=b)
+            return self._fit_weighted(X, y, sample_weight, per_row={"margin": b})
         self.classes_ = classes
+        weights = self._sample_weight(X, y, sample_weight)
+        rows = rows_with_weight(weights)
+        if rows is not None:  # rows of weight 0 leave
+            X, labels, weights = X[rows], labels[rows], weights[rows]
+            b = None if b is None else b[rows]
         try:  # the same power-of-two column scaling as the one-vs-rest estimators
             X_solve = self._solver_input(X)  # A = [X, 1]: a design with all labels +1, never formed
-            solved = mse_linear_machine(signed_design(X_solve, np.ones(X.shape[0], dtype=X.dtype)), labels, b,
-                                        C=self.C)
+            A, b_solve = self._weighted_problem(X_solve, np.ones(X.shape[0], dtype=X.dtype), b, weights)
+            solved = mse_linear_machine(A, labels, b_solve, C=self.C)
             results = [SolveResult(weights=solved.weights[:, k], n_iter=1, status=solved.status,
-                                   margin=solved.margin[:, k], extra=solved.extra)
+                                   margin=unscaled_margin(solved.margin[:, k], weights), extra=solved.extra)
                        for k in range(classes.size)]
             self._unpack_common(results)
             self._store(results)
@@ -195,8 +222,10 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
         if not (np.all(np.isfinite(scores)) and own_class_gap(scores, labels).min() > 0):
             self.status_ = np.full(self.status_.shape, CONVERGED, dtype=object)
 
-    def _solve_binary(self, X, y, margin=None):
-        return mse(signed_design(X, y), margin, C=self.C, trace=make_recorder(self.record_history))
+    def _solve_binary(self, X, y, margin=None, sample_weight=None):
+        Y, margin = self._weighted_problem(X, y, margin, sample_weight)
+        result = mse(Y, margin, C=self.C, trace=make_recorder(self.record_history))
+        return unscaled_margin(result, sample_weight)
 
 
 class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
@@ -220,6 +249,9 @@ class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
         Record a teaching trace in ``history_`` (``a(k)``, ``b``, ``e(k) = Y a(k) − b``, ``k = 0 … n_iter_``; ``True``: every
         iteration, an int ``n``: every ``n``-th; format and memory bound in
         :ref:`trace-format`).
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, multiplied into ``fit``'s ``sample_weight``
+        (one-vs-rest problems weigh the original classes).
 
     Attributes
     ----------
@@ -262,17 +294,20 @@ class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
         "max_iter": [Interval(Integral, 0, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "record_history": RECORD_HISTORY_CONSTRAINT,
+        "class_weight": CLASS_WEIGHT_CONSTRAINT,
     }
 
-    def __init__(self, *, learning_rate=None, schedule="inverse", max_iter=1000, tol=1e-5, record_history=False):
+    def __init__(self, *, learning_rate=None, schedule="inverse", max_iter=1000, tol=1e-5, record_history=False,
+                 class_weight=None):
         self.learning_rate = learning_rate
         self.schedule = schedule
         self.max_iter = max_iter
         self.tol = tol
         self.record_history = record_history
+        self.class_weight = class_weight
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, margin=None):
+    def fit(self, X, y, margin=None, sample_weight=None):
         """Fit on ``X, y`` with margin vector ``b`` (default all ones).
 
         Parameters
@@ -283,18 +318,27 @@ class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
             Class labels, any two or more values (one-vs-rest above two).
         margin : float or array-like of shape (N,), optional
             Positive margin vector ``b`` (default all ones).
+        sample_weight : array-like of shape (N,), default=None
+            Non-negative ``s_i`` (all ones when None), multiplied by
+            ``class_weight``'s: the weighted gradient ``Yᵗ S (Y a − b)`` of
+            ``Σ s_i (y_iᵗa − b_i)²``.  Rows of weight 0 are left out, integer
+            weights equal repeated rows and a common factor of all weights
+            changes nothing (the default ``η_1`` is taken on the weighted
+            ``YᵗSY``); see :ref:`weights`.
 
         Returns
         -------
         self : object
             The fitted estimator; ``status_`` says how each problem ended.
         """
-        return self._fit_with_margin(X, y, margin)
+        return self._fit_with_margin(X, y, margin, sample_weight)
 
-    def _solve_binary(self, X, y, margin=None):
-        return widrow_hoff(signed_design(X, y), margin, learning_rate=self.learning_rate,
-                           schedule=self.schedule, max_iter=self.max_iter, tol=self.tol,
-                           trace=make_recorder(self.record_history))
+    def _solve_binary(self, X, y, margin=None, sample_weight=None):
+        Y, margin = self._weighted_problem(X, y, margin, sample_weight)
+        result = widrow_hoff(Y, margin, learning_rate=self.learning_rate,
+                             schedule=self.schedule, max_iter=self.max_iter, tol=self.tol,
+                             trace=make_recorder(self.record_history))
+        return unscaled_margin(result, sample_weight)
 
 
 class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
@@ -323,6 +367,9 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
         Record a teaching trace in ``history_`` (``a``, ``b``, ``e = Y a − b`` after each pass, ``k = 0 … n_iter_``; ``True``: every
         iteration, an int ``n``: every ``n``-th; format and memory bound in
         :ref:`trace-format`).
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, multiplied into ``fit``'s ``sample_weight``
+        (one-vs-rest problems weigh the original classes).
 
     Attributes
     ----------
@@ -363,10 +410,12 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
         "record_history": RECORD_HISTORY_CONSTRAINT,
+        "class_weight": CLASS_WEIGHT_CONSTRAINT,
     }
 
     def __init__(self, *, learning_rate=None, schedule="inverse", max_iter=1000, tol=1e-5, shuffle=True,
-                 random_state=0, record_history=False):
+                 random_state=0, record_history=False, class_weight=None):
+        self.class_weight = class_weight
         self.record_history = record_history
         self.learning_rate = learning_rate
         self.schedule = schedule
@@ -376,7 +425,7 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, margin=None):
+    def fit(self, X, y, margin=None, sample_weight=None):
         """Fit on ``X, y`` (dense or sparse) with margin vector ``b`` (default all ones); starts over.
 
         Parameters
@@ -387,6 +436,14 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
             Class labels, any two or more values (one-vs-rest above two).
         margin : float or array-like of shape (N,), optional
             Positive margin vector ``b`` (default all ones).
+        sample_weight : array-like of shape (N,), default=None
+            Non-negative ``s_i`` (all ones when None), multiplied by
+            ``class_weight``'s; weighs each update:
+            ``a ← a − η_k s_i y_i (y_iᵗa − b_i)``.  The default ``η_1`` is
+            divided by ``max s_i`` (every update stays a contraction), so a
+            common factor of all weights changes nothing.  Rows of weight 0
+            are left out.  Integer weights are not repeated rows: a repeated
+            row is visited several times per pass (:ref:`weights`).
 
         Returns
         -------
@@ -395,7 +452,7 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
         """
         self._rng = check_random_state(self.random_state)
         try:
-            self._fit_with_margin(X, y, margin)
+            self._fit_with_margin(X, y, margin, sample_weight)
         finally:
             del self._rng
         self.epoch_ = int(np.max(self.n_iter_))
@@ -448,10 +505,15 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
     def _stream_ready(self):
         return self.learning_rate is not None or getattr(self, "_learning_rate_in_input_units", True)
 
-    def _solve_binary(self, X, y, margin=None):
-        return lms(X, y, margin, learning_rate=self.learning_rate, schedule=self.schedule,
-                   max_iter=self.max_iter, tol=self.tol, shuffle=self.shuffle, rng=self._rng,
-                   trace=make_recorder(self.record_history))
+    def _solve_binary(self, X, y, margin=None, sample_weight=None):
+        learning_rate = self.learning_rate
+        if sample_weight is not None and learning_rate is None:
+            learning_rate = lms_learning_rate(X) / sample_weight.max()  # steps η s_i ‖y_i‖² <= 1: contractions
+        y, margin = scaled_labels(y, sample_weight, 0.5), scaled_margin(margin, sample_weight)
+        result = lms(X, y, margin, learning_rate=learning_rate, schedule=self.schedule,
+                     max_iter=self.max_iter, tol=self.tol, shuffle=self.shuffle, rng=self._rng,
+                     trace=make_recorder(self.record_history))
+        return unscaled_margin(result, sample_weight)
 
     def _solve_chunk(self, X, y, weights, epoch, margin=None):
         return lms(X, y, _check_margin(margin, X.shape[0]), learning_rate=self.learning_rate_,

@@ -23,12 +23,12 @@ from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._base import KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
+from .._base import CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
 from .._stream import StreamMixin
-from .._design import signed_design
 from ..kernels import KernelColumnCache, resolve_gamma
 from ..solvers.perceptron import SCHEDULES, batch_perceptron, kernel_perceptron, perceptron
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
+from .._weights import scaled_labels, weighted_signed_design
 
 _RULE_PARAMS = {
     "learning_rate": [Interval(Real, 0, None, closed="neither")],
@@ -36,7 +36,21 @@ _RULE_PARAMS = {
     "margin": [Interval(Real, 0, None, closed="left")],
     "max_iter": [Interval(Integral, 1, None, closed="left")],
     "record_history": RECORD_HISTORY_CONSTRAINT,
+    "class_weight": CLASS_WEIGHT_CONSTRAINT,
 }
+
+
+def weighted_rule_labels(estimator, y, sample_weight):
+    """Labels ``s_i y_i`` of the weighted perceptron rules, whose corrections are ``η s_i y_i``.
+
+    The test ``aᵗ(s_i y_i) <= 0`` is the unweighted one (``s_i > 0``); with
+    a positive ``margin`` it would become ``aᵗy_i <= margin / s_i``, not the
+    rule's, so weights are refused there.
+    """
+    if sample_weight is not None and estimator.margin > 0:
+        raise ValueError(f"{type(estimator).__name__} takes sample_weight/class_weight only with margin=0 "
+                         f"(got margin={estimator.margin}): a weight would rescale the margin test of its row")
+    return scaled_labels(y, sample_weight, 1)
 
 
 class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
@@ -70,6 +84,9 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
         every ``n``-th; ``"updates"``: a row after every correction, the
         lecture's update-by-update table; format and memory bound in
         :ref:`trace-format`).
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, multiplied into ``fit``'s ``sample_weight``
+        (one-vs-rest problems weigh the original classes); ``margin=0`` only.
 
     Attributes
     ----------
@@ -112,7 +129,8 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
     _dtypes = (np.float64, np.float32)  # float32 rows read as they are; weights and sums in float64
 
     def __init__(self, *, learning_rate=1.0, schedule="constant", margin=0.0, max_iter=1000, shuffle=True,
-                 random_state=0, record_history=False):
+                 random_state=0, record_history=False, class_weight=None):
+        self.class_weight = class_weight
         self.record_history = record_history
         self.learning_rate = learning_rate
         self.schedule = schedule
@@ -122,7 +140,7 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit on ``X`` (N, d), dense or sparse, and labels ``y``; starts over after ``partial_fit``.
 
         Parameters
@@ -131,6 +149,13 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
             Training samples.
         y : array-like of shape (N,)
             Class labels, any two or more values (one-vs-rest above two).
+        sample_weight : array-like of shape (N,), default=None
+            Non-negative ``s_i`` (all ones when None), multiplied by
+            ``class_weight``'s; weighs each correction:
+            ``a ← a + η_k s_i y_i``.  Rows of weight 0 are left out; a common
+            factor of all weights scales ``coef_`` and keeps every
+            prediction.  Integer weights are not repeated rows: a repeated
+            row is visited several times per pass (:ref:`weights`).
 
         Returns
         -------
@@ -139,7 +164,7 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
         """
         self._rng = check_random_state(self.random_state)
         try:
-            super().fit(X, y)
+            super().fit(X, y, sample_weight)
         finally:
             del self._rng
         self.epoch_ = int(np.max(self.n_iter_))
@@ -177,7 +202,8 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
         finally:
             del self._rng
 
-    def _solve_binary(self, X, y):
+    def _solve_binary(self, X, y, sample_weight=None):
+        y = weighted_rule_labels(self, y, sample_weight)
         return perceptron(X, y, learning_rate=self.learning_rate, schedule=self.schedule, margin=self.margin,
                           max_iter=self.max_iter, shuffle=self.shuffle, rng=self._rng,
                           trace=make_recorder(self.record_history))
@@ -211,6 +237,9 @@ class BatchPerceptronClassifier(BaseLinearSeparator):
         Record a teaching trace in ``history_`` (``a(k)`` after each iteration, ``k = 0 … n_iter_``; ``True``: every
         iteration, an int ``n``: every ``n``-th; format and memory bound in
         :ref:`trace-format`).
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, multiplied into ``fit``'s ``sample_weight``
+        (one-vs-rest problems weigh the original classes); ``margin=0`` only.
 
     Attributes
     ----------
@@ -248,7 +277,9 @@ class BatchPerceptronClassifier(BaseLinearSeparator):
     _parameter_constraints = dict(_RULE_PARAMS)
     _dtypes = (np.float64, np.float32)  # float32 X never copied; Y a and Yᵀ1_M summed in float64
 
-    def __init__(self, *, learning_rate=1.0, schedule="inverse", margin=0.0, max_iter=1000, record_history=False):
+    def __init__(self, *, learning_rate=1.0, schedule="inverse", margin=0.0, max_iter=1000, record_history=False,
+                 class_weight=None):
+        self.class_weight = class_weight
         self.record_history = record_history
         self.learning_rate = learning_rate
         self.schedule = schedule
@@ -256,7 +287,7 @@ class BatchPerceptronClassifier(BaseLinearSeparator):
         self.max_iter = max_iter
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit on ``X`` (N, d), dense or sparse, and labels ``y``.
 
         Parameters
@@ -265,16 +296,24 @@ class BatchPerceptronClassifier(BaseLinearSeparator):
             Training samples.
         y : array-like of shape (N,)
             Class labels, any two or more values (one-vs-rest above two).
+        sample_weight : array-like of shape (N,), default=None
+            Non-negative ``s_i`` (all ones when None), multiplied by
+            ``class_weight``'s; weighs the batch correction:
+            ``a ← a + η_k Σ_{aᵗy_i <= 0} s_i y_i`` (``margin=0`` only).
+            Integer weights give exactly the weights of repeated rows,
+            weight 0 those of a removed row; a common factor of all weights
+            scales ``coef_`` and keeps every prediction (:ref:`weights`).
 
         Returns
         -------
         self : object
             The fitted estimator; ``status_`` says how each problem ended.
         """
-        return super().fit(X, y)
+        return super().fit(X, y, sample_weight)
 
-    def _solve_binary(self, X, y):
-        return batch_perceptron(signed_design(X, y), learning_rate=self.learning_rate,
+    def _solve_binary(self, X, y, sample_weight=None):
+        weighted_rule_labels(self, y, sample_weight)  # refuses a margin
+        return batch_perceptron(weighted_signed_design(X, y, sample_weight, 1), learning_rate=self.learning_rate,
                                 schedule=self.schedule, margin=self.margin, max_iter=self.max_iter,
                                 trace=make_recorder(self.record_history))
 
@@ -318,6 +357,8 @@ class KernelPerceptronClassifier(StreamMixin, BaseKernelSeparator):
     shuffle : bool, default=True
     random_state : int, RandomState or None, default=0
         Seed of the shuffling (the same order on every run by default).
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, multiplied into ``fit``'s ``sample_weight``.
     cache_size : float, default=200
         Memory for cached kernel columns, in MB.
     record_history : bool, int or "updates", default=False
@@ -367,10 +408,12 @@ class KernelPerceptronClassifier(StreamMixin, BaseKernelSeparator):
         "random_state": ["random_state"],
         "cache_size": [Interval(Real, 0, None, closed="left")],
         "record_history": RECORD_HISTORY_CONSTRAINT,
+        "class_weight": CLASS_WEIGHT_CONSTRAINT,
     }
 
     def __init__(self, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0, max_iter=100, fit_intercept=True,
-                 shuffle=True, random_state=0, cache_size=200, record_history=False):
+                 shuffle=True, random_state=0, cache_size=200, record_history=False, class_weight=None):
+        self.class_weight = class_weight
         self.record_history = record_history
         self.kernel = kernel
         self.gamma = gamma
@@ -387,8 +430,37 @@ class KernelPerceptronClassifier(StreamMixin, BaseKernelSeparator):
         cache = KernelColumnCache(X, kernel=self.kernel, cache_size=self.cache_size, **self._kernel_params())
         return cache, check_random_state(self.random_state)
 
-    def _solve_binary(self, X, y):
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit on ``X`` (N, d) — or a Gram matrix (N, N) for ``kernel="precomputed"``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (N, d) or (N, N)
+            Training samples, or their Gram matrix for ``kernel="precomputed"``.
+        y : array-like of shape (N,)
+            Class labels, any two or more values (one-vs-rest above two).
+        sample_weight : array-like of shape (N,), default=None
+            Non-negative ``s_i`` (all ones when None), multiplied by
+            ``class_weight``'s; weighs each correction:
+            ``f ← f + s_i y_i (k(x_i, ·) + 1)``, so ``dual_coef_`` is
+            ``α_i s_i y_i`` (``alpha_`` still counts corrections).  Rows of
+            weight 0 are left out (refused for ``"precomputed"``: remove them
+            from the Gram matrix); a common factor of all weights scales
+            ``dual_coef_`` and keeps every prediction; integer weights are
+            not repeated rows (sequential rule).  See :ref:`weights`.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator; ``status_`` says how each problem ended.
+        """
+        X, y = self._validate_fit(X, y)
+        return self._fit_kernel_weighted(X, y, sample_weight)
+
+    def _solve_binary(self, X, y, sample_weight=None):
         cache, rng = self._fit_state
+        y = scaled_labels(y, sample_weight, 1)
         return kernel_perceptron(cache.column, y, max_iter=self.max_iter,
                                  fit_intercept=self.fit_intercept, shuffle=self.shuffle, rng=rng,
                                  trace=make_recorder(self.record_history))

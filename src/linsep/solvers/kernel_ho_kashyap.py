@@ -73,6 +73,7 @@ import scipy.linalg as sla
 
 from .._design import sign_normalized
 from .._linalg import pivoted_cholesky
+from .._weights import WeightedValidation, weighted_ho_kashyap
 from .ho_kashyap import ho_kashyap
 
 
@@ -214,7 +215,8 @@ class EmpiricalKernelMap:
         return a, float(w0 - self._shift @ w)
 
 
-def kernel_ho_kashyap(K, y, *, K_val=None, y_val=None, kernel_map=None, map_tol=0.0, **hk_params):
+def kernel_ho_kashyap(K, y, *, K_val=None, y_val=None, kernel_map=None, map_tol=0.0, sample_weight=None,
+                      val_weight=None, **hk_params):
     """Run the Ho–Kashyap iteration in the empirical kernel map of ``K`` (module docstring).
 
     Parameters
@@ -232,6 +234,12 @@ def kernel_ho_kashyap(K, y, *, K_val=None, y_val=None, kernel_map=None, map_tol=
     map_tol : float
         ``tol`` of the :class:`EmpiricalKernelMap` built when none is given
         (0: the exact map).
+    sample_weight : ndarray of shape (N,) or None
+        Positive weights ``s_i``: the weighted criterion
+        ``Σ s_i (y_iᵗW − b_i)²`` on the features
+        (rows and margins scaled by ``√s_i``, :ref:`weights`).
+    val_weight : ndarray of shape (M,) or None
+        Weights of the validation rows in the validation error.
     **hk_params
         Keyword arguments of :func:`~linsep.solvers.ho_kashyap.ho_kashyap`
         (``learning_rate``, ``b0``, ``C``, ``loss``, ``max_iter``, ``tol``,
@@ -263,9 +271,13 @@ def kernel_ho_kashyap(K, y, *, K_val=None, y_val=None, kernel_map=None, map_tol=
     """
     if kernel_map is None:
         kernel_map = EmpiricalKernelMap(K, tol=map_tol)
-    Y = sign_normalized(kernel_map.features, y)
     Y_val = None if K_val is None else sign_normalized(kernel_map.transform(K_val), y_val)
-    result = ho_kashyap(Y, Y_val=Y_val, gram=kernel_map.gram, **hk_params)
+    if val_weight is not None and Y_val is not None:
+        Y_val = WeightedValidation(Y_val, val_weight)
+    if sample_weight is None:
+        result = ho_kashyap(sign_normalized(kernel_map.features, y), Y_val=Y_val, gram=kernel_map.gram, **hk_params)
+    else:  # the weighted criterion on the features' scaled rows (their Gram matrix is not kernel_map.gram)
+        result = weighted_ho_kashyap(kernel_map.features, y, None, sample_weight, hk_params, Y_val=Y_val)
     W = result.weights
     history = result.history
     if history is not None and "weights" in history:  # a trace: its weights as dual coefficients too

@@ -200,18 +200,23 @@ def _iterate(step, tol, max_iter, record_history, trace=None, row=None, count_er
 class _KernelStep:
     """Update (22) with an ``N×N`` factor of ``Q``; ``‖W‖² = αᵗ(Q − I/C)α``."""
 
-    def __init__(self, factor, C, mu, n_samples):
+    def __init__(self, factor, C, mu, n_samples, linear_term=None):
         self.factor, self.C, self.mu = factor, C, mu
-        self.q_alpha = np.ones(n_samples)
+        # c of f = ½αᵗQα − cᵗα: 1, or √s for weighted rows (lagrangian_svm's sample_weight)
+        self._c = 1.0 if linear_term is None else linear_term
+        self.q_alpha = np.ones(n_samples) if linear_term is None else linear_term.copy()
         self.alpha = factor.solve(self.q_alpha)  # α_0 = Q⁻¹1, Mangasarian's start
-        self.objective = 0.5 * float(self.alpha @ self.q_alpha) - float(self.alpha.sum())
+        self.objective = 0.5 * float(self.alpha @ self.q_alpha) - self._linear(self.alpha)
         self._r, self._diff = np.empty(n_samples), np.empty(n_samples)
+
+    def _linear(self, alpha):
+        return float(alpha.sum()) if np.isscalar(self._c) else float(alpha @ self._c)
 
     def __call__(self):
         C, alpha, q_alpha, r = self.C, self.alpha, self.q_alpha, self._r
         np.multiply(alpha, -self.mu, out=r)
         r += q_alpha
-        np.maximum(r, 1.0, out=r)
+        np.maximum(r, self._c, out=r)
         new = self.factor.solve(r)
         diff = np.subtract(new, alpha, out=self._diff)
         step_sq, alpha_sq = float(diff @ diff), float(new @ new)
@@ -219,7 +224,7 @@ class _KernelStep:
         weight_step_sq = max(float(diff @ q_alpha) - step_sq / C, 0.0)
         weight_sq = max(float(new @ r) - alpha_sq / C, 0.0)
         self.alpha, self.q_alpha, self._r = new, r, q_alpha  # Qα_{k+1} = r_k
-        self.objective = 0.5 * float(new @ r) - float(new.sum())
+        self.objective = 0.5 * float(new @ r) - self._linear(new)
         return step_sq, alpha_sq, weight_step_sq, weight_sq, self.objective
 
 
@@ -250,6 +255,18 @@ class _LinearStep:
         self._r = np.ones(n_samples)
         self.alpha = np.empty(n_samples)
         X = lsvm_factor.X
+        self._linear_term = None
+        if lsvm_factor.sample_weight is not None:
+            # Weighted (C s_i per row): the dual in β = α/√s on the rows H̃ = √s H, whose linear term is
+            # c = √s instead of 1 (linsep._weights); whole-vector passes (linear_pass) on any X.
+            self._linear_term = np.sqrt(lsvm_factor.sample_weight)
+            self.y = y * self._linear_term
+            self._r = self._linear_term.copy()
+            self.weights = self._solve(np.append(np.asarray(X.T @ (self.y * self._r)).ravel(),
+                                                 float(self.y @ self._r)))
+            self._next = None
+            self.objective = self._pass(first=True)[4]
+            return
         if sp.issparse(X):
             ones = np.append(np.asarray(X.T @ y).ravel(), y.sum())
         else:
@@ -263,9 +280,10 @@ class _LinearStep:
         self.objective = self._pass(first=True)[4]
 
     def _pass(self, first=False):
-        if sp.issparse(self.f.X):
+        if sp.issparse(self.f.X) or self._linear_term is not None:
             self.alpha, self._r, g, step_sq, alpha_sq, objective = linear_pass(
-                self.f.X, self.y, self.weights, self._r, None if first else self.alpha, self.f.C, self.mu)
+                self.f.X, self.y, self.weights, self._r, None if first else self.alpha, self.f.C, self.mu,
+                linear_term=self._linear_term)
         else:
             g = np.empty(self.weights.shape[0])
             parallel = self._threads > 1 and _PARALLEL_LOCK.acquire(blocking=False)
@@ -297,7 +315,7 @@ class _LinearStep:
         return step_sq, alpha_sq, float(diff @ diff), float(self.weights @ self.weights), self.objective
 
 
-def linear_pass(X, y, weights, r, alpha, C, mu):
+def linear_pass(X, y, weights, r, alpha, C, mu, linear_term=None):
     """The steps of ``linsep._loops.lsvm_pass`` as whole-vector operations (sparse ``X``, dask row blocks).
 
     From ``W_k = weights`` and ``r_{k−1} = r``: ``α_k = C(r_{k−1} − y∘([X, 1] W_k))``,
@@ -312,6 +330,9 @@ def linear_pass(X, y, weights, r, alpha, C, mu):
     step_sq, alpha_sq, objective : float
         ``‖α_k − α_{k−1}‖²`` (``0`` on the first pass), ``‖α_k‖²`` and the
         dual objective ``f(α_k) = ½α_kᵗr_{k−1} − 1ᵗα_k`` (``Qα_k = r_{k−1}``).
+
+    ``linear_term`` ``c`` (``None``: ``1``) replaces ``1`` in ``r_k = max(·, c)``
+    and ``f = ½αᵗQα − cᵗα``: the weighted dual on scaled rows (``c = √s``).
     """
     t = np.asarray(X @ weights[:-1]).ravel()
     t += weights[-1]
@@ -320,8 +341,12 @@ def linear_pass(X, y, weights, r, alpha, C, mu):
     t *= C  # α_k
     step_sq = 0.0 if alpha is None else float((t - alpha) @ (t - alpha))
     alpha_sq = float(t @ t)
-    objective = 0.5 * float(t @ r) - float(t.sum())
-    r_next = np.maximum(r - mu * t, 1.0)
+    if linear_term is None:
+        objective = 0.5 * float(t @ r) - float(t.sum())
+        r_next = np.maximum(r - mu * t, 1.0)
+    else:
+        objective = 0.5 * float(t @ r) - float(t @ linear_term)
+        r_next = np.maximum(r - mu * t, linear_term)
     u = y * r_next
     g = np.append(np.asarray(X.T @ u).ravel(), u.sum())
     return t, r_next, g, step_sq, alpha_sq, objective
@@ -346,9 +371,9 @@ class _IterativeS:
 
     method = "cg"
 
-    def __init__(self, X, C, forcing=None):
+    def __init__(self, X, C, sample_weight=None, forcing=None):
         H = augment(X) if sp.issparse(X) else SignedDesign(X, np.ones(X.shape[0]))
-        self.solver = IterativeLeastSquares(H, None, 1.0 / C, penalize_bias=True,
+        self.solver = IterativeLeastSquares(H, sample_weight, 1.0 / C, penalize_bias=True,
                                             forcing=iteration_forcing(H, forcing))
 
     def solve(self, g, exact=False, x0=None):
@@ -372,18 +397,29 @@ class LSVMFactor:
         The samples, *not* augmented (the bias column is handled implicitly).
     C : float
         The paper's ``C > 0``.
+    sample_weight : ndarray of shape (N,) or None
+        Row weights ``s``: ``S = I/C + [X, 1]ᵗ diag(s) [X, 1]`` (``None``: all ones).
     forcing : float or None
         Wide ``X`` only: the forcing factor of the inexact solves inside the iteration
         (``linsep._linalg.iteration_forcing``; ``None``: by the size of ``X``).
     """
 
-    def __init__(self, X, C, forcing=None):
+    def __init__(self, X, C, sample_weight=None, forcing=None):
         self.X = X
         self.C = float(C)
+        self.sample_weight = sample_weight  # s: S = I/C + [X, 1]ᵀ diag(s) [X, 1] (weighted rows)
         n_samples, n_features = X.shape
         if too_wide_for_direct(n_features + 1):
             # Wide X (sparse text data): S by conjugate gradients, never formed.
-            self._factor = _IterativeS(X, self.C, forcing)
+            self._factor = _IterativeS(X, self.C, sample_weight, forcing)
+        elif sample_weight is not None:
+            if sp.issparse(X):
+                H = augment(X)
+                gram = (H.T @ sp.diags(sample_weight) @ H).toarray()
+            else:
+                gram = SignedDesign(X, np.ones(n_samples, dtype=X.dtype)).gram(sample_weight)
+            gram[np.diag_indices_from(gram)] += 1.0 / self.C
+            self._factor = _PDFactor(gram, 1.0 / self.C)
         else:
             # [X, 1]ᵀ[X, 1] summed in float64 whatever the type of X (the labels square away)
             gram = augmented_gram(X) if sp.issparse(X) else SignedDesign(X, np.ones(n_samples, dtype=X.dtype)).gram()
@@ -405,7 +441,7 @@ class LSVMFactor:
 
 
 def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=None,
-                   record_history=False, trace=None, _plan=None):
+                   record_history=False, trace=None, sample_weight=None, _plan=None):
     """Linear LSVM: iteration (22) with Sherman–Morrison–Woodbury (see the module docstring).
 
     Parameters
@@ -432,6 +468,12 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
         unconstrained minimiser).
     trace : trace recorder or None
         Record the weights ``W_k`` (rows ``k = 0 … n_iter``).
+    sample_weight : ndarray of shape (N,) or None
+        Positive ``s_i``: the penalty ``(C/2) Σ s_i ξ_i²`` (``Q = diag(1/(C s)) +
+        HHᵗ``), solved as the dual in ``β = α/√s`` on the rows ``√s_i h_i``
+        with the linear term ``√s`` (:class:`_LinearStep`); ``alpha`` is the
+        original ``α``.  A given ``factor`` must have been built with the same
+        weights.
     _plan : dict or None
         Private: ``{"threads": n}`` forces the compiled pass's thread count, ``{"cg_forcing": η}``
         the inexact solves of wide ``X`` (``linsep._linalg.iteration_forcing``; with ``factor=None``) (tests).
@@ -466,9 +508,11 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
     if y is not None:
         y = np.asarray(y, dtype=float)
     if factor is None:
-        factor = LSVMFactor(X, C, (_plan or {}).get("cg_forcing"))
+        factor = LSVMFactor(X, C, sample_weight, forcing=(_plan or {}).get("cg_forcing"))
     elif factor.C != C:
         raise ValueError("factor was built for another C")
+    elif getattr(factor, "sample_weight", None) is not sample_weight:
+        raise ValueError("factor was built for other sample weights")
     threads = (_plan or {}).get("threads")
     # y None: a design that carries its labels (and its own pass)
     step = factor.stepper(X, mu) if y is None else factor.stepper(y, mu, threads)
@@ -480,7 +524,7 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
     step.polish()
     if status == CONVERGED and not step.solves_converged:
         status = MAX_ITER  # a CG solve stopped short of its tolerance: no claim of convergence
-    alpha = step.alpha
+    alpha = step.alpha if sample_weight is None else step.alpha * np.sqrt(sample_weight)  # α = √s β
     return SolveResult(
         weights=step.weights.astype(solution_dtype(X), copy=False),  # = Hᵗα (eq. 20), from the last Woodbury solve
         n_iter=n_iter,
@@ -491,7 +535,7 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
 
 
 def kernel_lagrangian_svm(K, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, record_history=False,
-                          trace=None):
+                          trace=None, sample_weight=None):
     """Kernel LSVM: iteration (22) with ``Q = I/C + (yyᵗ)∘(K + 11ᵗ)`` factored once.
 
     Parameters
@@ -504,6 +548,9 @@ def kernel_lagrangian_svm(K, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, re
         As in :func:`lagrangian_svm`.
     trace : trace recorder or None
         Record ``dual_coef`` ``y∘α_k`` and ``intercept`` (rows ``k = 0 … n_iter``).
+    sample_weight : ndarray of shape (N,) or None
+        Positive ``s_i``: the penalty ``(C/2) Σ s_i ξ_i²``, solved as in
+        :func:`lagrangian_svm` (``Q = I/C + (ỹỹᵗ)∘(K + 11ᵗ)``, ``ỹ = √s y``).
 
     Returns
     -------
@@ -530,21 +577,27 @@ def kernel_lagrangian_svm(K, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, re
     """
     C, mu = _check_params(C, mu, tol, max_iter)
     y = np.asarray(y, dtype=float)
+    labels = y
+    if sample_weight is not None:  # the dual in β = α/√s on the rows √s_i y_i, linear term √s (as lagrangian_svm)
+        root = np.sqrt(sample_weight)
+        y = y * root
     Q = np.asarray(K, dtype=float) + 1.0
     Q *= y[:, None]
     Q *= y[None, :]
     Q[np.diag_indices_from(Q)] += 1.0 / C
     factor = _PDFactor(Q, 1.0 / C)
-    step = _KernelStep(factor, C, mu, y.shape[0])
+    step = _KernelStep(factor, C, mu, y.shape[0], None if sample_weight is None else root)
     def count_errors():
         signed = y * step.alpha
-        return int(np.count_nonzero(y * (K @ signed + signed.sum()) <= 0))
+        return int(np.count_nonzero(labels * (K @ signed + signed.sum()) <= 0))
 
     n_iter, status, history = _iterate(step, tol, max_iter, record_history, trace,
                                        lambda: {"dual_coef": y * step.alpha, "intercept": (y * step.alpha).sum()},
                                        count_errors)
     alpha = step.alpha
-    signed = y * alpha
+    signed = y * alpha  # y_i β_i √s_i = y_i α_i
+    if sample_weight is not None:
+        alpha = alpha * root
     return SolveResult(
         weights=signed,
         n_iter=n_iter,

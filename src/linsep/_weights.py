@@ -1,0 +1,143 @@
+"""Sample weights as scaled rows of ``Y``: the weighted criteria solved by the unweighted solvers.
+
+A weighted least-squares criterion ``Σ_i s_i (y_iᵗa − b_i)²`` is the plain
+criterion on the rows ``√s_i y_i`` and targets ``√s_i b_i``; a weighted
+single-sample or batch correction ``a ← a + η s_i y_i`` is the plain one on
+the rows ``s_i y_i``.  Scaling a row by a positive number changes no sign,
+so ``Y W > 0`` (separation) and ``E <= 0`` (Gordan's proof) read the same
+on both; a certificate ``ũ`` of the scaled rows is ``u = r ∘ ũ`` on the
+original ones (``Ỹᵗũ = Yᵗ(r ∘ ũ)``).  Every weighted solve of linsep is
+one of the unweighted solvers on :func:`scaled_labels`, so the unweighted
+paths stay exactly as they are.
+
+Ho–Kashyap (Lauer & Bloch 2006, eqs. 6–14) with weights minimises
+``Σ_i s_i (y_iᵗW − 1_C − b_i)² (+ C wᵗw)``, ``1_C`` the MHKS/MHKA margin of
+one: on rows scaled by ``r = √s`` and the margin ``B̃ = r(B + offset) −
+offset`` every iterate ``W_k``, ``B_k`` and ``E_k`` is the weighted one
+(``Ẽ = r E``, ``B̃_{k+1} + offset = r (B_{k+1} + offset)``), and the stopping
+rules read the same (``J̃`` is the weighted ``J``; ``|Ẽ| <= tol(B̃ +
+offset)`` is ``|E| <= tol(B + offset)``).  The IRLS variants (MHKA, HKESA)
+minimise ``Σ s_i |e_i|`` with ``D = diag(s_i/|e_i|)``: on rows scaled by
+``r = s`` the solver's own ``D̃ = 1/|ẽ_i| = 1/(s_i|e_i|)`` gives ``ỸᵗD̃Ỹ =
+Yᵗ diag(s/|e|) Y``, the weighted system; their first iterate ``W_0`` (before
+any reweighting) is the ``s``-weighted least-squares solution, computed here
+and passed as the starting weights.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+from sklearn.utils.class_weight import compute_class_weight
+
+from ._design import sign_normalized, signed_design
+from .designs.memory import as_design
+from .solvers.ho_kashyap import ho_kashyap
+
+__all__ = ["WeightedValidation", "class_weights_of", "scaled_labels", "scaled_margin", "unscaled_margin",
+           "weighted_ho_kashyap", "weighted_signed_design"]
+
+
+def weighted_signed_design(X, y, sample_weight, power, rows=None):
+    """``Y`` with the rows ``s_i^power y_i (x_i, 1)``: :func:`~linsep._design.signed_design` when unweighted.
+
+    Weighted, ``Y`` is formed (one copy of the rows of ``X``): the
+    :class:`~linsep._design.SignedDesign` view takes its labels to be ``±1``
+    (its Gram matrix leaves them out).
+    """
+    if sample_weight is None:
+        return signed_design(X, y, rows)
+    return sign_normalized(X if rows is None else X[rows], scaled_labels(y, sample_weight, power))
+
+
+def scaled_margin(margin, sample_weight):
+    """``√s ∘ b`` (``b`` = 1 for ``None``): the targets of the weighted least squares (``margin`` when unweighted)."""
+    if sample_weight is None:
+        return margin
+    return np.sqrt(sample_weight) * (1.0 if margin is None else margin)
+
+
+def unscaled_margin(result, sample_weight):
+    """``result`` (a :class:`~linsep._result.SolveResult` or a margin vector) with its margin ``b̃ / √s``."""
+    if sample_weight is None:
+        return result
+    if isinstance(result, np.ndarray):
+        return result / np.sqrt(sample_weight)
+    return replace(result, margin=None if result.margin is None else result.margin / np.sqrt(sample_weight))
+
+
+def class_weights_of(class_weight, y_fit, labels):
+    """The weight of each of ``labels`` under ``class_weight`` as computed on the training labels ``y_fit``.
+
+    For a validation set given apart: ``"balanced"`` weighs its rows with the
+    training classes' weights, as a held-out part of the training set would.
+    """
+    classes = np.unique(y_fit)
+    weights = compute_class_weight(class_weight, classes=classes, y=y_fit)
+    return weights[np.searchsorted(classes, labels)]
+
+
+def scaled_labels(y, sample_weight, power):
+    """``y ∘ s^power``: the labels whose signed design has the rows ``s_i^power y_i`` (``y`` when unweighted)."""
+    if sample_weight is None:
+        return y
+    return y * (np.sqrt(sample_weight) if power == 0.5 else sample_weight ** power)
+
+
+class WeightedValidation:
+    """A validation design whose error count is weighted: ``Σ_{Y_val W <= 0} v_i``, normalised to ``N_val``.
+
+    Early stopping (HKES, HKESA) keeps the iterate of least validation error;
+    with weights, a misclassified validation row counts ``v_i / mean(v)``,
+    so the recorded ``validation_error`` (the count over ``N_val``) is the
+    weighted share of misclassified validation rows.  The compiled segment
+    counts unweighted errors, so ``offers_compiled`` is false and the Python
+    driver runs such fits.
+    """
+
+    offers_compiled = False
+    ndim = 2
+
+    def __init__(self, Y_val, weight):
+        self.design = as_design(Y_val)
+        self.shape = self.design.shape
+        total = float(np.sum(weight))
+        if not total > 0:
+            raise ValueError("every validation row has weight 0: the validation error is undefined")
+        self._weight = np.asarray(weight, dtype=float) * (weight.shape[0] / total)
+
+    def hk_pass(self, *args, **kwargs):  # marks a design for as_design; a validation set is only counted
+        raise TypeError("a weighted validation set is only counted, never iterated on")
+
+    def count_nonpositive(self, W):
+        scores = np.asarray(self.design.Y @ W)
+        return (float(self._weight[scores <= 0].sum()), float(scores.min(initial=np.inf)),
+                bool(np.isfinite(scores).all()))
+
+
+def weighted_ho_kashyap(X, y, rows, sample_weight, params, *, initial_weights=None, **options):
+    """Ho–Kashyap (every variant of ``params``) minimising the ``sample_weight``-weighted criterion.
+
+    ``X`` and the ``±1`` labels ``y`` of the rows ``rows`` of ``X`` (all rows
+    for ``None``) with their positive weights: :func:`ho_kashyap` on the
+    scaled rows of the module docstring, its certificate and margin mapped
+    back to the original rows.  ``options`` go to :func:`ho_kashyap` as they
+    are (``Y_val``, ``trace``, ``_plan``).
+    """
+    s = np.asarray(sample_weight, dtype=float)
+    absolute = params["loss"] == "absolute"
+    offset = 0.0 if params["C"] is None else 1.0
+    scale = s if absolute else np.sqrt(s)
+    initial_margin = scale * (params["b0"] + offset) - offset
+    if absolute and initial_weights is None:
+        # W_0 = (YᵗSY + CĨ)⁻¹ YᵗS (b_0 + offset): the weighted least squares on the rows √s y_i.
+        root = np.sqrt(s)
+        solver = as_design(weighted_signed_design(X, y, s, 0.5, rows)).least_squares_solver(
+            0.0 if params["C"] is None else float(params["C"]))
+        initial_weights = solver.solve(root * (params["b0"] + offset))
+    result = ho_kashyap(weighted_signed_design(X, y, s, 1 if absolute else 0.5, rows), **params, initial_margin=initial_margin,
+                        initial_weights=initial_weights, **options)
+    margin = None if result.margin is None else (result.margin + offset) / scale - offset
+    certificate = None if result.certificate is None else result.certificate * scale
+    return replace(result, margin=margin, certificate=certificate)
