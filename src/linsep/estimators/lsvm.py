@@ -33,7 +33,7 @@ from ..kernels import low_rank_gram_factor
 from ..solvers.lsvm import LSVMFactor, active_set_kernel_lagrangian_svm, kernel_lagrangian_svm, lagrangian_svm
 
 ACTIVE_SET_MIN_SAMPLES = 2000
-"""From this many samples the kernel LSVM solves by active sets (:func:`~linsep.solvers.lsvm.active_set_kernel_lagrangian_svm`)
+"""From this many samples the kernel LSVM solves by active sets (``linsep.solvers.lsvm.active_set_kernel_lagrangian_svm``)
 unless ``K`` has a small factor: an ``N×N`` factor costs ``N³/3`` and the iteration ``2N²`` per step for about
 ``C·N`` steps when few constraints are active (``N = 10 000`` in 5 dimensions, one positive: over 90 s)."""
 
@@ -182,7 +182,7 @@ class KernelLagrangianSVMClassifier(BaseKernelSeparator):
     samples (or with ``record_history``).  From there, unless ``K = F Fᵀ``
     with few columns (the linear LSVM on ``F``), the same fixed point is
     found by active sets from kernel columns
-    (:func:`~linsep.solvers.lsvm.active_set_kernel_lagrangian_svm`, checked
+    (``linsep.solvers.lsvm.active_set_kernel_lagrangian_svm``, checked
     by the dual's optimality conditions; ``n_iter_`` then counts its solves,
     and ``mu``, ``tol`` play no part); the iteration runs if it fails.
 
