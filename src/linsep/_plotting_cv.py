@@ -39,6 +39,22 @@ class CVSurfaceDisplay:
     ax_ : matplotlib Axes
     lines_ : list of matplotlib Line2D
         One per ``C``, in the order of ``cv_results["C"]``.
+
+    See Also
+    --------
+    plot_cv_surface : Draws it from a fitted estimator.
+    linsep.HoKashyapClassifierCV : The estimator whose ``cv_results_`` it draws.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from linsep import HoKashyapClassifierCV
+    >>> from linsep.inspection import CVSurfaceDisplay
+    >>> X, y = make_classification(n_samples=120, n_features=4, random_state=0)
+    >>> model = HoKashyapClassifierCV(Cs=[None, 1.0], cv=3, max_iter=200).fit(X, y)
+    >>> display = CVSurfaceDisplay.from_estimator(model)
+    >>> len(display.lines_)
+    2
     """
 
     def __init__(self, *, cv_results, chosen_C, best_iter, title=None):
@@ -51,7 +67,19 @@ class CVSurfaceDisplay:
     def from_estimator(cls, estimator, *, class_index=None, ax=None):
         """Read ``cv_results_``, ``C_`` and ``best_iter_`` of a fitted :class:`~linsep.HoKashyapClassifierCV`.
 
-        ``class_index`` picks the binary problem of a one-vs-rest fit.
+        Parameters
+        ----------
+        estimator : HoKashyapClassifierCV
+            Fitted with ``Cs``.
+        class_index : int or None, default=None
+            The binary problem of a one-vs-rest fit (the first by default).
+        ax : matplotlib Axes or None, default=None
+            Where to draw (a new figure by default).
+
+        Returns
+        -------
+        CVSurfaceDisplay
+            Drawn.
         """
         results = getattr(estimator, "cv_results_", None)
         if results is None:
@@ -64,7 +92,18 @@ class CVSurfaceDisplay:
                    title=f"{type(estimator).__name__}: cross-validation over (C, k)").plot(ax=ax)
 
     def plot(self, *, ax=None):
-        """Draw the surface (a new figure when ``ax`` is None); returns ``self``."""
+        """Draw the surface.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes or None, default=None
+            Where to draw (a new figure by default).
+
+        Returns
+        -------
+        CVSurfaceDisplay
+            ``self``, with ``figure_``, ``ax_`` and ``lines_``.
+        """
         self.figure_, self.ax_ = _figure_and_axes(ax, (6, 4))
         surface = np.asarray(self.cv_results["mean_validation_error"], dtype=float)
         iterations = np.arange(1, surface.shape[1] + 1)
@@ -92,9 +131,32 @@ def plot_cv_surface(estimator, *, class_index=None, ax=None):
 
     The same as :meth:`CVSurfaceDisplay.from_estimator`.
 
+    Parameters
+    ----------
+    estimator : HoKashyapClassifierCV
+        Fitted with ``Cs``.
+    class_index : int or None, default=None
+        The binary problem of a one-vs-rest fit (the first by default).
+    ax : matplotlib Axes or None, default=None
+        Where to draw (a new figure by default).
+
     Returns
     -------
     CVSurfaceDisplay
         With ``figure_``, ``ax_`` and ``lines_``.
+
+    See Also
+    --------
+    CVSurfaceDisplay : The display itself.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from linsep import HoKashyapClassifierCV
+    >>> from linsep.inspection import plot_cv_surface
+    >>> X, y = make_classification(n_samples=120, n_features=4, random_state=0)
+    >>> model = HoKashyapClassifierCV(Cs=3, cv=3, max_iter=200).fit(X, y)
+    >>> plot_cv_surface(model).chosen_C == model.C_
+    True
     """
     return CVSurfaceDisplay.from_estimator(estimator, class_index=class_index, ax=ax)

@@ -64,6 +64,25 @@ def positive_class_labels(y, positive):
     of the trace whatever the label order (``linsep trace --positive LABEL``).
     ``positive`` may be the label itself or its text (``"1"`` for the label 1).
 
+    Parameters
+    ----------
+    y : array-like of shape (N,)
+        Class labels.
+    positive : object
+        The label of the ``+1`` class (or its text).
+
+    Returns
+    -------
+    ndarray of shape (N,)
+        ``+1`` where ``y`` is ``positive``, ``-1`` elsewhere.
+
+    See Also
+    --------
+    trace_table : The lecture's table of a traced fit.
+
+    Examples
+    --------
+    >>> from linsep.inspection import positive_class_labels
     >>> positive_class_labels(["cat", "dog", "cat"], "cat").tolist()
     [1, -1, 1]
     """

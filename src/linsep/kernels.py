@@ -33,6 +33,8 @@ from ._design import summed_duplicates
 from ._finite import require_finite, require_kernel_block
 from ._linalg import pivoted_cholesky, too_wide_for_direct
 
+__all__ = ["kernel_params", "kernel_matrix", "resolve_gamma", "KernelColumnCache"]
+
 KERNELS = ("linear", "poly", "rbf", "sigmoid", "precomputed")
 
 _OVERFLOW_HINT = "they overflowed; lower degree, gamma or coef0, or rescale X (e.g. with StandardScaler)"

@@ -184,6 +184,21 @@ def save(model, path):
         A step that is not in :data:`PREPROCESSING`, a parameter JSON cannot
         hold (a function), or a fitted linsep model that could not be loaded
         back (e.g. non-finite weights); a ``ValueError``.
+
+    See Also
+    --------
+    load : Reads the file back.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> import linsep
+    >>> model = make_pipeline(StandardScaler(), linsep.HoKashyapClassifier()).fit([[0.0], [1.0], [3.0], [4.0]], [0, 0, 1, 1])
+    >>> path = linsep.save(model, pathlib.Path(tempfile.mkdtemp()) / "model.npz")
+    >>> linsep.load(path).predict([[0.5], [3.5]]).tolist()
+    [0, 1]
     """
     import sklearn
 
@@ -215,6 +230,30 @@ def load(path):
     damaged, foreign or inconsistent file with a one-line
     ``linsep._model_file.ModelFileError`` (a ``ValueError``) prefixed
     by the path.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A model file.
+
+    Returns
+    -------
+    estimator
+        The fitted linsep estimator, Pipeline or ColumnTransformer, predicting
+        as the model that was saved.
+
+    See Also
+    --------
+    save : Writes such a file.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> import linsep
+    >>> model = linsep.MSEClassifier().fit([[0.0], [1.0], [3.0], [4.0]], [0, 0, 1, 1])
+    >>> path = linsep.save(model, pathlib.Path(tempfile.mkdtemp()) / "mse.npz")
+    >>> type(linsep.load(path)).__name__
+    'MSEClassifier'
     """
     return load_model(path)[0]
 

@@ -142,7 +142,14 @@ class SeparabilityResult:
                 f"sum_i u_i y_i (x_i, 1) = 0 (largest relative residual per column {c.residual:.2e})")
 
     def to_dict(self):
-        """The verdict and its certificate as JSON-ready Python values (rows are 0-based indices into ``X``)."""
+        """The verdict and its certificate as JSON-ready Python values (rows are 0-based indices into ``X``).
+
+        Returns
+        -------
+        dict
+            ``status``, ``method``, ``negative``, ``positive``, ``n_iter`` and
+            ``certificate`` (the hyperplane, or ``u`` with its rows).
+        """
         out = {"status": self.status, "method": self.method, "negative": _plain(self.classes[0]),
                "positive": _plain(self.classes[1]), "n_iter": int(self.n_iter)}
         c = self.certificate

@@ -226,6 +226,20 @@ def read_data_file(path, n_features=None, *, header=None, label_column=None, del
     DataFileError
         One line naming the file (and line and column) for anything that
         cannot be read as asked.
+
+    See Also
+    --------
+    load_benchmark : The bundled IDA data sets.
+
+    Examples
+    --------
+    >>> import gzip, tempfile, pathlib
+    >>> from linsep.datasets import read_data_file
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "points.csv.gz"
+    >>> _ = path.write_bytes(gzip.compress(b"id;x1;x2;label\n7;0.5;1.0;a\n8;2.0;0.0;b\n"))
+    >>> X, y = read_data_file(path, label_column="label", drop_columns="id")
+    >>> X.tolist(), y.tolist()
+    ([[0.5, 1.0], [2.0, 0.0]], ['a', 'b'])
     """
     path = Path(path)
     if path.is_dir():

@@ -105,8 +105,7 @@ from .._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
 from ..designs.memory import BY_COLUMNS_MAX_ENTRIES, as_design
 from ._hk_compiled import SEGMENT_STEPS, HKRun, iterate_compiled
 
-__all__ = ["ho_kashyap", "nonseparability_proof", "irls_weights", "stopping_status",
-           "STOPPING_RULES"]
+__all__ = ["ho_kashyap", "STOPPING_RULES"]
 
 _PROOF_RTOL = PROOF_RTOL
 # With an iterative W-step, E holds the solve's error too: a candidate proof is
