@@ -236,7 +236,8 @@ def read_data_file(path, n_features=None, *, header=None, label_column=None, del
     >>> import gzip, tempfile, pathlib
     >>> from linsep.datasets import read_data_file
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "points.csv.gz"
-    >>> _ = path.write_bytes(gzip.compress(b"id;x1;x2;label\n7;0.5;1.0;a\n8;2.0;0.0;b\n"))
+    >>> text = chr(10).join(["id;x1;x2;label", "7;0.5;1.0;a", "8;2.0;0.0;b"])
+    >>> _ = path.write_bytes(gzip.compress(text.encode()))
     >>> X, y = read_data_file(path, label_column="label", drop_columns="id")
     >>> X.tolist(), y.tolist()
     ([[0.5, 1.0], [2.0, 0.0]], ['a', 'b'])

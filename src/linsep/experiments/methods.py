@@ -170,7 +170,7 @@ def default_methods(quick=False):
     --------
     >>> from linsep.experiments import default_methods
     >>> default_methods(quick=True)
-    ['hk', 'hkes', 'hkesa', 'mhks', 'mhka', 'lsvm', 'linear_svc', 'hkes_cv', 'hkesa_cv']
+    ['hk', 'hkes', 'hkesa', 'mhks', 'mhka', 'lsvm', 'linear_svc', 'hkes_cv', 'hkesa_cv', 'hkes_cv_c']
     """
     have = available_classifiers()
     names = [m for m in PAPER_METHODS + EXTENSION_METHODS if m == "svm" or m in have]

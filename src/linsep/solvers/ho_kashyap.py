@@ -95,7 +95,6 @@ from .._hk_rules import (
     PROOF_RTOL,
     STOPPING_RULES,
     default_tol,
-    irls_weights,
     is_nonseparability_proof,
     patience_code,
 )
