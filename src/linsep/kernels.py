@@ -16,7 +16,7 @@ guarantees for all kernel estimators at once:
 * the values are checked (``linsep._finite.require_kernel_block``): one
   finite value per pair of rows, else a ``ValueError`` that names the kernel.
 
-:func:`training_samples` gives a kernel model its own canonical copy of the
+``training_samples`` gives a kernel model its own canonical copy of the
 training samples, so that changing the caller's array after ``fit`` changes
 nothing (as scikit-learn's SVC keeps its own support vectors).
 """

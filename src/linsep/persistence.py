@@ -19,7 +19,7 @@ archive of the fitted arrays, a JSON description and a SHA-256 checksum.
   and :func:`load` read the same files.
 * A scikit-learn :class:`~sklearn.pipeline.Pipeline` or
   :class:`~sklearn.compose.ColumnTransformer` of the preprocessing steps in
-  :data:`PREPROCESSING` around linsep estimators is written as a tree
+  ``PREPROCESSING`` around linsep estimators is written as a tree
   (format ``linsep-composite-model``): each node names its class from a fixed
   table, its parameters (JSON) and its fitted attributes (arrays, numbers,
   strings, lists, tuples, dicts, slices, dtypes, nested nodes).
@@ -27,7 +27,7 @@ archive of the fitted arrays, a JSON description and a SHA-256 checksum.
 Loading trusts nothing
 ----------------------
 Loading never unpickles and never imports a module or a class named by the
-file: a class is looked up in :data:`PREPROCESSING` or among linsep's own
+file: a class is looked up in ``PREPROCESSING`` or among linsep's own
 estimators, by a name the file can only choose from that table.  The archive,
 the ``.npy`` headers, the JSON and the checksum are checked as for any model
 file; each node's parameters through the class's own parameter validation;
@@ -170,7 +170,7 @@ def save(model, path):
     ----------
     model : fitted linsep estimator, or Pipeline / ColumnTransformer
         A linsep estimator, or a scikit-learn Pipeline or ColumnTransformer
-        of the steps in :data:`PREPROCESSING` and linsep estimators.
+        of the steps in ``PREPROCESSING`` and linsep estimators.
     path : str or path-like
         The file to write (conventionally ``.npz``; the name is used as given).
 
@@ -181,7 +181,7 @@ def save(model, path):
     Raises
     ------
     ModelFileError
-        A step that is not in :data:`PREPROCESSING`, a parameter JSON cannot
+        A step that is not in ``PREPROCESSING``, a parameter JSON cannot
         hold (a function), or a fitted linsep model that could not be loaded
         back (e.g. non-finite weights); a ``ValueError``.
 

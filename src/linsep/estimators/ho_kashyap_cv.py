@@ -278,7 +278,7 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         ``None``: only ``C`` (``k̂`` alone is tuned).  A list: the values of
         ``C`` tuned jointly with ``k̂`` from the same folds (``None`` in it
         stands for plain HK).  An int ``n``: ``C=None`` and ``n − 1`` values
-        from 10⁻² to 10³ on a log scale (:func:`default_C_grid`; ``7`` is
+        from 10⁻² to 10³ on a log scale (``default_C_grid``; ``7`` is
         ``linsep bench``'s ``hkes_cv_c`` column).
     refit : bool, default=True
         ``True``: the model is ``W_k̂`` of Ho–Kashyap on all training data.

@@ -178,7 +178,7 @@ class KernelLagrangianSVMClassifier(BaseKernelSeparator):
 
     ``f(x) = Σ_i y_i α_i (k(x_i, x) + 1)``: the penalised bias of (18) acts
     as a constant ``+1`` added to the kernel, so ``intercept_ = Σ_i y_i α_i``.
-    ``Q`` is ``N×N`` and factored once below :data:`ACTIVE_SET_MIN_SAMPLES`
+    ``Q`` is ``N×N`` and factored once below ``ACTIVE_SET_MIN_SAMPLES``
     samples (or with ``record_history``).  From there, unless ``K = F Fᵀ``
     with few columns (the linear LSVM on ``F``), the same fixed point is
     found by active sets from kernel columns

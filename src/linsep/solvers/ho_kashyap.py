@@ -206,7 +206,7 @@ def ho_kashyap(
         the signs of the rows do not change it); saves its ``O(N p²)`` product.
     _plan : dict or None
         Private: force a path (tests, benchmarks).  Keys ``driver``
-        (:data:`DRIVERS`), ``by_columns_max_entries``, ``segment_steps``,
+        (``DRIVERS``), ``by_columns_max_entries``, ``segment_steps``,
         ``threads`` and the IRLS Cholesky ``pivot_tol`` of the compiled segment, ``cg_forcing`` the inexact
         W-steps of wide ``Y`` (``linsep._linalg.iteration_forcing``; ``0``: every solve to ``τ``).
         The path that ran is recorded in

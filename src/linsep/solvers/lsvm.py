@@ -448,7 +448,7 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
     ----------
     X : ndarray or sparse matrix of shape (N, d)
         Samples, not augmented (or a design that carries its labels, e.g.
-        :class:`~linsep.designs.dask.DaskDesign`, with its ``factor``).
+        ``linsep.designs.dask.DaskDesign``, with its ``factor``).
     y : ndarray of shape (N,) or None
         Labels in {-1, +1} (``None`` for a design that carries them).
     C : float, default=1.0
@@ -471,7 +471,7 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
     sample_weight : ndarray of shape (N,) or None
         Positive ``s_i``: the penalty ``(C/2) Σ s_i ξ_i²`` (``Q = diag(1/(C s)) +
         HHᵗ``), solved as the dual in ``β = α/√s`` on the rows ``√s_i h_i``
-        with the linear term ``√s`` (:class:`_LinearStep`); ``alpha`` is the
+        with the linear term ``√s`` (``_LinearStep``); ``alpha`` is the
         original ``α``.  A given ``factor`` must have been built with the same
         weights.
     _plan : dict or None

@@ -72,7 +72,7 @@ def mse(Y, margin=None, *, C=0.0, trace=None):
     ----------
     Y : ndarray, sparse matrix or design of shape (N, p)
         Sign-normalised augmented samples, bias column last (any
-        :class:`~linsep.designs.base.Design`, e.g. dask row blocks).
+        ``linsep.designs.base.Design``, e.g. dask row blocks).
     margin : ndarray of shape (N,) or None
         The positive margin vector ``b`` (the design's own vector for a
         design that keeps its data elsewhere); ``None`` means ``b = 1``.
