@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.datasets import make_blobs
 from sklearn.metrics import balanced_accuracy_score
 
 from linsep import make_classifier
@@ -257,3 +258,14 @@ def test_kernel_precomputed_refuses_zero_weights():
     for name in ("kernel_hk", "kernel_lsvm", "kernel_perceptron"):
         with pytest.raises(ValueError, match="precomputed"):
             make_classifier(name, kernel="precomputed").fit(X @ X.T, y, sample_weight=counts)
+
+
+@pytest.mark.parametrize("name", ["hk", "mse", "lsvm"])
+def test_weights_on_dask_input_are_refused_not_ignored(name):
+    da = pytest.importorskip("dask.array")
+    X, y = make_blobs(n_samples=40, centers=2, random_state=0)
+    Xd, yd = da.from_array(X, chunks=(20, 2)), da.from_array(y, chunks=20)
+    with pytest.raises(ValueError, match="sample_weight or class_weight with dask arrays"):
+        make_classifier(name).fit(Xd, yd, sample_weight=np.ones(40))
+    with pytest.raises(ValueError, match="sample_weight or class_weight with dask arrays"):
+        make_classifier(name, class_weight="balanced").fit(Xd, yd)

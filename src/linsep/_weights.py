@@ -35,8 +35,19 @@ from ._design import sign_normalized, signed_design
 from .designs.memory import as_design
 from .solvers.ho_kashyap import ho_kashyap
 
-__all__ = ["WeightedValidation", "class_weights_of", "scaled_labels", "scaled_margin", "unscaled_margin",
+__all__ = ["WeightedValidation", "class_weights_of", "refuse_weights", "scaled_labels", "scaled_margin", "unscaled_margin",
            "weighted_ho_kashyap", "weighted_signed_design"]
+
+
+def refuse_weights(estimator, sample_weight, where):
+    """Refuse ``sample_weight`` / ``class_weight`` where no weighted fit exists (``where``: the kind of input).
+
+    Raises ``ValueError`` (one line) if either is set, so a weight is never
+    silently ignored; the in-memory NumPy/SciPy fit takes both.
+    """
+    if sample_weight is not None or getattr(estimator, "class_weight", None) is not None:
+        raise ValueError(f"{type(estimator).__name__} does not take sample_weight or class_weight with {where}; "
+                         "fit NumPy or SciPy arrays to weigh the rows")
 
 
 def weighted_signed_design(X, y, sample_weight, power, rows=None):

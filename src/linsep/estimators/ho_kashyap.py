@@ -32,7 +32,7 @@ from .._params import (DEFAULT_N_ITER_NO_CHANGE, EARLY_STOPPING_CONSTRAINTS, HK_
                        starting_weights)
 from .._result import NOT_SEPARABLE
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
-from .._weights import WeightedValidation, class_weights_of, weighted_ho_kashyap
+from .._weights import WeightedValidation, class_weights_of, weighted_ho_kashyap, refuse_weights
 from ..solvers.ho_kashyap import ho_kashyap
 
 
@@ -248,14 +248,10 @@ class HoKashyapClassifier(BaseLinearSeparator):
         block (seeded by ``random_state`` and the block's index).
         """
         if is_dask_collection(X):
-            if sample_weight is not None or self.class_weight is not None:
-                raise NotImplementedError("HoKashyapClassifier does not take sample_weight or class_weight "
-                                          "with dask arrays; fit X.compute() to weigh the rows")
+            refuse_weights(self, sample_weight, "dask arrays")
             return fit_ho_kashyap(self, X, y, X_val, y_val, coef_init, intercept_init)
         if _array_api.is_array_api_input(X):
-            if sample_weight is not None or self.class_weight is not None:
-                raise NotImplementedError("HoKashyapClassifier does not take sample_weight or class_weight "
-                                          "with array-API arrays; fit NumPy arrays to weigh the rows")
+            refuse_weights(self, sample_weight, "array-API arrays")
             return _array_api.fit_ho_kashyap(self, X, y, X_val, y_val, coef_init, intercept_init)
         X, y = self._validate_fit(X, y)
         weights = self._sample_weight(X, y, sample_weight)

@@ -28,6 +28,7 @@ from .._base import CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSepar
 from .._backend import is_dask_collection
 from .._dask import fit_lsvm
 from .._result import CONVERGED
+from .._weights import refuse_weights
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from ..kernels import low_rank_gram_factor
 from ..solvers.lsvm import LSVMFactor, active_set_kernel_lagrangian_svm, kernel_lagrangian_svm, lagrangian_svm
@@ -151,9 +152,7 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
             The fitted estimator; ``status_`` says how each problem ended.
         """
         if is_dask_collection(X):
-            if sample_weight is not None or self.class_weight is not None:
-                raise NotImplementedError("LagrangianSVMClassifier does not take sample_weight or class_weight "
-                                          "with dask arrays; fit X.compute() to weigh the rows")
+            refuse_weights(self, sample_weight, "dask arrays")
             return fit_lsvm(self, X, y)
         self._lsvm_factor = None
         try:

@@ -32,7 +32,7 @@ from .._stream import StreamMixin
 from ..solvers.mse import lms, lms_learning_rate, mse, mse_linear_machine, own_class_gap, widrow_hoff
 from ..solvers.perceptron import SCHEDULES
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
-from .._weights import scaled_labels, scaled_margin, unscaled_margin, weighted_signed_design
+from .._weights import scaled_labels, scaled_margin, unscaled_margin, weighted_signed_design, refuse_weights
 
 
 def _check_margin(margin, n_samples):
@@ -173,14 +173,10 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
         (:ref:`dask`); ``margin_vector_`` is then a dask array.
         """
         if is_dask_collection(X):
-            if sample_weight is not None or self.class_weight is not None:
-                raise NotImplementedError("MSEClassifier does not take sample_weight or class_weight with dask "
-                                          "arrays; fit X.compute() to weigh the rows")
+            refuse_weights(self, sample_weight, "dask arrays")
             return fit_mse(self, X, y, margin)
         if _array_api.is_array_api_input(X):
-            if sample_weight is not None or self.class_weight is not None:
-                raise NotImplementedError("MSEClassifier does not take sample_weight or class_weight with "
-                                          "array-API arrays; fit NumPy arrays to weigh the rows")
+            refuse_weights(self, sample_weight, "array-API arrays")
             return _array_api.fit_mse(self, X, y, margin)
         X, y = self._validate_fit(X, y)
         b = _check_margin(margin, X.shape[0])
