@@ -575,9 +575,6 @@ class _LSVMStep(_LinearStep):
         objective = float(np.sum([p["objective"] for p in parts]))
         return step_sq, alpha_sq, 0.0, 0.0, objective
 
-    def polish(self):
-        """Nothing to re-solve: every ``S⁻¹g`` here is a direct solve to rounding."""
-
     @property
     def alpha(self):
         return self.design.from_blocks(self._alpha)
