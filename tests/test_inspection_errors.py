@@ -41,10 +41,24 @@ def test_problem_of_a_two_class_fit():
         get_trace(_fit("hk", X3[:20], Y3[:20]), problem=1)
 
 
-def test_multiclass_mse_says_why_it_has_no_trace():
-    with pytest.raises(ValueError, match="one linear machine .* records no trace"):
-        trace_table(_fit("mse", X3, Y3))
+def test_multiclass_mse_traces_each_class_of_its_linear_machine():
+    clf = _fit("mse", X3, Y3)
+    assert isinstance(clf.history_, list) and len(clf.history_) == 3
+    A = np.c_[X3, np.ones(len(X3))]
+    W = np.c_[clf.coef_, clf.intercept_].T  # (d + 1, K)
+    B = (Y3[:, None] == clf.classes_).astype(float)  # the lecture's indicator right-hand side
+    for k, history in enumerate(clf.history_):
+        np.testing.assert_allclose(history["weights"][-1], W[:, k], rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(history["error_vector"][-1], A @ W[:, k] - B[:, k], atol=1e-10)
+        assert len(trace_table(clf, problem=k)) == 1
+    total = sum(h["criterion"][-1] for h in clf.history_)  # the machine's ‖AW − B‖²
+    np.testing.assert_allclose(total, np.sum((A @ W - B) ** 2), rtol=1e-10)
     assert len(trace_table(_fit("mse", X3[:20], Y3[:20]))) == 1  # two classes: the one solve's row
+
+
+def test_no_trace_names_record_history():
+    with pytest.raises(ValueError, match="record_history=True"):
+        trace_table(make_classifier("mse").fit(X3, Y3))
 
 
 def test_plots_refuse_bad_indices_and_mismatched_rows(one_vs_rest):

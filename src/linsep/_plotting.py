@@ -44,24 +44,16 @@ def _binary_history(estimator, class_index):
     """The ``history_`` dict of one binary problem (``class_index`` picks one of a one-vs-rest fit)."""
     history = getattr(estimator, "history_", None)
     if history is None:
-        raise ValueError(f"{type(estimator).__name__} has no history_: {no_trace_reason(estimator)}")
+        raise ValueError(f"{type(estimator).__name__} has no history_: {NO_TRACE_ADVICE}")
     if isinstance(history, (list, tuple)) and class_index is None:
         raise ValueError(f"{type(estimator).__name__} was fitted one-vs-rest on {len(history)} classes: "
                          f"pass class_index to choose one binary problem")
     return problem_history(estimator, history, 0 if class_index is None else class_index, "class_index")
 
 
-def no_trace_reason(estimator):
-    """Why a fitted estimator has no trace, and what to do, in words."""
-    name = type(estimator).__name__
-    classes = getattr(estimator, "classes_", ())
-    if getattr(estimator, "record_history", False) and len(classes) > 2 and getattr(estimator, "history_", None) is None:
-        # Traced one-vs-rest fits keep a list of traces; only a single solve for all classes (MSE's
-        # linear machine) keeps none.
-        return (f"with {len(classes)} classes {name} is fitted as one linear machine (a single least-squares "
-                f"solve for all classes), which records no trace; traces exist for two classes (fit one class "
-                f"against the rest yourself, e.g. with y == label)")
-    return "fit it with record_history=True (or record_history=n for every n-th iteration)"
+NO_TRACE_ADVICE = "fit it with record_history=True (or record_history=n for every n-th iteration)"
+"""What to do about a fitted estimator without ``history_``: every in-memory fit with ``record_history``
+truthy keeps one (one dict per problem); dask and array-API input refuse ``record_history``."""
 
 
 def problem_history(estimator, history, index, parameter):

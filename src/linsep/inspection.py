@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ._plotting import no_trace_reason, problem_history
+from ._plotting import NO_TRACE_ADVICE, problem_history
 from ._plotting import __all__ as _plots, TraceDisplay, ValidationErrorDisplay, plot_trace, plot_validation_curve  # noqa: E501,F401
 from ._plotting_separability import SeparabilityDisplay, plot_separability  # noqa: F401
 from ._plotting_cv import CVSurfaceDisplay, plot_cv_surface  # noqa: F401
@@ -139,7 +139,7 @@ def get_trace(estimator, problem=0):
     if history is not None:
         history = problem_history(estimator, history, problem, "problem")
     if not history or "iteration" not in history:
-        raise ValueError(f"{type(estimator).__name__} has no trace: {no_trace_reason(estimator)}")
+        raise ValueError(f"{type(estimator).__name__} has no trace: {NO_TRACE_ADVICE}")
     return history
 
 

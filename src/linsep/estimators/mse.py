@@ -94,9 +94,12 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
         Ridge penalty ``C‖w‖²`` (the bias is not penalised).  0 gives the
         lecture's solution (minimum-norm when ``Y`` is rank-deficient).
     record_history : bool or int, default=False
-        Record a teaching trace in ``history_`` (the one row ``a``, ``b``, ``e = Y a − b``; two classes only; ``True``: every
-        iteration, an int ``n``: every ``n``-th; format and memory bound in
-        :ref:`trace-format`).
+        Record a teaching trace in ``history_``: the one row ``a``, ``b``,
+        ``e = Y a − b`` of the solve.  Above two classes ``history_`` is a
+        list with one dict per class: the linear machine's ``a_k``,
+        ``B[:, k]`` and ``e_k = A a_k − B[:, k]`` (its criterion ``‖e_k‖²``
+        sums to the machine's ``‖A W − B‖²``; ``training_errors`` counts the
+        machine's errors).  Format and memory bound in :ref:`trace-format`.
     class_weight : dict, "balanced" or None, default=None
         Weights of the classes, multiplied into ``fit``'s ``sample_weight``
         (one-vs-rest problems weigh the original classes).
@@ -192,9 +195,12 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
         try:  # the same power-of-two column scaling as the one-vs-rest estimators
             X_solve = self._solver_input(X)  # A = [X, 1]: a design with all labels +1, never formed
             A, b_solve = self._weighted_problem(X_solve, np.ones(X.shape[0], dtype=X.dtype), b, weights)
-            solved = mse_linear_machine(A, labels, b_solve, C=self.C)
+            traces = ([make_recorder(self.record_history) for _ in classes]
+                      if self.record_history else None)
+            solved = mse_linear_machine(A, labels, b_solve, C=self.C, traces=traces)
             results = [SolveResult(weights=solved.weights[:, k], n_iter=1, status=solved.status,
-                                   margin=unscaled_margin(solved.margin[:, k], weights), extra=solved.extra)
+                                   margin=unscaled_margin(solved.margin[:, k], weights),
+                                   history=None if traces is None else solved.history[k], extra=solved.extra)
                        for k in range(classes.size)]
             self._unpack_common(results)
             self._store(results)

@@ -124,7 +124,7 @@ def mse(Y, margin=None, *, C=0.0, trace=None):
                        history=history, extra=factor.stats)
 
 
-def mse_linear_machine(A, labels, margin=None, *, C=0.0):
+def mse_linear_machine(A, labels, margin=None, *, C=0.0, traces=None):
     """Linear machine by least squares: ``W = argmin ‖A W − B‖²`` in one solve.
 
     Parameters
@@ -138,6 +138,12 @@ def mse_linear_machine(A, labels, margin=None, *, C=0.0):
         gives the lecture's indicator matrix (``b = 1``).
     C : float
         Ridge penalty on the non-bias rows of ``W``.
+    traces : sequence of K trace recorders or None
+        One recorder per class: class ``k``'s row is the solve's
+        ``a_k``, ``b = B[:, k]`` and ``e_k = A a_k − B[:, k]``, with the
+        criterion ``‖e_k‖²`` (the machine's criterion ``‖A W − B‖²`` is
+        their sum) and the machine's training errors (samples whose own
+        discriminant is not strictly the largest; the same for every class).
 
     Returns
     -------
@@ -145,7 +151,8 @@ def mse_linear_machine(A, labels, margin=None, *, C=0.0):
         ``weights`` of shape (p, K) (column ``k`` is ``a_k``, bias last),
         ``margin`` = ``B``, ``n_iter = 1`` and ``status`` ``separable`` if
         every training sample's own discriminant is strictly the largest,
-        else ``converged``.
+        else ``converged``; with ``traces``, ``history`` is the list of the
+        K classes' trace dicts.
 
     See Also
     --------
@@ -170,9 +177,20 @@ def mse_linear_machine(A, labels, margin=None, *, C=0.0):
     B[np.arange(n_samples), labels] = b
     factor = least_squares_solver(A, None, C)
     W = factor.solve(B)
-    gap = own_class_gap(np.asarray(A @ W), labels)
+    scores = np.asarray(A @ W)
+    gap = own_class_gap(scores, labels)
+    history = None
+    if traces is not None:
+        errors = scores - B
+        machine_errors = np.array([np.count_nonzero(gap <= 0)])
+        history = []
+        for k, trace in enumerate(traces):
+            trace.record(1, final=True, weights=W[:, k], margin_vector=B[:, k], error_vector=errors[:, k])
+            history.append(trace.merge_into({"criterion": np.array([float(errors[:, k] @ errors[:, k])]),
+                                             "training_errors": machine_errors}))
     return SolveResult(weights=W.astype(solution_dtype(A), copy=False), n_iter=1,
-                       status=_separation_status(gap, _solved(factor)), margin=B, extra=factor.stats)
+                       status=_separation_status(gap, _solved(factor)), margin=B, history=history,
+                       extra=factor.stats)
 
 
 def own_class_gap(scores, labels):
