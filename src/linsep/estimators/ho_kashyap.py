@@ -248,8 +248,7 @@ class HoKashyapClassifier(BaseLinearSeparator):
         block (seeded by ``random_state`` and the block's index).
         """
         if is_dask_collection(X):
-            refuse_weights(self, sample_weight, "dask arrays")
-            return fit_ho_kashyap(self, X, y, X_val, y_val, coef_init, intercept_init)
+            return fit_ho_kashyap(self, X, y, X_val, y_val, coef_init, intercept_init, sample_weight)
         if _array_api.is_array_api_input(X):
             refuse_weights(self, sample_weight, "array-API arrays")
             return _array_api.fit_ho_kashyap(self, X, y, X_val, y_val, coef_init, intercept_init)

@@ -173,8 +173,7 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
         (:ref:`dask`); ``margin_vector_`` is then a dask array.
         """
         if is_dask_collection(X):
-            refuse_weights(self, sample_weight, "dask arrays")
-            return fit_mse(self, X, y, margin)
+            return fit_mse(self, X, y, margin, sample_weight)
         if _array_api.is_array_api_input(X):
             refuse_weights(self, sample_weight, "array-API arrays")
             return _array_api.fit_mse(self, X, y, margin)
