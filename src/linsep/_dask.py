@@ -38,7 +38,7 @@ from .designs.dask import (
     decision_function,
     predict,
 )
-from ._weights import scaled_ho_kashyap, scaled_margin, unscaled_margin
+from ._weights import scaled_ho_kashyap, scaled_margin
 from .solvers.ho_kashyap import ho_kashyap
 from .solvers.lsvm import lagrangian_svm
 from .solvers.mse import mse
@@ -318,7 +318,7 @@ def fit_ho_kashyap(estimator, X, y, X_val=None, y_val=None, coef_init=None, inte
     base = DaskDesign(blocks, None, fit_rows, fit_counts)
     kwargs = params.solver_kwargs()
     if weights is not None:
-        (s,) = _persist(base.restrict(weights.s))
+        s = base.restrict(weights.s)
         scaled = {power: base.scaled(s, power) for power in ((0.5, 1) if kwargs["loss"] == "absolute" else (0.5,))}
         solve_base = scaled[max(scaled)]
     else:
@@ -385,13 +385,13 @@ def fit_mse(estimator, X, y, margin=None, sample_weight=None):
     b = da.ones(design.shape[0], chunks=(tuple(design.counts),)) if margin is None else design.restrict(margin)
     solve_design, target = design, margin_parts
     if weights is not None:
-        (s,) = _persist(design.restrict(weights.s))
+        s = design.restrict(weights.s)
         solve_design = design.scaled(s, 0.5)
         target = solve_design.vector(scaled_margin(None if margin is None else b, s))
     if classes.size == 2:
         designs = [design.with_positive(classes[1])]
         results = [mse(solve_design.with_positive(classes[1]), target, C=estimator.C)]
-        margins = [b] if weights is None else [unscaled_margin(results[0], s).margin]
+        margins = [b]
     else:
         W, factor, gap = solve_design.linear_machine(classes, target, C=estimator.C)
         status = SEPARABLE if gap > 0 else CONVERGED
@@ -420,7 +420,7 @@ def fit_lsvm(estimator, X, y, sample_weight=None):
     design = DaskDesign(blocks, None, *_positive_rows(blocks, weights))
     solve_design = design
     if weights is not None:
-        (s,) = _persist(design.restrict(weights.s))
+        s = design.restrict(weights.s)
         solve_design = design.scaled(s, 0.5)
     factor = solve_design.lsvm_factor(float(estimator.C))
     designs = [design.with_positive(positive) for positive in _positives(classes)]  # verdicts: unscaled rows

@@ -392,7 +392,8 @@ class DaskDesign:
         self.counts = list(blocks.sizes) if counts is None else [int(c) for c in counts]
         self.shape = (sum(self.counts), blocks.n_features + 1)
         self.scale = scale  # (dask array (N_R,), its per-block parts) or None
-        self.count_weight = count_weight  # per-block parts or None
+        self.count_weight = count_weight  # (dask array (N_R,), its per-block parts) or None
+        self._held = []
 
     def with_positive(self, positive):
         return DaskDesign(self.blocks, positive, self.rows, self.counts, self.scale, self.count_weight)
@@ -414,16 +415,18 @@ class DaskDesign:
         """This design whose error counts weigh each row by ``weight`` (a dask array, one entry per row)."""
         (weight,) = _persist(weight.rechunk((tuple(self.counts),)))
         return DaskDesign(self.blocks, self.positive, self.rows, self.counts, self.scale,
-                          weight.to_delayed().ravel().tolist())
+                          (weight, weight.to_delayed().ravel().tolist()))
 
     def restrict(self, values):
-        """A dask array of one entry per row of ``X`` (chunked like its blocks) at this design's rows."""
+        """A dask array of one entry per row of ``X`` (chunked like its blocks) at this design's rows, persisted."""
         _, da = _dask()
         if all(rows is None for rows in self.rows):
             return values
         take = _delayed(_take_rows)
-        return da.concatenate([da.from_delayed(take(part, rows), shape=(n,), dtype=values.dtype)
-                               for part, rows, n in zip(values.to_delayed().ravel(), self.rows, self.counts)])
+        (restricted,) = _persist(da.concatenate([
+            da.from_delayed(take(part, rows), shape=(n,), dtype=values.dtype)
+            for part, rows, n in zip(values.to_delayed().ravel(), self.rows, self.counts)]))
+        return restricted
 
     def tasks(self, function, *per_block, **constants):
         """One delayed ``function(X_b, labels_b, positive, rows_b, *per_block[b], **constants)`` per block.
@@ -435,7 +438,7 @@ class DaskDesign:
         if self.scale is not None:
             weighted["scale"] = self.scale[1]
         if self.count_weight is not None:
-            weighted["count_weight"] = self.count_weight
+            weighted["count_weight"] = self.count_weight[1]
         return [call(X, labels, self.positive, rows, *(values[b] for values in per_block), **constants,
                      **{name: parts[b] for name, parts in weighted.items()})
                 for b, (X, labels, rows) in enumerate(zip(self.blocks.X_parts, self.blocks.label_parts, self.rows))]
@@ -463,6 +466,7 @@ class DaskDesign:
             return values
         if is_dask_collection(values) and values.shape == (self.shape[0],):
             (values,) = _persist(values.astype(np.float64).rechunk((tuple(self.counts),)))
+            self._held.append(values)  # its persisted blocks live as long as the design (the fit)
             return values.to_delayed().ravel().tolist()
         raise ValueError("a given N-vector (initial_margin) is not available for dask data; fit in memory")
 
