@@ -183,6 +183,22 @@ def _positive_of(s, rows):
     return np.flatnonzero(s > 0) if rows is None else rows[s[rows] > 0]
 
 
+def _restrict(design, values):
+    """A dask array of one entry per row of ``X`` (chunked like its blocks) at ``design``'s rows, persisted."""
+    _, da = _dask()
+    if all(rows is None for rows in design.rows):
+        return values
+    take = _delayed(_take_rows)
+    (restricted,) = _persist(da.concatenate([
+        da.from_delayed(take(part, rows), shape=(n,), dtype=values.dtype)
+        for part, rows, n in zip(values.to_delayed().ravel(), design.rows, design.counts)]))
+    return restricted
+
+
+def _take_rows(values, rows):
+    return values if rows is None else values[rows]
+
+
 def _positives(classes):
     """The label taken as ``+1`` in each binary problem (``classes[1]``, or each class one-vs-rest)."""
     return [classes[1]] if classes.size == 2 else list(classes)
@@ -268,7 +284,7 @@ def _validation_design(estimator, blocks, classes, X_val, y_val, weights=None):
                              f"{estimator.validation_fraction} holds out none; give X_val/y_val or more samples")
         validation = DaskDesign(blocks, None, val_rows, val_counts)
         if weights is not None:
-            validation = _counted(validation, validation.restrict(weights.s))
+            validation = _counted(validation, _restrict(validation, weights.s))
             fit_rows, fit_counts = _positive_rows(blocks, weights, fit_rows, fit_counts)
         return fit_rows, fit_counts, validation
     _, da = _dask()
@@ -318,7 +334,7 @@ def fit_ho_kashyap(estimator, X, y, X_val=None, y_val=None, coef_init=None, inte
     base = DaskDesign(blocks, None, fit_rows, fit_counts)
     kwargs = params.solver_kwargs()
     if weights is not None:
-        s = base.restrict(weights.s)
+        s = _restrict(base, weights.s)
         scaled = {power: base.scaled(s, power) for power in ((0.5, 1) if kwargs["loss"] == "absolute" else (0.5,))}
         solve_base = scaled[max(scaled)]
     else:
@@ -382,10 +398,10 @@ def fit_mse(estimator, X, y, margin=None, sample_weight=None):
     margin, margin_parts = _margin_parts(margin, blocks)
     design = DaskDesign(blocks, classes[-1], *_positive_rows(blocks, weights))
     _, da = _dask()
-    b = da.ones(design.shape[0], chunks=(tuple(design.counts),)) if margin is None else design.restrict(margin)
+    b = da.ones(design.shape[0], chunks=(tuple(design.counts),)) if margin is None else _restrict(design, margin)
     solve_design, target = design, margin_parts
     if weights is not None:
-        s = design.restrict(weights.s)
+        s = _restrict(design, weights.s)
         solve_design = design.scaled(s, 0.5)
         target = solve_design.vector(scaled_margin(None if margin is None else b, s))
     if classes.size == 2:
@@ -398,7 +414,7 @@ def fit_mse(estimator, X, y, margin=None, sample_weight=None):
         results = [SolveResult(weights=W[:, k], n_iter=1, status=status, extra={"factorization": factor.method})
                    for k in range(classes.size)]
         designs = [design.with_positive(c) for c in classes]
-        own = design.restrict(blocks.labels)[:, None] == da.from_array(classes[None, :])
+        own = _restrict(design, blocks.labels)[:, None] == da.from_array(classes[None, :])
         margins = [da.where(own, b[:, None], 0.0)]
     estimator._unpack_common(results)
     _store(estimator, results, blocks)
@@ -420,7 +436,7 @@ def fit_lsvm(estimator, X, y, sample_weight=None):
     design = DaskDesign(blocks, None, *_positive_rows(blocks, weights))
     solve_design = design
     if weights is not None:
-        s = design.restrict(weights.s)
+        s = _restrict(design, weights.s)
         solve_design = design.scaled(s, 0.5)
     factor = solve_design.lsvm_factor(float(estimator.C))
     designs = [design.with_positive(positive) for positive in _positives(classes)]  # verdicts: unscaled rows

@@ -182,21 +182,13 @@ def _signed_rows(X, labels, positive, rows, scale=None):
 
 
 def _signed_block(X, labels, positive, rows, scale=None):
-    """The block's rows of ``Y`` as a :class:`linsep._design.SignedDesign` (products, Gram matrices; never formed).
-
-    With ``scale`` (a scaled design, :meth:`DaskDesign.scaled`) the rows are
-    ``r_i y_i (x_i, 1)``: products read the scaled labels, and a Gram
-    matrix, which the view forms without labels, takes ``D r²``
-    (:func:`_gram_of`).
-    """
+    """The block's rows of ``Y`` as a :class:`linsep._design.SignedDesign` (products, Gram matrices; never formed)."""
     return SignedDesign(*_signed_rows(X, labels, positive, rows, scale))
 
 
 def _gram_of(Y, scale, D=None):
-    """``YᵀDY`` of a block's (scaled) rows: the label-free Gram matrix weighted by ``D r²``."""
-    if scale is None:
-        return Y.gram(D)
-    return Y.gram(scale * scale if D is None else D * (scale * scale))
+    """``YᵀDY``: the view's Gram matrix leaves the labels out, so scaled rows ``r_i y_i`` weigh it by ``r²``."""
+    return Y.gram(D) if scale is None else Y.gram(scale * scale if D is None else D * (scale * scale))
 
 
 def _gram_block(X, labels, positive, rows, margin, rhs=None, gram=True, scale=None):
@@ -294,11 +286,7 @@ def _irls_block(X, labels, positive, rows, E, B_next, irls_floor, eabs_max, offs
 
 
 def _count_block(X, labels, positive, rows, W, scale=None, count_weight=None):
-    """``(number of Y_b W <= 0, min Y_b W, all finite)`` for a block.
-
-    With ``count_weight`` (a weighted validation design) the count is the
-    sum of the weights of those rows.
-    """
+    """``(number of Y_b W <= 0 (or their count_weight's sum), min Y_b W, all finite)`` for a block."""
     Z = _signed_block(X, labels, positive, rows, scale) @ W
     count = int(np.count_nonzero(Z <= 0)) if count_weight is None else float(np.sum(count_weight[Z <= 0]))
     return count, float(Z.min(initial=np.inf)), bool(np.isfinite(Z).all())
@@ -334,12 +322,7 @@ def _proof_sums_block(X, labels, positive, rows, u, umax, shifts):
 
 
 def _lsvm_block(X, labels, positive, rows, r, alpha, W, C, mu, first, scale=None):
-    """One LSVM pass over a block: :func:`linsep.solvers.lsvm.linear_pass` on its rows.
-
-    On a scaled design (rows ``√s_i h_i``) the pass is the weighted dual's:
-    linear term and starting ``r`` are ``scale`` (``√s``), as in memory;
-    ``alpha`` is then ``β = α/√s``.
-    """
+    """One LSVM pass over a block: :func:`linsep.solvers.lsvm.linear_pass` on its rows (scaled: ``c = r_0 = √s``)."""
     X, y = _signed_rows(X, labels, positive, rows, scale)
     start = np.ones(X.shape[0]) if scale is None else scale
     alpha, r_next, g, step_sq, alpha_sq, objective = linear_pass(
@@ -372,13 +355,11 @@ class DaskDesign:
     one entry per block: a persisted delayed vector, or a number standing for
     that constant (made on the worker).
 
-    Sample weights (:mod:`linsep._weights`) are carried with the blocks:
-    a *scaled* design (:meth:`scaled`) has the rows ``r_i y_i (x_i, 1)``,
-    ``r`` one persisted part per block (``scale``) that every task applies
-    to its rows; a weighted validation design counts its errors with the
-    weights ``count_weight``.  Rows of weight 0 are not scaled to zero (they
-    would still count in the rules' statistics): they are left out through
-    ``rows``, as held-out rows are.
+    Sample weights (``linsep._weights``): a scaled design (:meth:`scaled`)
+    has the rows ``r_i y_i (x_i, 1)``, ``r`` a persisted part per block that
+    every task applies (``scale=``); a weighted validation design sums the
+    weights of its errors (``count_weight=``).  Rows of weight 0 would still
+    count in the rules' statistics: they leave through ``rows``.
     """
 
     offers_compiled = False
@@ -399,46 +380,23 @@ class DaskDesign:
         return DaskDesign(self.blocks, positive, self.rows, self.counts, self.scale, self.count_weight)
 
     def scaled(self, weight, power):
-        """The design of the rows ``s_i^power y_i (x_i, 1)`` for the weights ``weight`` of its rows.
-
-        ``weight``: a dask array with one positive entry per row of this
-        design, chunked by its row counts (:meth:`restrict`); ``power`` 0.5
-        (least squares) or 1 (corrections, IRLS), as in memory
-        (:func:`linsep._weights.scaled_labels`).
-        """
+        """The rows ``s_i^power y_i (x_i, 1)`` (``linsep._weights.scaled_labels``); ``weight``: dask, one per row."""
         scale = weight if power == 1 else (np.sqrt(weight) if power == 0.5 else weight ** power)
         (scale,) = _persist(scale.rechunk((tuple(self.counts),)))
         return DaskDesign(self.blocks, self.positive, self.rows, self.counts,
                           (scale, scale.to_delayed().ravel().tolist()), self.count_weight)
 
     def counted_with(self, weight):
-        """This design whose error counts weigh each row by ``weight`` (a dask array, one entry per row)."""
+        """This design counting its errors with the weights ``weight`` (dask, one per row)."""
         (weight,) = _persist(weight.rechunk((tuple(self.counts),)))
         return DaskDesign(self.blocks, self.positive, self.rows, self.counts, self.scale,
                           (weight, weight.to_delayed().ravel().tolist()))
 
-    def restrict(self, values):
-        """A dask array of one entry per row of ``X`` (chunked like its blocks) at this design's rows, persisted."""
-        _, da = _dask()
-        if all(rows is None for rows in self.rows):
-            return values
-        take = _delayed(_take_rows)
-        (restricted,) = _persist(da.concatenate([
-            da.from_delayed(take(part, rows), shape=(n,), dtype=values.dtype)
-            for part, rows, n in zip(values.to_delayed().ravel(), self.rows, self.counts)]))
-        return restricted
-
     def tasks(self, function, *per_block, **constants):
-        """One delayed ``function(X_b, labels_b, positive, rows_b, *per_block[b], **constants)`` per block.
-
-        A weighted design adds its block's ``scale=`` and ``count_weight=``.
-        """
+        """One delayed ``function(X_b, labels_b, positive, rows_b, *per_block[b], **constants)`` per block (+ weights)."""
         call = _delayed(function)
-        weighted = {}
-        if self.scale is not None:
-            weighted["scale"] = self.scale[1]
-        if self.count_weight is not None:
-            weighted["count_weight"] = self.count_weight[1]
+        weighted = {name: parts[1] for name, parts in (("scale", self.scale), ("count_weight", self.count_weight))
+                    if parts is not None}
         return [call(X, labels, self.positive, rows, *(values[b] for values in per_block), **constants,
                      **{name: parts[b] for name, parts in weighted.items()})
                 for b, (X, labels, rows) in enumerate(zip(self.blocks.X_parts, self.blocks.label_parts, self.rows))]
@@ -558,10 +516,6 @@ class _DaskPass:
         (certificate,) = _persist(design.from_blocks(design.tasks(_certificate_block, self.B, D_parts, W=self.W,
                                                                   offset=self.offset)))
         return certificate
-
-
-def _take_rows(values, rows):
-    return values if rows is None else values[rows]
 
 
 def _sum_parts(parts, name):
