@@ -153,14 +153,17 @@ def test_dask_common_factor_of_the_weights(client, name):
     _assert_same_fit(reference, scaled, 1e-7)
 
 
-def test_weighted_proof_on_dask_speaks_of_the_original_rows(client):
+@pytest.mark.parametrize("zeros", [False, True], ids=["positive", "with-zeros"])
+def test_weighted_proof_on_dask_speaks_of_the_original_rows(client, zeros):
+    # the certificate has one entry per row of X (0 for rows of weight 0) and proves the unscaled rows
     X, y, counts = _data("xor")
-    weights = counts + 0.5
+    weights = counts if zeros else counts + 0.5
     memory = _fit("hk", X, y, sample_weight=weights)
     on_dask = _fit("hk", _dask(X), _dask(y), sample_weight=_dask(weights))
     assert memory.status_ == on_dask.status_ == "not_separable"
     _assert_same_fit(memory, on_dask)
     u = on_dask.certificate_.compute()
+    assert u.shape == (len(y),)
     np.testing.assert_allclose(u, memory.certificate_, rtol=1e-6, atol=1e-12 * u.max())
     assert is_proof(X, np.where(y == 1, 1.0, -1.0), u, FIT_PROOF_RTOL)
 

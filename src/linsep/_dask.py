@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils.validation import _check_sample_weight
 
 from ._backend import is_dask_collection
 from ._linalg import too_wide_for_direct
@@ -112,9 +114,6 @@ def sample_weights(estimator, blocks, sample_weight):
     class_weight = getattr(estimator, "class_weight", None)
     if sample_weight is None and class_weight is None:
         return None
-    from sklearn.utils.class_weight import compute_class_weight
-    from sklearn.utils.validation import _check_sample_weight
-
     _, da = _dask()
     classes, n, chunks = estimator.classes_, sum(blocks.sizes), (tuple(blocks.sizes),)
     if is_dask_collection(sample_weight):
@@ -197,6 +196,25 @@ def _restrict(design, values):
 
 def _take_rows(values, rows):
     return values if rows is None else values[rows]
+
+
+def _expand(design, values):
+    """``values`` of ``design``'s rows (dask) as one entry per row of ``X``, zero elsewhere (persisted)."""
+    _, da = _dask()
+    place = _delayed(_placed)
+    parts = values.rechunk((tuple(design.counts),)).to_delayed().ravel()
+    (expanded,) = _persist(da.concatenate([
+        da.from_delayed(place(part, rows, n), shape=(n,), dtype=values.dtype)
+        for part, rows, n in zip(parts, design.rows, design.blocks.sizes)]))
+    return expanded
+
+
+def _placed(values, rows, n):
+    if rows is None:
+        return values
+    out = np.zeros(n, dtype=values.dtype)
+    out[rows] = values
+    return out
 
 
 def _positives(classes):
@@ -353,7 +371,10 @@ def fit_ho_kashyap(estimator, X, y, X_val=None, y_val=None, coef_init=None, inte
     results = _finish(estimator, results, designs)
     if fit_rows is not None:  # held-out rows: the verdict describes every row of X, those included
         _check_separation(estimator, [DaskDesign(blocks, None).with_positive(p) for p in _positives(classes)])
-    estimator.certificate_ = _pick(results, [r.certificate for r in results])
+    # a certificate speaks of every row of X, as in memory: 0 on held-out rows and rows of weight 0
+    certificates = [r.certificate if r.certificate is None or fit_rows is None else _expand(base, r.certificate)
+                    for r in results]
+    estimator.certificate_ = _pick(results, certificates)
     estimator.margin_vector_ = _pick(results, [r.margin for r in results])
     if estimator.early_stopping:
         estimator.best_iter_ = results[0].best_iter if len(results) == 1 else np.array([r.best_iter for r in results])

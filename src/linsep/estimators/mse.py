@@ -170,7 +170,8 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
         Notes
         -----
         A ``dask.array`` ``X`` chunked by rows is fitted blockwise
-        (:ref:`dask`); ``margin_vector_`` is then a dask array.
+        (:ref:`dask`), with its weights (dask or NumPy); ``margin_vector_``
+        is then a dask array.
         """
         if is_dask_collection(X):
             return fit_mse(self, X, y, margin, sample_weight)
