@@ -43,7 +43,13 @@ for make in (lambda: make_classifier("hkes"), lambda: make_classifier("hk", reco
         make().fit(xp.asarray(X), xp.asarray(y))
     except ValueError as error:
         refused.append(str(error))
-print(json.dumps({"fits": out, "refused": refused}))
+weights_refused = []
+for make, weight in ((lambda: make_classifier("hk"), np.ones(120)), (lambda: make_classifier("mse", class_weight="balanced"), None)):
+    try:
+        make().fit(xp.asarray(X), xp.asarray(y), sample_weight=weight)
+    except ValueError as error:
+        weights_refused.append(str(error))
+print(json.dumps({"fits": out, "refused": refused, "weights_refused": weights_refused}))
 """
 
 
@@ -66,3 +72,9 @@ def test_hk_family_and_mse_equal_the_numpy_fits_and_stay_in_the_namespace(outcom
 def test_what_array_api_input_cannot_honour_is_refused(outcome):
     assert len(outcome["refused"]) == 2
     assert all("is not available for array-API input" in message for message in outcome["refused"])
+
+
+def test_weights_on_array_api_input_are_refused_not_ignored(outcome):
+    # weighted fits run on NumPy/SciPy and dask arrays; array-API input refuses them (one line)
+    assert len(outcome["weights_refused"]) == 2
+    assert all("sample_weight or class_weight with array-API arrays" in m for m in outcome["weights_refused"])

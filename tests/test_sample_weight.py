@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.datasets import make_blobs
 from sklearn.metrics import balanced_accuracy_score
 
 from linsep import make_classifier
@@ -136,31 +135,33 @@ def test_weighted_validation_error_of_hkes():
     assert np.all((balanced.history_["validation_error"] >= 0) & (balanced.history_["validation_error"] <= 1))
 
 
-def _imbalanced(seed=0):
+def _imbalanced(seed, n_major=500, n_minor=50, d=5, distance=2.0):
+    """1:10, two unit Gaussians ``distance`` apart: the unweighted fits favour the majority (minority recall 0.06–0.5)."""
     rng = np.random.default_rng(seed)
-    n_major, n_minor = 500, 50  # 10:1
-    X = np.vstack([rng.normal(0.0, 1.0, size=(n_major, 2)), rng.normal(1.2, 1.0, size=(n_minor, 2))])
-    y = np.r_[np.zeros(n_major, dtype=int), np.ones(n_minor, dtype=int)]
-    return X, y
+    X = np.vstack([rng.normal(0.0, 1.0, size=(n_major, d)), rng.normal(distance / np.sqrt(d), 1.0, size=(n_minor, d))])
+    return X, np.r_[np.zeros(n_major, dtype=int), np.ones(n_minor, dtype=int)]
 
 
-# The single-sample perceptron returns its last iterate, which on overlapping classes depends on the last
-# few corrections more than on the weights (balanced accuracy 0.778 unweighted, 0.653 balanced here); the
-# batch rule sums the weighted corrections of a whole pass.
-@pytest.mark.parametrize("name, params", [
-    ("hk", {}), ("mhks", {}), ("lsvm", {}), ("batch_perceptron", {"schedule": "inverse"}), ("mse", {}),
-])
-def test_balanced_class_weight_raises_balanced_accuracy(name, params):
-    X, y = _imbalanced()
-    X_test, y_test = _imbalanced(seed=1)
-    scores = {}
-    for class_weight in (None, "balanced"):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            clf = make_classifier(name, class_weight=class_weight, **params).fit(X, y)
-        scores[class_weight] = balanced_accuracy_score(y_test, clf.predict(X_test))
-    print(f"{name}: balanced accuracy None {scores[None]:.3f}, balanced {scores['balanced']:.3f}")
-    assert scores["balanced"] > scores[None]
+# Mean balanced accuracy over 10 training sets (test sets of 2200 rows), None → "balanced", as measured:
+# hk 0.672 → 0.844, mhks 0.671 → 0.844, lsvm 0.669 → 0.844, perceptron 0.722 → 0.784,
+# batch_perceptron 0.735 → 0.832, mse 0.531 → 0.845.  The single-sample perceptron returns its last
+# iterate, which on overlapping classes is one point of its cycle: across training sets its balanced
+# accuracy varies by ±0.06 (±0.03 weighted), so one data set says little (a single one went 0.778 →
+# 0.653); the mean over several rises.
+@pytest.mark.parametrize("name", ["hk", "mhks", "lsvm", "perceptron", "batch_perceptron", "mse"])
+def test_balanced_class_weight_raises_balanced_accuracy(name):
+    scores = {None: [], "balanced": []}
+    for seed in range(10):
+        X, y = _imbalanced(seed)
+        X_test, y_test = _imbalanced(100 + seed, 2000, 200)
+        for class_weight in scores:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                clf = make_classifier(name, class_weight=class_weight).fit(X, y)
+            scores[class_weight].append(balanced_accuracy_score(y_test, clf.predict(X_test)))
+    before, after = np.mean(scores[None]), np.mean(scores["balanced"])
+    print(f"{name}: mean balanced accuracy None {before:.3f}, balanced {after:.3f}")
+    assert after > before + 0.03
 
 
 def test_class_weight_dict_equals_sample_weight():
@@ -258,14 +259,3 @@ def test_kernel_precomputed_refuses_zero_weights():
     for name in ("kernel_hk", "kernel_lsvm", "kernel_perceptron"):
         with pytest.raises(ValueError, match="precomputed"):
             make_classifier(name, kernel="precomputed").fit(X @ X.T, y, sample_weight=counts)
-
-
-@pytest.mark.parametrize("name", ["hk", "mse", "lsvm"])
-def test_weights_on_dask_input_are_refused_not_ignored(name):
-    da = pytest.importorskip("dask.array")
-    X, y = make_blobs(n_samples=40, centers=2, random_state=0)
-    Xd, yd = da.from_array(X, chunks=(20, 2)), da.from_array(y, chunks=20)
-    with pytest.raises(ValueError, match="sample_weight or class_weight with dask arrays"):
-        make_classifier(name).fit(Xd, yd, sample_weight=np.ones(40))
-    with pytest.raises(ValueError, match="sample_weight or class_weight with dask arrays"):
-        make_classifier(name, class_weight="balanced").fit(Xd, yd)

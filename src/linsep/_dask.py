@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils.validation import _check_sample_weight
 
 from ._backend import is_dask_collection
 from ._linalg import too_wide_for_direct
@@ -38,6 +40,7 @@ from .designs.dask import (
     decision_function,
     predict,
 )
+from ._weights import scaled_ho_kashyap, scaled_margin
 from .solvers.ho_kashyap import ho_kashyap
 from .solvers.lsvm import lagrangian_svm
 from .solvers.mse import mse
@@ -51,6 +54,7 @@ __all__ = [
     "fit_mse",
     "predict",
     "prepare",
+    "sample_weights",
     "validation_split",
 ]
 
@@ -89,6 +93,128 @@ def prepare(estimator, X, y):
         del estimator.feature_names_in_
     estimator.classes_ = classes
     return blocks
+
+
+class _Weights:
+    """A fit's row weights on dask: ``s`` (persisted, chunked like the row blocks), the class weights, any zero."""
+
+    def __init__(self, s, table, any_zero):
+        self.s, self.table, self.any_zero = s, table, any_zero
+
+
+def sample_weights(estimator, blocks, sample_weight):
+    """``sample_weight`` times ``class_weight``'s weights (:class:`_Weights`), or ``None`` when neither is set.
+
+    The in-memory rules of ``BaseSeparator._sample_weight``: one finite,
+    non-negative weight per row (NumPy weights through scikit-learn's
+    ``_check_sample_weight``, dask weights checked blockwise), class weights
+    from the labels of all rows (``"balanced"``: ``N / (K n_k)``, scikit-learn's
+    formula), not all zero, two classes with a positive weight.
+    """
+    class_weight = getattr(estimator, "class_weight", None)
+    if sample_weight is None and class_weight is None:
+        return None
+    _, da = _dask()
+    classes, n, chunks = estimator.classes_, sum(blocks.sizes), (tuple(blocks.sizes),)
+    if is_dask_collection(sample_weight):
+        if not isinstance(sample_weight, da.Array) or sample_weight.shape != (n,):
+            raise ValueError(f"sample_weight must be a 1-d array of {n} weights, got shape "
+                             f"{getattr(sample_weight, 'shape', None)}")
+        s = sample_weight.astype(np.float64).rechunk(chunks)
+    elif sample_weight is None:
+        s = da.ones(n, chunks=chunks)
+    else:
+        s = da.from_array(_check_sample_weight(sample_weight, blocks.X, dtype=np.float64, ensure_non_negative=True,
+                                               allow_all_zero_weights=True, copy=True), chunks=chunks)
+    table = None
+    if class_weight is not None:
+        if isinstance(class_weight, str) and class_weight == "balanced":
+            counts = np.sum(_compute(*[_delayed(_class_counts)(labels, classes) for labels in blocks.label_parts]),
+                            axis=0)
+            table = n / (classes.size * counts.astype(np.float64))
+        else:
+            table = compute_class_weight(class_weight, classes=classes, y=classes)
+        s = s * blocks.labels.map_blocks(_class_weight_block, classes=classes, table=table, dtype=np.float64)
+    (s,) = _persist(s)
+    stats = _compute(*[_delayed(_weight_stats)(part, labels, classes)
+                       for part, labels in zip(s.to_delayed().ravel(), blocks.label_parts)])
+    name = type(estimator).__name__
+    if not all(finite for finite, _, _ in stats):
+        raise ValueError("sample weights must be finite")
+    if min(smallest for _, smallest, _ in stats) < 0:
+        raise ValueError("Negative values in data passed to sample_weight")
+    positive = np.sum([count for _, _, count in stats], axis=0)
+    if not positive.any():
+        raise ValueError(f"{name}: every sample weight is zero (after class_weight); nothing is left to fit")
+    if np.count_nonzero(positive) < 2:
+        raise ValueError(f"{name} needs samples of at least 2 classes with a positive weight")
+    return _Weights(s, table, bool(positive.sum() < n))
+
+
+def _class_counts(labels, classes):
+    return np.bincount(np.searchsorted(classes, labels), minlength=classes.size)
+
+
+def _class_weight_block(labels, classes, table):
+    return table[np.searchsorted(classes, labels)]
+
+
+def _weight_stats(s, labels, classes):
+    """``(all finite, smallest, rows of positive weight per class)`` of a block's weights."""
+    return (bool(np.isfinite(s).all()), float(s.min(initial=np.inf)),
+            np.bincount(np.searchsorted(classes, labels[s > 0]), minlength=classes.size))
+
+
+def _positive_rows(blocks, weights, rows=None, counts=None):
+    """``(rows, counts)`` of the rows ``rows`` (``None``: all) of each block whose weight is positive.
+
+    Rows of weight 0 leave the fit, as in memory (``linsep._base.rows_with_weight``);
+    ``rows, counts`` as given when no weight is 0 (``None``: the blocks are read whole).
+    """
+    if weights is None or not weights.any_zero:
+        return rows, counts
+    rows = [None] * len(blocks.sizes) if rows is None else rows
+    kept = _persist(*[_delayed(_positive_of)(part, r) for part, r in zip(weights.s.to_delayed().ravel(), rows)])
+    return list(kept), list(_compute(*[_delayed(len)(r) for r in kept]))
+
+
+def _positive_of(s, rows):
+    return np.flatnonzero(s > 0) if rows is None else rows[s[rows] > 0]
+
+
+def _restrict(design, values):
+    """A dask array of one entry per row of ``X`` (chunked like its blocks) at ``design``'s rows, persisted."""
+    _, da = _dask()
+    if all(rows is None for rows in design.rows):
+        return values
+    take = _delayed(_take_rows)
+    (restricted,) = _persist(da.concatenate([
+        da.from_delayed(take(part, rows), shape=(n,), dtype=values.dtype)
+        for part, rows, n in zip(values.to_delayed().ravel(), design.rows, design.counts)]))
+    return restricted
+
+
+def _take_rows(values, rows):
+    return values if rows is None else values[rows]
+
+
+def _expand(design, values):
+    """``values`` of ``design``'s rows (dask) as one entry per row of ``X``, zero elsewhere (persisted)."""
+    _, da = _dask()
+    place = _delayed(_placed)
+    parts = values.rechunk((tuple(design.counts),)).to_delayed().ravel()
+    (expanded,) = _persist(da.concatenate([
+        da.from_delayed(place(part, rows, n), shape=(n,), dtype=values.dtype)
+        for part, rows, n in zip(parts, design.rows, design.blocks.sizes)]))
+    return expanded
+
+
+def _placed(values, rows, n):
+    if rows is None:
+        return values
+    out = np.zeros(n, dtype=values.dtype)
+    out[rows] = values
+    return out
 
 
 def _positives(classes):
@@ -159,8 +285,13 @@ def _pair_sizes(pair):
     return len(pair[0]), len(pair[1])
 
 
-def _validation_design(estimator, blocks, classes, X_val, y_val):
-    """``(fit rows, their counts, validation design)`` for early stopping (``None``s without it)."""
+def _validation_design(estimator, blocks, classes, X_val, y_val, weights=None):
+    """``(fit rows, their counts, validation design)`` for early stopping (``None``s without it).
+
+    With weights, as in memory: held-out rows keep their weights (rows of
+    weight 0 included) and fitted rows of weight 0 leave; given validation
+    rows are weighed by ``class_weight`` only.
+    """
     if not estimator.early_stopping:
         return None, None, None
     if X_val is None:
@@ -169,7 +300,11 @@ def _validation_design(estimator, blocks, classes, X_val, y_val):
         if sum(val_counts) == 0:
             raise ValueError("early stopping needs a validation set, but validation_fraction="
                              f"{estimator.validation_fraction} holds out none; give X_val/y_val or more samples")
-        return fit_rows, fit_counts, DaskDesign(blocks, None, val_rows, val_counts)
+        validation = DaskDesign(blocks, None, val_rows, val_counts)
+        if weights is not None:
+            validation = _counted(validation, _restrict(validation, weights.s))
+            fit_rows, fit_counts = _positive_rows(blocks, weights, fit_rows, fit_counts)
+        return fit_rows, fit_counts, validation
     _, da = _dask()
     X_val = X_val if is_dask_collection(X_val) else da.from_array(np.asarray(X_val, dtype=np.float64))
     X_val = _check_row_chunked(X_val, "X_val")
@@ -180,11 +315,27 @@ def _validation_design(estimator, blocks, classes, X_val, y_val):
     unknown = np.setdiff1d(_classes(val_blocks.labels), classes)
     if unknown.size:
         raise ValueError(f"validation labels {unknown.tolist()} are not among the training classes")
-    return None, None, DaskDesign(val_blocks, None)
+    validation = DaskDesign(val_blocks, None)
+    if weights is not None and weights.table is not None:
+        validation = _counted(validation, val_blocks.labels.map_blocks(
+            _class_weight_block, classes=classes, table=weights.table, dtype=np.float64))
+    return None, None, validation
 
 
-def fit_ho_kashyap(estimator, X, y, X_val=None, y_val=None, coef_init=None, intercept_init=None):
-    """:meth:`linsep.HoKashyapClassifier.fit` for dask ``X``: the in-memory solver on :class:`DaskDesign`."""
+def _counted(validation, weight):
+    """``validation`` counting errors with ``weight`` normalised to sum to its rows (``linsep._weights.WeightedValidation``)."""
+    (total,) = _compute(weight.sum())
+    if not total > 0:
+        raise ValueError("every validation row has weight 0: the validation error is undefined")
+    return validation.counted_with(weight * (validation.shape[0] / float(total)))
+
+
+def fit_ho_kashyap(estimator, X, y, X_val=None, y_val=None, coef_init=None, intercept_init=None, sample_weight=None):
+    """:meth:`linsep.HoKashyapClassifier.fit` for dask ``X``: the in-memory solver on :class:`DaskDesign`.
+
+    Weighted: :func:`linsep._weights.scaled_ho_kashyap` on scaled designs
+    (:meth:`DaskDesign.scaled`), rows of weight 0 left out.
+    """
     if (X_val is None) != (y_val is None):
         raise ValueError("give both X_val and y_val, or neither")
     if X_val is not None and not estimator.early_stopping:
@@ -193,21 +344,37 @@ def fit_ho_kashyap(estimator, X, y, X_val=None, y_val=None, coef_init=None, inte
     refuse_unsupported(params, HKParams.neutral(), "dask input", HK_SUPPORTED)
     blocks = prepare(estimator, X, y)
     classes = estimator.classes_
-    fit_rows, fit_counts, val_design = _validation_design(estimator, blocks, classes, X_val, y_val)
+    weights = sample_weights(estimator, blocks, sample_weight)
+    fit_rows, fit_counts, val_design = _validation_design(estimator, blocks, classes, X_val, y_val, weights)
+    if not estimator.early_stopping or X_val is not None:
+        fit_rows, fit_counts = _positive_rows(blocks, weights)
     initial_weights = starting_weights(classes.size, blocks.n_features, coef_init, intercept_init)
     base = DaskDesign(blocks, None, fit_rows, fit_counts)
-    gram = blockwise._prepared_gram(base)[0]  # shared by the one-vs-rest problems (signs do not change it)
+    kwargs = params.solver_kwargs()
+    if weights is not None:
+        s = _restrict(base, weights.s)
+        scaled = {power: base.scaled(s, power) for power in ((0.5, 1) if kwargs["loss"] == "absolute" else (0.5,))}
+        solve_base = scaled[max(scaled)]
+    else:
+        solve_base = base
+    gram = blockwise._prepared_gram(solve_base)[0]  # shared by the one-vs-rest problems (signs do not change it)
     designs, results = [], []
     for positive in _positives(classes):
         design = base.with_positive(positive)
-        results.append(ho_kashyap(
-            design, **params.solver_kwargs(), initial_weights=initial_weights,
-            Y_val=None if val_design is None else val_design.with_positive(positive), gram=gram))
-        designs.append(design)
+        Y_val = None if val_design is None else val_design.with_positive(positive)
+        if weights is None:
+            results.append(ho_kashyap(design, **kwargs, initial_weights=initial_weights, Y_val=Y_val, gram=gram))
+        else:
+            results.append(scaled_ho_kashyap(lambda power, p=positive: scaled[power].with_positive(p), s, kwargs,
+                                             initial_weights=initial_weights, Y_val=Y_val, gram=gram))
+        designs.append(design)  # verdicts are checked on the unscaled rows
     results = _finish(estimator, results, designs)
     if fit_rows is not None:  # held-out rows: the verdict describes every row of X, those included
         _check_separation(estimator, [DaskDesign(blocks, None).with_positive(p) for p in _positives(classes)])
-    estimator.certificate_ = _pick(results, [r.certificate for r in results])
+    # a certificate speaks of every row of X, as in memory: 0 on held-out rows and rows of weight 0
+    certificates = [r.certificate if r.certificate is None or fit_rows is None else _expand(base, r.certificate)
+                    for r in results]
+    estimator.certificate_ = _pick(results, certificates)
     estimator.margin_vector_ = _pick(results, [r.margin for r in results])
     if estimator.early_stopping:
         estimator.best_iter_ = results[0].best_iter if len(results) == 1 else np.array([r.best_iter for r in results])
@@ -240,25 +407,35 @@ def _margin_parts(margin, blocks):
     return margin, margin.to_delayed().ravel().tolist()
 
 
-def fit_mse(estimator, X, y, margin=None):
-    """:meth:`linsep.MSEClassifier.fit` for dask ``X``: ``Y⁺b`` (two classes) or the linear machine ``[X, 1]⁺B``."""
+def fit_mse(estimator, X, y, margin=None, sample_weight=None):
+    """:meth:`linsep.MSEClassifier.fit` for dask ``X``: ``Y⁺b`` (two classes) or the linear machine ``[X, 1]⁺B``.
+
+    Weighted: the same solves on the rows ``√s_i y_i`` and targets ``√s_i b_i``
+    (:meth:`DaskDesign.scaled`), rows of weight 0 left out.
+    """
     blocks = prepare(estimator, X, y)
     classes = estimator.classes_
+    weights = sample_weights(estimator, blocks, sample_weight)
     margin, margin_parts = _margin_parts(margin, blocks)
-    design = DaskDesign(blocks, classes[-1])
+    design = DaskDesign(blocks, classes[-1], *_positive_rows(blocks, weights))
     _, da = _dask()
-    b = da.ones(design.shape[0], chunks=(tuple(design.counts),)) if margin is None else margin
+    b = da.ones(design.shape[0], chunks=(tuple(design.counts),)) if margin is None else _restrict(design, margin)
+    solve_design, target = design, margin_parts
+    if weights is not None:
+        s = _restrict(design, weights.s)
+        solve_design = design.scaled(s, 0.5)
+        target = solve_design.vector(scaled_margin(None if margin is None else b, s))
     if classes.size == 2:
         designs = [design.with_positive(classes[1])]
-        results = [mse(designs[0], margin_parts, C=estimator.C)]
+        results = [mse(solve_design.with_positive(classes[1]), target, C=estimator.C)]
         margins = [b]
     else:
-        W, factor, gap = design.linear_machine(classes, margin_parts, C=estimator.C)
+        W, factor, gap = solve_design.linear_machine(classes, target, C=estimator.C)
         status = SEPARABLE if gap > 0 else CONVERGED
         results = [SolveResult(weights=W[:, k], n_iter=1, status=status, extra={"factorization": factor.method})
                    for k in range(classes.size)]
         designs = [design.with_positive(c) for c in classes]
-        own = blocks.labels[:, None] == da.from_array(classes[None, :])
+        own = _restrict(design, blocks.labels)[:, None] == da.from_array(classes[None, :])
         margins = [da.where(own, b[:, None], 0.0)]
     estimator._unpack_common(results)
     _store(estimator, results, blocks)
@@ -268,15 +445,25 @@ def fit_mse(estimator, X, y, margin=None):
     return estimator
 
 
-def fit_lsvm(estimator, X, y):
-    """:meth:`linsep.LagrangianSVMClassifier.fit` for dask ``X``: the in-memory iteration over blockwise passes."""
+def fit_lsvm(estimator, X, y, sample_weight=None):
+    """:meth:`linsep.LagrangianSVMClassifier.fit` for dask ``X``: the in-memory iteration over blockwise passes.
+
+    Weighted (penalty ``C s_i``): the dual in ``β = α/√s`` on the rows ``√s_i h_i``
+    (:meth:`DaskDesign.scaled`), rows of weight 0 left out; ``alpha_`` is ``α``.
+    """
     blocks = prepare(estimator, X, y)
     classes = estimator.classes_
-    design = DaskDesign(blocks, None)
-    factor = design.lsvm_factor(float(estimator.C))
-    designs = [design.with_positive(positive) for positive in _positives(classes)]
-    results = [lagrangian_svm(d, None, C=estimator.C, mu=estimator.mu, tol=estimator.tol,
-                              max_iter=estimator.max_iter, factor=factor) for d in designs]
+    weights = sample_weights(estimator, blocks, sample_weight)
+    design = DaskDesign(blocks, None, *_positive_rows(blocks, weights))
+    solve_design = design
+    if weights is not None:
+        s = _restrict(design, weights.s)
+        solve_design = design.scaled(s, 0.5)
+    factor = solve_design.lsvm_factor(float(estimator.C))
+    designs = [design.with_positive(positive) for positive in _positives(classes)]  # verdicts: unscaled rows
+    results = [lagrangian_svm(solve_design.with_positive(positive), None, C=estimator.C, mu=estimator.mu,
+                              tol=estimator.tol, max_iter=estimator.max_iter, factor=factor)
+               for positive in _positives(classes)]
     _finish(estimator, results, designs)
     _, da = _dask()
     alphas = [r.extra["alpha"] for r in results]

@@ -36,7 +36,7 @@ from .designs.memory import as_design
 from .solvers.ho_kashyap import ho_kashyap
 
 __all__ = ["WeightedValidation", "class_weights_of", "refuse_weights", "scaled_labels", "scaled_margin", "unscaled_margin",
-           "weighted_ho_kashyap", "weighted_signed_design"]
+           "scaled_ho_kashyap", "weighted_ho_kashyap", "weighted_signed_design"]
 
 
 def refuse_weights(estimator, sample_weight, where):
@@ -131,23 +131,35 @@ def weighted_ho_kashyap(X, y, rows, sample_weight, params, *, initial_weights=No
     """Ho–Kashyap (every variant of ``params``) minimising the ``sample_weight``-weighted criterion.
 
     ``X`` and the ``±1`` labels ``y`` of the rows ``rows`` of ``X`` (all rows
-    for ``None``) with their positive weights: :func:`ho_kashyap` on the
-    scaled rows of the module docstring, its certificate and margin mapped
-    back to the original rows.  ``options`` go to :func:`ho_kashyap` as they
-    are (``Y_val``, ``trace``, ``_plan``).
+    for ``None``) with their positive weights: :func:`scaled_ho_kashyap` on
+    the in-memory designs of the scaled rows.  ``options`` go to
+    :func:`ho_kashyap` as they are (``Y_val``, ``trace``, ``_plan``).
     """
     s = np.asarray(sample_weight, dtype=float)
+    return scaled_ho_kashyap(lambda power: weighted_signed_design(X, y, s, power, rows), s, params,
+                             initial_weights=initial_weights, **options)
+
+
+def scaled_ho_kashyap(design_of, s, params, *, initial_weights=None, **options):
+    """:func:`ho_kashyap` on the scaled rows of the module docstring, its certificate and margin mapped back.
+
+    ``design_of(power)`` is the design of the rows ``s_i^power y_i`` (power
+    ``0.5`` or ``1``) and ``s`` the positive weights of its rows: a NumPy
+    array (in memory) or a dask array chunked like the design's row blocks
+    (``linsep._dask``); the scaled starting margin, the IRLS variants'
+    starting weights and the mapping back are the same expressions on
+    either.  ``options`` go to :func:`ho_kashyap` as they are.
+    """
     absolute = params["loss"] == "absolute"
     offset = 0.0 if params["C"] is None else 1.0
     scale = s if absolute else np.sqrt(s)
     initial_margin = scale * (params["b0"] + offset) - offset
     if absolute and initial_weights is None:
         # W_0 = (YᵗSY + CĨ)⁻¹ YᵗS (b_0 + offset): the weighted least squares on the rows √s y_i.
-        root = np.sqrt(s)
-        solver = as_design(weighted_signed_design(X, y, s, 0.5, rows)).least_squares_solver(
-            0.0 if params["C"] is None else float(params["C"]))
-        initial_weights = solver.solve(root * (params["b0"] + offset))
-    result = ho_kashyap(weighted_signed_design(X, y, s, 1 if absolute else 0.5, rows), **params, initial_margin=initial_margin,
+        design = as_design(design_of(0.5))
+        solver = design.least_squares_solver(0.0 if params["C"] is None else float(params["C"]))
+        initial_weights = design.solve_target(solver, design.vector(np.sqrt(s) * (params["b0"] + offset)), 0.0)
+    result = ho_kashyap(design_of(1 if absolute else 0.5), **params, initial_margin=initial_margin,
                         initial_weights=initial_weights, **options)
     margin = None if result.margin is None else (result.margin + offset) / scale - offset
     certificate = None if result.certificate is None else result.certificate * scale

@@ -173,30 +173,41 @@ def _classes(labels):
 
 # --- Per-block work (runs on the workers) -------------------------------------------------------------
 
-def _signed_rows(X, labels, positive, rows):
-    """``(X_b, y_b)`` in float64 for the rows ``rows`` (``None``: all) of a block, ``y = ±1``."""
+def _signed_rows(X, labels, positive, rows, scale=None):
+    """``(X_b, y_b)`` in float64 for the rows ``rows`` (``None``: all) of a block, ``y = ±1`` (times ``scale``)."""
     if rows is not None:
         X, labels = X[rows], labels[rows]
-    return np.asarray(X, dtype=np.float64), np.where(labels == positive, 1.0, -1.0)
+    y = np.where(labels == positive, 1.0, -1.0)
+    return np.asarray(X, dtype=np.float64), (y if scale is None else y * scale)
 
 
-def _signed_block(X, labels, positive, rows):
+def _signed_block(X, labels, positive, rows, scale=None):
     """The block's rows of ``Y`` as a :class:`linsep._design.SignedDesign` (products, Gram matrices; never formed)."""
-    return SignedDesign(*_signed_rows(X, labels, positive, rows))
+    return SignedDesign(*_signed_rows(X, labels, positive, rows, scale))
 
 
-def _gram_block(X, labels, positive, rows, margin, rhs=None, gram=True):
-    """A block's ``[X_b, 1]ᵀ[X_b, 1]`` (if ``gram``), its share of ``Yᵀ rhs``, and the input checks' scalars.
+def _gram_of(Y, scale, D=None):
+    """``YᵀDY``: the view's Gram matrix leaves the labels out, so scaled rows ``r_i y_i`` weigh it by ``r²``."""
+    return Y.gram(D) if scale is None else Y.gram(scale * scale if D is None else D * (scale * scale))
+
+
+def _gram_block(X, labels, positive, rows, margin, rhs=None, gram=True, scale=None):
+    """A block's ``YᵀY`` (if ``gram``; ``[X_b, 1]ᵀ[X_b, 1]`` unscaled), its share of ``Yᵀ rhs``, and the checks' scalars.
 
     ``rhs``: ``None`` (no right-hand side), ``("constant", c)`` for ``r = c 1``,
     ``("margin", c)`` for ``r = margin_b + c`` or ``("labels", classes)`` for the
-    linear machine's ``[X, 1]ᵀ B`` (``B_ik = margin_i`` for the sample's class).
+    linear machine's ``[X, 1]ᵀ B`` (``B_ik = margin_i`` for the sample's class;
+    rows ``r_i (x_i, 1)`` on a scaled design).  ``margin`` has one entry per
+    row of the design (the block's selected rows); ``margin_ok`` tests the
+    target ``margin + c`` (``margin`` for the linear machine).
     """
-    Y = _signed_block(X, labels, positive, rows)
-    out = {"gram": Y.gram(), "finite": bool(np.isfinite(Y.X).all()), "largest": column_maxabs(X)} if gram else {}
-    b = None if margin is None else np.asarray(margin if rows is None else margin[rows], dtype=np.float64)
+    Y = _signed_block(X, labels, positive, rows, scale)
+    out = {"gram": _gram_of(Y, scale), "finite": bool(np.isfinite(Y.X).all()),
+           "largest": column_maxabs(X)} if gram else {}
+    b = None if margin is None else np.asarray(margin, dtype=np.float64)
     if b is not None:
-        out["margin_ok"] = bool(np.isfinite(b).all() and b.min(initial=np.inf) > 0)
+        shift = rhs[1] if rhs is not None and rhs[0] == "margin" else 0.0
+        out["margin_ok"] = bool(np.isfinite(b).all() and (b + shift).min(initial=np.inf) > 0)
     if rhs is not None:
         kind, value = rhs
         n = Y.shape[0]
@@ -208,11 +219,11 @@ def _gram_block(X, labels, positive, rows, margin, rhs=None, gram=True):
             target = np.zeros((n, len(value)))
             own = np.searchsorted(value, labels if rows is None else labels[rows])
             target[np.arange(n), own] = 1.0 if b is None else b
-            out["g"] = SignedDesign(Y.X, np.ones(n)).T @ target
+            out["g"] = SignedDesign(Y.X, np.ones(n) if scale is None else scale).T @ target
     return out
 
 
-def _hk_block(X, labels, positive, rows, B, D, W, offset, two_mu, tol, update, irls):
+def _hk_block(X, labels, positive, rows, B, D, W, offset, two_mu, tol, update, irls, scale=None):
     """One Ho–Kashyap pass over a block: ``(B_{k+1}, E_k or None, scalars)`` (see the module).
 
     The margin update runs the in-memory compiled loop's own pass by rows
@@ -225,6 +236,8 @@ def _hk_block(X, labels, positive, rows, B, D, W, offset, two_mu, tol, update, i
     if update == "margin":
         X = np.ascontiguousarray(X, dtype=np.float64)
         y = np.where((labels if rows is None else labels[rows]) == positive, 1.0, -1.0)
+        if scale is not None:
+            y *= scale
         E, B_next, g = np.empty(n), np.empty(n), np.empty(X.shape[1] + 1)
         J, fixed_point, wrong, separated, max_e, max_b = _pass_by_rows(
             X, y, _ALL_ROWS if rows is None else np.asarray(rows, dtype=np.intp), W, B, offset, two_mu, tol,
@@ -232,7 +245,7 @@ def _hk_block(X, labels, positive, rows, B, D, W, offset, two_mu, tol, update, i
         stats = {"J": float(J), "wrong": int(wrong), "separated": bool(separated), "emax": float(max_e),
                  "bscale": float(max_b), "fixed_point": bool(fixed_point)}
     else:
-        Y = _signed_block(X, labels, positive, rows)
+        Y = _signed_block(X, labels, positive, rows, scale)
         Z = Y @ W
         E = Z - B if offset == 0.0 else Z - offset - B
         target = B + offset
@@ -260,27 +273,28 @@ _ALL_ROWS = np.empty(0, dtype=np.intp)
 _NO_WEIGHTS = np.empty(0)
 
 
-def _irls_block(X, labels, positive, rows, E, B_next, irls_floor, eabs_max, offset, update):
+def _irls_block(X, labels, positive, rows, E, B_next, irls_floor, eabs_max, offset, update, scale=None):
     """IRLS second pass: ``D_k`` (kept), the block's ``[X, 1]ᵀD_k[X, 1]`` and ``YᵀD_k r``.
 
     ``D_k`` is :func:`linsep._hk_rules.irls_weights` with the floor
     from the global ``max |E_k|`` (``eabs_max``).
     """
-    Y = _signed_block(X, labels, positive, rows)
+    Y = _signed_block(X, labels, positive, rows, scale)
     D = irls_weights(E, irls_floor, eabs_max)
     r = (B_next if offset == 0.0 else B_next + offset) if update == "margin" else np.abs(E)
-    return D, {"gram": Y.gram(D), "g": Y.T @ (r * D)}
+    return D, {"gram": _gram_of(Y, scale, D), "g": Y.T @ (r * D)}
 
 
-def _count_block(X, labels, positive, rows, W):
-    """``(number of Y_b W <= 0, min Y_b W, all finite)`` for a block."""
-    Z = _signed_block(X, labels, positive, rows) @ W
-    return int(np.count_nonzero(Z <= 0)), float(Z.min(initial=np.inf)), bool(np.isfinite(Z).all())
+def _count_block(X, labels, positive, rows, W, scale=None, count_weight=None):
+    """``(number of Y_b W <= 0 (or their count_weight's sum), min Y_b W, all finite)`` for a block."""
+    Z = _signed_block(X, labels, positive, rows, scale) @ W
+    count = int(np.count_nonzero(Z <= 0)) if count_weight is None else float(np.sum(count_weight[Z <= 0]))
+    return count, float(Z.min(initial=np.inf)), bool(np.isfinite(Z).all())
 
 
-def _certificate_block(X, labels, positive, rows, B, D, W, offset):
+def _certificate_block(X, labels, positive, rows, B, D, W, offset, scale=None):
     """``u_b = max(−E_b, 0)`` (times ``D_b`` for IRLS): a block of the non-separability certificate."""
-    Y = _signed_block(X, labels, positive, rows)
+    Y = _signed_block(X, labels, positive, rows, scale)
     if isinstance(B, Real):
         B = np.full(Y.shape[0], float(B))
     Z = Y @ W
@@ -307,11 +321,12 @@ def _proof_sums_block(X, labels, positive, rows, u, umax, shifts):
     return np.append(signed, weights.sum()), np.append(magnitude, np.abs(weights).sum())
 
 
-def _lsvm_block(X, labels, positive, rows, r, alpha, W, C, mu, first):
-    """One LSVM pass over a block: :func:`linsep.solvers.lsvm.linear_pass` on its rows."""
-    X, y = _signed_rows(X, labels, positive, rows)
+def _lsvm_block(X, labels, positive, rows, r, alpha, W, C, mu, first, scale=None):
+    """One LSVM pass over a block: :func:`linsep.solvers.lsvm.linear_pass` on its rows (scaled: ``c = r_0 = √s``)."""
+    X, y = _signed_rows(X, labels, positive, rows, scale)
+    start = np.ones(X.shape[0]) if scale is None else scale
     alpha, r_next, g, step_sq, alpha_sq, objective = linear_pass(
-        X, y, W, np.ones(X.shape[0]) if r is None else r, None if first else alpha, C, mu)
+        X, y, W, start if r is None else r, None if first else alpha, C, mu, linear_term=scale)
     return r_next, alpha, {"step_sq": step_sq, "alpha_sq": alpha_sq, "objective": objective, "g": g}
 
 
@@ -339,26 +354,51 @@ class DaskDesign:
     ``p``-sized results come back.  A ``Vec`` of this design is a list with
     one entry per block: a persisted delayed vector, or a number standing for
     that constant (made on the worker).
+
+    Sample weights (``linsep._weights``): a scaled design (:meth:`scaled`)
+    has the rows ``r_i y_i (x_i, 1)``, ``r`` a persisted part per block that
+    every task applies (``scale=``); a weighted validation design sums the
+    weights of its errors (``count_weight=``).  Rows of weight 0 would still
+    count in the rules' statistics: they leave through ``rows``.
     """
 
     offers_compiled = False
     dtype = np.dtype(np.float64)  # every task computes in float64; estimators round to X's type
     ndim = 2
 
-    def __init__(self, blocks, positive, rows=None, counts=None):
+    def __init__(self, blocks, positive, rows=None, counts=None, scale=None, count_weight=None):
         self.blocks = blocks
         self.positive = positive
         self.rows = [None] * len(blocks.sizes) if rows is None else rows
         self.counts = list(blocks.sizes) if counts is None else [int(c) for c in counts]
         self.shape = (sum(self.counts), blocks.n_features + 1)
+        self.scale = scale  # (dask array (N_R,), its per-block parts) or None
+        self.count_weight = count_weight  # (dask array (N_R,), its per-block parts) or None
+        self._held = []
 
     def with_positive(self, positive):
-        return DaskDesign(self.blocks, positive, self.rows, self.counts)
+        return DaskDesign(self.blocks, positive, self.rows, self.counts, self.scale, self.count_weight)
+
+    def scaled(self, weight, power):
+        """The rows ``s_i^power y_i (x_i, 1)`` (``linsep._weights.scaled_labels``); ``weight``: dask, one per row."""
+        scale = weight if power == 1 else (np.sqrt(weight) if power == 0.5 else weight ** power)
+        (scale,) = _persist(scale.rechunk((tuple(self.counts),)))
+        return DaskDesign(self.blocks, self.positive, self.rows, self.counts,
+                          (scale, scale.to_delayed().ravel().tolist()), self.count_weight)
+
+    def counted_with(self, weight):
+        """This design counting its errors with the weights ``weight`` (dask, one per row)."""
+        (weight,) = _persist(weight.rechunk((tuple(self.counts),)))
+        return DaskDesign(self.blocks, self.positive, self.rows, self.counts, self.scale,
+                          (weight, weight.to_delayed().ravel().tolist()))
 
     def tasks(self, function, *per_block, **constants):
-        """One delayed ``function(X_b, labels_b, positive, rows_b, *per_block[b], **constants)`` per block."""
+        """One delayed ``function(X_b, labels_b, positive, rows_b, *per_block[b], **constants)`` per block (+ weights)."""
         call = _delayed(function)
-        return [call(X, labels, self.positive, rows, *(values[b] for values in per_block), **constants)
+        weighted = {name: parts[1] for name, parts in (("scale", self.scale), ("count_weight", self.count_weight))
+                    if parts is not None}
+        return [call(X, labels, self.positive, rows, *(values[b] for values in per_block), **constants,
+                     **{name: parts[b] for name, parts in weighted.items()})
                 for b, (X, labels, rows) in enumerate(zip(self.blocks.X_parts, self.blocks.label_parts, self.rows))]
 
     def from_blocks(self, parts):
@@ -379,9 +419,13 @@ class DaskDesign:
         return [float(value)] * len(self.counts)
 
     def vector(self, values):
-        """``values`` as per-block parts: already such parts (one per block), else refused."""
+        """``values`` as per-block parts: already such parts (one per block), or a dask array of this design's rows."""
         if isinstance(values, list) and len(values) == len(self.counts):
             return values
+        if is_dask_collection(values) and values.shape == (self.shape[0],):
+            (values,) = _persist(values.astype(np.float64).rechunk((tuple(self.counts),)))
+            self._held.append(values)  # its persisted blocks live as long as the design (the fit)
+            return values.to_delayed().ravel().tolist()
         raise ValueError("a given N-vector (initial_margin) is not available for dask data; fit in memory")
 
     def solve_target(self, factor, B, offset):
@@ -443,7 +487,7 @@ class _DaskPass:
         self.max_b = max(p["bscale"] for p in parts)
         self.fixed_point = all(p["fixed_point"] for p in parts)
         self.eabs_max = max(p["eabs_max"] for p in parts)
-        self.val_errors = (int(np.sum([count for count, _, _ in results[len(outs):]]))
+        self.val_errors = (sum(count for count, _, _ in results[len(outs):])  # weighted: a float
                            if validation is not None else None)
         self.B_next = [out[0] for out in outs]
         self._E = [out[1] for out in outs]
@@ -515,8 +559,10 @@ def _check_scale(largest, dtype):
             f"of two): rescale X before fitting, or fit it in memory")
 
 
-def _gap_block(X, labels, positive, rows, W, classes):
-    """Smallest ``own discriminant − largest other`` over a block (the linear machine's verdict)."""
+def _gap_block(X, labels, positive, rows, W, classes, scale=None):
+    """Smallest ``own discriminant − largest other`` over a block's rows (the linear machine's verdict; unscaled)."""
+    if rows is not None:
+        X, labels = X[rows], labels[rows]
     X = np.asarray(X, dtype=np.float64)
     scores = X @ W[:-1] + W[-1]
     own = np.searchsorted(classes, labels)
@@ -557,7 +603,10 @@ class _LSVMStep(_LinearStep):
     def __init__(self, design, pd_factor, C, mu):
         self.design, self.f, self.C, self.mu = design, pd_factor, C, mu
         self.solves_converged = True  # direct factor
-        self.weights = pd_factor.solve(_right_hand_side(design, ("constant", 1.0)))  # Hᵗ1 = [X, 1]ᵗy
+        if design.scale is None:
+            self.weights = pd_factor.solve(_right_hand_side(design, ("constant", 1.0)))  # Hᵗ1 = [X, 1]ᵗy
+        else:  # the weighted dual: H̃ᵗ√s on the rows √s_i h_i (_lsvm_block)
+            self.weights = pd_factor.solve(_right_hand_side(design, ("margin", 0.0), design.scale[1]))
         self._r = [None] * len(design.counts)
         self._alpha = [None] * len(design.counts)
         self._next = None
@@ -577,7 +626,9 @@ class _LSVMStep(_LinearStep):
 
     @property
     def alpha(self):
-        return self.design.from_blocks(self._alpha)
+        """``α`` (a dask array): ``√s β`` on a scaled design, as :func:`linsep.solvers.lsvm.lagrangian_svm` returns."""
+        alpha = self.design.from_blocks(self._alpha)
+        return alpha if self.design.scale is None else alpha * self.design.scale[0]
 
 
 # --- Verdict checks ------------------------------------------------------------------------------------------

@@ -242,14 +242,14 @@ class HoKashyapClassifier(BaseLinearSeparator):
         -----
         A ``dask.array`` ``X`` chunked by rows (``y``, ``X_val``, ``y_val``
         dask or NumPy) is fitted blockwise on its workers by
-        :ref:`dask`, to the same weights; ``margin_vector_`` and
+        :ref:`dask`, to the same weights (``sample_weight`` dask or NumPy,
+        and ``class_weight``, are honoured); ``margin_vector_`` and
         ``certificate_`` are then dask arrays.  Without ``X_val``, early
         stopping holds out a stratified ``validation_fraction`` of every row
         block (seeded by ``random_state`` and the block's index).
         """
         if is_dask_collection(X):
-            refuse_weights(self, sample_weight, "dask arrays")
-            return fit_ho_kashyap(self, X, y, X_val, y_val, coef_init, intercept_init)
+            return fit_ho_kashyap(self, X, y, X_val, y_val, coef_init, intercept_init, sample_weight)
         if _array_api.is_array_api_input(X):
             refuse_weights(self, sample_weight, "array-API arrays")
             return _array_api.fit_ho_kashyap(self, X, y, X_val, y_val, coef_init, intercept_init)

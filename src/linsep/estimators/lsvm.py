@@ -28,7 +28,6 @@ from .._base import CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSepar
 from .._backend import is_dask_collection
 from .._dask import fit_lsvm
 from .._result import CONVERGED
-from .._weights import refuse_weights
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from ..kernels import low_rank_gram_factor
 from ..solvers.lsvm import LSVMFactor, active_set_kernel_lagrangian_svm, kernel_lagrangian_svm, lagrangian_svm
@@ -143,8 +142,9 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
             Rows of weight 0 are left out (no entry in ``alpha_``); integer
             weights give the fit of repeated rows.  Weights times ``c`` are
             ``C`` times ``c``: not scale-free.  Weighted fits run the
-            whole-vector pass, not the compiled one; not with dask ``X``
-            (:ref:`weights`).
+            whole-vector pass, not the compiled one; a dask ``X`` takes
+            NumPy or dask weights (chunked like its rows or split to them;
+            :ref:`weights`).
 
         Returns
         -------
@@ -152,8 +152,7 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
             The fitted estimator; ``status_`` says how each problem ended.
         """
         if is_dask_collection(X):
-            refuse_weights(self, sample_weight, "dask arrays")
-            return fit_lsvm(self, X, y)
+            return fit_lsvm(self, X, y, sample_weight)
         self._lsvm_factor = None
         try:
             return super().fit(X, y, sample_weight)

@@ -173,11 +173,11 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
         Notes
         -----
         A ``dask.array`` ``X`` chunked by rows is fitted blockwise
-        (:ref:`dask`); ``margin_vector_`` is then a dask array.
+        (:ref:`dask`), with its weights (dask or NumPy); ``margin_vector_``
+        is then a dask array.
         """
         if is_dask_collection(X):
-            refuse_weights(self, sample_weight, "dask arrays")
-            return fit_mse(self, X, y, margin)
+            return fit_mse(self, X, y, margin, sample_weight)
         if _array_api.is_array_api_input(X):
             refuse_weights(self, sample_weight, "array-API arrays")
             return _array_api.fit_mse(self, X, y, margin)
