@@ -473,10 +473,11 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         X, y = self._validate_fit(X, y)
         weights = self._sample_weight(X, y, sample_weight)
         kept = rows_with_weight(weights)
-        if kept is not None and isinstance(self.cv, Integral):
+        drawn_here = self.cv is None or isinstance(self.cv, Integral)  # folds drawn by stratified_folds
+        if kept is not None and drawn_here:
             X, y, weights = X[kept], y[kept], weights[kept]
         self._folds = self._make_folds(X, y)
-        if kept is not None and not isinstance(self.cv, Integral):  # folds of the user's rows, renumbered
+        if kept is not None and not drawn_here:  # folds of the user's rows, renumbered
             new_index = np.cumsum(weights > 0) - 1
             self._folds = [tuple(new_index[rows[weights[rows] > 0]] for rows in fold) for fold in self._folds]
             X, y, weights = X[kept], y[kept], weights[kept]
