@@ -54,9 +54,11 @@ from sklearn.base import _fit_context
 from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import Interval
 
-from .._base import KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator, encode_pm1
+from .._base import (CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator,
+                     encode_pm1, rows_with_weight)
 from .._params import HK_CONSTRAINTS, HKParams
 from .._design import sign_normalized
+from .._weights import WeightedValidation, weighted_ho_kashyap, weighted_signed_design
 from .._params import DEFAULT_N_ITER_NO_CHANGE, PATIENCE_CONSTRAINTS
 from .._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
@@ -177,11 +179,11 @@ class _CrossValidatedStopping:
         # kept minimises the sum over the problems of their cross-validation error at their own k̂.
         self._surfaces = None
         try:
-            if self.Cs is not None and len(self.classes_) > 2:
+            if self.Cs is not None:
                 targets = encode_pm1(y, self.classes_)[0]
                 X_solve = self._solver_input(X)
                 self._surfaces = [self._surface(X_solve, targets[:, c]) for c in range(targets.shape[1])]
-                self._shared_C = int(np.argmin(np.sum([surface[3] for surface in self._surfaces], axis=0)))
+                self._shared_C = self._choose_C(self._surfaces)
             return super()._fit_problems(X, y, extra_targets=extra_targets, **fit_params)
         finally:
             for name in ("_surfaces", "_shared_C", "_input_shifts"):
@@ -196,18 +198,22 @@ class _CrossValidatedStopping:
         best_errors = np.array([mean[k - 1] for (_, mean), k in zip(curves, best_iters)])
         return runs_per_C, curves, best_iters, best_errors
 
+    def _choose_C(self, surfaces):
+        """Index in the grid of the ``C`` shared by the problems: least sum of their errors at their own ``k̂``."""
+        return int(np.argmin(np.sum([surface[3] for surface in surfaces], axis=0)))  # ties: the first C
+
     def _prepare_problem(self, X, y, fold_runs):
         """Per-problem state of the fold runs (``fold_runs``) and of the refit (none by default)."""
 
     def _solve_binary(self, X, y):
         grid = self._C_grid()
-        if self._surfaces:  # one-vs-rest with a shared C: the problems' surfaces are known, in order
+        if self._surfaces:  # a grid of C: the problems' surfaces are known, in order, and the C chosen
             runs_per_C, curves, best_iters, best_errors = self._surfaces.pop(0)
             chosen = self._shared_C
             self._prepare_problem(X, y, fold_runs=False)
         else:
             runs_per_C, curves, best_iters, best_errors = self._surface(X, y)
-            chosen = int(np.argmin(best_errors))  # ties: the first C of the grid
+            chosen = 0
         C, runs, (per_fold, mean), best_iter = grid[chosen], runs_per_C[chosen], curves[chosen], int(best_iters[chosen])
         if self.refit:
             final = self._refit_run(y, best_iter - 1, C)
@@ -307,6 +313,11 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         ``hkesa_cv`` columns).
     validation_tol : float, default=0.0
         Least fall of the validation error (a fraction) that resets the patience.
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, multiplied into ``sample_weight`` (as in
+        :class:`~linsep.HoKashyapClassifier`; ``"balanced"`` is computed on
+        all rows passed to ``fit``): they weigh the fold runs, the refit and
+        the validation errors.
     n_jobs : int or None, default=None
         Folds (and values of ``C``) run in parallel on this many joblib threads (the compiled
         Ho–Kashyap loop releases the GIL); ``None``: one after the other.
@@ -388,6 +399,7 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         "Cs": [None, Interval(Integral, 1, None, closed="left"), "array-like"],
         "refit": ["boolean"],
         **PATIENCE_CONSTRAINTS,
+        "class_weight": CLASS_WEIGHT_CONSTRAINT,
         "n_jobs": [None, Integral],
         "record_history": RECORD_HISTORY_CONSTRAINT,
         "random_state": ["random_state"],
@@ -409,6 +421,7 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         irls_floor=1e-6,
         n_iter_no_change=DEFAULT_N_ITER_NO_CHANGE,
         validation_tol=0.0,
+        class_weight=None,
         n_jobs=None,
         record_history=False,
         random_state=None,
@@ -426,12 +439,13 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         self.irls_floor = irls_floor
         self.n_iter_no_change = n_iter_no_change
         self.validation_tol = validation_tol
+        self.class_weight = class_weight
         self.n_jobs = n_jobs
         self.record_history = record_history
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Choose ``k̂`` by cross-validation on ``X, y`` and fit (see the class docstring).
 
         Parameters
@@ -440,6 +454,15 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
             Training samples.
         y : array-like of shape (N,)
             Class labels, any two or more values (one-vs-rest above two).
+        sample_weight : array-like of shape (N,), optional
+            Non-negative weight ``s_i`` per row, multiplied by the weights of
+            ``class_weight`` (:ref:`weights`): every fold's run and the refit
+            minimise the weighted criterion of
+            :class:`~linsep.HoKashyapClassifier`, and each fold's validation
+            error is the weighted share of its misclassified rows.  A row of
+            weight 0 is removed before the folds of an int ``cv`` are drawn
+            (the fit of the data without it); the folds of a splitter or of
+            index pairs are drawn on the rows as passed, then lose such rows.
 
         Returns
         -------
@@ -448,30 +471,59 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
             iterates (or, with ``refit=False``, the average of the fold models).
         """
         X, y = self._validate_fit(X, y)
+        weights = self._sample_weight(X, y, sample_weight)
+        kept = rows_with_weight(weights)
+        drawn_here = self.cv is None or isinstance(self.cv, Integral)  # folds drawn by stratified_folds
+        if kept is not None and drawn_here:
+            X, y, weights = X[kept], y[kept], weights[kept]
         self._folds = self._make_folds(X, y)
+        if kept is not None and not drawn_here:  # folds of the user's rows, renumbered
+            new_index = np.cumsum(weights > 0) - 1
+            self._folds = [tuple(new_index[rows[weights[rows] > 0]] for rows in fold) for fold in self._folds]
+            X, y, weights = X[kept], y[kept], weights[kept]
+            for train, validation in self._folds:
+                if len(train) == 0 or len(validation) == 0:
+                    raise ValueError("every cross-validation fold needs training and validation samples "
+                                     "of positive weight")
+        self._row_weight = weights
         try:
             return self._fit_problems(X, y)
         finally:  # fit-time state only
-            for name in ("_folds", "_Y", "_fold_grams"):
+            for name in ("_folds", "_Y", "_fold_grams", "_X", "_row_weight"):
                 self.__dict__.pop(name, None)
 
     def _prepare_problem(self, X, y, fold_runs):
         self._Y = sign_normalized(X, y)  # one matrix per problem; the folds take its rows
+        self._X = X  # weighted runs scale the rows of X themselves (linsep._weights)
         self._fold_grams = None
-        if fold_runs and self.Cs is not None and isinstance(self._Y, np.ndarray):
-            self._fold_grams = [self._Y[train].T @ self._Y[train] for train, _ in self._folds]
+        if fold_runs and self.Cs is not None:
+            s = self._row_weight
+            # The Gram matrix of the rows the fold's runs iterate on: √s_i y_i (x_i, 1) (s_i for IRLS).
+            Y = self._Y if s is None else weighted_signed_design(X, y, s, 1 if self.loss == "absolute" else 0.5)
+            if isinstance(Y, np.ndarray):
+                self._fold_grams = [Y[train].T @ Y[train] for train, _ in self._folds]
 
     def _run_fold(self, f, y, C):
         train, validation = self._folds[f]
         # Every C of the grid reuses the fold's Gram matrix YᵀY (each run factors YᵀY + CĨ once).
         gram = None if self._fold_grams is None else self._fold_grams[f]
+        s = self._row_weight
+        if s is not None:
+            params = dict(self._hk_options(), max_iter=self.max_iter, C=C, n_iter_no_change=self.n_iter_no_change,
+                          validation_tol=self.validation_tol)
+            return weighted_ho_kashyap(self._X, y[train], train, s[train], params, gram=gram,
+                                       Y_val=WeightedValidation(self._Y[validation], s[validation]))
         return ho_kashyap(self._Y[train], Y_val=self._Y[validation], max_iter=self.max_iter, C=C, gram=gram,
                           n_iter_no_change=self.n_iter_no_change, validation_tol=self.validation_tol,
                           **self._hk_options())
 
     def _refit_run(self, y, max_iter, C):
+        trace = make_recorder(self.record_history)
+        if self._row_weight is not None:
+            params = dict(self._hk_options(), max_iter=max_iter, C=C, record_history=bool(self.record_history))
+            return weighted_ho_kashyap(self._X, y, None, self._row_weight, params, trace=trace)
         return ho_kashyap(self._Y, max_iter=max_iter, C=C, record_history=bool(self.record_history),
-                          trace=make_recorder(self.record_history), **self._hk_options())
+                          trace=trace, **self._hk_options())
 
     def _average(self, runs, y):
         weights = np.mean([r.weights for r in runs], axis=0)
@@ -533,7 +585,9 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
     1.0
     """
 
-    _parameter_constraints = {**KERNEL_CONSTRAINTS, **HoKashyapClassifierCV._parameter_constraints,
+    _parameter_constraints = {**KERNEL_CONSTRAINTS,
+                              **{name: constraint for name, constraint in HoKashyapClassifierCV._parameter_constraints.items()
+                                 if name != "class_weight"},  # no weighted kernel CV fit
                               "map_tol": [Interval(Real, 0, 1, closed="left")]}
 
     def __init__(
