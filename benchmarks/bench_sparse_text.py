@@ -8,6 +8,11 @@ linsep's ``hk``, ``hkes``, ``mhks`` and ``lsvm`` (every one on the matrix-free
 conjugate-gradient W-step: ``d + 1`` is far above the direct solver's 2000
 columns) and scikit-learn's ``LinearSVC`` and ``RidgeClassifier(solver="sparse_cg")``.
 
+``lsvm (C=2)`` and ``mhks (C=0.5)`` put the same weight on the squared margin violations against
+``½‖w‖²`` as ``LinearSVC(C=1)`` (squared hinge loss, its bias penalised as a feature with ``intercept_scaling=1``):
+the LSVM minimises ``½‖W‖² + (C/2)‖ξ‖²``, MHKS ``‖YW − B‖² + C‖w‖² ∝ ½‖w‖² + ‖YW − B‖²/(2C)``; at ``C = 1``
+both are twice as regularised as ``LinearSVC(C=1)``.
+
 Each fit runs in a fresh subprocess (the data are written once to a
 temporary ``.npz``) that reports its fit time, its test error, ``n_iter`` /
 ``status``, the CG iterations per Ho–Kashyap iteration and the process's
@@ -40,6 +45,10 @@ METHODS = {
     "linsep hkes": ("linsep", "hkes", {"max_iter": 200, "random_state": 0}),
     "linsep mhks": ("linsep", "mhks", {"C": 1.0, "max_iter": 200}),
     "linsep lsvm": ("linsep", "lsvm", {"C": 1.0}),
+    # LinearSVC(C=1)'s own objective ½‖w̃‖² + Σ max(0, 1 − y f(x))² (squared hinge, bias penalised like a
+    # feature): the LSVM's ½‖W‖² + (C/2)‖ξ‖² at C = 2, MHKS's ‖YW − B‖² + C‖w‖² at C = 1/2 (see the docstring)
+    "linsep lsvm (C=2)": ("linsep", "lsvm", {"C": 2.0}),
+    "linsep mhks (C=0.5)": ("linsep", "mhks", {"C": 0.5, "max_iter": 200}),
     "sklearn LinearSVC": ("sklearn", "LinearSVC", {"C": 1.0}),
     "sklearn Ridge(sparse_cg)": ("sklearn", "RidgeClassifier", {"solver": "sparse_cg", "alpha": 1.0}),
 }

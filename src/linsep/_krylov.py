@@ -92,7 +92,7 @@ class RecycledSteps:
 
     def __init__(self, capacity=RECYCLED_STEPS):
         self.capacity = capacity
-        self._V = self._MV = None  # columns: the kept steps and their images (a ring of ``capacity``)
+        self._V = self._MV = None  # rows: the kept steps and their images (a ring of ``capacity``)
         self._small = np.zeros((capacity, capacity))  # VᵀMV, updated one row and column per kept step
         self._count = self._next = 0
 
@@ -106,28 +106,28 @@ class RecycledSteps:
         m = self._count
         if m == 0:
             return r.copy()
-        V, MV = self._V[:, :m], self._MV[:, :m]
+        V, MV = self._V[:m], self._MV[:m]
         small = self._small[:m, :m]
         values, vectors = np.linalg.eigh(0.5 * (small + small.T))
         keep = values > 1e-12 * max(values[-1], 0.0)
         if not keep.any():
             return r.copy()
         vectors = vectors[:, keep]
-        c = vectors @ ((vectors.T @ (V.T @ r)) / values[keep])
-        x += V @ c
-        return r - MV @ c
+        c = vectors @ ((vectors.T @ (V @ r)) / values[keep])
+        x += c @ V
+        return r - c @ MV
 
     def keep(self, step, image):
         """Keep ``(s, M s)`` (a step of positive curvature) in place of the oldest once :attr:`capacity` are kept."""
         if not (np.all(np.isfinite(image)) and float(step @ image) > 0.0):
             return
         if self._V is None:
-            self._V, self._MV = np.empty((step.shape[0], self.capacity)), np.empty((step.shape[0], self.capacity))
+            self._V, self._MV = np.empty((self.capacity, step.shape[0])), np.empty((self.capacity, step.shape[0]))
         j = self._next
-        self._V[:, j], self._MV[:, j] = step, image
+        self._V[j], self._MV[j] = step, image
         self._count = min(self._count + 1, self.capacity)
         self._next = (j + 1) % self.capacity
         m = self._count
-        row = self._V[:, :m].T @ image  # sᵢᵀ M s_j (M symmetric)
+        row = self._V[:m] @ image  # sᵢᵀ M s_j (M symmetric)
         self._small[j, :m] = row
         self._small[:m, j] = row
