@@ -28,8 +28,8 @@ def test_merged_validation_pass_gives_the_separate_passes_fit(dtype, n, threads,
     # for the validation rows takes the separate count.  Same iterates, same validation curve, bit for bit.
     X, y, fit_rows, val_rows = _split(n, 8, dtype)
     plan = {"by_columns_max_entries": 0, "threads": threads}
-    kwargs = dict(C=0.5, max_iter=25, tol=0.0, loss="absolute" if absolute else "squared", stop_at_separation=False,
-                  _plan=plan)
+    kwargs = {"C": 0.5, "max_iter": 25, "tol": 0.0, "loss": "absolute" if absolute else "squared",
+              "stop_at_separation": False, "_plan": plan}
     merged = ho_kashyap(SignedDesign(X, y[fit_rows], fit_rows),
                         Y_val=SignedDesign(X, y[val_rows], val_rows), **kwargs)
     separate = ho_kashyap(SignedDesign(X, y[fit_rows], fit_rows),
@@ -47,7 +47,7 @@ def test_merged_pass_counts_validation_rows_outside_the_training_range():
     X, y, _, _ = _split(40_000, 8, np.float64, seed=3)
     fit_rows, val_rows = np.arange(5_000, 35_000), np.r_[np.arange(5_000), np.arange(35_000, 40_000)]
     plan = {"by_columns_max_entries": 0, "threads": 2}
-    kwargs = dict(C=0.5, max_iter=10, tol=0.0, stop_at_separation=False, _plan=plan)
+    kwargs = {"C": 0.5, "max_iter": 10, "tol": 0.0, "stop_at_separation": False, "_plan": plan}
     merged = ho_kashyap(SignedDesign(X, y[fit_rows], fit_rows), Y_val=SignedDesign(X, y[val_rows], val_rows),
                         **kwargs)
     separate = ho_kashyap(SignedDesign(X, y[fit_rows], fit_rows),

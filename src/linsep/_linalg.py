@@ -38,7 +38,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from ._design import SignedDesign, summed_duplicates
-from ._krylov import RECYCLED_STEPS, RecycledSteps, _pcg
+from ._krylov import RecycledSteps, _pcg
 
 # A Cholesky pivot ratio below this signals (near) rank deficiency: the
 # equilibrated Gram matrix then has a condition number above 1/_PIVOT_TOL² =
