@@ -85,10 +85,10 @@ def direct_pass(X, y, threads, repeat):
     labels = y.astype(X.dtype)
     if threads > 1:
         def one():
-            return _pass_by_rows_parallel(X, labels, rows, W, B, 0.0, 0.8, 1e-6, D, E, B_next, g, threads)
+            return _pass_by_rows_parallel(X, labels, rows, W, B, 0.0, 0.8, 1e-6, D, E, B_next, g, threads, labels[:0], rows)
     else:
         def one():
-            return _pass_by_rows_chunked(X, labels, rows, W, B, 0.0, 0.8, 1e-6, D, E, B_next, g)
+            return _pass_by_rows_chunked(X, labels, rows, W, B, 0.0, 0.8, 1e-6, D, E, B_next, g, labels[:0], rows)
     one()
     return best_time(one, repeat)
 

@@ -38,6 +38,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from ._design import SignedDesign, summed_duplicates
+from ._krylov import RecycledSteps, _pcg
 
 # A Cholesky pivot ratio below this signals (near) rank deficiency: the
 # equilibrated Gram matrix then has a condition number above 1/_PIVOT_TOL² =
@@ -63,6 +64,9 @@ _INEXACT_MIN_ENTRIES = 1 << 16
 """Fewest stored entries of ``Y`` for which iterations solve inexactly (:func:`iteration_forcing`): below, a solve
 is cheap and every W-step is solved to ``tol``, so the iterates are those of the direct path to ``tol``."""
 _CG_MAX_ITER = 5000
+_RECURSIVE_SOLVES = 16
+"""Inexact solves in a row that start from the previous solve's recursive residual (no product) before one
+computes the true residual ``g − M x`` again (:class:`IterativeLeastSquares`)."""
 
 
 @dataclass(frozen=True)
@@ -281,53 +285,6 @@ def _column_squares(A, weights):
     return np.einsum("ij,ij,i->j", A, A, w, dtype=np.float64)
 
 
-def _pcg(matvec, b, x, inv_diag, rtol, max_iter, stall=100, forcing=0.0):
-    """Preconditioned conjugate gradients for ``M x = b`` (``M`` symmetric positive semi-definite) from ``x``.
-
-    Stops when ``‖b − M x‖ <= max(rtol ‖b‖, forcing ‖b − M x_0‖)`` (the
-    recursively updated residual; ``x_0`` the starting point), after
-    ``max_iter`` iterations, or when the residual has not reached a
-    new minimum for ``stall`` iterations (rounding floor).  Returns
-    ``(x, iterations, relative residual, converged)``; ``x`` is updated in place.
-    """
-    b_norm = np.linalg.norm(b)
-    if b_norm == 0.0:
-        x[:] = 0.0
-        return x, 0, 0.0, True
-    r = b - matvec(x)
-    r_norm = best = np.linalg.norm(r)
-    target = max(rtol * b_norm, forcing * r_norm)
-    if r_norm <= target:
-        return x, 0, r_norm / b_norm, True
-    z = r if inv_diag is None else r * inv_diag
-    direction = z.copy()
-    rz = float(r @ z)
-    since_best = 0
-    for it in range(1, max_iter + 1):
-        q = matvec(direction)
-        curvature = float(direction @ q)
-        if not curvature > 0:  # a direction of zero curvature: nothing left to gain (rounding)
-            return x, it, r_norm / b_norm, r_norm <= target
-        alpha = rz / curvature
-        x += alpha * direction
-        r -= alpha * q
-        r_norm = np.linalg.norm(r)
-        if r_norm <= target:
-            return x, it, r_norm / b_norm, True
-        if r_norm < best:
-            best, since_best = r_norm, 0
-        else:
-            since_best += 1
-            if since_best >= stall:
-                break
-        z = r if inv_diag is None else r * inv_diag
-        rz_next = float(r @ z)
-        direction *= rz_next / rz
-        direction += z
-        rz = rz_next
-    return x, it, r_norm / b_norm, False
-
-
 class IterativeLeastSquares:
     """Matrix-free solver for ``min_W ‖D^{1/2}(Y W − r)‖² + C ‖Ĩ W‖²`` by conjugate gradients.
 
@@ -379,6 +336,16 @@ class IterativeLeastSquares:
       re-solve their returned weights at ``tol`` (:meth:`solve` with
       ``tol`` given).  ``converged`` then says whether the solve met its own
       target; ``exact`` whether it met ``tol``.
+    * **Recycled steps.** With ``forcing > 0`` the solver keeps its last
+      ``linsep._krylov.RECYCLED_STEPS`` steps ``s_j = W_j − W_{j−1}`` and their images
+      ``M s_j`` (from the residuals, no extra product) and starts each warm
+      solve from the Galerkin correction of the previous solution in their
+      span: ``W_0 = W_{k−1} + V c`` with ``(VᵀMV) c = Vᵀ r_0``.  In an
+      iteration that converges linearly the right-hand sides change along
+      nearly the same directions from one iteration to the next (the slowest
+      mode), so this start leaves CG a fraction of the work (the matrix does
+      not change; the forcing target stays ``η ‖r_0‖`` of the plain warm
+      start, so each solve is as accurate as without it).
     * **Tolerance.** A solve stops when the relative residual of the normal
       equations ``‖YᵀD(r − Y W) − C Ĩ W‖ <= tol · ‖YᵀD r‖``, ``tol`` =
       :data:`CG_RTOL` (``1e-10``) by default, or after ``max_iter``
@@ -459,6 +426,8 @@ class IterativeLeastSquares:
             diagonal[diagonal == 0.0] = 1.0
             self._inv_diag = 1.0 / diagonal
         self._x = np.zeros(n_cols)
+        self._recycled = RecycledSteps()  # steps s_j and M s_j of the inexact solves (forcing > 0)
+        self._image, self._recursive = None, 0  # M x of the last solution x, from its residual; solves since a true one
         self.iterations, self.solves, self.converged, self.exact, self.residual = 0, 0, True, True, 0.0
 
     def _matvec(self, v):
@@ -522,6 +491,7 @@ class IterativeLeastSquares:
 
     def _solve_columns(self, column, tol):
         self._x = np.zeros_like(self._x)  # columns are unrelated: each from zero
+        self._image = None
         return self.solve(column, tol)
 
     def solve_normal(self, g, tol=None, x0=None):
@@ -532,9 +502,26 @@ class IterativeLeastSquares:
         g = np.asarray(g, dtype=float)
         start = self._x.copy() if x0 is None else np.array(x0, dtype=float)
         forcing = self.forcing if tol is None else 0.0
+        known = None
+        recycling = self.forcing > 0 and x0 is None and bool(np.any(g))
+        if recycling:  # inexact iteration: start from the recycled steps' correction
+            previous = start.copy()
+            if self._image is not None and self._recursive < _RECURSIVE_SOLVES:
+                # M x_prev = g_prev − r_prev from the last solve's own (recursively updated) residual:
+                # one product pair less per solve; a true residual every _RECURSIVE_SOLVES solves.
+                r0 = g - self._image
+                self._recursive += 1
+            else:
+                r0 = g - self._matvec(start)
+                self._recursive = 0
+            known = (self._recycled.corrected(start, r0), float(np.linalg.norm(r0)))
         x, n_iter, residual, converged = _pcg(self._matvec, g, start, self._inv_diag,
                                               self.tol if tol is None else float(tol), self.max_iter,
-                                              forcing=forcing)
+                                              forcing=forcing, start=known)
+        self._image = None
+        if recycling:  # CG left its final residual in known[0]
+            self._recycled.keep(x - previous, r0 - known[0])
+            self._image = g - known[0]
         self._x = x
         self.iterations += n_iter
         self.solves += 1

@@ -96,6 +96,33 @@ def _accumulate(stats, z, e, target, b, tol, d):
             separated & (z > 0.0), max(max_e, e), max(max_b, abs(b)))
 
 
+@njit(inline="always", fastmath=_FAST)
+def _row_score(X, r, W, p_x, bias):
+    """``(x_r, 1) W`` (``bias``) or ``x_r W``, summed in float64."""
+    s = W[p_x] if bias else 0.0
+    for j in range(p_x):
+        s += X[r, j] * W[j]
+    return s
+
+
+@njit(inline="always", fastmath=_FAST)
+def _margin_row(X, r, i, sign, s, B, offset, two_mu, tol, D, weighted, E, B_next, g, p_x, bias, stats):
+    """Training row ``i`` (row ``r`` of ``X``, score ``s = Y_i W``) of :func:`_pass_by_rows`: ``E_i``, ``B_{k+1,i}``, ``g``."""
+    b = float(B[i])
+    target = b + offset
+    e = s - target
+    E[i] = e
+    stats = _accumulate(stats, s, e, target, b, tol, D[i] if weighted else 1.0)
+    b_next = b + two_mu * max(e, 0.0)
+    B_next[i] = b_next
+    t = sign * (float(B_next[i]) + offset)  # the stored (rounded) margin, as the next pass reads it
+    for j in range(p_x):
+        g[j] += X[r, j] * t
+    if bias:
+        g[p_x] += t
+    return stats
+
+
 @njit(cache=True, nogil=True, fastmath=_FAST)
 def _pass_by_rows(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, g, lo, hi):
     """One pass over the rows ``lo:hi`` of ``Y`` for the iterate ``W_k``; ``g`` receives their share.
@@ -110,6 +137,22 @@ def _pass_by_rows(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, g, lo, hi
     memory once: the layout for data larger than the cache.  Sums are formed
     in float64 whatever the type of ``X`` and of the vectors.
     """
+    stats, _ = _pass_merged(X, y, rows, y[:0], rows[:0], W, B, offset, two_mu, tol, D, E, B_next, g, lo, hi, 0, 0)
+    return stats
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def _pass_merged(X, y, rows, y_val, rows_val, W, B, offset, two_mu, tol, D, E, B_next, g, lo, hi, v_lo, v_hi):
+    """:func:`_pass_by_rows` over the rows ``lo:hi``, with the validation rows ``v_lo:v_hi`` of the same ``X`` merged in.
+
+    ``rows_val`` (sorted, like ``rows``) are rows of the same ``X`` with
+    labels ``y_val``: each is read in row order between the training rows
+    around it, and counted when ``y_v (x_r, 1) W <= 0``.  HKES then reads
+    ``X`` once per iteration, front to back, instead of as two row subsets
+    (the training pass and the validation count).  Returns the training
+    statistics and the validation count; the training rows' arithmetic and
+    the order of their sums are those of the unmerged pass.
+    """
     p_x = X.shape[1]
     bias = W.shape[0] > p_x
     signed = y.shape[0] > 0
@@ -117,35 +160,42 @@ def _pass_by_rows(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, g, lo, hi
     weighted = D.shape[0] > 0
     g[:] = 0.0
     stats = (0.0, True, 0, True, -np.inf, 0.0)
+    count = 0
+    v = v_lo
     for i in range(lo, hi):
         r = rows[i] if subset else i
-        s = W[p_x] if bias else 0.0
-        for j in range(p_x):
-            s += X[r, j] * W[j]
+        while v < v_hi and rows_val[v] < r:  # validation rows before this training row
+            count += y_val[v] * _row_score(X, rows_val[v], W, p_x, bias) <= 0.0
+            v += 1
         sign = y[i] if signed else 1.0
-        s *= sign
-        b = float(B[i])
-        target = b + offset
-        e = s - target
-        E[i] = e
-        stats = _accumulate(stats, s, e, target, b, tol, D[i] if weighted else 1.0)
-        b_next = b + two_mu * max(e, 0.0)
-        B_next[i] = b_next
-        t = sign * (float(B_next[i]) + offset)  # the stored (rounded) margin, as the next pass reads it
-        for j in range(p_x):
-            g[j] += X[r, j] * t
-        if bias:
-            g[p_x] += t
-    return stats
+        s = _row_score(X, r, W, p_x, bias) * sign
+        stats = _margin_row(X, r, i, sign, s, B, offset, two_mu, tol, D, weighted, E, B_next, g, p_x, bias, stats)
+    while v < v_hi:
+        count += y_val[v] * _row_score(X, rows_val[v], W, p_x, bias) <= 0.0
+        v += 1
+    return stats, count
+
+
+@njit(cache=True, nogil=True)
+def _val_bounds(rows, rows_val, n, n_chunks):
+    """Validation rows ``bounds[c]:bounds[c + 1]`` merged into chunk ``c`` (those between its training rows)."""
+    bounds = np.zeros(n_chunks + 1, dtype=np.int64)
+    n_val = rows_val.shape[0]
+    for c in range(1, n_chunks):
+        lo, _ = chunk_range(n, n_chunks, c)
+        bounds[c] = np.searchsorted(rows_val, rows[lo]) if n_val > 0 else 0
+    bounds[n_chunks] = n_val
+    return bounds
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def _pass_chunks(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, n_chunks, first, stop, parts, reals, flags):
-    """:func:`_pass_by_rows` over the chunks ``first:stop`` of :func:`linsep._threads.row_chunks`, one at a time.
+def _pass_chunks(X, y, rows, y_val, rows_val, bounds, W, B, offset, two_mu, tol, D, E, B_next, n_chunks, first,
+                 stop, parts, reals, flags):
+    """:func:`_pass_merged` over the chunks ``first:stop`` of :func:`linsep._threads.row_chunks`, one at a time.
 
     Chunk ``c`` leaves its share of ``g`` in ``parts[c]``, ``(J, max E, max |B|)``
-    in ``reals[c]`` and ``(fixed point, wrong, separated)`` in ``flags[c]``,
-    for :func:`_reduce_pass` to add in chunk order.
+    in ``reals[c]`` and ``(fixed point, wrong, separated, validation count)``
+    in ``flags[c]``, for :func:`_reduce_pass` to add in chunk order.
     """
     n, p = E.shape[0], parts.shape[1]
     for c in range(first, stop):
@@ -153,22 +203,24 @@ def _pass_chunks(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, n_chunks, 
         # Each chunk sums into its own allocation: rows of one shared array would put the end of one
         # thread's sums and the start of the next's on one cache line, written at every row.
         local = np.empty(p)
-        J, fixed_point, wrong, separated, max_e, max_b = _pass_by_rows(X, y, rows, W, B, offset, two_mu, tol, D, E,
-                                                                       B_next, local, lo, hi)
+        stats, count = _pass_merged(X, y, rows, y_val, rows_val, W, B, offset, two_mu, tol, D, E, B_next, local, lo,
+                                    hi, bounds[c], bounds[c + 1])
+        J, fixed_point, wrong, separated, max_e, max_b = stats
         parts[c] = local
         reals[c, 0], reals[c, 1], reals[c, 2] = J, max_e, max_b
-        flags[c, 0], flags[c, 1], flags[c, 2] = fixed_point, wrong, separated
+        flags[c, 0], flags[c, 1], flags[c, 2], flags[c, 3] = fixed_point, wrong, separated, count
 
 
 @njit(cache=True, nogil=True)
 def _reduce_pass(parts, reals, flags, g):
-    """``g`` and the statistics of a pass from its chunks (:func:`_pass_chunks`), added in chunk order.
+    """``g``, the statistics of a pass and its validation count from its chunks (:func:`_pass_chunks`), in chunk order.
 
     Compiled without reassociation: the order of these sums is the one fixed
     by the chunks, whoever computed them.
     """
     g[:] = 0.0
     J, fixed_point, wrong, separated, max_e, max_b = 0.0, True, 0, True, -np.inf, 0.0
+    count = 0
     for c in range(parts.shape[0]):
         for j in range(g.shape[0]):
             g[j] += parts[c, j]
@@ -177,23 +229,31 @@ def _reduce_pass(parts, reals, flags, g):
         fixed_point &= flags[c, 0] != 0
         wrong += flags[c, 1]
         separated &= flags[c, 2] != 0
-    return J, fixed_point, wrong, separated, max_e, max_b
+        count += flags[c, 3]
+    return (J, fixed_point, wrong, separated, max_e, max_b), count
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def _pass_by_rows_chunked(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, g):
-    """:func:`_pass_by_rows` over all rows, in the chunks of :func:`linsep._threads.row_chunks`, on this thread."""
+def _pass_by_rows_chunked(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, g, y_val, rows_val):
+    """:func:`_pass_merged` over all rows, in the chunks of :func:`linsep._threads.row_chunks`, on this thread.
+
+    Returns the statistics and the count of the merged validation rows
+    (``rows_val`` empty: none).
+    """
     n, p = E.shape[0], g.shape[0]
     n_chunks = row_chunks(n, X.shape[1])
     if n_chunks == 1:
-        return _pass_by_rows(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, g, 0, n)
-    parts, reals, flags = np.empty((n_chunks, p)), np.empty((n_chunks, 3)), np.empty((n_chunks, 3), dtype=np.int64)
-    _pass_chunks(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, n_chunks, 0, n_chunks, parts, reals, flags)
+        return _pass_merged(X, y, rows, y_val, rows_val, W, B, offset, two_mu, tol, D, E, B_next, g, 0, n, 0,
+                            rows_val.shape[0])
+    bounds = _val_bounds(rows, rows_val, n, n_chunks)
+    parts, reals, flags = np.empty((n_chunks, p)), np.empty((n_chunks, 3)), np.empty((n_chunks, 4), dtype=np.int64)
+    _pass_chunks(X, y, rows, y_val, rows_val, bounds, W, B, offset, two_mu, tol, D, E, B_next, n_chunks, 0,
+                 n_chunks, parts, reals, flags)
     return _reduce_pass(parts, reals, flags, g)
 
 
 @njit(cache=True, nogil=True, parallel=True, fastmath=_FAST)
-def _pass_by_rows_parallel(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, g, n_threads):
+def _pass_by_rows_parallel(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, g, n_threads, y_val, rows_val):
     """:func:`_pass_by_rows_chunked` with its chunks shared by ``n_threads`` threads: the same result, bit for bit.
 
     Thread ``t`` computes a contiguous run of chunks; the partial results are
@@ -203,12 +263,14 @@ def _pass_by_rows_parallel(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, 
     n, p = E.shape[0], g.shape[0]
     n_chunks = row_chunks(n, X.shape[1])
     if n_chunks == 1:
-        return _pass_by_rows(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, g, 0, n)
-    parts, reals, flags = np.empty((n_chunks, p)), np.empty((n_chunks, 3)), np.empty((n_chunks, 3), dtype=np.int64)
+        return _pass_merged(X, y, rows, y_val, rows_val, W, B, offset, two_mu, tol, D, E, B_next, g, 0, n, 0,
+                            rows_val.shape[0])
+    bounds = _val_bounds(rows, rows_val, n, n_chunks)
+    parts, reals, flags = np.empty((n_chunks, p)), np.empty((n_chunks, 3)), np.empty((n_chunks, 4), dtype=np.int64)
     workers = max(1, min(n_threads, n_chunks))
     for t in prange(workers):
-        _pass_chunks(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, n_chunks, t * n_chunks // workers,
-                     (t + 1) * n_chunks // workers, parts, reals, flags)
+        _pass_chunks(X, y, rows, y_val, rows_val, bounds, W, B, offset, two_mu, tol, D, E, B_next, n_chunks,
+                     t * n_chunks // workers, (t + 1) * n_chunks // workers, parts, reals, flags)
     return _reduce_pass(parts, reals, flags, g)
 
 
@@ -249,24 +311,29 @@ def _pass_by_columns(Yt, W, B, offset, two_mu, tol, D, Z, E, B_next, g):
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def _ho_kashyap_pass(X, y, rows, by_columns, n_threads, W, B, offset, two_mu, tol, ridge, D, Z, E, B_next, g):
+def _ho_kashyap_pass(X, y, rows, by_columns, n_threads, W, B, offset, two_mu, tol, ridge, D, Z, E, B_next, g,
+                     y_val, rows_val):
     """One iteration's pass over ``Y`` (by columns, or by rows in fixed chunks shared by ``n_threads``) and its statistics.
 
     Returns ``J = EᵀDE + C wᵀw`` (``D = I`` when the IRLS weights ``D`` are
     empty), whether ``|E| <= tol (B + offset)`` (a fixed point), the number
     of samples with ``Z <= 0``, whether every ``Z > 0`` (separated),
-    ``max E`` and ``max |B|``.
+    ``max E``, ``max |B|`` and the number of misclassified validation rows
+    ``rows_val`` of the same ``X`` read in the same pass (by rows; 0 when
+    ``rows_val`` is empty).
     """
+    count = 0
     if by_columns:
         stats = _pass_by_columns(X, W, B, offset, two_mu, tol, D, Z, E, B_next, g)
     elif n_threads > 1:
-        stats = _pass_by_rows_parallel(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, g, n_threads)
+        stats, count = _pass_by_rows_parallel(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, g, n_threads,
+                                              y_val, rows_val)
     else:
-        stats = _pass_by_rows_chunked(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, g)
+        stats, count = _pass_by_rows_chunked(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, g, y_val, rows_val)
     J, fixed_point, wrong, separated, max_e, max_b = stats
     for j in range(W.shape[0] - 1):
         J += ridge * W[j] * W[j]
-    return J, fixed_point, wrong, separated, max_e, max_b
+    return J, fixed_point, wrong, separated, max_e, max_b, count
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
@@ -436,10 +503,7 @@ def _count_rows(X, y, rows, W, lo, hi):
     subset = rows.shape[0] > 0
     count = 0
     for i in range(lo, hi):
-        r = rows[i] if subset else i
-        s = W[p_x] if bias else 0.0
-        for j in range(p_x):
-            s += X[r, j] * W[j]
+        s = _row_score(X, rows[i] if subset else i, W, p_x, bias)
         count += (y[i] * s if signed else s) <= 0.0
     return count
 
@@ -470,7 +534,7 @@ def _count_nonpositive(X, y, rows, n, by_columns, n_chunks, W, z):
 def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks, L, W, B, E, D, offset, mu,
                        ridge, irls_floor, pivot_tol, best_W, state, criterion, training_errors,
                        validation_errors, max_steps, tol, relative, stop_at_separation, can_prove, proof_rtol,
-                       record_first, W_prev, n_iter_no_change, validation_tol):
+                       record_first, W_prev, n_iter_no_change, validation_tol, merged):
     """Run up to ``max_steps`` Ho–Kashyap iterations with a Cholesky factor.
 
     The iteration of :func:`linsep.solvers.ho_kashyap.ho_kashyap` for the
@@ -511,7 +575,10 @@ def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks,
     ``X``, :func:`linsep._threads.row_chunks`, so the result is the same on
     any number of threads).
     ``X_val, y_val, rows_val`` give the validation matrix in the same layout;
-    no validation rows disable early stopping.  Vectors ``B, E, D`` may be
+    no validation rows disable early stopping.  ``merged`` (by rows, ``X_val``
+    the same array as ``X``, ``rows`` and ``rows_val`` sorted): the validation
+    rows are counted inside the training pass (:func:`_pass_merged`), one
+    read of ``X`` per iteration.  Vectors ``B, E, D`` may be
     float32 (stored rounded; every sum is formed in float64); ``W``, ``L``
     and the right-hand side stay float64.  Returns the stop code (``HK_*``;
     ``HK_ILL_CONDITIONED`` when an IRLS system needs more than a Cholesky
@@ -535,14 +602,18 @@ def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks,
     last_improvement = int(state[5])
 
     reweighted = D.shape[0] > 0
-    J, fixed_point, wrong, separated, max_e, max_b = _ho_kashyap_pass(
-        X, y, rows, by_columns, n_chunks, W, B, offset, two_mu, tol, ridge, D, Z, E, B_next, g)
+    # Validation rows read by the training pass itself (merged), or none there.
+    pass_y_val, pass_rows_val = (y_val, rows_val) if merged else (y_val[:0], rows_val[:0])
+    J, fixed_point, wrong, separated, max_e, max_b, count = _ho_kashyap_pass(
+        X, y, rows, by_columns, n_chunks, W, B, offset, two_mu, tol, ridge, D, Z, E, B_next, g, pass_y_val,
+        pass_rows_val)
     n_rec = 0
     if record_first:
         criterion[0] = J
         training_errors[0] = wrong
         if has_val:
-            count = _count_nonpositive(X_val, y_val, rows_val, n_val, by_columns, n_chunks, W, z_val)
+            if not merged:
+                count = _count_nonpositive(X_val, y_val, rows_val, n_val, by_columns, n_chunks, W, z_val)
             validation_errors[0] = count
             best_count = count
             last_improvement = k
@@ -577,8 +648,9 @@ def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks,
         W_prev[:] = W
         _cholesky_solve(L, g, W)
         J_prev = J
-        J, fixed_point, wrong, separated, max_e, max_b = _ho_kashyap_pass(
-            X, y, rows, by_columns, n_chunks, W, B, offset, two_mu, tol, ridge, D, Z, E, B_next, g)
+        J, fixed_point, wrong, separated, max_e, max_b, count = _ho_kashyap_pass(
+            X, y, rows, by_columns, n_chunks, W, B, offset, two_mu, tol, ridge, D, Z, E, B_next, g, pass_y_val,
+            pass_rows_val)
         k += 1
         steps += 1
         if not np.isfinite(J):
@@ -586,7 +658,8 @@ def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks,
         criterion[n_rec] = J
         training_errors[n_rec] = wrong
         if has_val:
-            count = _count_nonpositive(X_val, y_val, rows_val, n_val, by_columns, n_chunks, W, z_val)
+            if not merged:
+                count = _count_nonpositive(X_val, y_val, rows_val, n_val, by_columns, n_chunks, W, z_val)
             validation_errors[n_rec] = count
             if validation_improved(count / n_val, best_count / n_val, validation_tol):
                 last_improvement = k

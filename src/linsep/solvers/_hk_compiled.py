@@ -82,6 +82,9 @@ def iterate_compiled(design, L, W, B, *, factor, absolute, irls_floor, learning_
         X_val, y_val, rows_val = Y_val.by_rows(dtype) if has_val else (
             np.empty((0, X.shape[1]), dtype=dtype), y[:0], rows[:0])
         n_chunks = pass_threads(X.shape[1] * n_samples) if threads is None else int(threads)
+    # Held-out rows of the same X (HKES's own split): counted inside the training pass, so an
+    # iteration reads X once, front to back, rather than as two row subsets.
+    merged = (has_val and not by_columns and X_val is X and _increasing(rows) and _increasing(rows_val))
     W = np.array(W, dtype=float)  # updated in place
     B = np.array(B, dtype=dtype)
     E = np.empty(n_samples, dtype=dtype)
@@ -96,7 +99,7 @@ def iterate_compiled(design, L, W, B, *, factor, absolute, irls_floor, learning_
         with serial_blas(absolute and not by_columns):  # IRLS Gram products: rows split over chunks, not BLAS
             status = _run_segments(
                 X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks if parallel else 1, L, W, B, E, D, state,
-                best_W, W_prev, traces, factor=factor, has_val=has_val, n_val=Y_val.shape[0] if has_val else 0,
+                best_W, W_prev, traces, merged=merged, factor=factor, has_val=has_val, n_val=Y_val.shape[0] if has_val else 0,
                 irls_floor=irls_floor, learning_rate=learning_rate, max_iter=max_iter, tol=tol, relative=relative,
                 stop_at_separation=stop_at_separation, ridge=ridge, offset=offset, can_prove=can_prove,
                 segment_steps=segment_steps, check_finite=check_finite,
@@ -121,8 +124,13 @@ def iterate_compiled(design, L, W, B, *, factor, absolute, irls_floor, learning_
                  history=history, best_W=best_W if has_val else None, best_iter=int(state[3])), threads_used
 
 
+def _increasing(rows):
+    """Whether ``rows`` is a non-empty, strictly increasing list of row indices."""
+    return rows.shape[0] > 0 and bool(np.all(rows[1:] > rows[:-1]))
+
+
 def _run_segments(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks, L, W, B, E, D, state, best_W, W_prev,
-                  traces, *, factor, has_val, n_val, irls_floor, learning_rate, max_iter, tol, relative,
+                  traces, *, merged, factor, has_val, n_val, irls_floor, learning_rate, max_iter, tol, relative,
                   stop_at_separation, ridge, offset, can_prove, segment_steps, check_finite, pivot_tol,
                   n_iter_no_change, validation_tol):
     """Call the compiled loop segment by segment; return the status, or ``None`` for an ill-conditioned IRLS system."""
@@ -138,7 +146,7 @@ def _run_segments(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks, L, W
             float(learning_rate), float(ridge), float(irls_floor), pivot_tol, best_W, state, criterion,
             training_errors, validation_counts, int(steps), float(tol), bool(relative),
             bool(stop_at_separation), bool(can_prove), PROOF_RTOL, not traces["criterion"], W_prev,
-            int(n_iter_no_change), float(validation_tol))
+            int(n_iter_no_change), float(validation_tol), bool(merged))
         if code == HK_ILL_CONDITIONED:
             return None
         traces["criterion"].append(criterion[:n_recorded])

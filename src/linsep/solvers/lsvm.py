@@ -103,7 +103,7 @@ import scipy.sparse as sp
 
 from .._design import SignedDesign, augment, augmented_gram, signed_scores, solution_dtype
 from .._linalg import IterativeLeastSquares, iteration_forcing, too_wide_for_direct
-from .._lsvm_loops import lsvm_pass
+from .._lsvm_loops import lsvm_pass, lsvm_update
 from .._threads import _PARALLEL_LOCK, pass_threads
 from .._result import CONVERGED, MAX_ITER, SolveResult
 
@@ -280,7 +280,15 @@ class _LinearStep:
         self.objective = self._pass(first=True)[4]
 
     def _pass(self, first=False):
-        if sp.issparse(self.f.X) or self._linear_term is not None:
+        if self._linear_term is None and sp.issparse(self.f.X) and isinstance(self.f._factor, _IterativeS):
+            # Wide sparse X: the CSR copies of [X, 1] and its transpose that CG multiplies by anyway
+            # (row-wise products, the bias column included) and one compiled loop over the rows between them.
+            A, At = self.f._factor.solver._A, self.f._factor.solver._At
+            u = np.asarray(A @ self.weights, dtype=float)
+            step_sq, alpha_sq, objective = lsvm_update(u, self.y, self._r, self.alpha, self.f.C, float(self.mu),
+                                                       bool(first))
+            g = np.asarray(At @ u, dtype=float).ravel()
+        elif sp.issparse(self.f.X) or self._linear_term is not None:
             self.alpha, self._r, g, step_sq, alpha_sq, objective = linear_pass(
                 self.f.X, self.y, self.weights, self._r, None if first else self.alpha, self.f.C, self.mu,
                 linear_term=self._linear_term)
