@@ -26,6 +26,7 @@ from .. import _params
 from .._backend import is_dask_collection
 from .. import _array_api
 from .._base import CLASS_WEIGHT_CONSTRAINT, BaseLinearSeparator, encode_pm1, rows_with_weight
+from .._plan import READS_FLOAT32
 from .._dask import fit_ho_kashyap
 from .._design import scale_columns, signed_design
 from .._params import (DEFAULT_N_ITER_NO_CHANGE, EARLY_STOPPING_CONSTRAINTS, HK_CONSTRAINTS, HKParams,
@@ -157,7 +158,7 @@ class HoKashyapClassifier(BaseLinearSeparator):
     'separable'
     """
 
-    _dtypes = (np.float64, np.float32)
+    _dtypes = READS_FLOAT32
     _parameter_constraints = {
         **HK_CONSTRAINTS,
         **EARLY_STOPPING_CONSTRAINTS,
