@@ -49,3 +49,15 @@ def three_overlapping_classes(seed=0, n_per_class=30):
 def problem():
     """A small noisy two-class problem (N = 40, d = 3)."""
     return random_problem(0)
+
+
+def overwrite(path, data):
+    """Write ``data`` to ``path`` in place: the same bytes as ``path.write_bytes(data)``, about 100 times faster.
+
+    ``write_bytes`` opens with ``O_TRUNC``; ext4 (``auto_da_alloc``) flushes a
+    file truncated to zero and rewritten, about 5 ms a write, which the
+    damage tests (thousands of variants of one file) spent most of their time on.
+    """
+    with open(path, "r+b" if path.exists() else "wb") as handle:
+        handle.write(data)
+        handle.truncate()

@@ -289,12 +289,15 @@ def test_odd_parameter_values_every_estimator(tmp_path, capsys, blobs):
     """Every parameter of every algorithm given odd values: a fit, or one line and exit 2."""
     X, y = blobs
     data = _write_csv(tmp_path / "train.csv", X[::4], y[::4])
+    written = 0  # a new output file each time: rewriting one file makes ext4 flush it (5 ms a save)
     for name in sorted(available_classifiers()):
         for param in make_classifier(name).get_params():
             if param == "max_iter":
                 continue  # valid huge budgets are slow, not wrong
             for raw in ("abc", "[1]", '{"a": 1}', "-1", "1e400", "null", "true"):
-                _assert_one_line_or_ok(capsys, "fit", name, data, "-o", tmp_path / "m.npz", "--param", f"{param}={raw}")
+                written += 1
+                _assert_one_line_or_ok(capsys, "fit", name, data, "-o", tmp_path / f"m{written}.npz", "--param",
+                                       f"{param}={raw}")
 
 
 def test_predict_overflowing_scores_is_one_line(tmp_path, capsys, blobs):

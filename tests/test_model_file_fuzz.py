@@ -15,6 +15,7 @@ from model_file_mutations import member_spans, mutations
 from linsep import make_classifier
 from linsep._model_file import ModelFileError, load_model, parse_npy_header, save_model
 from linsep.cli import main
+from conftest import overwrite
 
 X_TRAIN = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [3.0, 3.0], [4.0, 3.0], [3.0, 4.0]])
 Y_TRAIN = np.array([0, 0, 0, 1, 1, 1])
@@ -37,7 +38,7 @@ def test_sampled_mutations_are_refused_or_harmless(tmp_path, name):
     good = path.read_bytes()
     predictions, outcomes = model.predict(X_TEST), {"refused": 0, "same": 0}
     for label, data in mutations(good, positions=sampled_positions(good), masks=(0x01, 0x20, 0xFF)):
-        path.write_bytes(data)
+        overwrite(path, data)
         try:
             loaded, _ = load_model(path)
         except ModelFileError as exc:
@@ -59,7 +60,7 @@ def test_crafted_npy_headers_are_refused_in_one_line(tmp_path, capsys):
     start = member_spans(good)[1][0]  # classes_.npy: its header follows the 10-byte preamble
     for position in range(start + 10, start + 70):
         for label, data in mutations(good, positions=[position], masks=(0x01, 0x20, 0x7F)):
-            path.write_bytes(data)
+            overwrite(path, data)
             code = main(["predict", str(path), str(data_file)])
             _, err = capsys.readouterr()
             assert code in (0, 2), label

@@ -16,6 +16,7 @@ import scipy.sparse as sp
 from linsep import make_classifier
 from linsep._model_file import MAX_JSON_DEPTH, ModelFileError, _checksum, check_fitted_model, load_model, save_model
 from linsep.cli import main
+from conftest import overwrite
 
 X_TRAIN = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [3.0, 3.0], [4.0, 3.0], [3.0, 4.0]])
 Y_TRAIN = np.array([0, 0, 0, 1, 1, 1])
@@ -68,7 +69,7 @@ def small_model(tmp_path_factory):
 
 def _outcome(path, data, predictions, scores):
     """'refused' or 'same'; anything else (a traceback, different predictions) fails the test."""
-    path.write_bytes(data)
+    overwrite(path, data)
     try:
         model, _ = load_model(path)
     except ModelFileError as exc:
@@ -105,7 +106,7 @@ def test_damaged_file_through_the_command_line_is_one_line(tmp_path, small_model
     for position in range(0, len(good), 97):
         damaged = bytearray(good)
         damaged[position] ^= 0xFF
-        (tmp_path / "m.npz").write_bytes(bytes(damaged))
+        overwrite(tmp_path / "m.npz", bytes(damaged))
         code = main(["predict", str(tmp_path / "m.npz"), str(data)])
         out, err = capsys.readouterr()
         assert code in (0, 2)

@@ -25,6 +25,7 @@ import linsep
 from linsep import available_classifiers, make_classifier
 from linsep._model_file import ModelFileError, _checksum
 from linsep.cli import main
+from conftest import overwrite
 
 RNG = np.random.default_rng(0)
 X_TRAIN = np.r_[RNG.normal(0.0, 1.0, (15, 3)), RNG.normal(3.0, 1.0, (15, 3))]
@@ -149,7 +150,7 @@ def test_sampled_mutations_of_a_pipeline_file(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         for label, data in mutations(good, positions=range(0, len(good), 29), masks=(0x01, 0x80)):
-            path.write_bytes(data)
+            overwrite(path, data)
             try:
                 loaded = _load(path)
             except ModelFileError as exc:

@@ -23,6 +23,7 @@ from ._base import check_class_labels
 from ._certificates import FIT_PROOF_RTOL, is_proof
 from ._design import columns_out_of_range, safe_exponent
 from ._params import HKParams, refuse_unsupported
+from ._plan import working_dtype
 from ._result import CONVERGED, NOT_SEPARABLE, SEPARABLE
 from .designs.array_api import ArrayAPIDesign, to_host
 from .solvers.ho_kashyap import ho_kashyap
@@ -71,7 +72,7 @@ def _prepare(estimator, X, y):
     if not bool(xp.all(xp.isfinite(X))):
         raise ValueError("Input X contains NaN or infinity.")
     largest = to_host(xp.max(xp.abs(X), axis=0), xp)
-    p = safe_exponent(np.float32 if X.dtype == xp.float32 else np.float64)
+    p = safe_exponent(working_dtype(X, xp=xp))
     outside = np.flatnonzero(columns_out_of_range(largest, p))
     if outside.size:
         raise ValueError(f"column {outside[0]} of X has magnitudes up to {largest[outside[0]]:.3g}, outside 2^±{p}; "

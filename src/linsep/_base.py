@@ -40,6 +40,7 @@ from . import _dask
 from ._backend import is_dask_collection
 from ._certificates import FIT_PROOF_RTOL, decision_scores, is_proof, separates
 from ._design import column_shifts, scale_columns, unscale_coef
+from ._plan import FLOAT64_ONLY, dtype_plan, validation_dtypes
 from ._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE
 from ._finite import require_finite_model
 from .kernels import KERNELS, kernel_matrix, resolve_gamma, training_samples
@@ -165,10 +166,10 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
 
     # Solvers work in float64: numerically safer for the least-squares and
     # projection steps, and float32 input is then fitted the same way.  A
-    # subclass whose solver computes in float32 lists it here; its data keep
-    # their type (the first entry is the type everything else is converted to).
+    # subclass whose solver reads float32 as it is lists _plan.READS_FLOAT32 here;
+    # its data keep their type (_plan.working_dtype decides, for every path).
     _accept_sparse = ("csr", "csc")
-    _dtypes = (np.float64,)
+    _dtypes = FLOAT64_ONLY
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -199,7 +200,7 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
                 del self.feature_names_in_
         else:
             X, y = validate_data(
-                self, X, y, accept_sparse=self._accept_sparse, dtype=list(self._dtypes),
+                self, X, y, accept_sparse=self._accept_sparse, dtype=validation_dtypes(self._dtypes),
                 ensure_min_samples=2, y_numeric=False,
             )
         classes = check_class_labels(y)
@@ -244,7 +245,7 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
     def _validate_extra(self, X_extra, y_extra):
         """Validate an extra labelled set (e.g. validation data) against the fitted shape."""
         X_extra = validate_data(self, X_extra, accept_sparse=self._accept_sparse,
-                                dtype=list(self._dtypes), reset=False)
+                                dtype=validation_dtypes(self._dtypes), reset=False)
         y_extra = np.asarray(y_extra)
         if y_extra.ndim != 1 or y_extra.shape[0] != X_extra.shape[0]:
             raise ValueError(
@@ -352,6 +353,9 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
 
     def _unpack_common(self, results, warn=True):
         binary = len(results) == 1
+        # Which path ran, per problem (tests, benchmarks).  The solvers that record no plan (Kozinec,
+        # the kernel rules) belong to float64-only estimators: they worked in self._dtypes[0].
+        self._fit_plans = [(r.extra or {}).get("plan") or dtype_plan(self._dtypes[0]) for r in results]
         statuses = np.array([r.status for r in results], dtype=object)
         n_iters = np.array([r.n_iter for r in results])
         self.status_ = statuses[0] if binary else statuses
@@ -622,7 +626,8 @@ class BaseKernelSeparator(BaseSeparator):
             One score per sample for two classes, one per class otherwise.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=self._accept_sparse, dtype=np.float64, reset=False)
+        X = validate_data(self, X, accept_sparse=self._accept_sparse, dtype=validation_dtypes(self._dtypes),
+                          reset=False)
         K = X if self.kernel == "precomputed" else self._kernel_matrix(X, self.X_fit_)
         scores = np.asarray(K @ self.dual_coef_.T) + self.intercept_
         return scores.ravel() if scores.shape[1] == 1 else scores

@@ -24,6 +24,7 @@ from sklearn.utils.validation import _check_sample_weight
 from ._backend import is_dask_collection
 from ._linalg import too_wide_for_direct
 from ._params import HKParams, refuse_unsupported, starting_weights
+from ._plan import FLOAT64_ONLY, working_dtype
 from ._result import CONVERGED, NOT_SEPARABLE, SEPARABLE, SolveResult
 from .designs import dask as blockwise
 from .designs.dask import (
@@ -306,7 +307,7 @@ def _validation_design(estimator, blocks, classes, X_val, y_val, weights=None):
             fit_rows, fit_counts = _positive_rows(blocks, weights, fit_rows, fit_counts)
         return fit_rows, fit_counts, validation
     _, da = _dask()
-    X_val = X_val if is_dask_collection(X_val) else da.from_array(np.asarray(X_val, dtype=np.float64))
+    X_val = X_val if is_dask_collection(X_val) else da.from_array(np.asarray(X_val, dtype=working_dtype(X_val, FLOAT64_ONLY)))
     X_val = _check_row_chunked(X_val, "X_val")
     if X_val.shape[1] != blocks.n_features:
         raise ValueError(f"X_val has {X_val.shape[1]} features, but {type(estimator).__name__} "

@@ -20,6 +20,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ._plan import working_dtype
+
 
 def summed_duplicates(X):
     """``X`` itself, unless it is a sparse matrix not in canonical form: then a canonical copy.
@@ -73,23 +75,13 @@ def augmented_gram(X):
     return gram
 
 
-def solution_dtype(A):
-    """The type of the weights fitted on ``A``: float32 for float32 data, float64 for everything else.
-
-    As in scikit-learn's linear models, the coefficients follow the data's
-    type; solvers that read float32 data as float32 form their sums and
-    small factorisations in float64 and round the weights on return.
-    """
-    return np.dtype(np.float32) if A.dtype == np.float32 else np.dtype(np.float64)
-
-
 def signed_scores(X, y, W):
     """``Y W = y ∘ (X w + w_0)`` without forming ``Y`` (``X`` dense or sparse, ``W`` bias last), in the type of ``X``.
 
     For float32 ``X`` the product is a float32 one (``W`` rounded to float32):
     a mixed product would first convert all of ``X`` to float64.
     """
-    W = np.asarray(W).astype(solution_dtype(X), copy=False)
+    W = np.asarray(W).astype(working_dtype(X), copy=False)
     return y * (np.asarray(X @ W[:-1]).ravel() + W[-1])
 
 

@@ -12,6 +12,7 @@ neutral value, so a new parameter is never silently ignored.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, fields
 from numbers import Integral, Real
 
@@ -20,21 +21,109 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._hk_rules import STOPPING_RULES
 
-__all__ = ["DEFAULT_N_ITER_NO_CHANGE", "EARLY_STOPPING_CONSTRAINTS", "HKParams", "HK_CONSTRAINTS", "PATIENCE_CONSTRAINTS", "refuse_unsupported", "starting_weights"]
+__all__ = ["DEFAULT_N_ITER_NO_CHANGE", "EARLY_STOPPING_CONSTRAINTS", "HKParameter", "HKParams", "HK_CONSTRAINTS",
+           "HK_PARAMETERS", "HK_VARIANTS", "estimator_init", "parameter_docs", "PATIENCE_CONSTRAINTS", "refuse_unsupported", "starting_weights"]
 
-HK_CONSTRAINTS = {
-    "learning_rate": [Interval(Real, 0, 1, closed="neither")],
-    "b0": [Interval(Real, 0, None, closed="neither")],
-    "C": [None, Interval(Real, 0, None, closed="left")],
-    "loss": [StrOptions({"squared", "absolute"})],
-    "update": [StrOptions({"margin", "weights"})],
-    "max_iter": [Interval(Integral, 0, None, closed="left")],
-    "tol": [None, Interval(Real, 0, None, closed="left")],
-    "stopping": [StrOptions(set(STOPPING_RULES))],
-    "stop_at_separation": ["boolean", StrOptions({"auto"})],
-    "irls_floor": [Interval(Real, 0, 1, closed="left")],
+@dataclass(frozen=True)
+class HKParameter:
+    """One parameter of the Ho–Kashyap iteration as the estimators offer it.
+
+    ``default`` is the estimators' default, ``constraints`` scikit-learn's
+    constraint list, ``doc`` its numpydoc entry (type line first, then the
+    description).
+    """
+
+    default: object
+    constraints: list
+    doc: str
+
+
+HK_PARAMETERS = {
+    "learning_rate": HKParameter(0.4, [Interval(Real, 0, 1, closed="neither")], """float, default=0.4
+    ``μ`` of the margin update ``B ← B + μ(E + |E|)``, ``0 < μ < 1``
+    (the paper's 0.4)."""),
+    "b0": HKParameter(1e-6, [Interval(Real, 0, None, closed="neither")], """float, default=1e-6
+    Initial margin ``B_0 = b_0 1`` (the paper's value)."""),
+    "C": HKParameter(None, [None, Interval(Real, 0, None, closed="left")], """float or None, default=None
+    ``None`` for HK / HKES; a number for Łęski's modified HK (MHKS,
+    MHKA): target ``1 + B`` and penalty ``C wᵀw`` (bias unpenalised)."""),
+    "loss": HKParameter("squared", [StrOptions({"squared", "absolute"})], """{"squared", "absolute"}, default="squared"
+    ``D = I`` or IRLS weights ``D_k = diag(1/|e_i|)`` (MHKA, HKESA)."""),
+    "update": HKParameter("margin", [StrOptions({"margin", "weights"})], """{"margin", "weights"}, default="margin"
+    ``W = Y⁺B`` (HK) or ``W ← W + μ Y⁺|E|`` (modified HK)."""),
+    "max_iter": HKParameter(10_000, [Interval(Integral, 0, None, closed="left")], """int, default=10000
+    Largest number of margin updates per binary problem (so ``n_iter_``
+    is at most ``max_iter + 1``)."""),
+    "tol": HKParameter(1e-6, [None, Interval(Real, 0, None, closed="left")], """float or None, default=1e-6
+    Tolerance of ``stopping``; ``None`` with ``stopping="paper"`` gives
+    the paper's ``0.5 b_0²``."""),
+    "stopping": HKParameter("relative", [StrOptions(set(STOPPING_RULES))], """{"relative", "paper"}, default="relative"
+    ``"relative"``: stop when ``|J_k − J_{k−1}| <= tol·J_{k−1}`` or at
+    the fixed point ``|E_k| <= tol·(B_k + offset)`` (scale-free; keeps
+    HK's promise that separable data end separated).  ``"paper"``:
+    ``|J_k − J_{k−1}| < tol`` (``tol=None`` for the paper's ``0.5 b_0²``)."""),
+    "stop_at_separation": HKParameter("auto", ["boolean", StrOptions({"auto"})], """bool or "auto", default="auto"
+    Stop as soon as every training point is strictly on its side.
+    ``"auto"``: only for plain HK / modified HK (no ``C``, no early
+    stopping), whose goal is a separating hyperplane."""),
+    "irls_floor": HKParameter(1e-6, [Interval(Real, 0, 1, closed="left")], """float, default=1e-6
+    Floor of ``|e_i|`` relative to ``max|e|`` in the IRLS weights."""),
 }
+"""The Ho–Kashyap iteration's parameters (:func:`linsep.solvers.ho_kashyap.ho_kashyap`), declared once.
+
+:class:`~linsep.HoKashyapClassifier` takes its signature (:func:`estimator_init`),
+its constraints and the docstring entries of these parameters from here; a
+parameter added here (and to :class:`HKParams`) reaches every in-memory fit,
+and the backends that do not list it (dask, array API) refuse it.
+"""
+
+HK_CONSTRAINTS = {name: parameter.constraints for name, parameter in HK_PARAMETERS.items()}
 """Constraints of the parameters of the Ho–Kashyap iteration (:func:`linsep.solvers.ho_kashyap.ho_kashyap`)."""
+
+HK_VARIANTS = {
+    "hk": ({}, "Ho–Kashyap: W = Y⁺B, B ← B + μ(E+|E|); separability verdict with proof"),
+    "modified_hk": ({"update": "weights"}, "modified Ho–Kashyap: W ← W + μY⁺|E|"),
+    "mhks": ({"C": 1.0, "loss": "squared"}, "Łęski's modified HK, squared errors, regularisation C (Lauer & Bloch §2.2)"),
+    "mhka": ({"C": 1.0, "loss": "absolute"}, "Łęski's modified HK, absolute errors (IRLS), regularisation C"),
+    "hkes": ({"early_stopping": True}, "Ho–Kashyap with early stopping on a validation set (Lauer & Bloch §2.3)"),
+    "hkesa": ({"early_stopping": True, "loss": "absolute"}, "HKES with absolute errors (IRLS) (Lauer & Bloch §2.4)"),
+}
+"""The registry's names for :class:`~linsep.HoKashyapClassifier`: name → (preset parameters, one-line summary)."""
+
+
+def estimator_init(parameters):
+    """An ``__init__`` taking exactly ``parameters`` (name → default) as keyword-only arguments, stored as given.
+
+    scikit-learn reads an estimator's parameters from the signature of its
+    ``__init__``; this one carries an explicit :class:`inspect.Signature`, so
+    ``get_params``, ``clone``, ``repr`` and the estimator checks see the
+    parameters one by one, while their list lives in one table.
+    """
+    names = tuple(parameters)
+
+    def __init__(self, **kwargs):
+        unknown = [name for name in kwargs if name not in parameters]
+        if unknown:
+            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument {unknown[0]!r}")
+        for name in names:
+            setattr(self, name, kwargs.get(name, parameters[name]))
+
+    __init__.__signature__ = inspect.Signature(
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        + [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=parameters[name]) for name in names])
+    return __init__
+
+
+def parameter_docs(names, indent=4):
+    """The numpydoc entries of the HK parameters ``names`` (:data:`HK_PARAMETERS`), indented for a class docstring."""
+    pad = " " * indent
+    lines = []
+    for name in names:
+        type_line, *text = HK_PARAMETERS[name].doc.split("\n")
+        lines.append(f"{pad}{name} : {type_line}")
+        lines.extend(f"{pad}{line}" if line.strip() else "" for line in text)
+    return "\n".join(lines)
+
 
 PATIENCE_CONSTRAINTS = {
     "n_iter_no_change": [None, Interval(Integral, 1, None, closed="left")],

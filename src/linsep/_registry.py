@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from importlib import import_module
 
+from ._params import HK_VARIANTS
+
 
 @dataclass(frozen=True)
 class _Entry:
@@ -20,22 +22,9 @@ class _Entry:
 
 
 _REGISTRY: dict[str, _Entry] = {
-    "hk": _Entry("estimators.ho_kashyap:HoKashyapClassifier",
-                 "Ho–Kashyap: W = Y⁺B, B ← B + μ(E+|E|); separability verdict with proof"),
-    "modified_hk": _Entry("estimators.ho_kashyap:HoKashyapClassifier",
-                          "modified Ho–Kashyap: W ← W + μY⁺|E|", {"update": "weights"}),
-    "mhks": _Entry("estimators.ho_kashyap:HoKashyapClassifier",
-                   "Łęski's modified HK, squared errors, regularisation C (Lauer & Bloch §2.2)",
-                   {"C": 1.0, "loss": "squared"}),
-    "mhka": _Entry("estimators.ho_kashyap:HoKashyapClassifier",
-                   "Łęski's modified HK, absolute errors (IRLS), regularisation C",
-                   {"C": 1.0, "loss": "absolute"}),
-    "hkes": _Entry("estimators.ho_kashyap:HoKashyapClassifier",
-                   "Ho–Kashyap with early stopping on a validation set (Lauer & Bloch §2.3)",
-                   {"early_stopping": True}),
-    "hkesa": _Entry("estimators.ho_kashyap:HoKashyapClassifier",
-                    "HKES with absolute errors (IRLS) (Lauer & Bloch §2.4)",
-                    {"early_stopping": True, "loss": "absolute"}),
+    # the HoKashyapClassifier presets: _params.HK_VARIANTS (declared with the HK parameters)
+    **{name: _Entry("estimators.ho_kashyap:HoKashyapClassifier", summary, preset)
+       for name, (preset, summary) in HK_VARIANTS.items()},
     "hkes_cv": _Entry("estimators.ho_kashyap_cv:HoKashyapClassifierCV",
                       "HKES with k̂ from 5-fold cross-validation, then refitted on all data (linsep's extension)"),
     "hkesa_cv": _Entry("estimators.ho_kashyap_cv:HoKashyapClassifierCV",

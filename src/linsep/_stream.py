@@ -60,6 +60,7 @@ from sklearn.utils.validation import validate_data
 
 from ._base import encode_pm1
 from ._design import column_shifts
+from ._plan import validation_dtypes
 from ._finite import require_finite_model
 
 __all__ = ["StreamMixin"]
@@ -79,10 +80,8 @@ class StreamMixin:
             raise ValueError(f"classes must be passed on the first call to {type(self).__name__}.partial_fit")
         # The stream keeps the type of its first chunk, as fit keeps the type of its data (float32 stays
         # float32 where the estimator reads it); later chunks are converted to it.
-        dtype = list(self._dtypes)
         coef = None if first else getattr(self, "coef_", None)
-        if coef is not None and coef.dtype in self._dtypes:
-            dtype = coef.dtype
+        dtype = validation_dtypes(self._dtypes, stream=None if coef is None else coef.dtype)
         X, y = validate_data(self, X, y, reset=first, accept_sparse=self._accept_sparse, dtype=dtype,
                              ensure_min_samples=1, y_numeric=False)
         check_classification_targets(y)

@@ -40,6 +40,7 @@ Set ``LINSEP_DEBUG=1`` to see the traceback of a mapped error too.  Warnings
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -466,6 +467,13 @@ def _reader_went_away():
     return 0
 
 
+@functools.lru_cache(maxsize=None)
+def _parser():
+    # Built once per process: building it (six subcommands, and argparse's gettext look-ups for every
+    # sub-parser) took about as long as a small fit, for every call of main.  Parsing does not change it.
+    return build_parser()
+
+
 def main(argv=None):
     """Entry point of the ``linsep`` console script; returns the exit status.
 
@@ -475,7 +483,7 @@ def main(argv=None):
     ``LINSEP_DEBUG=1`` they are raised instead); warnings are collected and
     printed once each, one line, after a successful command.
     """
-    args = build_parser().parse_args(argv)
+    args = _parser().parse_args(argv)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:

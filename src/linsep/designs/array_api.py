@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._linalg import GramOnly, least_squares_solver
+from .._plan import FLOAT64_ONLY, working_dtype
 
 __all__ = ["ArrayAPIDesign"]
 
@@ -32,7 +33,7 @@ class ArrayAPIDesign:
     def __init__(self, X, y, xp, device=None):
         self.X, self.y, self.xp, self.device = X, y, xp, device
         self.shape = (X.shape[0], X.shape[1] + 1)
-        self.dtype = np.dtype(np.float64)  # the solver's weights; the estimator returns them in X's namespace
+        self.dtype = working_dtype(X, FLOAT64_ONLY, xp=xp)  # the solver's weights; the estimator returns them in X's type
 
     # --- products in the namespace, sums to the host -----------------------------------------------
     def _to_xp(self, values):

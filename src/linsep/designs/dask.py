@@ -52,8 +52,8 @@ from .._design import (
     columns_out_of_range,
     safe_exponent,
     signed_scores,
-    solution_dtype,
 )
+from .._plan import FLOAT64_ONLY, working_dtype
 from .._hk_rules import irls_weights
 from .._linalg import GramOnly, least_squares_solver
 from .._loops import _pass_by_rows
@@ -113,7 +113,7 @@ class RowBlocks:
         self.label_parts = labels.to_delayed().ravel().tolist()
         self.sizes = [int(n) for n in X.chunks[0]]
         self.n_features = int(X.shape[1])
-        self.dtype = solution_dtype(X)  # of the fitted weights, as in memory (float32 for float32 X)
+        self.dtype = working_dtype(X)  # of the fitted weights, as in memory (float32 for float32 X)
 
 
 def _check_row_chunked(X, name="X"):
@@ -178,7 +178,7 @@ def _signed_rows(X, labels, positive, rows, scale=None):
     if rows is not None:
         X, labels = X[rows], labels[rows]
     y = np.where(labels == positive, 1.0, -1.0)
-    return np.asarray(X, dtype=np.float64), (y if scale is None else y * scale)
+    return np.asarray(X, dtype=working_dtype(X, FLOAT64_ONLY)), (y if scale is None else y * scale)
 
 
 def _signed_block(X, labels, positive, rows, scale=None):
@@ -363,7 +363,7 @@ class DaskDesign:
     """
 
     offers_compiled = False
-    dtype = np.dtype(np.float64)  # every task computes in float64; estimators round to X's type
+    dtype = FLOAT64_ONLY[0]  # every task computes in float64 (_signed_rows); estimators round to X's type
     ndim = 2
 
     def __init__(self, blocks, positive, rows=None, counts=None, scale=None, count_weight=None):

@@ -17,6 +17,7 @@ from .._certificates import FIT_PROOF_RTOL, design_proof_residuals, proof_residu
 from .._design import SignedDesign
 from .._hk_rules import irls_weights
 from .._linalg import least_squares_solver
+from .._plan import working_dtype
 
 __all__ = ["InMemoryDesign", "as_design"]
 
@@ -42,7 +43,7 @@ class InMemoryDesign:
     """
 
     def __init__(self, Y, by_columns_max_entries=BY_COLUMNS_MAX_ENTRIES):
-        self.dtype = np.dtype(np.float32) if Y.dtype == np.float32 else np.dtype(np.float64)
+        self.dtype = working_dtype(Y)
         if isinstance(Y, SignedDesign) and Y.size <= by_columns_max_entries:
             Y = Y.toarray()
         self.Y = Y
@@ -120,7 +121,7 @@ class InMemoryDesign:
             X, rows = self.Y, np.empty(0, dtype=np.intp)
             y = np.empty(0, dtype=self.Y.dtype)
         if dtype is None:
-            dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
+            dtype = working_dtype(X)
         return np.ascontiguousarray(X, dtype=dtype), y.astype(dtype, copy=False), rows
 
     def rotated(self, basis):

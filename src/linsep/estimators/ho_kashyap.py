@@ -26,10 +26,11 @@ from .. import _params
 from .._backend import is_dask_collection
 from .. import _array_api
 from .._base import CLASS_WEIGHT_CONSTRAINT, BaseLinearSeparator, encode_pm1, rows_with_weight
+from .._plan import READS_FLOAT32
 from .._dask import fit_ho_kashyap
 from .._design import scale_columns, signed_design
-from .._params import (DEFAULT_N_ITER_NO_CHANGE, EARLY_STOPPING_CONSTRAINTS, HK_CONSTRAINTS, HKParams,
-                       starting_weights)
+from .._params import (DEFAULT_N_ITER_NO_CHANGE, EARLY_STOPPING_CONSTRAINTS, HK_CONSTRAINTS, HK_PARAMETERS, HKParams,
+                       estimator_init, parameter_docs, starting_weights)
 from .._result import NOT_SEPARABLE
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from .._weights import WeightedValidation, class_weights_of, weighted_ho_kashyap, refuse_weights
@@ -47,18 +48,7 @@ class HoKashyapClassifier(BaseLinearSeparator):
 
     Parameters
     ----------
-    learning_rate : float, default=0.4
-        ``μ`` of the margin update ``B ← B + μ(E + |E|)``, ``0 < μ < 1``
-        (the paper's 0.4).
-    b0 : float, default=1e-6
-        Initial margin ``B_0 = b_0 1`` (the paper's value).
-    C : float or None, default=None
-        ``None`` for HK / HKES; a number for Łęski's modified HK (MHKS,
-        MHKA): target ``1 + B`` and penalty ``C wᵀw`` (bias unpenalised).
-    loss : {"squared", "absolute"}, default="squared"
-        ``D = I`` or IRLS weights ``D_k = diag(1/|e_i|)`` (MHKA, HKESA).
-    update : {"margin", "weights"}, default="margin"
-        ``W = Y⁺B`` (HK) or ``W ← W + μ Y⁺|E|`` (modified HK).
+    {hk_parameters}
     early_stopping : bool, default=False
         HKES / HKESA: keep the weights at the first minimum of the
         validation error over all iterations (``best_iter_``, ``history_``).
@@ -74,23 +64,6 @@ class HoKashyapClassifier(BaseLinearSeparator):
     validation_tol : float, default=0.0
         Least fall of the validation error (a fraction of the validation
         rows) that resets the patience.
-    max_iter : int, default=10000
-        Largest number of margin updates per binary problem (so ``n_iter_``
-        is at most ``max_iter + 1``).
-    tol : float or None, default=1e-6
-        Tolerance of ``stopping``; ``None`` with ``stopping="paper"`` gives
-        the paper's ``0.5 b_0²``.
-    stopping : {"relative", "paper"}, default="relative"
-        ``"relative"``: stop when ``|J_k − J_{k−1}| <= tol·J_{k−1}`` or at
-        the fixed point ``|E_k| <= tol·(B_k + offset)`` (scale-free; keeps
-        HK's promise that separable data end separated).  ``"paper"``:
-        ``|J_k − J_{k−1}| < tol`` (``tol=None`` for the paper's ``0.5 b_0²``).
-    stop_at_separation : bool or "auto", default="auto"
-        Stop as soon as every training point is strictly on its side.
-        ``"auto"``: only for plain HK / modified HK (no ``C``, no early
-        stopping), whose goal is a separating hyperplane.
-    irls_floor : float, default=1e-6
-        Floor of ``|e_i|`` relative to ``max|e|`` in the IRLS weights.
     record_history : bool or int, default=False
         Keep the per-iteration traces in ``history_``: the scalar ones and
         the lecture's ``a(k)``, ``b(k)``, ``e(k)`` (``True``: every
@@ -157,7 +130,7 @@ class HoKashyapClassifier(BaseLinearSeparator):
     'separable'
     """
 
-    _dtypes = (np.float64, np.float32)
+    _dtypes = READS_FLOAT32
     _parameter_constraints = {
         **HK_CONSTRAINTS,
         **EARLY_STOPPING_CONSTRAINTS,
@@ -165,44 +138,18 @@ class HoKashyapClassifier(BaseLinearSeparator):
         "class_weight": CLASS_WEIGHT_CONSTRAINT,
     }
 
-    def __init__(
-        self,
-        *,
-        learning_rate=0.4,
-        b0=1e-6,
-        C=None,
-        loss="squared",
-        update="margin",
-        early_stopping=False,
-        validation_fraction=1 / 3,
-        n_iter_no_change=DEFAULT_N_ITER_NO_CHANGE,
-        validation_tol=0.0,
-        max_iter=10_000,
-        tol=1e-6,
-        stopping="relative",
-        stop_at_separation="auto",
-        irls_floor=1e-6,
-        record_history=False,
-        random_state=None,
-        class_weight=None,
-    ):
-        self.learning_rate = learning_rate
-        self.b0 = b0
-        self.C = C
-        self.loss = loss
-        self.update = update
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-        self.validation_tol = validation_tol
-        self.max_iter = max_iter
-        self.tol = tol
-        self.stopping = stopping
-        self.stop_at_separation = stop_at_separation
-        self.irls_floor = irls_floor
-        self.record_history = record_history
-        self.random_state = random_state
-        self.class_weight = class_weight
+    # The signature: the HK iteration's parameters (declared once, in _params.HK_PARAMETERS), then the
+    # estimator's own.  An explicit inspect.Signature, so scikit-learn sees each parameter.
+    __init__ = estimator_init({
+        **{name: parameter.default for name, parameter in HK_PARAMETERS.items()},
+        "early_stopping": False,
+        "validation_fraction": 1 / 3,
+        "n_iter_no_change": DEFAULT_N_ITER_NO_CHANGE,
+        "validation_tol": 0.0,
+        "record_history": False,
+        "random_state": None,
+        "class_weight": None,
+    })
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, X_val=None, y_val=None, coef_init=None, intercept_init=None, sample_weight=None):
@@ -346,3 +293,7 @@ class HoKashyapClassifier(BaseLinearSeparator):
         self.margin_vector_ = pick([r.margin for r in results])
         if self.early_stopping:
             self.best_iter_ = results[0].best_iter if binary else np.array([r.best_iter for r in results])
+
+
+# The docstring entries of the HK iteration's parameters come from their declaration.
+HoKashyapClassifier.__doc__ = HoKashyapClassifier.__doc__.replace("    {hk_parameters}\n", parameter_docs(HK_PARAMETERS) + "\n")

@@ -140,7 +140,9 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
 
     _parameter_constraints = {
         **KERNEL_CONSTRAINTS,
-        **HK_CONSTRAINTS,
+        # the HK parameters it forwards to kernel_ho_kashyap (a parameter added to HK_PARAMETERS is not offered here)
+        **{name: HK_CONSTRAINTS[name] for name in ("C", "learning_rate", "b0", "loss", "update", "max_iter", "tol",
+                                                   "stopping", "stop_at_separation", "irls_floor")},
         **EARLY_STOPPING_CONSTRAINTS,
         "class_weight": CLASS_WEIGHT_CONSTRAINT,
         "record_history": RECORD_HISTORY_CONSTRAINT,

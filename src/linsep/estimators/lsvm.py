@@ -25,6 +25,7 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 
 from .._base import CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
+from .._plan import READS_FLOAT32
 from .._backend import is_dask_collection
 from .._dask import fit_lsvm
 from .._result import CONVERGED
@@ -113,7 +114,7 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
     """
 
     _parameter_constraints = {**_COMMON_CONSTRAINTS, "class_weight": CLASS_WEIGHT_CONSTRAINT}
-    _dtypes = (np.float64, np.float32)  # float32 X read as float32 by the compiled pass; sums, S and α in float64
+    _dtypes = READS_FLOAT32  # float32 X read as float32 by the compiled pass; sums, S and α in float64
 
     def __init__(self, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, record_history=False, class_weight=None):
         self.class_weight = class_weight

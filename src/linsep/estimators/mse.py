@@ -24,6 +24,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .. import _array_api
 from .._base import CLASS_WEIGHT_CONSTRAINT, BaseLinearSeparator, rows_with_weight
+from .._plan import READS_FLOAT32
 from .._backend import is_dask_collection
 from .._dask import fit_mse
 from .._certificates import decision_scores
@@ -63,7 +64,7 @@ class _MarginFitMixin:
     # rows (SignedDesign) or row (the LMS loop), the factorisation is float64, and coef_ is float32.
     # Sparse float32 data form a float64 sparse Y (its Gram matrix and products need float64 sums)
     # and give float64 coef_, except in the LMS loop, which reads them as they are.
-    _dtypes = (np.float64, np.float32)
+    _dtypes = READS_FLOAT32
 
     def _fit_with_margin(self, X, y, margin, sample_weight=None):
         X, y = self._validate_fit(X, y)

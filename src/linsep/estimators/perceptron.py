@@ -24,6 +24,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
+from .._plan import READS_FLOAT32
 from .._stream import StreamMixin
 from ..kernels import KernelColumnCache, resolve_gamma
 from ..solvers.perceptron import SCHEDULES, batch_perceptron, kernel_perceptron, perceptron
@@ -126,7 +127,7 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
     """
 
     _parameter_constraints = {**_RULE_PARAMS, "shuffle": ["boolean"], "random_state": ["random_state"]}
-    _dtypes = (np.float64, np.float32)  # float32 rows read as they are; weights and sums in float64
+    _dtypes = READS_FLOAT32  # float32 rows read as they are; weights and sums in float64
 
     def __init__(self, *, learning_rate=1.0, schedule="constant", margin=0.0, max_iter=1000, shuffle=True,
                  random_state=0, record_history=False, class_weight=None):
@@ -275,7 +276,7 @@ class BatchPerceptronClassifier(BaseLinearSeparator):
     """
 
     _parameter_constraints = dict(_RULE_PARAMS)
-    _dtypes = (np.float64, np.float32)  # float32 X never copied; Y a and Yᵀ1_M summed in float64
+    _dtypes = READS_FLOAT32  # float32 X never copied; Y a and Yᵀ1_M summed in float64
 
     def __init__(self, *, learning_rate=1.0, schedule="inverse", margin=0.0, max_iter=1000, record_history=False,
                  class_weight=None):

@@ -101,7 +101,8 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from .._design import SignedDesign, augment, augmented_gram, signed_scores, solution_dtype
+from .._design import SignedDesign, augment, augmented_gram, signed_scores
+from .._plan import dtype_plan, working_dtype
 from .._linalg import IterativeLeastSquares, iteration_forcing, too_wide_for_direct
 from .._lsvm_loops import lsvm_pass, lsvm_update
 from .._threads import _PARALLEL_LOCK, pass_threads
@@ -534,11 +535,11 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
         status = MAX_ITER  # a CG solve stopped short of its tolerance: no claim of convergence
     alpha = step.alpha if sample_weight is None else step.alpha * np.sqrt(sample_weight)  # α = √s β
     return SolveResult(
-        weights=step.weights.astype(solution_dtype(X), copy=False),  # = Hᵗα (eq. 20), from the last Woodbury solve
+        weights=step.weights.astype(working_dtype(X), copy=False),  # = Hᵗα (eq. 20), from the last Woodbury solve
         n_iter=n_iter,
         status=status,
         history=history,
-        extra={"alpha": alpha, **factor.stats},
+        extra={"alpha": alpha, **factor.stats, "plan": dtype_plan(working_dtype(X))},
     )
 
 

@@ -53,7 +53,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .._design import signed_scores, solution_dtype
+from .._design import signed_scores
+from .._plan import dtype_plan, working_dtype
 from .._linalg import IterativeLeastSquares, least_squares_solver
 from .._loops import lms_epoch, lms_epoch_csr
 from .._result import CONVERGED, MAX_ITER, SEPARABLE, SolveResult
@@ -121,7 +122,7 @@ def mse(Y, margin=None, *, C=0.0, trace=None):
                                     "training_errors": np.array([np.count_nonzero(scores <= 0)])})
     return SolveResult(weights=a.astype(design.dtype, copy=False), n_iter=1,
                        status=SEPARABLE if smallest > 0 else _solved(factor), margin=design.host(b),
-                       history=history, extra=factor.stats)
+                       history=history, extra={**factor.stats, "plan": dtype_plan(design.dtype)})
 
 
 def mse_linear_machine(A, labels, margin=None, *, C=0.0, traces=None):
@@ -188,9 +189,10 @@ def mse_linear_machine(A, labels, margin=None, *, C=0.0, traces=None):
             trace.record(1, final=True, weights=W[:, k], margin_vector=B[:, k], error_vector=errors[:, k])
             history.append(trace.merge_into({"criterion": np.array([float(errors[:, k] @ errors[:, k])]),
                                              "training_errors": machine_errors}))
-    return SolveResult(weights=W.astype(solution_dtype(A), copy=False), n_iter=1,
+    dtype = working_dtype(A)  # a sparse A is formed in float64 (sign_normalized): float64 weights
+    return SolveResult(weights=W.astype(dtype, copy=False), n_iter=1,
                        status=_separation_status(gap, _solved(factor)), margin=B, history=history,
-                       extra=factor.stats)
+                       extra={**factor.stats, "plan": dtype_plan(dtype)})
 
 
 def own_class_gap(scores, labels):
@@ -337,8 +339,10 @@ def widrow_hoff(Y, margin=None, *, learning_rate=None, schedule="inverse", max_i
     if trace is not None:
         trace.record(k, final=True, weights=a, margin_vector=b, error_vector=r)
         history = trace.merge_into({**history, "training_errors": np.asarray(errors, dtype=np.int64)})
-    return SolveResult(weights=a.astype(solution_dtype(Y), copy=False), n_iter=k,
-                       status=_separation_status(scores, status), margin=b, history=history)
+    dtype = working_dtype(Y)  # a sparse Y is formed in float64 (sign_normalized): float64 weights
+    return SolveResult(weights=a.astype(dtype, copy=False), n_iter=k,
+                       status=_separation_status(scores, status), margin=b, history=history,
+                       extra={"plan": dtype_plan(dtype)})
 
 
 def _traced_lms_epoch(X, y, b, order, w, eta, trace, k):
@@ -472,6 +476,7 @@ def lms(X, y, margin=None, *, learning_rate=None, schedule="inverse", max_iter=1
     history = {"criterion": np.asarray(criterion)}
     if trace is not None:
         history = trace.merge_into({**history, "training_errors": np.asarray(errors, dtype=np.int64)})
-    return SolveResult(weights=w.astype(solution_dtype(X), copy=False), n_iter=len(criterion),
+    dtype = working_dtype(X)
+    return SolveResult(weights=w.astype(dtype, copy=False), n_iter=len(criterion),
                        status=_separation_status(scores, status), margin=b, history=history,
-                       extra={"learning_rate": float(learning_rate)})
+                       extra={"learning_rate": float(learning_rate), "plan": dtype_plan(dtype)})

@@ -55,7 +55,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .._design import signed_scores, solution_dtype
+from .._design import signed_scores
+from .._plan import dtype_plan, working_dtype
 from .._loops import add_column_and_scan, next_mistake, perceptron_epoch, perceptron_epoch_csr
 from .._result import MAX_ITER, SEPARABLE, SolveResult
 
@@ -76,7 +77,7 @@ def sequential_data(X):
     dense copy); a C-ordered array or a CSR matrix of either type is used as
     it is.
     """
-    dtype = solution_dtype(X)
+    dtype = working_dtype(X)
     if sp.issparse(X):
         return X.tocsr().astype(dtype, copy=False)
     return np.ascontiguousarray(X, dtype=dtype)
@@ -195,8 +196,9 @@ def perceptron(X, y, *, learning_rate=1.0, schedule="constant", margin=0.0, max_
     history = {"mistakes": np.asarray(mistakes, dtype=np.int64)}
     if trace is not None:
         history = trace.merge_into({**history, "training_errors": np.asarray(errors, dtype=np.int64)})
-    return SolveResult(weights=w.astype(solution_dtype(X), copy=False), n_iter=len(mistakes), status=status,
-                       history=history)
+    dtype = working_dtype(X)
+    return SolveResult(weights=w.astype(dtype, copy=False), n_iter=len(mistakes), status=status,
+                       history=history, extra={"plan": dtype_plan(dtype)})
 
 
 def _traced_epoch(X, y, order, w, eta, margin, updates=None, k=0):
@@ -286,8 +288,9 @@ def batch_perceptron(Y, *, learning_rate=1.0, schedule="inverse", margin=0.0, ma
         trace.record(len(mistakes), final=True, weights=a)
         errors.append(int(np.count_nonzero(np.asarray(Y @ a) <= 0)))
         history = trace.merge_into({**history, "training_errors": np.asarray(errors, dtype=np.int64)})
-    return SolveResult(weights=a.astype(solution_dtype(Y), copy=False), n_iter=len(mistakes), status=status,
-                       history=history)
+    dtype = working_dtype(Y)  # a sparse Y is formed in float64 (sign_normalized): float64 weights
+    return SolveResult(weights=a.astype(dtype, copy=False), n_iter=len(mistakes), status=status,
+                       history=history, extra={"plan": dtype_plan(dtype)})
 
 
 def kernel_perceptron(column, y, *, max_iter=100, fit_intercept=True, shuffle=True, rng=None,
