@@ -33,6 +33,7 @@ returned weights.
 
 from __future__ import annotations
 
+import contextlib
 from numbers import Real
 
 import numpy as np
@@ -58,6 +59,8 @@ from .._hk_rules import irls_weights
 from .._linalg import GramOnly, least_squares_solver
 from .._loops import _pass_by_rows
 from ..solvers.lsvm import _LinearStep, _PDFactor, linear_pass
+from ._dask_groups import GroupVec, block_values, group_map, hk_chain, pass_summary, worker_groups
+from .base import Design
 
 __all__ = [
     "MAX_BLOCK_BYTES",
@@ -82,16 +85,56 @@ def _dask():
     return dask, da
 
 
-# Every scheduler round trip goes through these two, so that tests can count them and check that
-# only small results come back to the client.
+# Every scheduler round trip goes through these two, so that tests can count them (round_trips) and
+# check that only small results come back to the client.
 def _compute(*objects):
     dask, _ = _dask()
-    return dask.compute(*objects)
+    results = dask.compute(*objects)
+    for counter in _COUNTERS:
+        counter.computes += 1
+        counter.largest = max(counter.largest, _largest_array(results))
+    return results
 
 
 def _persist(*objects):
     dask, _ = _dask()
+    for counter in _COUNTERS:
+        counter.persists += 1
     return dask.persist(*objects)
+
+
+_COUNTERS = []
+
+
+class RoundTrips:
+    """What :func:`round_trips` counted: ``computes``, ``persists`` and the ``largest`` array computed (entries)."""
+
+    def __init__(self):
+        self.computes = self.persists = self.largest = 0
+
+
+@contextlib.contextmanager
+def round_trips():
+    """Private hook for tests and benchmarks: count the round trips (and the largest result) inside the block."""
+    counter = RoundTrips()
+    _COUNTERS.append(counter)
+    try:
+        yield counter
+    finally:
+        _COUNTERS.remove(counter)
+
+
+def _largest_array(value, depth=0):
+    """The most entries of an array inside ``value`` (nested containers and objects' attributes)."""
+    if isinstance(value, np.ndarray):
+        return value.size
+    if depth > 4:
+        return 1
+    if isinstance(value, dict):
+        value = list(value.values())
+    elif not isinstance(value, (list, tuple)):
+        value = list(vars(value).values()) if hasattr(value, "__dict__") else []
+    return max([_largest_array(v, depth + 1) for v in value], default=1)
 
 
 def _delayed(function):
@@ -112,6 +155,7 @@ class RowBlocks:
         self.X_parts = X.to_delayed().ravel().tolist()
         self.label_parts = labels.to_delayed().ravel().tolist()
         self.sizes = [int(n) for n in X.chunks[0]]
+        self.groups = worker_groups(X, len(self.sizes))  # one task per group per pass (_dask_groups)
         self.n_features = int(X.shape[1])
         self.dtype = solution_dtype(X)  # of the fitted weights, as in memory (float32 for float32 X)
 
@@ -329,7 +373,7 @@ def _held_out_block(labels, classes, fraction, seed, index):
 
 # --- The blockwise design -------------------------------------------------------------------------------
 
-class DaskDesign:
+class DaskDesign(Design):
     """``Y = diag(y)[X_R, 1]`` over persisted row blocks, never formed: the blocks the tasks run on.
 
     ``positive`` is the label mapped to ``+1`` (all others to ``−1``; ``None``:
@@ -337,8 +381,12 @@ class DaskDesign:
     (a list of delayed index arrays, with ``counts`` their lengths).  Each
     task signs its block's rows itself (:func:`_signed_block`); only
     ``p``-sized results come back.  A ``Vec`` of this design is a list with
-    one entry per block: a persisted delayed vector, or a number standing for
-    that constant (made on the worker).
+    one entry per block (a persisted delayed vector, or a number standing for
+    that constant, made on the worker), or, as the Ho–Kashyap passes make
+    them, a :class:`~linsep.designs._dask_groups.GroupVec` (one entry per
+    group of blocks).  The Ho–Kashyap pass runs one task per group
+    (``blocks.groups``); when one group holds every block, several iterations
+    run in one task (:meth:`hk_iterates`).
     """
 
     offers_compiled = False
@@ -360,6 +408,24 @@ class DaskDesign:
         call = _delayed(function)
         return [call(X, labels, self.positive, rows, *(values[b] for values in per_block), **constants)
                 for b, (X, labels, rows) in enumerate(zip(self.blocks.X_parts, self.blocks.label_parts, self.rows))]
+
+    def group_tasks(self, function, names, *per_group, **constants):
+        """One delayed :func:`~linsep.designs._dask_groups.group_map` of ``function`` per group of blocks."""
+        call = _delayed(group_map)
+        return [call(function, names, [self.blocks.X_parts[b] for b in group],
+                     [self.blocks.label_parts[b] for b in group], self.positive, [self.rows[b] for b in group],
+                     *(values[g] for values in per_group), **constants)
+                for g, group in enumerate(self.blocks.groups)]
+
+    def grouped(self, vector):
+        """``vector`` (a ``Vec``, or ``None``) as a :class:`~linsep.designs._dask_groups.GroupVec`."""
+        if vector is None:
+            return GroupVec([None] * len(self.blocks.groups))
+        if isinstance(vector, GroupVec):
+            return vector
+        if all(isinstance(part, Real) for part in vector) and len(set(vector)) == 1:
+            return GroupVec([vector[0]] * len(self.blocks.groups))
+        return GroupVec([[vector[b] for b in group] for group in self.blocks.groups])
 
     def from_blocks(self, parts):
         """A dask array (N,) from per-block vectors (delayed, or numbers for constants) of this design's row counts."""
@@ -398,8 +464,31 @@ class DaskDesign:
         parts = _compute(*self.tasks(_count_block, W=W))
         return (int(np.sum([c for c, _, _ in parts])), min(z for _, z, _ in parts), all(f for _, _, f in parts))
 
+    def hk_iterates(self, state, W, B, D, factor, *, update, learning_rate, irls_floor, pass_options, limit=None):
+        """The default's iterates; with one group of blocks, up to :func:`chain_length` of them per round trip."""
+        longest = chain_length(self)
+        if len(self.blocks.groups) > 1 or longest < 2:
+            yield from super().hk_iterates(state, W, B, D, factor, update=update, learning_rate=learning_rate,
+                                           irls_floor=irls_floor, pass_options=pass_options, limit=limit)
+            return
+        options = dict(pass_options, learning_rate=learning_rate, irls_floor=irls_floor)
+        steps, left = 2, np.inf if limit is None else limit
+        while True:  # chunks of 2, 4, 8, … iterates: a fit that stops soon computes few it does not use
+            count = int(max(1, min(steps, longest, left)))
+            chain = _Chain(self, state, W, D, factor, count, options)
+            for W, B, D, factor, state in chain.iterates():
+                left -= 1
+                yield W, B, D, factor, state
+            steps *= 2
+
     def host(self, vector, dtype=None):
-        return self.from_blocks(vector)
+        if not isinstance(vector, GroupVec):
+            return self.from_blocks(vector)
+        parts = [None] * len(self.counts)
+        for item, group in zip(vector.items, self.blocks.groups):
+            for j, b in enumerate(group):
+                parts[b] = item if isinstance(item, Real) else _delayed(_block_of)(item, vector.path, j)
+        return self.from_blocks(parts)
 
     def checked_certificate(self, u):  # pragma: no cover - the direct factor never asks (no iterative W-step)
         return u
@@ -421,44 +510,31 @@ class DaskDesign:
         return DaskLSVMFactor(self, C)
 
 
-class _DaskPass:
-    """One Ho–Kashyap pass over the blocks (one persist, one compute); see :class:`~linsep.designs.base.HKPassState`."""
+class _PassState:
+    """What a dask Ho–Kashyap pass state offers the driver, whatever computed it (:class:`_DaskPass`, :class:`_Chain`).
 
-    def __init__(self, design, W, B, D, offset, two_mu, tol, update, irls, validation):
-        self.design, self.W, self.offset, self.update = design, W, offset, update
-        self.B, self.D = B, D
-        D_parts = D if D is not None else [None] * len(design.counts)
-        outs = _persist(*design.tasks(_hk_block, B, D_parts, W=W, offset=offset, two_mu=two_mu, tol=tol,
-                                      update=update, irls=irls))
-        pending = [out[2] for out in outs]
-        if validation is not None:
-            pending += validation.tasks(_count_block, W=W)
-        results = _compute(*pending)
-        parts = results[:len(outs)]
-        self.J = float(np.sum([p["J"] for p in parts]))
-        self.wrong = int(np.sum([p["wrong"] for p in parts]))
-        self.separated = all(p["separated"] for p in parts)
-        self.max_e = max(p["emax"] for p in parts)
-        self.min_e = min(p["emin"] for p in parts)
-        self.max_b = max(p["bscale"] for p in parts)
-        self.fixed_point = all(p["fixed_point"] for p in parts)
-        self.eabs_max = max(p["eabs_max"] for p in parts)
-        self.val_errors = (int(np.sum([count for count, _, _ in results[len(outs):]]))
-                           if validation is not None else None)
-        self.B_next = [out[0] for out in outs]
-        self._E = [out[1] for out in outs]
-        self.E = None  # never brought to the client
-        self._rhs = None if irls else _sum_parts(parts, "g")
+    Subclasses set the statistics (:func:`~linsep.designs._dask_groups.pass_summary`'s
+    names, ``val_errors``), ``B``, ``D``, ``W``, ``B_next`` and ``_E`` (group vectors) and ``_rhs``.
+    """
+
+    E = None  # never brought to the client
+
+    def _set_statistics(self, stats):
+        for name in ("J", "wrong", "separated", "max_e", "min_e", "max_b", "fixed_point", "eabs_max"):
+            setattr(self, name, stats[name])
+        self._rhs = stats["rhs"]
+        self.val_errors = stats.get("val_errors")
 
     def reweighted(self, factor, irls_floor):
         """IRLS second pass: ``D_k`` (kept on the workers), ``YᵀD_kY`` and ``YᵀD_k r`` (floor from the global ``max|E_k|``)."""
-        second = _persist(*self.design.tasks(_irls_block, self._E, self.B_next, irls_floor=irls_floor,
-                                             eabs_max=self.eabs_max, offset=self.offset, update=self.update))
-        parts = _compute(*[part[1] for part in second])
+        design, E, B_next = self.design, self._E, self.B_next
+        second = _persist(*design.group_tasks(_irls_block, ("D", "sums"), E.items, B_next.items, paths=(E.path, B_next.path),
+                                              irls_floor=irls_floor, eabs_max=self.eabs_max, offset=self.offset,
+                                              update=self.update))
+        parts = _in_block_order(design, _compute(*[_delayed(_item)(out, "sums") for out in second]))
         self._rhs = _sum_parts(parts, "g")
-        factor = least_squares_solver(GramOnly(self.design.shape), None, factor.ridge,
-                                      gram=_sum_parts(parts, "gram"))
-        return factor, [part[0] for part in second]
+        factor = least_squares_solver(GramOnly(design.shape), None, factor.ridge, gram=_sum_parts(parts, "gram"))
+        return factor, GroupVec(second, ("D",))
 
     def solve_margin(self, factor):
         return factor.solve_normal(self._rhs)
@@ -467,11 +543,121 @@ class _DaskPass:
         return factor.solve_normal(self._rhs)
 
     def certificate(self):
-        design = self.design
-        D_parts = self.D if self.D is not None else [None] * len(design.counts)
-        (certificate,) = _persist(design.from_blocks(design.tasks(_certificate_block, self.B, D_parts, W=self.W,
-                                                                  offset=self.offset)))
+        design, B, D = self.design, self.design.grouped(self.B), self.design.grouped(self.D)
+        parts = design.group_tasks(_certificate_block, None, B.items, D.items, paths=(B.path, D.path), W=self.W,
+                                   offset=self.offset)
+        (certificate,) = _persist(design.host(GroupVec(parts)))
         return certificate
+
+
+class _DaskPass(_PassState):
+    """One Ho–Kashyap pass over the blocks (one persist, one compute; one task per group of blocks).
+
+    See :class:`~linsep.designs.base.HKPassState`.
+    """
+
+    def __init__(self, design, W, B, D, offset, two_mu, tol, update, irls, validation):
+        self.design, self.W, self.offset, self.update = design, W, offset, update
+        self.B, self.D = B, D
+        B, D = design.grouped(B), design.grouped(D)
+        outs = _persist(*design.group_tasks(_hk_block, ("B_next", "E", "stats"), B.items, D.items,
+                                            paths=(B.path, D.path), W=W, offset=offset, two_mu=two_mu, tol=tol,
+                                            update=update, irls=irls))
+        pending = [_delayed(_item)(out, "stats") for out in outs]
+        if validation is not None:
+            pending += validation.group_tasks(_count_block, None, W=W)
+        results = _compute(*pending)
+        stats = pass_summary(_in_block_order(design, results[:len(outs)]), irls)
+        if validation is not None:
+            stats["val_errors"] = int(np.sum([count for part in results[len(outs):] for count, _, _ in part]))
+        self._set_statistics(stats)
+        self.B_next = GroupVec(outs, ("B_next",))
+        self._E = GroupVec(outs, ("E",))
+
+
+class _Chain:
+    """Up to ``count`` Ho–Kashyap iterates after ``state`` in one task (one persist, one compute).
+
+    :func:`~linsep.designs._dask_groups.hk_chain` on the design's one group of blocks;
+    :meth:`iterates` yields them as :meth:`~linsep.designs.base.Design.hk_iterates` does,
+    then raises the error of a step that failed, if the driver asks for that step.
+    """
+
+    def __init__(self, design, state, W, D, factor, count, options):
+        self.design, self.options = design, options
+        B_next, E, D = design.grouped(state.B_next), design.grouped(state._E), design.grouped(D)
+        validation = options["validation"]
+        val = None if validation is None else (validation.blocks.X_parts, validation.blocks.label_parts,
+                                                validation.positive, validation.rows)
+        group = design.blocks.groups[0]
+        (self.out,) = _persist(_delayed(hk_chain)(
+            [design.blocks.X_parts[b] for b in group], [design.blocks.label_parts[b] for b in group],
+            design.positive, [design.rows[b] for b in group], B_next.items[0], E.items[0], D.items[0],
+            (B_next.path, E.path, D.path), W, state._rhs, state.eabs_max, factor, val, steps=count,
+            shape=design.shape, functions=(_hk_block, _irls_block, _count_block), update=options["update"],
+            learning_rate=options["learning_rate"], irls_floor=options["irls_floor"], offset=options["offset"],
+            two_mu=options["two_mu"], tol=options["tol"], irls=options["irls"]))
+        (self.summary,) = _compute(_delayed(_chain_summary)(self.out))
+        self.factor = factor
+
+    def iterates(self):
+        irls, factor, out = self.options["irls"], self.factor, self.out
+        last = len(self.summary["iterates"]) - 1
+        for i, iterate in enumerate(self.summary["iterates"]):
+            if irls:
+                factor = iterate["factor"]
+            D = GroupVec([out], ("D", i)) if irls else None
+            state = _ChainedState(self.design, iterate, GroupVec([out], ("B", i)), D, self.options)
+            state.B_next = GroupVec([out], ("B_next",) if i == last else ("B", i + 1))
+            state._E = GroupVec([out], ("E", i))
+            yield iterate["W"], state.B, D, factor, state
+        if self.summary["error"] is not None:
+            raise self.summary["error"]
+
+
+class _ChainedState(_PassState):
+    """A pass state computed inside a :class:`_Chain` (its vectors stay in the chain's result on the worker)."""
+
+    def __init__(self, design, iterate, B, D, options):
+        self.design, self.W, self.B, self.D = design, iterate["W"], B, D
+        self.offset, self.update = options["offset"], options["update"]
+        self._set_statistics(iterate["stats"])
+
+
+_CHAIN_BYTES = 1 << 28
+"""Most bytes a chain of iterations reads and keeps (``X`` once per iterate, and the iterates' vectors)."""
+_CHAIN_MAX = 64
+"""Most iterations per round trip."""
+
+
+def chain_length(design):
+    """Most iterates per round trip: 1 when a pass costs more than a round trip (``X`` beyond a fraction of
+    :data:`_CHAIN_BYTES`), up to :data:`_CHAIN_MAX` for small data."""
+    n, p = sum(design.blocks.sizes), design.shape[1]
+    return int(min(_CHAIN_MAX, max(1, _CHAIN_BYTES // (8 * n * (p + 3)))))
+
+
+def _chain_summary(out):
+    """The small part of a chain's result: the iterates' weights, factors and statistics, and its error."""
+    return {"iterates": out["iterates"], "error": out["error"]}
+
+
+def _item(value, key):
+    return value[key]
+
+
+def _block_of(item, path, j):
+    """Block ``j``'s vector of a group item (the path leads to the per-block list)."""
+    return block_values(item, path, j + 1)[j]
+
+
+def _in_block_order(design, group_results):
+    """Per-group lists of per-block results as one list in block order (sums are taken in this order)."""
+    ordered = [None] * len(design.blocks.sizes)
+    for group, results in zip(design.blocks.groups, group_results):
+        for b, result in zip(group, results):
+            ordered[b] = result
+    return ordered
 
 
 def _sum_parts(parts, name):

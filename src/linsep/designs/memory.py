@@ -17,6 +17,7 @@ from .._certificates import FIT_PROOF_RTOL, design_proof_residuals, proof_residu
 from .._design import SignedDesign
 from .._hk_rules import irls_weights
 from .._linalg import least_squares_solver
+from .base import Design
 
 __all__ = ["InMemoryDesign", "as_design"]
 
@@ -33,7 +34,7 @@ def as_design(Y, by_columns_max_entries=BY_COLUMNS_MAX_ENTRIES):
     return InMemoryDesign(Y, by_columns_max_entries)
 
 
-class InMemoryDesign:
+class InMemoryDesign(Design):
     """``Y`` in memory: dense (an ndarray or a :class:`~linsep._design.SignedDesign` view) or sparse.
 
     ``by_columns_max_entries``: a view with at most this many entries is
