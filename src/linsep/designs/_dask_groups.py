@@ -12,18 +12,22 @@ on the same per-block parts, so the numbers do not depend on the grouping or
 on the chunking.
 
 This module does not import :mod:`linsep.designs.dask` (which imports it):
-the per-block functions are passed in.
+the per-block functions come with the design (``DaskDesign.block_functions``).
+Every scheduler round trip of the dask design goes through :func:`_compute`
+and :func:`_persist`, which the private hook :func:`round_trips` counts.
 """
 
 from __future__ import annotations
 
+import contextlib
 from numbers import Real
 
 import numpy as np
 
 from .._linalg import GramOnly, least_squares_solver
 
-__all__ = ["GroupVec", "block_values", "group_map", "hk_chain", "pass_summary", "worker_groups"]
+__all__ = ["GroupVec", "RoundTrips", "block_values", "chain_length", "group_map", "hk_chain", "pass_summary",
+           "round_trips", "worker_groups"]
 
 
 def worker_groups(X, n_blocks):
@@ -166,3 +170,228 @@ def hk_chain(Xs, labels, positive, rows, B_next, E, D, paths, W, rhs, eabs_max, 
         out["E"].append(E)
     out["B_next"] = B_next
     return out
+
+
+# --- Round trips ---------------------------------------------------------------------------------
+
+def _dask():
+    try:
+        import dask
+        import dask.array as da
+    except ImportError as exc:  # pragma: no cover - a dask object cannot exist without dask
+        raise ImportError("dask input needs the dask extra: pip install 'linsep[dask]'") from exc
+    return dask, da
+
+
+# Every scheduler round trip goes through these two, so that tests can count them (round_trips) and
+# check that only small results come back to the client.
+def _compute(*objects):
+    dask, _ = _dask()
+    results = dask.compute(*objects)
+    for counter in _COUNTERS:
+        counter.computes += 1
+        counter.largest = max(counter.largest, _largest_array(results))
+    return results
+
+
+def _persist(*objects):
+    dask, _ = _dask()
+    for counter in _COUNTERS:
+        counter.persists += 1
+    return dask.persist(*objects)
+
+
+_COUNTERS = []
+
+
+class RoundTrips:
+    """What :func:`round_trips` counted: ``computes``, ``persists`` and the ``largest`` array computed (entries)."""
+
+    def __init__(self):
+        self.computes = self.persists = self.largest = 0
+
+
+@contextlib.contextmanager
+def round_trips():
+    """Private hook for tests and benchmarks: count the round trips (and the largest result) inside the block."""
+    counter = RoundTrips()
+    _COUNTERS.append(counter)
+    try:
+        yield counter
+    finally:
+        _COUNTERS.remove(counter)
+
+
+def _largest_array(value, depth=0):
+    """The most entries of an array inside ``value`` (nested containers and objects' attributes)."""
+    if isinstance(value, np.ndarray):
+        return value.size
+    if depth > 4:
+        return 1
+    if isinstance(value, dict):
+        value = list(value.values())
+    elif not isinstance(value, (list, tuple)):
+        value = list(vars(value).values()) if hasattr(value, "__dict__") else []
+    return max([_largest_array(v, depth + 1) for v in value], default=1)
+
+
+def _delayed(function):
+    dask, _ = _dask()
+    return dask.delayed(function, pure=False)
+
+
+def _sum_parts(parts, name):
+    return np.sum([part[name] for part in parts], axis=0)
+
+
+
+# --- Ho–Kashyap pass states ---------------------------------------------------------------------------
+
+class _PassState:
+    """What a dask Ho–Kashyap pass state offers the driver, whatever computed it (:class:`_DaskPass`, :class:`_Chain`).
+
+    Subclasses set the statistics (:func:`~linsep.designs._dask_groups.pass_summary`'s
+    names, ``val_errors``), ``B``, ``D``, ``W``, ``B_next`` and ``_E`` (group vectors) and ``_rhs``.
+    """
+
+    E = None  # never brought to the client
+
+    def _set_statistics(self, stats):
+        for name in ("J", "wrong", "separated", "max_e", "min_e", "max_b", "fixed_point", "eabs_max"):
+            setattr(self, name, stats[name])
+        self._rhs = stats["rhs"]
+        self.val_errors = stats.get("val_errors")
+
+    def reweighted(self, factor, irls_floor):
+        """IRLS second pass: ``D_k`` (kept on the workers), ``YᵀD_kY`` and ``YᵀD_k r`` (floor from the global ``max|E_k|``)."""
+        design, E, B_next = self.design, self._E, self.B_next
+        second = _persist(*design.group_tasks(design.block_functions.irls, ("D", "sums"), E.items, B_next.items, paths=(E.path, B_next.path),
+                                              irls_floor=irls_floor, eabs_max=self.eabs_max, offset=self.offset,
+                                              update=self.update))
+        parts = _in_block_order(design, _compute(*[_delayed(_item)(out, "sums") for out in second]))
+        self._rhs = _sum_parts(parts, "g")
+        factor = least_squares_solver(GramOnly(design.shape), None, factor.ridge, gram=_sum_parts(parts, "gram"))
+        return factor, GroupVec(second, ("D",))
+
+    def solve_margin(self, factor):
+        return factor.solve_normal(self._rhs)
+
+    def solve_increment(self, factor):
+        return factor.solve_normal(self._rhs)
+
+    def certificate(self):
+        design, B, D = self.design, self.design.grouped(self.B), self.design.grouped(self.D)
+        parts = design.group_tasks(design.block_functions.certificate, None, B.items, D.items, paths=(B.path, D.path), W=self.W,
+                                   offset=self.offset)
+        (certificate,) = _persist(design.host(GroupVec(parts)))
+        return certificate
+
+
+class _DaskPass(_PassState):
+    """One Ho–Kashyap pass over the blocks (one persist, one compute; one task per group of blocks).
+
+    See :class:`~linsep.designs.base.HKPassState`.
+    """
+
+    def __init__(self, design, W, B, D, offset, two_mu, tol, update, irls, validation):
+        self.design, self.W, self.offset, self.update = design, W, offset, update
+        self.B, self.D = B, D
+        B, D = design.grouped(B), design.grouped(D)
+        outs = _persist(*design.group_tasks(design.block_functions.hk, ("B_next", "E", "stats"), B.items, D.items,
+                                            paths=(B.path, D.path), W=W, offset=offset, two_mu=two_mu, tol=tol,
+                                            update=update, irls=irls))
+        pending = [_delayed(_item)(out, "stats") for out in outs]
+        if validation is not None:
+            pending += validation.group_tasks(validation.block_functions.count, None, W=W)
+        results = _compute(*pending)
+        stats = pass_summary(_in_block_order(design, results[:len(outs)]), irls)
+        if validation is not None:
+            stats["val_errors"] = int(np.sum([count for part in results[len(outs):] for count, _, _ in part]))
+        self._set_statistics(stats)
+        self.B_next = GroupVec(outs, ("B_next",))
+        self._E = GroupVec(outs, ("E",))
+
+
+class _Chain:
+    """Up to ``count`` Ho–Kashyap iterates after ``state`` in one task (one persist, one compute).
+
+    :func:`~linsep.designs._dask_groups.hk_chain` on the design's one group of blocks;
+    :meth:`iterates` yields them as :meth:`~linsep.designs.base.Design.hk_iterates` does,
+    then raises the error of a step that failed, if the driver asks for that step.
+    """
+
+    def __init__(self, design, state, W, D, factor, count, options):
+        self.design, self.options = design, options
+        B_next, E, D = design.grouped(state.B_next), design.grouped(state._E), design.grouped(D)
+        validation = options["validation"]
+        val = None if validation is None else (validation.blocks.X_parts, validation.blocks.label_parts,
+                                                validation.positive, validation.rows)
+        group = design.blocks.groups[0]
+        (self.out,) = _persist(_delayed(hk_chain)(
+            [design.blocks.X_parts[b] for b in group], [design.blocks.label_parts[b] for b in group],
+            design.positive, [design.rows[b] for b in group], B_next.items[0], E.items[0], D.items[0],
+            (B_next.path, E.path, D.path), W, state._rhs, state.eabs_max, factor, val, steps=count,
+            shape=design.shape, functions=(design.block_functions.hk, design.block_functions.irls, design.block_functions.count), update=options["update"],
+            learning_rate=options["learning_rate"], irls_floor=options["irls_floor"], offset=options["offset"],
+            two_mu=options["two_mu"], tol=options["tol"], irls=options["irls"]))
+        (self.summary,) = _compute(_delayed(_chain_summary)(self.out))
+        self.factor = factor
+
+    def iterates(self):
+        irls, factor, out = self.options["irls"], self.factor, self.out
+        last = len(self.summary["iterates"]) - 1
+        for i, iterate in enumerate(self.summary["iterates"]):
+            if irls:
+                factor = iterate["factor"]
+            D = GroupVec([out], ("D", i)) if irls else None
+            state = _ChainedState(self.design, iterate, GroupVec([out], ("B", i)), D, self.options)
+            state.B_next = GroupVec([out], ("B_next",) if i == last else ("B", i + 1))
+            state._E = GroupVec([out], ("E", i))
+            yield iterate["W"], state.B, D, factor, state
+        if self.summary["error"] is not None:
+            raise self.summary["error"]
+
+
+class _ChainedState(_PassState):
+    """A pass state computed inside a :class:`_Chain` (its vectors stay in the chain's result on the worker)."""
+
+    def __init__(self, design, iterate, B, D, options):
+        self.design, self.W, self.B, self.D = design, iterate["W"], B, D
+        self.offset, self.update = options["offset"], options["update"]
+        self._set_statistics(iterate["stats"])
+
+
+_CHAIN_BYTES = 1 << 28
+"""Most bytes a chain of iterations reads and keeps (``X`` once per iterate, and the iterates' vectors)."""
+_CHAIN_MAX = 64
+"""Most iterations per round trip."""
+
+
+def chain_length(design):
+    """Most iterates per round trip: 1 when a pass costs more than a round trip (``X`` beyond a fraction of
+    :data:`_CHAIN_BYTES`), up to :data:`_CHAIN_MAX` for small data."""
+    n, p = sum(design.blocks.sizes), design.shape[1]
+    return int(min(_CHAIN_MAX, max(1, _CHAIN_BYTES // (8 * n * (p + 3)))))
+
+
+def _chain_summary(out):
+    """The small part of a chain's result: the iterates' weights, factors and statistics, and its error."""
+    return {"iterates": out["iterates"], "error": out["error"]}
+
+
+def _item(value, key):
+    return value[key]
+
+
+def _block_of(item, path, j):
+    """Block ``j``'s vector of a group item (the path leads to the per-block list)."""
+    return block_values(item, path, j + 1)[j]
+
+
+def _in_block_order(design, group_results):
+    """Per-group lists of per-block results as one list in block order (sums are taken in this order)."""
+    ordered = [None] * len(design.blocks.sizes)
+    for group, results in zip(design.blocks.groups, group_results):
+        for b, result in zip(group, results):
+            ordered[b] = result
+    return ordered
