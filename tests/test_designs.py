@@ -148,13 +148,14 @@ def test_chained_iterates_are_the_serial_ones_and_defer_errors():
 @pytest.mark.parametrize("kw", [dict(C=1.0, tol=1e-3), dict(C=1.0, loss="absolute"), dict(update="weights"),
                                 dict(C=1.0, Y_val=True, n_iter_no_change=4), dict(loss="absolute", Y_val=True)])
 def test_chained_driver_stops_where_the_serial_one_does(kw):
-    # Chained (one group) and one round trip per iterate (the default hk_iterates, through the same
-    # design with its blocks split into groups) give the same fit, whatever iterate the rules stop at.
+    # Chained (one task for all blocks) and one round trip per iterate (the default hk_iterates, one task
+    # per group of blocks) give the same fit, whatever iterate the rules stop at.
     X, y = problem(4)
     _, chained = designs(X, y)
     blocks = copy.copy(chained.blocks)
     blocks.groups = [[0], [2], [1]]  # as if three workers held them
     serial = DaskDesign(blocks, 1)
+    serial.chain_max = 1  # one round trip per iterate: Design.hk_iterates' default over the three groups
     kw = dict(kw, max_iter=60)
     if kw.pop("Y_val", False):
         X_val, y_val = problem(5)

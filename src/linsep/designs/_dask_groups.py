@@ -57,15 +57,16 @@ def worker_groups(X, n_blocks):
 
 
 class GroupVec:
-    """An ``N``-vector of the dask design, by groups: per group a number (the constant) or a task result.
+    """An ``N``-vector of the dask design, by groups of blocks: per group a number (the constant) or a task result.
 
     ``path`` (keys) leads from a group's task result to its list of per-block arrays
-    (:func:`block_values`).
+    (:func:`block_values`); ``groups`` are the groups' block indices (those of the tasks that made it).
     """
 
-    def __init__(self, items, path=()):
+    def __init__(self, items, path, groups):
         self.items = list(items)
         self.path = tuple(path)
+        self.groups = groups
 
     def constant(self):
         """The value if every group holds the same number, else ``None``."""
@@ -271,7 +272,7 @@ class _PassState:
         parts = _in_block_order(design, _compute(*[_delayed(_item)(out, "sums") for out in second]))
         self._rhs = _sum_parts(parts, "g")
         factor = least_squares_solver(GramOnly(design.shape), None, factor.ridge, gram=_sum_parts(parts, "gram"))
-        return factor, GroupVec(second, ("D",))
+        return factor, GroupVec(second, ("D",), design.blocks.groups)
 
     def solve_margin(self, factor):
         return factor.solve_normal(self._rhs)
@@ -280,10 +281,12 @@ class _PassState:
         return factor.solve_normal(self._rhs)
 
     def certificate(self):
-        design, B, D = self.design, self.design.grouped(self.B), self.design.grouped(self.D)
-        parts = design.group_tasks(design.block_functions.certificate, None, B.items, D.items, paths=(B.path, D.path), W=self.W,
-                                   offset=self.offset)
-        (certificate,) = _persist(design.host(GroupVec(parts)))
+        design = self.design
+        groups = self.B.groups if isinstance(self.B, GroupVec) else design.blocks.groups  # where B lives
+        B, D = design.grouped(self.B, groups), design.grouped(self.D, groups)
+        parts = design.group_tasks(design.block_functions.certificate, None, B.items, D.items, groups=groups,
+                                   paths=(B.path, D.path), W=self.W, offset=self.offset)
+        (certificate,) = _persist(design.host(GroupVec(parts, (), groups)))
         return certificate
 
 
@@ -308,25 +311,27 @@ class _DaskPass(_PassState):
         if validation is not None:
             stats["val_errors"] = int(np.sum([count for part in results[len(outs):] for count, _, _ in part]))
         self._set_statistics(stats)
-        self.B_next = GroupVec(outs, ("B_next",))
-        self._E = GroupVec(outs, ("E",))
+        self.B_next = GroupVec(outs, ("B_next",), design.blocks.groups)
+        self._E = GroupVec(outs, ("E",), design.blocks.groups)
 
 
 class _Chain:
     """Up to ``count`` Ho–Kashyap iterates after ``state`` in one task (one persist, one compute).
 
-    :func:`~linsep.designs._dask_groups.hk_chain` on the design's one group of blocks;
+    :func:`~linsep.designs._dask_groups.hk_chain` on all the design's blocks, in one task (the
+    scheduler runs it where most of them are; small ``X``, :func:`chain_length`);
     :meth:`iterates` yields them as :meth:`~linsep.designs.base.Design.hk_iterates` does,
     then raises the error of a step that failed, if the driver asks for that step.
     """
 
     def __init__(self, design, state, W, D, factor, count, options):
         self.design, self.options = design, options
-        B_next, E, D = design.grouped(state.B_next), design.grouped(state._E), design.grouped(D)
+        self.groups = [list(range(len(design.counts)))]  # one task for every block (chain_length: small X)
+        B_next, E, D = (design.grouped(v, self.groups) for v in (state.B_next, state._E, D))
         validation = options["validation"]
         val = None if validation is None else (validation.blocks.X_parts, validation.blocks.label_parts,
                                                 validation.positive, validation.rows)
-        group = design.blocks.groups[0]
+        (group,) = self.groups
         (self.out,) = _persist(_delayed(hk_chain)(
             [design.blocks.X_parts[b] for b in group], [design.blocks.label_parts[b] for b in group],
             design.positive, [design.rows[b] for b in group], B_next.items[0], E.items[0], D.items[0],
@@ -343,10 +348,10 @@ class _Chain:
         for i, iterate in enumerate(self.summary["iterates"]):
             if irls:
                 factor = iterate["factor"]
-            D = GroupVec([out], ("D", i)) if irls else None
-            state = _ChainedState(self.design, iterate, GroupVec([out], ("B", i)), D, self.options)
-            state.B_next = GroupVec([out], ("B_next",) if i == last else ("B", i + 1))
-            state._E = GroupVec([out], ("E", i))
+            D = GroupVec([out], ("D", i), self.groups) if irls else None
+            state = _ChainedState(self.design, iterate, GroupVec([out], ("B", i), self.groups), D, self.options)
+            state.B_next = GroupVec([out], ("B_next",) if i == last else ("B", i + 1), self.groups)
+            state._E = GroupVec([out], ("E", i), self.groups)
             yield iterate["W"], state.B, D, factor, state
         if self.summary["error"] is not None:
             raise self.summary["error"]

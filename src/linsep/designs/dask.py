@@ -344,6 +344,7 @@ class DaskDesign(Design):
     # The per-block functions the group tasks of linsep.designs._dask_groups run (it cannot import them).
     block_functions = SimpleNamespace(hk=_hk_block, irls=_irls_block, count=_count_block,
                                       certificate=_certificate_block)
+    chain_max = None  # most iterates per round trip (hk_iterates); None: chain_length(self); private, for tests
 
     def __init__(self, blocks, positive, rows=None, counts=None):
         self.blocks = blocks
@@ -361,23 +362,38 @@ class DaskDesign(Design):
         return [call(X, labels, self.positive, rows, *(values[b] for values in per_block), **constants)
                 for b, (X, labels, rows) in enumerate(zip(self.blocks.X_parts, self.blocks.label_parts, self.rows))]
 
-    def group_tasks(self, function, names, *per_group, **constants):
-        """One delayed :func:`~linsep.designs._dask_groups.group_map` of ``function`` per group of blocks."""
+    def group_tasks(self, function, names, *per_group, groups=None, **constants):
+        """One delayed :func:`~linsep.designs._dask_groups.group_map` of ``function`` per group of blocks.
+
+        ``groups``: block-index lists (default ``blocks.groups``, by worker).
+        """
         call = _delayed(group_map)
         return [call(function, names, [self.blocks.X_parts[b] for b in group],
                      [self.blocks.label_parts[b] for b in group], self.positive, [self.rows[b] for b in group],
                      *(values[g] for values in per_group), **constants)
-                for g, group in enumerate(self.blocks.groups)]
+                for g, group in enumerate(self.blocks.groups if groups is None else groups)]
 
-    def grouped(self, vector):
-        """``vector`` (a ``Vec``, or ``None``) as a :class:`~linsep.designs._dask_groups.GroupVec`."""
-        if vector is None:
-            return GroupVec([None] * len(self.blocks.groups))
+    def grouped(self, vector, groups=None):
+        """``vector`` (a ``Vec``, or ``None``) as a :class:`~linsep.designs._dask_groups.GroupVec` over ``groups``.
+
+        ``groups`` defaults to ``blocks.groups``; a vector made over other groups is picked block by block.
+        """
+        groups = self.blocks.groups if groups is None else groups
         if isinstance(vector, GroupVec):
-            return vector
-        if all(isinstance(part, Real) for part in vector) and len(set(vector)) == 1:
-            return GroupVec([vector[0]] * len(self.blocks.groups))
-        return GroupVec([[vector[b] for b in group] for group in self.blocks.groups])
+            if vector.groups == groups:
+                return vector
+            vector = self._block_parts(vector)
+        if vector is None or (all(isinstance(part, Real) for part in vector) and len(set(vector)) == 1):
+            return GroupVec([None if vector is None else vector[0]] * len(groups), (), groups)
+        return GroupVec([[vector[b] for b in group] for group in groups], (), groups)
+
+    def _block_parts(self, vector):
+        """A :class:`~linsep.designs._dask_groups.GroupVec` as per-block parts (numbers, or delayed picks)."""
+        parts = [None] * len(self.counts)
+        for item, group in zip(vector.items, vector.groups):
+            for j, b in enumerate(group):
+                parts[b] = item if isinstance(item, Real) else _delayed(_block_of)(item, vector.path, j)
+        return parts
 
     def from_blocks(self, parts):
         """A dask array (N,) from per-block vectors (delayed, or numbers for constants) of this design's row counts."""
@@ -417,9 +433,12 @@ class DaskDesign(Design):
         return (int(np.sum([c for c, _, _ in parts])), min(z for _, z, _ in parts), all(f for _, _, f in parts))
 
     def hk_iterates(self, state, W, B, D, factor, *, update, learning_rate, irls_floor, pass_options, limit=None):
-        """The default's iterates; with one group of blocks, up to :func:`chain_length` of them per round trip."""
-        longest = chain_length(self)
-        if len(self.blocks.groups) > 1 or longest < 2:
+        """The default's iterates; for small ``X``, up to :func:`chain_length` of them per round trip, in one task."""
+        dask, _ = _dask()
+        longest = self.chain_max
+        if longest is None:  # the configured cap (dask.config "linsep.iterations-per-round-trip"), or by size
+            longest = dask.config.get("linsep.iterations-per-round-trip", None) or chain_length(self)
+        if longest < 2:
             yield from super().hk_iterates(state, W, B, D, factor, update=update, learning_rate=learning_rate,
                                            irls_floor=irls_floor, pass_options=pass_options, limit=limit)
             return
@@ -434,13 +453,7 @@ class DaskDesign(Design):
             steps *= 2
 
     def host(self, vector, dtype=None):
-        if not isinstance(vector, GroupVec):
-            return self.from_blocks(vector)
-        parts = [None] * len(self.counts)
-        for item, group in zip(vector.items, self.blocks.groups):
-            for j, b in enumerate(group):
-                parts[b] = item if isinstance(item, Real) else _delayed(_block_of)(item, vector.path, j)
-        return self.from_blocks(parts)
+        return self.from_blocks(self._block_parts(vector) if isinstance(vector, GroupVec) else vector)
 
     def checked_certificate(self, u):  # pragma: no cover - the direct factor never asks (no iterative W-step)
         return u
