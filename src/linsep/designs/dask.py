@@ -19,12 +19,14 @@ workers, one persisted block per row chunk.
 The drivers are the in-memory ones (:mod:`linsep.solvers.ho_kashyap`,
 :mod:`linsep.solvers.mse`, :mod:`linsep.solvers.lsvm`); this module only
 supplies the blockwise operations.  Ho–Kashyap's pass
-(:meth:`DaskDesign.hk_pass`) is one round trip per iteration: each block
-computes ``E``, its ``B_{k+1}`` (kept on the worker), its share of the next
-right-hand side and of every rule's scalars with the in-memory compiled pass
-(:func:`linsep._loops._pass_by_rows`); IRLS (MHKA, HKESA) needs the global
-``max |E_k|`` for the floor of ``D_k``, so its weighted Gram matrix takes a
-second pass, as the in-memory compiled loop does.
+(:meth:`DaskDesign.hk_pass`) is one round trip: each block computes ``E``,
+its ``B_{k+1}`` (kept on the worker), its share of the next right-hand side
+and of every rule's scalars with the in-memory compiled pass
+(:func:`linsep._loops._pass_by_rows`), in one task per worker's group of
+blocks; IRLS (MHKA, HKESA) needs the global ``max |E_k|`` for the floor of
+``D_k``, so its weighted Gram matrix takes a second pass, as the in-memory
+compiled loop does.  For small ``X`` several iterations run in one task per
+round trip (:meth:`DaskDesign.hk_iterates`, :mod:`linsep.designs._dask_groups`).
 
 Verdicts are checked blockwise: a ``not_separable`` certificate with the
 per-column test of :mod:`linsep._certificates`, ``separable`` on the
