@@ -3,9 +3,9 @@
 A scheduler round trip, and every task in it, costs milliseconds (more on a
 loaded machine), while a pass over a small row block costs microseconds.
 :mod:`linsep.designs.dask` therefore runs one task per *group* of row blocks
-(the blocks one worker holds, :func:`worker_groups`) instead of one per
+(the blocks one worker holds, ``worker_groups``) instead of one per
 block, and, when a single group holds every block, runs several Ho–Kashyap
-iterations in one task (:func:`hk_chain`): a driver then pays one round trip
+iterations in one task (``hk_chain``): a driver then pays one round trip
 per chunk of iterations.  Inside a group, every block is computed by the same
 per-block function as before, and sums over blocks are taken in block order
 on the same per-block parts, so the numbers do not depend on the grouping or
@@ -13,8 +13,8 @@ on the chunking.
 
 This module does not import :mod:`linsep.designs.dask` (which imports it):
 the per-block functions come with the design (``DaskDesign.block_functions``).
-Every scheduler round trip of the dask design goes through :func:`_compute`
-and :func:`_persist`, which the private hook :func:`round_trips` counts.
+Every scheduler round trip of the dask design goes through ``_compute``
+and ``_persist``, which the private hook ``round_trips`` counts.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ class GroupVec:
     """An ``N``-vector of the dask design, by groups of blocks: per group a number (the constant) or a task result.
 
     ``path`` (keys) leads from a group's task result to its list of per-block arrays
-    (:func:`block_values`); ``groups`` are the groups' block indices (those of the tasks that made it).
+    (``block_values``); ``groups`` are the groups' block indices (those of the tasks that made it).
     """
 
     def __init__(self, items, path, groups):
@@ -87,7 +87,7 @@ def block_values(item, path, n):
 def group_map(function, names, Xs, labels, positive, rows, *vectors, paths=(), **constants):
     """``function(X_b, labels_b, positive, rows_b, *vectors_b, **constants)`` for each block of a group.
 
-    ``vectors``: group items of :class:`GroupVec` with their ``paths`` (:func:`block_values`).
+    ``vectors``: group items of ``GroupVec`` with their ``paths`` (``block_values``).
     Returns the list of results, or (``names`` given, for functions returning tuples) a dict
     name → list over blocks.
     """
@@ -206,7 +206,7 @@ _COUNTERS = []
 
 
 class RoundTrips:
-    """What :func:`round_trips` counted: ``computes``, ``persists`` and the ``largest`` array computed (entries)."""
+    """What ``round_trips`` counted: ``computes``, ``persists`` and the ``largest`` array computed (entries)."""
 
     def __init__(self):
         self.computes = self.persists = self.largest = 0
@@ -249,9 +249,9 @@ def _sum_parts(parts, name):
 # --- Ho–Kashyap pass states ---------------------------------------------------------------------------
 
 class _PassState:
-    """What a dask Ho–Kashyap pass state offers the driver, whatever computed it (:class:`_DaskPass`, :class:`_Chain`).
+    """What a dask Ho–Kashyap pass state offers the driver, whatever computed it (:class:`_DaskPass`, ``_Chain``).
 
-    Subclasses set the statistics (:func:`~linsep.designs._dask_groups.pass_summary`'s
+    Subclasses set the statistics (``designs._dask_groups.pass_summary``'s
     names, ``val_errors``), ``B``, ``D``, ``W``, ``B_next`` and ``_E`` (group vectors) and ``_rhs``.
     """
 
@@ -318,8 +318,8 @@ class _DaskPass(_PassState):
 class _Chain:
     """Up to ``count`` Ho–Kashyap iterates after ``state`` in one task (one persist, one compute).
 
-    :func:`~linsep.designs._dask_groups.hk_chain` on all the design's blocks, in one task (the
-    scheduler runs it where most of them are; small ``X``, :func:`chain_length`);
+    ``designs._dask_groups.hk_chain`` on all the design's blocks, in one task (the
+    scheduler runs it where most of them are; small ``X``, ``chain_length``);
     :meth:`iterates` yields them as :meth:`~linsep.designs.base.Design.hk_iterates` does,
     then raises the error of a step that failed, if the driver asks for that step.
     """
@@ -358,7 +358,7 @@ class _Chain:
 
 
 class _ChainedState(_PassState):
-    """A pass state computed inside a :class:`_Chain` (its vectors stay in the chain's result on the worker)."""
+    """A pass state computed inside a ``_Chain`` (its vectors stay in the chain's result on the worker)."""
 
     def __init__(self, design, iterate, B, D, options):
         self.design, self.W, self.B, self.D = design, iterate["W"], B, D

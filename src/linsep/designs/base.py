@@ -95,7 +95,7 @@ class Design(Protocol):
         """The iterates after ``state`` (the pass of ``(W_k, B_k, D_k)``): yields ``(W, B, D, factor, state)``.
 
         One step from iterate ``k`` is the Ho–Kashyap step of the Python driver
-        (:func:`linsep.solvers.ho_kashyap._iterate`): for IRLS,
+        (``linsep.solvers.ho_kashyap._iterate``): for IRLS,
         ``(factor, D_{k+1}) = state.reweighted(factor, irls_floor)``; then
         ``W_{k+1} = W_k + μ (YᵀDY + CĨ)⁻¹YᵀD|E_k|`` (``update="weights"``) or
         ``W_{k+1} = (YᵀDY + CĨ)⁻¹YᵀD(B_{k+1} + offset)``, ``B_{k+1} =

@@ -26,7 +26,7 @@ and of every rule's scalars with the in-memory compiled pass
 blocks; IRLS (MHKA, HKESA) needs the global ``max |E_k|`` for the floor of
 ``D_k``, so its weighted Gram matrix takes a second pass, as the in-memory
 compiled loop does.  For small ``X`` several iterations run in one task per
-round trip (:meth:`DaskDesign.hk_iterates`, :mod:`linsep.designs._dask_groups`).
+round trip (:meth:`DaskDesign.hk_iterates`, ``linsep.designs._dask_groups``).
 
 Verdicts are checked blockwise: a ``not_separable`` certificate with the
 per-column test of :mod:`linsep._certificates`, ``separable`` on the
@@ -334,7 +334,7 @@ class DaskDesign(Design):
     ``p``-sized results come back.  A ``Vec`` of this design is a list with
     one entry per block (a persisted delayed vector, or a number standing for
     that constant, made on the worker), or, as the Ho–Kashyap passes make
-    them, a :class:`~linsep.designs._dask_groups.GroupVec` (one entry per
+    them, a ``designs._dask_groups.GroupVec`` (one entry per
     group of blocks).  The Ho–Kashyap pass runs one task per group
     (``blocks.groups``); when one group holds every block, several iterations
     run in one task (:meth:`hk_iterates`).
@@ -365,7 +365,7 @@ class DaskDesign(Design):
                 for b, (X, labels, rows) in enumerate(zip(self.blocks.X_parts, self.blocks.label_parts, self.rows))]
 
     def group_tasks(self, function, names, *per_group, groups=None, **constants):
-        """One delayed :func:`~linsep.designs._dask_groups.group_map` of ``function`` per group of blocks.
+        """One delayed ``designs._dask_groups.group_map`` of ``function`` per group of blocks.
 
         ``groups``: block-index lists (default ``blocks.groups``, by worker).
         """
@@ -376,7 +376,7 @@ class DaskDesign(Design):
                 for g, group in enumerate(self.blocks.groups if groups is None else groups)]
 
     def grouped(self, vector, groups=None):
-        """``vector`` (a ``Vec``, or ``None``) as a :class:`~linsep.designs._dask_groups.GroupVec` over ``groups``.
+        """``vector`` (a ``Vec``, or ``None``) as a ``designs._dask_groups.GroupVec`` over ``groups``.
 
         ``groups`` defaults to ``blocks.groups``; a vector made over other groups is picked block by block.
         """
@@ -390,7 +390,7 @@ class DaskDesign(Design):
         return GroupVec([[vector[b] for b in group] for group in groups], (), groups)
 
     def _block_parts(self, vector):
-        """A :class:`~linsep.designs._dask_groups.GroupVec` as per-block parts (numbers, or delayed picks)."""
+        """A ``designs._dask_groups.GroupVec`` as per-block parts (numbers, or delayed picks)."""
         parts = [None] * len(self.counts)
         for item, group in zip(vector.items, vector.groups):
             for j, b in enumerate(group):
@@ -435,7 +435,7 @@ class DaskDesign(Design):
         return (int(np.sum([c for c, _, _ in parts])), min(z for _, z, _ in parts), all(f for _, _, f in parts))
 
     def hk_iterates(self, state, W, B, D, factor, *, update, learning_rate, irls_floor, pass_options, limit=None):
-        """The default's iterates; for small ``X``, up to :func:`chain_length` of them per round trip, in one task."""
+        """The default's iterates; for small ``X``, up to ``chain_length`` of them per round trip, in one task."""
         dask, _ = _dask()
         longest = self.chain_max
         if longest is None:  # the configured cap (dask.config "linsep.iterations-per-round-trip"), or by size
