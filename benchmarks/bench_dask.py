@@ -1,6 +1,6 @@
 """HK, MHKS and MSE on a dask array larger than any one worker's memory limit.
 
-    PYTHONPATH=src python benchmarks/bench_dask.py [--quick] [--n 7500000] [--d 20] [--memory-limit 1GB]
+    PYTHONPATH=src python benchmarks/bench_dask.py [--quick] [--n 7500000] [--d 20] [--memory-limit 1GB] [--repeat 3]
 
 A ``distributed.LocalCluster`` with 2 worker processes (one thread each), each
 with ``memory_limit`` below ``X.nbytes`` (defaults: X = 7.5·10⁶ × 20 float64 =
@@ -11,7 +11,8 @@ persisted, half on each worker.  Prints, measured in one run:
 
 * per estimator (HK, MHKS with ``C = 1``, MSE): the fit time, ``n_iter_``, and
   the time per iteration from two fits with different ``max_iter`` (their
-  difference over the difference of iterations: set-up and checks cancel);
+  difference over the difference of iterations: set-up and checks cancel;
+  each the best of ``--repeat`` fits, on dask as in memory);
 * the same per-iteration time in memory on a row subsample (1/4 of X, fitted
   by the NumPy estimator in this process; best of 3), scaled to all rows, and the ratio;
 * the client process's peak RSS (``ru_maxrss``; the LocalCluster's scheduler
@@ -61,6 +62,7 @@ def main():
     parser.add_argument("--d", type=int, default=20)
     parser.add_argument("--memory-limit", default="1GiB", help="per worker (default 1GiB = 1.07 GB)")
     parser.add_argument("--chunk-rows", type=int, default=250_000)
+    parser.add_argument("--repeat", type=int, default=3, help="best of this many fits per timing (a loaded machine)")
     args = parser.parse_args()
     n = 200_000 if args.quick else args.n
     chunk = min(args.chunk_rows, n // 4) if args.quick else args.chunk_rows
@@ -103,11 +105,11 @@ def main():
             on_dask = {}
             for name, make, (a, b) in cases:  # the dask fits first: the peak RSS below is theirs
                 if a is None:  # MSE: one solve; compare whole fits
-                    fit_time, n_iter = timed_fit(make, X, y, None)
+                    fit_time, n_iter = timed_fit(make, X, y, None, repeat=args.repeat)
                     on_dask[name] = (fit_time, n_iter, fit_time)
                 else:
-                    t_a, n_a = timed_fit(make, X, y, a)
-                    fit_time, n_b = timed_fit(make, X, y, b)
+                    t_a, n_a = timed_fit(make, X, y, a, repeat=args.repeat)
+                    fit_time, n_b = timed_fit(make, X, y, b, repeat=args.repeat)
                     on_dask[name] = (fit_time, n_b, (fit_time - t_a) / (n_b - n_a))
             rss_fits = peak_rss()
 
@@ -122,10 +124,10 @@ def main():
                   f"{'ratio':>6}")
             for name, make, (a, b) in cases:
                 if a is None:
-                    memory = timed_fit(make, X_sub, y_sub, None, repeat=3)[0] * n / sub
+                    memory = timed_fit(make, X_sub, y_sub, None, repeat=args.repeat)[0] * n / sub
                 else:
-                    m_a, n_a = timed_fit(make, X_sub, y_sub, a, repeat=3)
-                    m_b, n_b = timed_fit(make, X_sub, y_sub, b, repeat=3)
+                    m_a, n_a = timed_fit(make, X_sub, y_sub, a, repeat=args.repeat)
+                    m_b, n_b = timed_fit(make, X_sub, y_sub, b, repeat=args.repeat)
                     memory = (m_b - m_a) / (n_b - n_a) * n / sub
                 fit_time, n_iter, per_iter = on_dask[name]
                 print(f"{name:<6} {fit_time:8.2f} {n_iter:7d} {per_iter:8.3f} {memory:28.3f} {per_iter / memory:6.2f}")

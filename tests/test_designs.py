@@ -1,5 +1,7 @@
 """The Design protocol (linsep.designs): the in-memory and the dask design give the drivers the same numbers."""
 
+import copy
+
 import numpy as np
 import pytest
 
@@ -103,3 +105,63 @@ def test_a_parameter_a_backend_cannot_honour_is_refused_generically():
         refuse_unsupported(WithMomentum(momentum=0.3), WithMomentum.neutral(), "dask input", HK_SUPPORTED)
     with pytest.raises(ValueError, match="record_history=True is not available"):
         make_classifier("hk", record_history=True).fit(*[da.from_array(a, chunks=50) for a in problem()])
+
+
+class _FailsAt:
+    """A factor whose ``n``-th solve raises (a step a chained run computes ahead of the driver)."""
+
+    def __init__(self, factor, n):
+        self.factor, self.n, self.calls, self.ridge = factor, n, 0, factor.ridge
+
+    def solve_normal(self, g):
+        self.calls += 1
+        if self.calls == self.n:
+            raise np.linalg.LinAlgError(f"solve {self.n} fails")
+        return self.factor.solve_normal(g)
+
+
+def test_chained_iterates_are_the_serial_ones_and_defer_errors():
+    # One group (synchronous scheduler): Design.hk_iterates runs chunks of 2, 4, … iterates in one task.
+    X, y = problem(3)
+    memory, on_dask = designs(X, y)
+    assert len(on_dask.blocks.groups) == 1
+    options = dict(offset=1.0, two_mu=0.8, tol=1e-6, update="margin", irls=False, validation=None)
+    W = np.array([0.5, -0.2, 0.1, 0.05])
+    steps = {}
+    for name, design, fails in (("memory", memory, None), ("dask", on_dask, 4)):
+        factor = design.least_squares_solver(0.5)
+        factor = factor if fails is None else _FailsAt(factor, fails)
+        state = design.hk_pass(W, design.constant_vector(1e-3), None, **options)
+        steps[name] = design.hk_iterates(state, W, None, None, factor, update="margin", learning_rate=0.4,
+                                         irls_floor=1e-6, pass_options=options)
+    # solves 1-2 make the first chunk, solve 4 fails inside the second: iterate 3 comes, then the error
+    for _ in range(3):
+        (W_mem, B_mem, _, _, s_mem), (W_dask, B_dask, _, _, s_dask) = next(steps["memory"]), next(steps["dask"])
+        np.testing.assert_allclose(W_dask, W_mem, rtol=1e-12)
+        np.testing.assert_allclose(on_dask.host(B_dask).compute(), B_mem, rtol=1e-12)
+        for name in ("J", "wrong", "separated", "max_e", "min_e", "max_b", "fixed_point"):
+            np.testing.assert_allclose(getattr(s_dask, name), getattr(s_mem, name), rtol=1e-12, err_msg=name)
+    with pytest.raises(np.linalg.LinAlgError, match="solve 4 fails"):
+        next(steps["dask"])
+
+
+@pytest.mark.parametrize("kw", [dict(C=1.0, tol=1e-3), dict(C=1.0, loss="absolute"), dict(update="weights"),
+                                dict(C=1.0, Y_val=True, n_iter_no_change=4), dict(loss="absolute", Y_val=True)])
+def test_chained_driver_stops_where_the_serial_one_does(kw):
+    # Chained (one task for all blocks) and one round trip per iterate (the default hk_iterates, one task
+    # per group of blocks) give the same fit, whatever iterate the rules stop at.
+    X, y = problem(4)
+    _, chained = designs(X, y)
+    blocks = copy.copy(chained.blocks)
+    blocks.groups = [[0], [2], [1]]  # as if three workers held them
+    serial = DaskDesign(blocks, 1)
+    serial.chain_max = 1  # one round trip per iterate: Design.hk_iterates' default over the three groups
+    kw = dict(kw, max_iter=60)
+    if kw.pop("Y_val", False):
+        X_val, y_val = problem(5)
+        val = designs(X_val, y_val)[1]
+        kw["Y_val"] = val
+    results = [ho_kashyap(d, **kw) for d in (chained, serial)]
+    assert (results[0].status, results[0].n_iter, results[0].best_iter) == \
+        (results[1].status, results[1].n_iter, results[1].best_iter)
+    np.testing.assert_array_equal(results[0].weights, results[1].weights)  # the same sums, bit for bit

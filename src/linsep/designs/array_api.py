@@ -13,6 +13,7 @@ import numpy as np
 
 from .._linalg import GramOnly, least_squares_solver
 from .._plan import FLOAT64_ONLY, working_dtype
+from .base import Design
 
 __all__ = ["ArrayAPIDesign"]
 
@@ -24,7 +25,7 @@ def to_host(array, xp):
     return np.asarray(_convert_to_numpy(array, xp), dtype=np.float64)
 
 
-class ArrayAPIDesign:
+class ArrayAPIDesign(Design):
     """``Y = diag(y)[X, 1]`` for ``X`` (N, d) and labels ``y`` (±1) of the namespace ``xp``, never formed."""
 
     offers_compiled = False

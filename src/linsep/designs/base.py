@@ -62,6 +62,8 @@ class Design(Protocol):
     ``shape`` is ``(N, p)``; ``dtype`` the type of the fitted weights
     (float32 for float32 data in memory).  ``offers_compiled`` tells whether
     the compiled Ho–Kashyap segment can read the data (dense, in memory).
+    The designs subclass this protocol explicitly to inherit the default
+    :meth:`hk_iterates`.
     """
 
     shape: tuple[int, int]
@@ -88,3 +90,33 @@ class Design(Protocol):
 
     def host(self, vector, dtype=None):
         """``vector`` as the caller receives it (an ndarray in memory, a dask array on dask)."""
+
+    def hk_iterates(self, state, W, B, D, factor, *, update, learning_rate, irls_floor, pass_options, limit=None):
+        """The iterates after ``state`` (the pass of ``(W_k, B_k, D_k)``): yields ``(W, B, D, factor, state)``.
+
+        One step from iterate ``k`` is the Ho–Kashyap step of the Python driver
+        (``linsep.solvers.ho_kashyap._iterate``): for IRLS,
+        ``(factor, D_{k+1}) = state.reweighted(factor, irls_floor)``; then
+        ``W_{k+1} = W_k + μ (YᵀDY + CĨ)⁻¹YᵀD|E_k|`` (``update="weights"``) or
+        ``W_{k+1} = (YᵀDY + CĨ)⁻¹YᵀD(B_{k+1} + offset)``, ``B_{k+1} =
+        state.B_next``, and the pass of ``(W_{k+1}, B_{k+1}, D_{k+1})``
+        (:meth:`hk_pass` with ``pass_options``).  The driver takes iterates
+        one at a time and stops taking them when a rule ends the fit; at most
+        ``limit`` are taken (``None``: no bound).
+
+        This default computes each iterate when it is asked for.  A backend
+        whose round trips cost more than a pass (dask) may compute several
+        iterates per round trip and hand them out one at a time: the iterates
+        must be those of this default, bit for bit, and an error raised by a
+        step the driver does not reach must not surface.
+        """
+        while True:
+            if pass_options["irls"]:
+                factor, D = state.reweighted(factor, irls_floor)
+            if update == "weights":
+                W = W + learning_rate * state.solve_increment(factor)
+            B = state.B_next
+            if update == "margin":
+                W = state.solve_margin(factor)
+            state = self.hk_pass(W, B, D, **pass_options)
+            yield W, B, D, factor, state

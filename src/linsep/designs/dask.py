@@ -19,12 +19,14 @@ workers, one persisted block per row chunk.
 The drivers are the in-memory ones (:mod:`linsep.solvers.ho_kashyap`,
 :mod:`linsep.solvers.mse`, :mod:`linsep.solvers.lsvm`); this module only
 supplies the blockwise operations.  Ho–Kashyap's pass
-(:meth:`DaskDesign.hk_pass`) is one round trip per iteration: each block
-computes ``E``, its ``B_{k+1}`` (kept on the worker), its share of the next
-right-hand side and of every rule's scalars with the in-memory compiled pass
-(:func:`linsep._loops._pass_by_rows`); IRLS (MHKA, HKESA) needs the global
-``max |E_k|`` for the floor of ``D_k``, so its weighted Gram matrix takes a
-second pass, as the in-memory compiled loop does.
+(:meth:`DaskDesign.hk_pass`) is one round trip: each block computes ``E``,
+its ``B_{k+1}`` (kept on the worker), its share of the next right-hand side
+and of every rule's scalars with the in-memory compiled pass
+(:func:`linsep._loops._pass_by_rows`), in one task per worker's group of
+blocks; IRLS (MHKA, HKESA) needs the global ``max |E_k|`` for the floor of
+``D_k``, so its weighted Gram matrix takes a second pass, as the in-memory
+compiled loop does.  For small ``X`` several iterations run in one task per
+round trip (:meth:`DaskDesign.hk_iterates`, ``linsep.designs._dask_groups``).
 
 Verdicts are checked blockwise: a ``not_separable`` certificate with the
 per-column test of :mod:`linsep._certificates`, ``separable`` on the
@@ -34,6 +36,7 @@ returned weights.
 from __future__ import annotations
 
 from numbers import Real
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -58,6 +61,23 @@ from .._hk_rules import irls_weights
 from .._linalg import GramOnly, least_squares_solver
 from .._loops import _pass_by_rows
 from ..solvers.lsvm import _LinearStep, _PDFactor, linear_pass
+from ._dask_groups import (  # noqa: F401 - _compute, _persist, _delayed, _dask, round_trips: used by _dask.py, tests
+    GroupVec,
+    RoundTrips,
+    _block_of,
+    _Chain,
+    _compute,
+    _dask,
+    _DaskPass,
+    _delayed,
+    _persist,
+    _sum_parts,
+    chain_length,
+    group_map,
+    round_trips,
+    worker_groups,
+)
+from .base import Design
 
 __all__ = [
     "MAX_BLOCK_BYTES",
@@ -73,32 +93,6 @@ MAX_BLOCK_BYTES = 1 << 30
 """Largest row block (all columns, float64) that a column-chunked ``X`` is rechunked into."""
 
 
-def _dask():
-    try:
-        import dask
-        import dask.array as da
-    except ImportError as exc:  # pragma: no cover - a dask object cannot exist without dask
-        raise ImportError("dask input needs the dask extra: pip install 'linsep[dask]'") from exc
-    return dask, da
-
-
-# Every scheduler round trip goes through these two, so that tests can count them and check that
-# only small results come back to the client.
-def _compute(*objects):
-    dask, _ = _dask()
-    return dask.compute(*objects)
-
-
-def _persist(*objects):
-    dask, _ = _dask()
-    return dask.persist(*objects)
-
-
-def _delayed(function):
-    dask, _ = _dask()
-    return dask.delayed(function, pure=False)
-
-
 # --- The data: row blocks -------------------------------------------------------------------------
 
 class RowBlocks:
@@ -112,6 +106,7 @@ class RowBlocks:
         self.X_parts = X.to_delayed().ravel().tolist()
         self.label_parts = labels.to_delayed().ravel().tolist()
         self.sizes = [int(n) for n in X.chunks[0]]
+        self.groups = worker_groups(X, len(self.sizes))  # one task per group per pass (_dask_groups)
         self.n_features = int(X.shape[1])
         self.dtype = working_dtype(X)  # of the fitted weights, as in memory (float32 for float32 X)
 
@@ -344,7 +339,7 @@ def _held_out_block(labels, classes, fraction, seed, index):
 
 # --- The blockwise design -------------------------------------------------------------------------------
 
-class DaskDesign:
+class DaskDesign(Design):
     """``Y = diag(y)[X_R, 1]`` over persisted row blocks, never formed: the blocks the tasks run on.
 
     ``positive`` is the label mapped to ``+1`` (all others to ``−1``; ``None``:
@@ -352,19 +347,28 @@ class DaskDesign:
     (a list of delayed index arrays, with ``counts`` their lengths).  Each
     task signs its block's rows itself (:func:`_signed_block`); only
     ``p``-sized results come back.  A ``Vec`` of this design is a list with
-    one entry per block: a persisted delayed vector, or a number standing for
-    that constant (made on the worker).
+    one entry per block (a persisted delayed vector, or a number standing for
+    that constant, made on the worker), or, as the Ho–Kashyap passes make
+    them, a ``designs._dask_groups.GroupVec`` (one entry per
+    group of blocks).  The Ho–Kashyap pass runs one task per group
+    (``blocks.groups``); when one group holds every block, several iterations
+    run in one task (:meth:`hk_iterates`).
 
     Sample weights (``linsep._weights``): a scaled design (:meth:`scaled`)
     has the rows ``r_i y_i (x_i, 1)``, ``r`` a persisted part per block that
-    every task applies (``scale=``); a weighted validation design sums the
-    weights of its errors (``count_weight=``).  Rows of weight 0 would still
-    count in the rules' statistics: they leave through ``rows``.
+    every task applies (``scale=``, :meth:`block_weights`); a weighted
+    validation design sums the weights of its errors (``count_weight=``).
+    Rows of weight 0 would still count in the rules' statistics: they leave
+    through ``rows``.
     """
 
     offers_compiled = False
     dtype = FLOAT64_ONLY[0]  # every task computes in float64 (_signed_rows); estimators round to X's type
     ndim = 2
+    # The per-block functions the group tasks of linsep.designs._dask_groups run (it cannot import them).
+    block_functions = SimpleNamespace(hk=_hk_block, irls=_irls_block, count=_count_block,
+                                      certificate=_certificate_block)
+    chain_max = None  # most iterates per round trip (hk_iterates); None: chain_length(self); private, for tests
 
     def __init__(self, blocks, positive, rows=None, counts=None, scale=None, count_weight=None):
         self.blocks = blocks
@@ -395,11 +399,48 @@ class DaskDesign:
     def tasks(self, function, *per_block, **constants):
         """One delayed ``function(X_b, labels_b, positive, rows_b, *per_block[b], **constants)`` per block (+ weights)."""
         call = _delayed(function)
-        weighted = {name: parts[1] for name, parts in (("scale", self.scale), ("count_weight", self.count_weight))
-                    if parts is not None}
         return [call(X, labels, self.positive, rows, *(values[b] for values in per_block), **constants,
-                     **{name: parts[b] for name, parts in weighted.items()})
+                     **self.block_weights(b))
                 for b, (X, labels, rows) in enumerate(zip(self.blocks.X_parts, self.blocks.label_parts, self.rows))]
+
+    def block_weights(self, b):
+        """Block ``b``'s weight keywords for the per-block functions: ``scale``, ``count_weight`` (none unweighted)."""
+        return {name: parts[1][b] for name, parts in (("scale", self.scale), ("count_weight", self.count_weight))
+                if parts is not None}
+
+    def group_tasks(self, function, names, *per_group, groups=None, **constants):
+        """One delayed ``designs._dask_groups.group_map`` of ``function`` per group of blocks.
+
+        ``groups``: block-index lists (default ``blocks.groups``, by worker).
+        """
+        call = _delayed(group_map)
+        return [call(function, names, [self.blocks.X_parts[b] for b in group],
+                     [self.blocks.label_parts[b] for b in group], self.positive, [self.rows[b] for b in group],
+                     *(values[g] for values in per_group), block_weights=[self.block_weights(b) for b in group],
+                     **constants)
+                for g, group in enumerate(self.blocks.groups if groups is None else groups)]
+
+    def grouped(self, vector, groups=None):
+        """``vector`` (a ``Vec``, or ``None``) as a ``designs._dask_groups.GroupVec`` over ``groups``.
+
+        ``groups`` defaults to ``blocks.groups``; a vector made over other groups is picked block by block.
+        """
+        groups = self.blocks.groups if groups is None else groups
+        if isinstance(vector, GroupVec):
+            if vector.groups == groups:
+                return vector
+            vector = self._block_parts(vector)
+        if vector is None or (all(isinstance(part, Real) for part in vector) and len(set(vector)) == 1):
+            return GroupVec([None if vector is None else vector[0]] * len(groups), (), groups)
+        return GroupVec([[vector[b] for b in group] for group in groups], (), groups)
+
+    def _block_parts(self, vector):
+        """A ``designs._dask_groups.GroupVec`` as per-block parts (numbers, or delayed picks)."""
+        parts = [None] * len(self.counts)
+        for item, group in zip(vector.items, vector.groups):
+            for j, b in enumerate(group):
+                parts[b] = item if isinstance(item, Real) else _delayed(_block_of)(item, vector.path, j)
+        return parts
 
     def from_blocks(self, parts):
         """A dask array (N,) from per-block vectors (delayed, or numbers for constants) of this design's row counts."""
@@ -442,8 +483,28 @@ class DaskDesign:
         parts = _compute(*self.tasks(_count_block, W=W))
         return (int(np.sum([c for c, _, _ in parts])), min(z for _, z, _ in parts), all(f for _, _, f in parts))
 
+    def hk_iterates(self, state, W, B, D, factor, *, update, learning_rate, irls_floor, pass_options, limit=None):
+        """The default's iterates; for small ``X``, up to ``chain_length`` of them per round trip, in one task."""
+        dask, _ = _dask()
+        longest = self.chain_max
+        if longest is None:  # the configured cap (dask.config "linsep.iterations-per-round-trip"), or by size
+            longest = dask.config.get("linsep.iterations-per-round-trip", None) or chain_length(self)
+        if longest < 2:
+            yield from super().hk_iterates(state, W, B, D, factor, update=update, learning_rate=learning_rate,
+                                           irls_floor=irls_floor, pass_options=pass_options, limit=limit)
+            return
+        options = dict(pass_options, learning_rate=learning_rate, irls_floor=irls_floor)
+        steps, left = 2, np.inf if limit is None else limit
+        while True:  # chunks of 2, 4, 8, … iterates: a fit that stops soon computes few it does not use
+            count = int(max(1, min(steps, longest, left)))
+            for iterate in _Chain(self, state, W, D, factor, count, options).iterates():
+                left -= 1
+                yield iterate
+            W, _, D, factor, state = iterate  # the chain's last: the next one starts there
+            steps *= 2
+
     def host(self, vector, dtype=None):
-        return self.from_blocks(vector)
+        return self.from_blocks(self._block_parts(vector) if isinstance(vector, GroupVec) else vector)
 
     def checked_certificate(self, u):  # pragma: no cover - the direct factor never asks (no iterative W-step)
         return u
@@ -463,63 +524,6 @@ class DaskDesign:
     def lsvm_factor(self, C):
         """:class:`DaskLSVMFactor`: ``S = I/C + [X, 1]ᵗ[X, 1]`` from one blockwise pass."""
         return DaskLSVMFactor(self, C)
-
-
-class _DaskPass:
-    """One Ho–Kashyap pass over the blocks (one persist, one compute); see :class:`~linsep.designs.base.HKPassState`."""
-
-    def __init__(self, design, W, B, D, offset, two_mu, tol, update, irls, validation):
-        self.design, self.W, self.offset, self.update = design, W, offset, update
-        self.B, self.D = B, D
-        D_parts = D if D is not None else [None] * len(design.counts)
-        outs = _persist(*design.tasks(_hk_block, B, D_parts, W=W, offset=offset, two_mu=two_mu, tol=tol,
-                                      update=update, irls=irls))
-        pending = [out[2] for out in outs]
-        if validation is not None:
-            pending += validation.tasks(_count_block, W=W)
-        results = _compute(*pending)
-        parts = results[:len(outs)]
-        self.J = float(np.sum([p["J"] for p in parts]))
-        self.wrong = int(np.sum([p["wrong"] for p in parts]))
-        self.separated = all(p["separated"] for p in parts)
-        self.max_e = max(p["emax"] for p in parts)
-        self.min_e = min(p["emin"] for p in parts)
-        self.max_b = max(p["bscale"] for p in parts)
-        self.fixed_point = all(p["fixed_point"] for p in parts)
-        self.eabs_max = max(p["eabs_max"] for p in parts)
-        self.val_errors = (sum(count for count, _, _ in results[len(outs):])  # weighted: a float
-                           if validation is not None else None)
-        self.B_next = [out[0] for out in outs]
-        self._E = [out[1] for out in outs]
-        self.E = None  # never brought to the client
-        self._rhs = None if irls else _sum_parts(parts, "g")
-
-    def reweighted(self, factor, irls_floor):
-        """IRLS second pass: ``D_k`` (kept on the workers), ``YᵀD_kY`` and ``YᵀD_k r`` (floor from the global ``max|E_k|``)."""
-        second = _persist(*self.design.tasks(_irls_block, self._E, self.B_next, irls_floor=irls_floor,
-                                             eabs_max=self.eabs_max, offset=self.offset, update=self.update))
-        parts = _compute(*[part[1] for part in second])
-        self._rhs = _sum_parts(parts, "g")
-        factor = least_squares_solver(GramOnly(self.design.shape), None, factor.ridge,
-                                      gram=_sum_parts(parts, "gram"))
-        return factor, [part[0] for part in second]
-
-    def solve_margin(self, factor):
-        return factor.solve_normal(self._rhs)
-
-    def solve_increment(self, factor):
-        return factor.solve_normal(self._rhs)
-
-    def certificate(self):
-        design = self.design
-        D_parts = self.D if self.D is not None else [None] * len(design.counts)
-        (certificate,) = _persist(design.from_blocks(design.tasks(_certificate_block, self.B, D_parts, W=self.W,
-                                                                  offset=self.offset)))
-        return certificate
-
-
-def _sum_parts(parts, name):
-    return np.sum([part[name] for part in parts], axis=0)
 
 
 def _prepared_gram(design, rhs=None, margin_parts=None):

@@ -18,6 +18,7 @@ from .._design import SignedDesign
 from .._hk_rules import irls_weights
 from .._linalg import least_squares_solver
 from .._plan import working_dtype
+from .base import Design
 
 __all__ = ["InMemoryDesign", "as_design"]
 
@@ -34,7 +35,7 @@ def as_design(Y, by_columns_max_entries=BY_COLUMNS_MAX_ENTRIES):
     return InMemoryDesign(Y, by_columns_max_entries)
 
 
-class InMemoryDesign:
+class InMemoryDesign(Design):
     """``Y`` in memory: dense (an ndarray or a :class:`~linsep._design.SignedDesign` view) or sparse.
 
     ``by_columns_max_entries``: a view with at most this many entries is

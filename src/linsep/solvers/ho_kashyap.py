@@ -447,7 +447,8 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
     """The Python driver: every variant, on any design (the reference for the compiled segment).
 
     Each iteration is one fused pass of the design (:meth:`~linsep.designs.base.Design.hk_pass`),
-    the rules of ``linsep._hk_rules``, and the W-step on the host.  With a ``trace`` it records
+    the rules of ``linsep._hk_rules``, and the W-step on the host; the design hands out the iterates
+    (:meth:`~linsep.designs.base.Design.hk_iterates`), the driver applies the rules to each in turn.  With a ``trace`` it records
     ``a(k), b(k), e(k)`` as row ``k + 1`` (the lecture's numbering).
     """
     D = None
@@ -472,6 +473,7 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
     best_B = B
 
     certificate = None
+    steps = None  # the design's iterator over the next iterates (Design.hk_iterates)
     k = 0
     J_prev = np.nan  # no change of J yet
     W_prev = np.full_like(W, np.nan)  # no previous iterate yet
@@ -488,6 +490,7 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
                 W = factor.solve(B if offset == 0.0 else B + offset, tol=CG_PROOF_RTOL)
                 state = design.hk_pass(W, B, D, **pass_options)
                 J = criterion(state, W)
+                steps = None  # the next iterates start from this re-solved one
             if rules.proof_test(state.max_e, state.min_e, state.max_b, PROOF_RTOL):
                 certificate = state.certificate()
                 if iterative:
@@ -505,16 +508,12 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
             status = MAX_ITER
             break
 
-        if absolute:
-            factor, D = state.reweighted(factor, irls_floor)
-            iterative = isinstance(factor, IterativeLeastSquares)  # a reweighted system may need CG
+        if steps is None:  # the design's iterates from here (dask computes several per round trip)
+            steps = design.hk_iterates(state, W, B, D, factor, update=update, learning_rate=learning_rate,
+                                       irls_floor=irls_floor, pass_options=pass_options, limit=max_iter - k)
         W_prev = W
-        if update == "weights":
-            W = W + learning_rate * state.solve_increment(factor)
-        B = state.B_next
-        if update == "margin":
-            W = state.solve_margin(factor)
-        state = design.hk_pass(W, B, D, **pass_options)
+        W, B, D, factor, state = next(steps)
+        iterative = isinstance(factor, IterativeLeastSquares)  # a reweighted system may need CG
         J_prev, J = J, criterion(state, W)
         k += 1
         _check_finite(J, k, factor)
