@@ -7,6 +7,8 @@ globals: ``PLANS`` names them, and the ``hk_plan`` fixture runs a test under
 each Ho–Kashyap driver.
 """
 
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -61,3 +63,21 @@ def overwrite(path, data):
     with open(path, "r+b" if path.exists() else "wb") as handle:
         handle.write(data)
         handle.truncate()
+
+
+@contextlib.contextmanager
+def local_dask_client(n_workers):
+    """A ``distributed`` client of an in-process LocalCluster with ``n_workers`` one-thread workers, closed after.
+
+    One worker holds every row block (the dask design then chains iterations); two spread them.
+    """
+    import distributed
+
+    cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=False,
+                                       dashboard_address=None)
+    client = distributed.Client(cluster)
+    try:
+        yield client
+    finally:
+        client.close()
+        cluster.close()

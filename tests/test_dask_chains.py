@@ -16,6 +16,7 @@ distributed = pytest.importorskip("distributed")
 from linsep import HoKashyapClassifier  # noqa: E402
 from linsep.designs import _dask_groups  # noqa: E402
 from linsep.designs import dask as backend  # noqa: E402
+from conftest import local_dask_client  # noqa: E402
 
 from test_dask import RTOL, _assert_same_fit, _dask_pair, _data, _fit_both  # noqa: E402
 
@@ -23,11 +24,8 @@ from test_dask import RTOL, _assert_same_fit, _dask_pair, _data, _fit_both  # no
 @pytest.fixture(scope="module")
 def one_worker():
     """A cluster whose one worker holds every block: the iterations run in chains (several per round trip)."""
-    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None)
-    client = distributed.Client(cluster)
-    yield client
-    client.close()
-    cluster.close()
+    with local_dask_client(1) as client:
+        yield client
 
 
 def _chain_boundaries(limit=200):
