@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import balanced_accuracy_score
 
-from linsep import HoKashyapClassifierCV
+from linsep import HoKashyapClassifierCV, KernelHoKashyapClassifierCV
 from linsep.estimators.ho_kashyap_cv import stratified_folds
 
 GRIDS = {"k": None, "C,k": [None, 0.1, 10.0]}
@@ -149,7 +149,99 @@ def test_balanced_class_weight_raises_balanced_accuracy():
     assert scores["balanced"] > scores[None]
 
 
-def test_kernel_cv_takes_no_weights():
-    from linsep import KernelHoKashyapClassifierCV
+# KernelHoKashyapClassifierCV: the same weighted folds, fold runs and refit in the empirical kernel map.
+# Integer weights equal repeated rows for a fixed gamma ("scale" follows Var(X), which repetition changes)
+# and the exact map map_tol=0 (a truncated map picks its pivots among the rows).
+KERNEL = {"gamma": 0.5, "map_tol": 0.0}
 
-    assert "class_weight" not in KernelHoKashyapClassifierCV().get_params()
+
+def _kernel_fit(X, y, **params):
+    fit_params = {"sample_weight": params.pop("sample_weight")} if "sample_weight" in params else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return KernelHoKashyapClassifierCV(**KERNEL, **params).fit(X, y, **fit_params)
+
+
+def _same_kernel_model(a, b, X, atol=1e-9):
+    scores_a, scores_b = a.decision_function(X), b.decision_function(X)
+    np.testing.assert_allclose(scores_a, scores_b, rtol=0, atol=atol * np.abs(scores_b).max())
+    assert a.C_ == b.C_
+    np.testing.assert_array_equal(a.best_iter_, b.best_iter_)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("loss", ["squared", "absolute"])
+@pytest.mark.parametrize("grid", list(GRIDS))
+def test_kernel_integer_weights_equal_repeated_rows(grid, loss, n_classes):
+    X, y, counts = _data(n_classes=n_classes)
+    kept = counts > 0
+    X, y, counts = X[kept], y[kept], counts[kept]
+    folds = stratified_folds(y, 4, 0)
+    owner = np.repeat(np.arange(y.size), counts)
+    fold_of = np.empty(y.size, dtype=int)
+    for f, (_, validation) in enumerate(folds):
+        fold_of[validation] = f
+    repeated_folds = [(np.flatnonzero(fold_of[owner] != f), np.flatnonzero(fold_of[owner] == f)) for f in range(4)]
+    weighted = _kernel_fit(X, y, Cs=GRIDS[grid], loss=loss, cv=folds, sample_weight=counts)
+    repeated = _kernel_fit(np.repeat(X, counts, axis=0), np.repeat(y, counts), Cs=GRIDS[grid], loss=loss,
+                           cv=repeated_folds)
+    _same_kernel_model(weighted, repeated, X, 1e-5 if loss == "absolute" else 1e-7)
+    for mine, theirs in zip(np.atleast_2d(weighted.cv_curve_) if n_classes == 2 else weighted.cv_curve_,
+                            np.atleast_2d(repeated.cv_curve_) if n_classes == 2 else repeated.cv_curve_):
+        length = min(len(mine), len(theirs))
+        np.testing.assert_allclose(mine[:length], theirs[:length], atol=1e-12)
+
+
+@pytest.mark.parametrize("grid", list(GRIDS))
+def test_kernel_zero_weight_equals_removed_row(grid):
+    X, y, counts = _data()
+    weights = (counts > 0) * (1.0 + counts)
+    kept = weights > 0
+    with_zeros = _kernel_fit(X, y, Cs=GRIDS[grid], random_state=0, sample_weight=weights)
+    removed = _kernel_fit(X[kept], y[kept], Cs=GRIDS[grid], random_state=0, sample_weight=weights[kept])
+    _same_kernel_model(with_zeros, removed, X)
+    np.testing.assert_array_equal(with_zeros.X_fit_, X[kept])
+
+
+def test_kernel_zero_weight_with_given_folds_renumbers_them():
+    X, y, counts = _data()
+    weights = (counts > 0).astype(float)
+    folds = stratified_folds(y, 3, 1)
+    kept = np.flatnonzero(weights > 0)
+    new_index = {old: new for new, old in enumerate(kept)}
+    reduced = [tuple(np.array([new_index[i] for i in rows if weights[i] > 0]) for rows in fold) for fold in folds]
+    _same_kernel_model(_kernel_fit(X, y, cv=folds, sample_weight=weights), _kernel_fit(X[kept], y[kept], cv=reduced), X)
+
+
+@pytest.mark.parametrize("refit", [True, False])
+def test_kernel_unit_weights_change_nothing(refit):
+    X, y, _ = _data()
+    for grid in GRIDS.values():
+        _same_kernel_model(_kernel_fit(X, y, Cs=grid, refit=refit, random_state=0, sample_weight=np.ones(y.size)),
+                           _kernel_fit(X, y, Cs=grid, refit=refit, random_state=0), X)
+
+
+def test_kernel_class_weight_dict_equals_sample_weight():
+    X, y, _ = _data()
+    by_class = _kernel_fit(X, y, Cs=[None, 1.0], random_state=0, class_weight={0: 1.0, 1: 3.0})
+    by_sample = _kernel_fit(X, y, Cs=[None, 1.0], random_state=0, sample_weight=np.where(y == 1, 3.0, 1.0))
+    _same_kernel_model(by_class, by_sample, X, 1e-12)
+
+
+def test_kernel_validation_error_is_weighted():
+    X, y, _ = _data()
+    plain = _kernel_fit(X, y, random_state=0)
+    weighted = _kernel_fit(X, y, random_state=0, sample_weight=np.where(y == 1, 5.0, 1.0))
+    assert np.all((weighted.cv_curves_ >= 0) & (weighted.cv_curves_ <= 1))
+    assert not np.array_equal(weighted.cv_curves_[:, :3], plain.cv_curves_[:, :3])
+
+
+def test_kernel_precomputed_refuses_zero_weights():
+    X, y, counts = _data()
+    K = np.exp(-0.5 * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    with pytest.raises(ValueError, match="precomputed"):
+        KernelHoKashyapClassifierCV(kernel="precomputed").fit(K, y, sample_weight=counts)
+    weights = counts + 1.0  # positive weights: the precomputed Gram matrix is the named kernel's
+    precomputed = _kernel_fit(K, y, kernel="precomputed", random_state=0, sample_weight=weights)
+    named = _kernel_fit(X, y, random_state=0, sample_weight=weights)
+    np.testing.assert_allclose(precomputed.decision_function(K), named.decision_function(X), atol=1e-9)

@@ -54,6 +54,7 @@ from sklearn.base import _fit_context
 from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import Interval
 
+from .._cv_folds import folds_without_zero_weight, stratified_folds
 from .._base import (CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator,
                      encode_pm1, rows_with_weight)
 from .._params import HK_CONSTRAINTS, HKParams
@@ -64,27 +65,6 @@ from .._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from ..solvers.ho_kashyap import ho_kashyap
 from ..solvers.kernel_ho_kashyap import EmpiricalKernelMap, kernel_ho_kashyap
-
-
-def stratified_folds(y, n_splits, random_state=None):
-    """Row indices ``[(train, validation), …]`` of ``n_splits`` stratified, shuffled folds.
-
-    Each class is shuffled and dealt round-robin over the folds, continuing
-    where the previous class stopped, so every fold holds ``⌊N/F⌋`` or
-    ``⌈N/F⌉`` rows and each class is spread as evenly as it can be.  A few
-    NumPy calls: scikit-learn's ``StratifiedKFold`` costs about a millisecond,
-    more than a whole Ho–Kashyap fit on the paper's small data sets.
-    """
-    y = np.asarray(y)
-    if y.shape[0] < n_splits:
-        raise ValueError(f"cv={n_splits} folds need at least {n_splits} samples, got {y.shape[0]}")
-    seed = random_state
-    rng = seed if isinstance(seed, np.random.RandomState) else np.random.default_rng(seed)
-    classes, index = np.unique(y, return_inverse=True)
-    order = np.concatenate([rng.permutation(np.flatnonzero(index == c)) for c in range(classes.size)])
-    fold = np.empty(y.shape[0], dtype=np.intp)
-    fold[order] = np.arange(y.shape[0]) % n_splits
-    return [(np.flatnonzero(fold != f), np.flatnonzero(fold == f)) for f in range(n_splits)]
 
 
 def default_C_grid(n_values):
@@ -138,6 +118,27 @@ class _CrossValidatedStopping:
                 if rows.ndim != 1 or rows.dtype.kind not in "iu" or rows.min() < 0 or rows.max() >= n_samples:
                     raise ValueError(f"cv folds must hold row indices in [0, {n_samples}), got {rows!r}")
         return folds
+
+    def _weighted_folds(self, X, y, sample_weight):
+        """``X, y, s`` of the rows of positive weight, ``self._folds`` set on them (``s`` None unweighted).
+
+        A row of weight 0 leaves before the folds of an int ``cv`` are drawn;
+        the folds of a splitter or of index pairs are drawn on the rows as
+        passed, then lose such rows (``linsep._cv_folds``).
+        """
+        weights = self._sample_weight(X, y, sample_weight)
+        kept = rows_with_weight(weights)
+        drawn_here = self.cv is None or isinstance(self.cv, Integral)  # folds drawn by stratified_folds
+        if kept is not None and drawn_here:
+            X, y, weights = self._drop_rows(X, y, weights, kept)
+        self._folds = self._make_folds(X, y)
+        if kept is not None and not drawn_here:
+            self._folds = folds_without_zero_weight(self._folds, weights)
+            X, y, weights = self._drop_rows(X, y, weights, kept)
+        return X, y, weights
+
+    def _drop_rows(self, X, y, weights, kept):
+        return X[kept], y[kept], weights[kept]
 
     def _hk_options(self):
         # Early-stopped runs never stop at separation (as HKES): the validation
@@ -471,21 +472,7 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
             iterates (or, with ``refit=False``, the average of the fold models).
         """
         X, y = self._validate_fit(X, y)
-        weights = self._sample_weight(X, y, sample_weight)
-        kept = rows_with_weight(weights)
-        drawn_here = self.cv is None or isinstance(self.cv, Integral)  # folds drawn by stratified_folds
-        if kept is not None and drawn_here:
-            X, y, weights = X[kept], y[kept], weights[kept]
-        self._folds = self._make_folds(X, y)
-        if kept is not None and not drawn_here:  # folds of the user's rows, renumbered
-            new_index = np.cumsum(weights > 0) - 1
-            self._folds = [tuple(new_index[rows[weights[rows] > 0]] for rows in fold) for fold in self._folds]
-            X, y, weights = X[kept], y[kept], weights[kept]
-            for train, validation in self._folds:
-                if len(train) == 0 or len(validation) == 0:
-                    raise ValueError("every cross-validation fold needs training and validation samples "
-                                     "of positive weight")
-        self._row_weight = weights
+        X, y, self._row_weight = self._weighted_folds(X, y, sample_weight)
         try:
             return self._fit_problems(X, y)
         finally:  # fit-time state only
@@ -559,8 +546,10 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
         ``tol=1e-6``, as ``kernel_hkes``).  ``refit=False`` averages the
         fold models' dual coefficients (zero outside each fold's training
         rows) and intercepts: the average of their decision functions.
-    n_iter_no_change, validation_tol, n_jobs, record_history, random_state
-        As in :class:`HoKashyapClassifierCV`.
+    n_iter_no_change, validation_tol, class_weight, n_jobs, record_history, random_state
+        As in :class:`HoKashyapClassifierCV`: ``class_weight`` (dict,
+        ``"balanced"`` or None, default=None) multiplies ``fit``'s
+        ``sample_weight``.
 
     Attributes
     ----------
@@ -585,9 +574,7 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
     1.0
     """
 
-    _parameter_constraints = {**KERNEL_CONSTRAINTS,
-                              **{name: constraint for name, constraint in HoKashyapClassifierCV._parameter_constraints.items()
-                                 if name != "class_weight"},  # no weighted kernel CV fit
+    _parameter_constraints = {**KERNEL_CONSTRAINTS, **HoKashyapClassifierCV._parameter_constraints,
                               "map_tol": [Interval(Real, 0, 1, closed="left")]}
 
     def __init__(
@@ -610,6 +597,7 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
         irls_floor=1e-6,
         n_iter_no_change=DEFAULT_N_ITER_NO_CHANGE,
         validation_tol=0.0,
+        class_weight=None,
         n_jobs=None,
         record_history=False,
         random_state=None,
@@ -632,13 +620,14 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
         self.irls_floor = irls_floor
         self.n_iter_no_change = n_iter_no_change
         self.validation_tol = validation_tol
+        self.class_weight = class_weight
         self.n_jobs = n_jobs
         self.record_history = record_history
         self.random_state = random_state
         self.map_tol = map_tol
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Choose ``k̂`` by cross-validation on ``X`` (N, d) — or the Gram matrix (N, N) — and fit.
 
         Parameters
@@ -647,6 +636,15 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
             Training samples, or their Gram matrix for ``kernel="precomputed"``.
         y : array-like of shape (N,)
             Class labels, any two or more values (one-vs-rest above two).
+        sample_weight : array-like of shape (N,), optional
+            Non-negative weight ``s_i`` per row, multiplied by the weights of
+            ``class_weight`` (:ref:`weights`): every fold's run and the refit
+            minimise the weighted criterion of
+            :class:`~linsep.KernelHoKashyapClassifier` in their kernel map, and
+            each fold's validation error is the weighted share of its
+            misclassified rows.  Rows of weight 0 leave as in
+            :meth:`HoKashyapClassifierCV.fit` (refused with
+            ``kernel="precomputed"``, whose Gram matrix would lose columns).
 
         Returns
         -------
@@ -655,11 +653,14 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
             stopped after ``k̂`` iterates.
         """
         X, y = self._validate_fit(X, y)
-        self._folds = self._make_folds(X, y)
+        X, y, self._row_weight = self._weighted_folds(X, y, sample_weight)
         try:
             return self._fit_kernel(X, y)
         finally:
-            del self._folds
+            del self._folds, self._row_weight
+
+    def _drop_rows(self, X, y, weights, kept):
+        return self._rows_with_weight(X, y, weights)  # refuses a precomputed Gram matrix
 
     def _prepare_fit(self, X):
         K = X if self.kernel == "precomputed" else self._kernel_matrix(X, X)
@@ -672,14 +673,16 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
         _, fold_maps, _ = self._fit_state
         kernel_map, K_val = fold_maps[f]
         train, validation = self._folds[f]
+        s = self._row_weight
+        weights = {} if s is None else {"sample_weight": s[train], "val_weight": s[validation]}
         return kernel_ho_kashyap(None, y[train], K_val=K_val, y_val=y[validation], kernel_map=kernel_map,
                                  max_iter=self.max_iter, C=C, n_iter_no_change=self.n_iter_no_change,
-                                 validation_tol=self.validation_tol, **self._hk_options())
+                                 validation_tol=self.validation_tol, **weights, **self._hk_options())
 
     def _refit_run(self, y, max_iter, C):
         return kernel_ho_kashyap(None, y, kernel_map=self._fit_state[2], max_iter=max_iter, C=C,
-                                 record_history=bool(self.record_history), trace=make_recorder(self.record_history),
-                                 **self._hk_options())
+                                 sample_weight=self._row_weight, record_history=bool(self.record_history),
+                                 trace=make_recorder(self.record_history), **self._hk_options())
 
     def _average(self, runs, y):
         K = self._fit_state[0]
