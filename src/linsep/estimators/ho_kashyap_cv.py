@@ -643,7 +643,7 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
             :class:`~linsep.KernelHoKashyapClassifier` in their kernel map, and
             each fold's validation error is the weighted share of its
             misclassified rows.  Rows of weight 0 leave as in
-            :meth:`HoKashyapClassifierCV.fit` (refused with
+            :meth:`~linsep.HoKashyapClassifierCV.fit` (refused with
             ``kernel="precomputed"``, whose Gram matrix would lose columns).
 
         Returns
