@@ -215,3 +215,32 @@ def test_float32_data_give_the_float64_fit():
     assert np.abs(W - W_ref).max() <= 1e-5 * np.abs(W_ref).max()
     sparse = LagrangianSVMClassifier(C=2.0).fit(sp.csr_matrix(X.astype(np.float32)), y)
     np.testing.assert_allclose(sparse.coef_, clf.coef_, rtol=1e-5, atol=1e-6)
+
+
+def test_sparse_inner_forcing_matches_tight_solve():
+    """Wide sparse X: the LSVM's own looser inner CG forcing (``LSVM_CG_FORCING``) reaches the tight solve's fit.
+
+    Above 2¹⁶ stored entries the default solves inside iteration (22) stop at ``LSVM_CG_FORCING`` (10⁻¹) times the
+    change of their right-hand side; ``cg_forcing=0`` solves every step to ``CG_RTOL``.  The stopping rule is the
+    same, so both converge, and the weights agree to ``1e-6`` of their largest entry (the iterates differ by a
+    tenth of steps that the rule drives to ``tol``), the training predictions exactly.
+    """
+    from linsep._linalg import CG_FORCING, iteration_forcing
+    from linsep.solvers.lsvm import LSVM_CG_FORCING, LSVMFactor
+
+    rng = np.random.default_rng(20)
+    n, d = 6000, 2500
+    X = sp.random(n, d, density=0.012, random_state=20, format="csr")
+    X = (X + sp.eye(n, d, format="csr")).tocsr()
+    y = np.where(X @ rng.standard_normal(d) > 0, 1.0, -1.0)
+    y[rng.random(n) < 0.1] *= -1  # label noise: a soft margin with many active constraints
+    assert X.nnz >= 1 << 16 and LSVM_CG_FORCING > CG_FORCING
+    assert LSVMFactor(X, 1.0)._factor.solver.forcing == LSVM_CG_FORCING
+    assert iteration_forcing(X) == CG_FORCING  # the shared default (Ho–Kashyap's) is unchanged
+    tight = lagrangian_svm(X, y, C=1.0, tol=1e-6, _plan={"cg_forcing": 0.0})
+    loose = lagrangian_svm(X, y, C=1.0, tol=1e-6)
+    assert tight.status == loose.status == "converged"
+    assert loose.extra["cg_iterations"] < tight.extra["cg_iterations"]
+    np.testing.assert_allclose(loose.weights, tight.weights, rtol=0, atol=1e-6 * np.abs(tight.weights).max())
+    scores = lambda w: X @ w[:-1] + w[-1]  # noqa: E731
+    np.testing.assert_array_equal(np.sign(scores(loose.weights)), np.sign(scores(tight.weights)))

@@ -547,10 +547,11 @@ class GramOnly:
             "this backend solves the least-squares steps from the Gram matrix, which is (numerically) "
             "singular here (collinear features, or fewer samples than columns): give C > 0 "
             "(MHKS / MHKA), remove the collinear features, or fit the data in memory as NumPy arrays")
-def iteration_forcing(Y, forcing=None):
+def iteration_forcing(Y, forcing=None, default=CG_FORCING):
     """The forcing factor ``η`` of an iteration's inexact W-steps on ``Y`` (:class:`IterativeLeastSquares`).
 
-    ``forcing`` if given (``0``: every solve to ``tol``), else :data:`CG_FORCING` for ``Y`` with at least
+    ``forcing`` if given (``0``: every solve to ``tol``), else ``default`` (:data:`CG_FORCING` unless a solver
+    states its own, e.g. the LSVM's ``linsep.solvers.lsvm.LSVM_CG_FORCING``) for ``Y`` with at least
     :data:`_INEXACT_MIN_ENTRIES` stored entries and ``0`` below.  Inexact solves perturb the iterates by a
     fraction ``η`` of each step, so a fit then agrees with the direct path's to about ``η`` times its last
     steps rather than to ``tol``; where a solve is cheap that is not worth it.
@@ -558,7 +559,7 @@ def iteration_forcing(Y, forcing=None):
     if forcing is not None:
         return float(forcing)
     entries = Y.nnz if sp.issparse(Y) else Y.shape[0] * Y.shape[1]
-    return CG_FORCING if entries >= _INEXACT_MIN_ENTRIES else 0.0
+    return float(default) if entries >= _INEXACT_MIN_ENTRIES else 0.0
 
 
 def too_wide_for_direct(n_cols):
