@@ -81,3 +81,10 @@ def local_dask_client(n_workers):
     finally:
         client.close()
         cluster.close()
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A two-worker in-process dask cluster for a test module (``local_dask_client``)."""
+    with local_dask_client(2) as dask_client:
+        yield dask_client

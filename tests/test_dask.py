@@ -15,16 +15,9 @@ distributed = pytest.importorskip("distributed")
 from linsep import HoKashyapClassifier, LagrangianSVMClassifier, MSEClassifier  # noqa: E402
 from linsep.designs import dask as backend  # noqa: E402
 from linsep._certificates import FIT_PROOF_RTOL, is_proof  # noqa: E402
-from conftest import local_dask_client  # noqa: E402
 
 RTOL = 1e-8
 CHUNKS = (70, 33, 97)  # uneven row chunks, N = 200
-
-
-@pytest.fixture(scope="module")
-def client():
-    with local_dask_client(2) as client:
-        yield client
 
 
 def _data(kind, n=sum(CHUNKS), d=4, seed=0):

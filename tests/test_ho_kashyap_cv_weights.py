@@ -119,16 +119,6 @@ def test_unit_weights_change_nothing():
                     _fit(X, y, Cs=grid, random_state=0))
 
 
-def test_validation_error_is_weighted():
-    # One fold's validation error is the weighted share of its misclassified rows: with weights that
-    # favour one class, the folds' curves differ from the unweighted ones and stay in [0, 1].
-    X, y, _ = _data()
-    plain = _fit(X, y, random_state=0)
-    weighted = _fit(X, y, random_state=0, sample_weight=np.where(y == 1, 5.0, 1.0))
-    assert np.all((weighted.cv_curves_ >= 0) & (weighted.cv_curves_ <= 1))
-    assert not np.array_equal(weighted.cv_curves_[:, :3], plain.cv_curves_[:, :3])
-
-
 def test_class_weight_dict_equals_sample_weight():
     X, y, _ = _data()
     by_class = _fit(X, y, Cs=[None, 1.0], random_state=0, class_weight={0: 1.0, 1: 3.0})
@@ -228,10 +218,13 @@ def test_kernel_class_weight_dict_equals_sample_weight():
     _same_kernel_model(by_class, by_sample, X, 1e-12)
 
 
-def test_kernel_validation_error_is_weighted():
+@pytest.mark.parametrize("fit", [_fit, _kernel_fit], ids=["linear", "kernel"])
+def test_validation_error_is_weighted(fit):
+    # One fold's validation error is the weighted share of its misclassified rows: with weights that
+    # favour one class, the folds' curves differ from the unweighted ones and stay in [0, 1].
     X, y, _ = _data()
-    plain = _kernel_fit(X, y, random_state=0)
-    weighted = _kernel_fit(X, y, random_state=0, sample_weight=np.where(y == 1, 5.0, 1.0))
+    plain = fit(X, y, random_state=0)
+    weighted = fit(X, y, random_state=0, sample_weight=np.where(y == 1, 5.0, 1.0))
     assert np.all((weighted.cv_curves_ >= 0) & (weighted.cv_curves_ <= 1))
     assert not np.array_equal(weighted.cv_curves_[:, :3], plain.cv_curves_[:, :3])
 
