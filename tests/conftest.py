@@ -4,13 +4,16 @@ Problems are small (the suite must stay fast) and seeded.  Tests that must
 run a given code path pass the solvers' private ``_plan`` argument (see
 :func:`linsep.solvers.ho_kashyap.ho_kashyap`) instead of changing module
 globals: ``PLANS`` names them, and the ``hk_plan`` fixture runs a test under
-each Ho–Kashyap driver.
+each Ho–Kashyap driver; the ``iterative`` fixture sends every least-squares
+system to conjugate gradients (the private ``linsep._linalg.solver_limits``
+context, scoped to the test).
 """
 
 import contextlib
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 PLANS = {
     "compiled": None,                                   # the default: the compiled segment where it applies
@@ -51,6 +54,53 @@ def three_overlapping_classes(seed=0, n_per_class=30):
 def problem():
     """A small noisy two-class problem (N = 40, d = 3)."""
     return random_problem(0)
+
+
+def wide_margin_data(seed=0, n=24, d=3):
+    """Two classes 4 apart along the first axis: every estimator separates them at scale 1."""
+    rng = np.random.default_rng(seed)
+    y = np.repeat([0, 1], n // 2)
+    X = rng.uniform(-1, 1, size=(n, d))
+    X[:, 0] += np.where(y == 1, 2.5, -2.5)
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def noisy():
+    """A noisy two-class problem (N = 150, d = 8): the early-stopping, cross-validation and CV-plot tests."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(150, 8))
+    y = np.where(X[:, 0] + 0.8 * rng.normal(size=150) > 0, 1, -1)
+    return X, y
+
+
+def sparse_problem(n, d, density=0.2, seed=0, noise=0.0):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=density, random_state=seed, format="csr")
+    score = X @ rng.standard_normal(d)
+    y = (score > np.median(score)).astype(int)
+    flip = rng.random(n) < noise
+    y[flip] = 1 - y[flip]
+    return X, y
+
+
+@pytest.fixture
+def iterative():
+    """Every least-squares system (at least the bias and one feature) goes to the iterative solver."""
+    from linsep._linalg import solver_limits
+
+    with solver_limits(direct_max_columns=1):
+        yield
+
+
+def duplicated_csr():
+    """A CSR matrix whose cell (0, 0) is stored twice, 1e10 and 3 - 1e10 (value 3), with its dense twin."""
+    data = np.array([1e10, 3.0 - 1e10, 2.0, 2.0])
+    indices = np.array([0, 0, 1, 1])
+    indptr = np.array([0, 3, 4])
+    X = sp.csr_matrix((data, indices, indptr), shape=(2, 2))
+    assert not X.has_canonical_format
+    return X, X.toarray()
 
 
 def overwrite(path, data):

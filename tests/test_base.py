@@ -1,14 +1,14 @@
-"""The estimator layer (linsep._base): the convergence warning's text and inputs it refuses."""
+"""The estimator layer (linsep._base): the convergence warning's text, inputs it refuses, verdicts it checks."""
 
 import warnings
 
 import numpy as np
 import pytest
-from conftest import random_problem, three_overlapping_classes
+from conftest import three_overlapping_classes, wide_margin_data
 from sklearn.exceptions import ConvergenceWarning
 
 from linsep import HoKashyapClassifier, KozinecClassifier, PerceptronClassifier
-from linsep.solvers.ho_kashyap import ho_kashyap
+from linsep._result import CONVERGED, NOT_SEPARABLE, SEPARABLE, SolveResult
 
 
 def _warning_text(estimator, X, y):
@@ -45,28 +45,19 @@ def test_estimators_without_a_dask_backend_refuse_dask_arrays():
         KozinecClassifier().fit(X, da.from_array(y, chunks=30))
 
 
-def test_partial_fit_keeps_float32_like_fit():
-    from linsep import LMSClassifier
+# --- verdicts are checked on the returned model ---------------------------------------------------
 
-    X, y = three_overlapping_classes()
-    X32 = X.astype(np.float32)
-    for make in (lambda: PerceptronClassifier(random_state=0), lambda: LMSClassifier(random_state=0)):
-        fitted = make().fit(X32, y)
-        streamed = make().partial_fit(X32[:45], y[:45], classes=np.unique(y))
-        streamed.partial_fit(X[45:], y[45:])  # a float64 chunk joins the float32 stream
-        assert fitted.coef_.dtype == streamed.coef_.dtype == np.float32
+def test_a_separable_claim_the_weights_contradict_is_demoted(monkeypatch):
+    X, y = wide_margin_data()
+    monkeypatch.setattr(HoKashyapClassifier, "_solve_binary",
+                        lambda self, X, y, **kw: SolveResult(np.zeros(X.shape[1] + 1), 1, SEPARABLE))
+    assert HoKashyapClassifier().fit(X, y).status_ == CONVERGED
 
 
-def test_the_plan_that_ran_is_recorded(hk_plan):
-    """Every driver records its path; the compiled and the Python driver give the same fit."""
-    from linsep._design import sign_normalized
-
-    X, y = random_problem(3, n=200)
-    Y = sign_normalized(X, y)
-    result = ho_kashyap(Y, C=0.5, loss="absolute", _plan=hk_plan)
-    reference = ho_kashyap(Y, C=0.5, loss="absolute", _plan={"driver": "python"})
-    plan = result.extra["plan"]
-    assert plan["driver"] == ("python" if hk_plan == {"driver": "python"} else "compiled")
-    assert plan["factorization"] == "cholesky" and plan["dtype"] == "float64" and plan["threads"] == 1
-    assert result.n_iter == reference.n_iter
-    np.testing.assert_allclose(result.weights, reference.weights, rtol=1e-8)
+def test_an_unchecked_proof_is_demoted(monkeypatch):
+    X, y = wide_margin_data()
+    monkeypatch.setattr(HoKashyapClassifier, "_solve_binary",
+                        lambda self, X, y, **kw: SolveResult(np.zeros(X.shape[1] + 1), 1, NOT_SEPARABLE,
+                                                             certificate=np.ones(X.shape[0])))
+    clf = HoKashyapClassifier().fit(X, y)
+    assert clf.status_ == CONVERGED and clf.certificate_ is None

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import dump_svmlight_file
 
+import linsep.separability as separability
 from linsep import available_classifiers, make_classifier
 from linsep.cli import FORMAT_VERSION, CLIError, _checksum, load_model, main, read_data
 
@@ -333,3 +334,15 @@ def test_sparse_kernel_model_round_trip(tmp_path, capsys, blobs):
     assert _run(capsys, "fit", "kernel_hk", data, "-o", tmp_path / "k.npz")[0] == 0
     code, out, _ = _run(capsys, "predict", tmp_path / "k.npz", data)
     assert code == 0 and out.split() == [str(v) for v in np.repeat([0, 1], 20)]
+
+
+def test_cli_reports_undecided_with_its_own_exit_status(monkeypatch, tmp_path, capsys):
+    from linsep import cli
+
+    path = tmp_path / "d.csv"
+    path.write_text("a,label\n0,0\n1,1\n")
+    monkeypatch.setattr(separability, "check_separability",
+                        lambda X, y: separability.SeparabilityResult(None, None, "linear_programming",
+                                                                     np.array([0, 1]), 0))
+    assert cli.main(["separable", str(path)]) == cli.EXIT_UNDECIDED == 3
+    assert capsys.readouterr().out.splitlines()[0] == "undecided"

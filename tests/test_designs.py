@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from linsep._design import sign_normalized
-from linsep._params import HK_CONSTRAINTS, HKParams, refuse_unsupported
 from linsep.designs import InMemoryDesign, as_design
 from linsep.solvers.ho_kashyap import ho_kashyap
 
@@ -78,33 +77,6 @@ def test_dask_refuses_columns_the_in_memory_fit_would_rescale(name, scale):
     X, y = problem(2)
     with pytest.raises(ValueError, match=r"column 0 of X has magnitudes up to .*outside 2\^±53.*does not rescale"):
         make_classifier(name).fit(da.from_array(X * np.array([scale, 1.0, 1.0]), chunks=(CHUNKS, 3)), y)
-
-
-def test_one_constraint_table_for_every_hk_estimator():
-    from linsep import HoKashyapClassifier, HoKashyapClassifierCV
-
-    for cls in (HoKashyapClassifier, HoKashyapClassifierCV):
-        for name in set(HK_CONSTRAINTS) & set(cls._parameter_constraints):
-            assert cls._parameter_constraints[name] == HK_CONSTRAINTS[name], (cls.__name__, name)
-    params = HKParams.from_estimator(HoKashyapClassifier(C=0.5, early_stopping=True))
-    assert params.C == 0.5 and params.stop_at_separation is False
-    assert set(params.solver_kwargs()) <= set(ho_kashyap.__code__.co_varnames)
-
-
-def test_a_parameter_a_backend_cannot_honour_is_refused_generically():
-    from dataclasses import dataclass
-
-    from linsep._dask import HK_SUPPORTED
-
-    @dataclass(frozen=True)
-    class WithMomentum(HKParams):  # a parameter added to the solver, not declared by the dask backend
-        momentum: float = 0.0
-
-    refuse_unsupported(WithMomentum(), WithMomentum.neutral(), "dask input", HK_SUPPORTED)
-    with pytest.raises(ValueError, match="momentum=0.3 is not available for dask input"):
-        refuse_unsupported(WithMomentum(momentum=0.3), WithMomentum.neutral(), "dask input", HK_SUPPORTED)
-    with pytest.raises(ValueError, match="record_history=True is not available"):
-        make_classifier("hk", record_history=True).fit(*[da.from_array(a, chunks=50) for a in problem()])
 
 
 class _FailsAt:

@@ -1,30 +1,18 @@
-"""Early stopping: the patience rule (both drivers), verdicts on every row passed to fit, CV over (C, k)."""
+"""Early stopping: the patience rule (both drivers, memory and dask), verdicts on every row passed to fit.
+
+The rule's own unit test is in ``test_hk_rules.py``; cross-validation over ``(C, k)`` in
+``test_ho_kashyap_cv.py``.  The ``noisy`` problem is a fixture of ``conftest.py``.
+"""
 
 import re
 
 import numpy as np
 import pytest
 
-from linsep import (
-    HoKashyapClassifier,
-    HoKashyapClassifierCV,
-    KernelHoKashyapClassifier,
-    KernelHoKashyapClassifierCV,
-)
+from linsep import HoKashyapClassifier, KernelHoKashyapClassifier
 from linsep._design import sign_normalized
-from linsep._hk_rules import NO_PATIENCE, patience_spent, validation_improved
 from linsep.cli import main
-from linsep.estimators.ho_kashyap_cv import default_C_grid
-from linsep.experiments.methods import EXTENSION_METHODS, LABELS, get_method
 from linsep.solvers.ho_kashyap import ho_kashyap
-
-
-@pytest.fixture(scope="module")
-def noisy():
-    rng = np.random.default_rng(1)
-    X = rng.normal(size=(150, 8))
-    y = np.where(X[:, 0] + 0.8 * rng.normal(size=150) > 0, 1, -1)
-    return X, y
 
 
 @pytest.fixture(scope="module")
@@ -32,13 +20,6 @@ def wide_random():
     """More features than fitting rows and random labels: the fitting rows are always separated, the rest not."""
     rng = np.random.default_rng(0)
     return rng.normal(size=(40, 60)), rng.integers(0, 2, 40)
-
-
-def test_patience_rule():
-    assert not patience_spent(100, 0, NO_PATIENCE)
-    assert not patience_spent(9, 0, 10) and patience_spent(10, 0, 10)
-    assert validation_improved(0.1, 0.2, 0.0) and not validation_improved(0.2, 0.2, 0.0)
-    assert not validation_improved(0.15, 0.2, 0.1)
 
 
 @pytest.mark.parametrize("loss", ["squared", "absolute"])
@@ -158,76 +139,3 @@ def test_cli_status_agrees_with_the_training_error(tmp_path, capsys, wide_random
     status = re.search(r"status (\w+)", out).group(1)
     error = float(re.search(r"training error ([\d.]+)%", out).group(1))
     assert error > 0 and status != "separable"
-
-
-# ------------------------------------------------------------------ CV over (C, k)
-
-@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # the reference stops at k̂ by design
-def test_cv_over_C_and_k(noisy):
-    X, y = noisy
-    grid = [None, 0.1, 10.0]
-    est = HoKashyapClassifierCV(Cs=grid, random_state=0).fit(X, y)
-    surface = est.cv_results_
-    assert surface["mean_validation_error"].shape[0] == 3
-    chosen = int(np.argmin(surface["best_validation_error"]))
-    assert est.C_ == grid[chosen] and est.best_iter_ == surface["best_iter"][chosen]
-    np.testing.assert_array_equal(surface["best_iter"], np.argmin(surface["mean_validation_error"], axis=1) + 1)
-    # The refit is Ho–Kashyap on all rows with the chosen C, stopped at k̂.
-    refit = HoKashyapClassifier(C=est.C_, max_iter=est.best_iter_ - 1, stop_at_separation=False).fit(X, y)
-    np.testing.assert_allclose(est.coef_, refit.coef_, rtol=1e-9)
-
-
-def test_cs_none_and_a_grid_of_none_agree(noisy):
-    X, y = noisy
-    plain = HoKashyapClassifierCV(random_state=0).fit(X, y)
-    grid = HoKashyapClassifierCV(Cs=[None], random_state=0).fit(X, y)
-    assert plain.C_ is None and plain.best_iter_ == grid.best_iter_
-    np.testing.assert_allclose(plain.coef_, grid.coef_)
-    np.testing.assert_array_equal(plain.cv_results_["mean_validation_error"][0], plain.cv_curve_)
-
-
-def test_int_cs_is_the_default_grid(noisy):
-    X, y = noisy
-    est = HoKashyapClassifierCV(Cs=4, random_state=0).fit(X, y)
-    assert len(default_C_grid(4)) == 4 and default_C_grid(4)[0] is None
-    assert est.cv_results_["C"].shape == (4,)
-
-
-def test_cv_over_C_one_vs_rest_and_kernel():
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(90, 3))
-    y = np.argmax(X, axis=1)
-    est = HoKashyapClassifierCV(Cs=[None, 1.0, 100.0], cv=3, random_state=0).fit(X, y)
-    assert len(est.cv_results_) == 3 and est.best_iter_.shape == (3,)
-    # One C for all problems: the one with the least summed error at each problem's own k̂.
-    summed = np.sum([surface["best_validation_error"] for surface in est.cv_results_], axis=0)
-    assert est.C_ == [None, 1.0, 100.0][int(np.argmin(summed))]
-    alone = HoKashyapClassifierCV(Cs=[est.C_], cv=3, random_state=0).fit(X, y)
-    np.testing.assert_allclose(est.coef_, alone.coef_)
-    kernel = KernelHoKashyapClassifierCV(Cs=[None, 1.0], cv=3, random_state=0).fit(X, y)
-    assert kernel.C_ in (None, 1.0) and kernel.score(X, y) > 0.8
-
-
-def test_bad_cs_is_refused(noisy):
-    X, y = noisy
-    with pytest.raises(ValueError, match="Cs"):
-        HoKashyapClassifierCV(Cs=[-1.0]).fit(X, y)
-
-
-def test_bench_columns():
-    for name in ("hkes", "hkesa", "hkes_cv", "hkesa_cv"):  # the paper's rule for the existing columns
-        assert get_method(name).build().n_iter_no_change is None
-    method = get_method("hkes_cv_c")
-    assert method.tuning == "cv" and "hkes_cv_c" in EXTENSION_METHODS and LABELS["hkes_cv_c"].endswith("†")
-    assert method.build().Cs is not None
-
-
-def test_cv_surface_plot(noisy):
-    matplotlib = pytest.importorskip("matplotlib")
-    matplotlib.use("Agg")
-    from linsep.inspection import plot_cv_surface
-
-    X, y = noisy
-    display = plot_cv_surface(HoKashyapClassifierCV(Cs=[None, 1.0], random_state=0).fit(X, y))
-    assert len(display.lines_) == 2
-    matplotlib.pyplot.close(display.figure_)

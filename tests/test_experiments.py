@@ -9,6 +9,7 @@ from linsep.cli import main
 from linsep.datasets import BENCHMARKS, benchmark_splits
 from linsep.experiments import (coarse_grid, fine_grid, get_method, load_split, paired_pvalue, paper_tables,
                                 run_benchmark, run_one, summarize)
+from linsep.experiments.methods import EXTENSION_METHODS, LABELS
 
 
 def test_c_grid_is_the_papers():
@@ -116,3 +117,11 @@ def test_bench_refuses_unknown_names(tmp_path, capsys):
     assert main(["bench", "--datasets", "iris", "--out", str(tmp_path)]) == 2
     assert main(["bench", "--methods", "nope", "--out", str(tmp_path)]) == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 2
+
+
+def test_bench_columns():
+    for name in ("hkes", "hkesa", "hkes_cv", "hkesa_cv"):  # the paper's rule for the existing columns
+        assert get_method(name).build().n_iter_no_change is None
+    method = get_method("hkes_cv_c")
+    assert method.tuning == "cv" and "hkes_cv_c" in EXTENSION_METHODS and LABELS["hkes_cv_c"].endswith("†")
+    assert method.build().Cs is not None

@@ -11,6 +11,7 @@ from sklearn.exceptions import ConvergenceWarning
 from conftest import random_problem
 from linsep import HoKashyapClassifier, make_classifier
 from linsep._design import SignedDesign, sign_normalized
+from linsep._result import SEPARABLE
 from linsep.solvers.ho_kashyap import ho_kashyap
 
 # The lecture's example: class 1 {(6,9),(5,7)}, class 2 {(5,9),(0,10)}.
@@ -333,7 +334,6 @@ def test_solver_refuses_bad_arguments(bad):
         ho_kashyap(sign_normalized(X, y), **bad)
 
 
-
 def test_non_finite_starting_weights_are_refused():
     X, y = random_problem(18, n=30, d=2)
     with pytest.raises(ValueError, match="finite"):
@@ -397,17 +397,6 @@ def test_overflowing_starting_weights_raise(compiled):
                    _plan=None if compiled else PYTHON)
 
 
-def test_overflowing_irls_system_raises_instead_of_hanging():
-    """irls_floor=0 lets the IRLS weights reach 1/tiny: the factorisation refuses the overflowed system."""
-    from linsep._linalg import LeastSquaresFactor
-
-    X, y = random_problem(21, n=40, d=3)
-    Y = sign_normalized(X, y)
-    with pytest.raises(FloatingPointError, match="overflowed"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        LeastSquaresFactor(Y, np.full(40, 1e307), 1e-6)
-
-
 # --------------------------------------------------------------------------- threads, float32, memory
 THREAD_CASES = [dict(), dict(C=0.3, stop_at_separation=False), dict(loss="absolute", C=0.5),
                 dict(stopping="paper", tol=0.0, stop_at_separation=False, max_iter=30)]
@@ -433,18 +422,6 @@ def test_threaded_pass_reproduces_the_serial_pass(kw, with_validation, dtype):
     np.testing.assert_allclose(threaded.margin, serial.margin, rtol=rtol, atol=rtol * np.abs(serial.margin).max())
     for name, trace in (serial.history or {}).items():
         np.testing.assert_allclose(threaded.history[name], trace, rtol=rtol, err_msg=name)
-
-
-def test_thread_count_follows_the_blas_and_numba_limits():
-    import numba
-    from threadpoolctl import threadpool_limits
-
-    from linsep._threads import PARALLEL_MIN_ENTRIES, pass_threads
-
-    assert pass_threads(PARALLEL_MIN_ENTRIES - 1) == 1  # small problems stay serial
-    assert 1 <= pass_threads(PARALLEL_MIN_ENTRIES) <= numba.get_num_threads()
-    with threadpool_limits(limits=1, user_api="blas"):
-        assert pass_threads(10 * PARALLEL_MIN_ENTRIES) == 1
 
 
 def test_irls_keeps_blas_to_one_thread_inside_the_compiled_loop(monkeypatch):
@@ -610,3 +587,33 @@ def test_float32_fit_makes_no_float64_copy_of_the_data():
     assert clf.coef_.dtype == np.float32
     vectors = 16 * 8 * n  # a generous count of N-vectors of float64
     assert peak <= 0.5 * X.nbytes + vectors, (peak, X.nbytes)
+
+
+# --------------------------------------------------------------------------- IRLS fixed point, the recorded plan
+@pytest.mark.parametrize("name", ["mhka", "hkesa"])
+@pytest.mark.parametrize("compiled", [True, False])
+def test_irls_stops_at_its_fixed_point_on_separable_data(name, compiled):
+    rng = np.random.default_rng(0)
+    centers = rng.normal(size=(4, 10)) * 10
+    y = np.repeat(np.arange(4), 15)
+    X = centers[y] + rng.normal(size=(60, 10))
+    clf = make_classifier(name, random_state=0)
+    clf._solver_plan = None if compiled else {"driver": "python"}  # private: the driver to run
+    clf.fit(X, y)  # ran all 10 000 iterations per class before
+    assert np.all(np.asarray(clf.status_) == SEPARABLE)
+    assert np.max(clf.n_iter_) < 200
+
+
+def test_the_plan_that_ran_is_recorded(hk_plan):
+    """Every driver records its path; the compiled and the Python driver give the same fit."""
+    from linsep._design import sign_normalized
+
+    X, y = random_problem(3, n=200)
+    Y = sign_normalized(X, y)
+    result = ho_kashyap(Y, C=0.5, loss="absolute", _plan=hk_plan)
+    reference = ho_kashyap(Y, C=0.5, loss="absolute", _plan={"driver": "python"})
+    plan = result.extra["plan"]
+    assert plan["driver"] == ("python" if hk_plan == {"driver": "python"} else "compiled")
+    assert plan["factorization"] == "cholesky" and plan["dtype"] == "float64" and plan["threads"] == 1
+    assert result.n_iter == reference.n_iter
+    np.testing.assert_allclose(result.weights, reference.weights, rtol=1e-8)

@@ -1,4 +1,4 @@
-"""HKES with cross-validated early stopping and refit (HoKashyapClassifierCV, "hkes_cv", "hkesa_cv")."""
+"""HKES with cross-validated early stopping and refit (HoKashyapClassifierCV, "hkes_cv", "hkesa_cv"), CV over (C, k)."""
 
 import pickle
 import warnings
@@ -12,7 +12,7 @@ from sklearn.model_selection import KFold
 from linsep import (HoKashyapClassifier, HoKashyapClassifierCV, KernelHoKashyapClassifier, KernelHoKashyapClassifierCV,
                     make_classifier)
 from linsep._design import sign_normalized
-from linsep.estimators.ho_kashyap_cv import stratified_folds
+from linsep.estimators.ho_kashyap_cv import default_C_grid, stratified_folds
 
 # the references stopped at k̂ report their spent budget; that is the point of them
 REFERENCE_AT_BUDGET = pytest.mark.filterwarnings("ignore:.*HoKashyapClassifier reached max_iter")
@@ -293,3 +293,57 @@ def test_kernel_variant_precomputed_equals_rbf():
     np.testing.assert_allclose(a.dual_coef_, b.dual_coef_, rtol=1e-9, atol=1e-12)
     np.testing.assert_array_equal(b.predict(rbf_kernel(X, X, gamma=0.5)), a.predict(X))
     assert make_classifier("kernel_hkes_cv").kernel == "rbf"
+
+
+# ------------------------------------------------------------------ CV over (C, k) (the noisy problem: conftest.py)
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # the reference stops at k̂ by design
+def test_cv_over_C_and_k(noisy):
+    X, y = noisy
+    grid = [None, 0.1, 10.0]
+    est = HoKashyapClassifierCV(Cs=grid, random_state=0).fit(X, y)
+    surface = est.cv_results_
+    assert surface["mean_validation_error"].shape[0] == 3
+    chosen = int(np.argmin(surface["best_validation_error"]))
+    assert est.C_ == grid[chosen] and est.best_iter_ == surface["best_iter"][chosen]
+    np.testing.assert_array_equal(surface["best_iter"], np.argmin(surface["mean_validation_error"], axis=1) + 1)
+    # The refit is Ho–Kashyap on all rows with the chosen C, stopped at k̂.
+    refit = HoKashyapClassifier(C=est.C_, max_iter=est.best_iter_ - 1, stop_at_separation=False).fit(X, y)
+    np.testing.assert_allclose(est.coef_, refit.coef_, rtol=1e-9)
+
+
+def test_cs_none_and_a_grid_of_none_agree(noisy):
+    X, y = noisy
+    plain = HoKashyapClassifierCV(random_state=0).fit(X, y)
+    grid = HoKashyapClassifierCV(Cs=[None], random_state=0).fit(X, y)
+    assert plain.C_ is None and plain.best_iter_ == grid.best_iter_
+    np.testing.assert_allclose(plain.coef_, grid.coef_)
+    np.testing.assert_array_equal(plain.cv_results_["mean_validation_error"][0], plain.cv_curve_)
+
+
+def test_int_cs_is_the_default_grid(noisy):
+    X, y = noisy
+    est = HoKashyapClassifierCV(Cs=4, random_state=0).fit(X, y)
+    assert len(default_C_grid(4)) == 4 and default_C_grid(4)[0] is None
+    assert est.cv_results_["C"].shape == (4,)
+
+
+def test_cv_over_C_one_vs_rest_and_kernel():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(90, 3))
+    y = np.argmax(X, axis=1)
+    est = HoKashyapClassifierCV(Cs=[None, 1.0, 100.0], cv=3, random_state=0).fit(X, y)
+    assert len(est.cv_results_) == 3 and est.best_iter_.shape == (3,)
+    # One C for all problems: the one with the least summed error at each problem's own k̂.
+    summed = np.sum([surface["best_validation_error"] for surface in est.cv_results_], axis=0)
+    assert est.C_ == [None, 1.0, 100.0][int(np.argmin(summed))]
+    alone = HoKashyapClassifierCV(Cs=[est.C_], cv=3, random_state=0).fit(X, y)
+    np.testing.assert_allclose(est.coef_, alone.coef_)
+    kernel = KernelHoKashyapClassifierCV(Cs=[None, 1.0], cv=3, random_state=0).fit(X, y)
+    assert kernel.C_ in (None, 1.0) and kernel.score(X, y) > 0.8
+
+
+def test_bad_cs_is_refused(noisy):
+    X, y = noisy
+    with pytest.raises(ValueError, match="Cs"):
+        HoKashyapClassifierCV(Cs=[-1.0]).fit(X, y)

@@ -162,25 +162,6 @@ def test_early_stopping_holdout_is_seeded_and_multiclass():
 # --- the truncated map and its cost -------------------------------------------------------------
 
 
-@pytest.mark.parametrize("tol", [0.0, 0.01, 0.3])
-def test_pivoted_cholesky_bound_and_nystrom_identity(tol):
-    from linsep._linalg import pivoted_cholesky
-
-    rng = np.random.default_rng(5)
-    X = rng.normal(size=(150, 3))
-    K = kernel_matrix(X, X, kernel="rbf", gamma=0.5)
-    F, P, d = pivoted_cholesky(lambda idx: K[:, idx], K.diagonal(), tol=tol, block_size=16)
-    bound = max(tol, 150 * np.finfo(float).eps) * K.diagonal().max()
-    assert d.max() <= bound and len(set(P.tolist())) == len(P)
-    # K − FFᵀ is the PSD Schur complement: |entries| <= sqrt(d_i d_j), diagonal = d
-    np.testing.assert_allclose(np.diag(K - F @ F.T), d, atol=1e-10)
-    assert np.all(np.abs(K - F @ F.T) <= np.sqrt(np.outer(d, d)) + 1e-10)
-    # F Fᵀ is the Nyström approximation on the pivots (oracle: a direct solve)
-    np.testing.assert_allclose(F @ F.T, K[:, P] @ np.linalg.solve(K[np.ix_(P, P)], K[P]), atol=1e-8)
-    if tol == 0.3:
-        assert len(P) < 60  # truncated
-
-
 def _dual_mhks_oracle(K, K_test, y, C, n_iter, mu=0.4):
     """Łęski's kernel MHKS in dual form on the centred Gram matrix, ``n_iter`` margin updates."""
     n = len(y)

@@ -244,3 +244,21 @@ def test_sparse_inner_forcing_matches_tight_solve():
     np.testing.assert_allclose(loose.weights, tight.weights, rtol=0, atol=1e-6 * np.abs(tight.weights).max())
     scores = lambda w: X @ w[:-1] + w[-1]  # noqa: E731
     np.testing.assert_array_equal(np.sign(scores(loose.weights)), np.sign(scores(tight.weights)))
+
+
+@pytest.mark.parametrize("C", [0.5, 4.0])
+def test_sparse_lsvm_with_inexact_recycled_solves_matches_the_direct_solution(C):
+    # Wide sparse X takes CG with inexact, recycled W-steps and the sparse pass through [X, 1]'s CSR copies;
+    # the same numbers dense and narrow enough for the Cholesky factor give the same weights.
+    from linsep._linalg import solver_limits
+    from linsep.solvers.lsvm import lagrangian_svm
+
+    rng = np.random.default_rng(4)
+    X = sp.random(600, 120, density=0.05, random_state=5, format="csr")
+    y = np.where(X @ rng.standard_normal(120) + 0.1 * rng.standard_normal(600) > 0, 1.0, -1.0)
+    direct = lagrangian_svm(X.toarray(), y, C=C, tol=1e-9)
+    with solver_limits(direct_max_columns=2):
+        sparse = lagrangian_svm(X, y, C=C, tol=1e-9, _plan={"cg_forcing": 1e-2})
+    assert sparse.extra["factorization"] == "cg" and sparse.status == "converged"
+    np.testing.assert_allclose(sparse.weights, direct.weights, atol=1e-7 * np.abs(direct.weights).max())
+    np.testing.assert_allclose(sparse.extra["alpha"], direct.extra["alpha"], atol=1e-6 * direct.extra["alpha"].max())

@@ -9,7 +9,7 @@ matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from linsep import HoKashyapClassifier, check_separability, make_classifier  # noqa: E402
+from linsep import HoKashyapClassifier, HoKashyapClassifierCV, check_separability, make_classifier  # noqa: E402
 from linsep.inspection import (SeparabilityDisplay, TraceDisplay, ValidationErrorDisplay,  # noqa: E402
                                plot_separability, plot_trace, plot_validation_curve)
 
@@ -173,3 +173,14 @@ def test_cli_trace_plot_draws_the_chosen_one_vs_rest_problem(tmp_path, monkeypat
     monkeypatch.setattr(inspection, "plot_trace", lambda *a, **k: drawn.append(k) or real(*a, **k))
     assert main(["trace", "hk", str(data), "--class", "b", "--plot", str(tmp_path / "b.png")]) == 0
     assert drawn == [{"class_index": 1}] and (tmp_path / "b.png").exists()
+
+
+def test_cv_surface_plot(noisy):
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    from linsep.inspection import plot_cv_surface
+
+    X, y = noisy
+    display = plot_cv_surface(HoKashyapClassifierCV(Cs=[None, 1.0], random_state=0).fit(X, y))
+    assert len(display.lines_) == 2
+    matplotlib.pyplot.close(display.figure_)

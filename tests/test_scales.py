@@ -1,7 +1,8 @@
 """Honest verdicts at every data scale: every estimator, check_separability, the shared rescaling.
 
 The reference checks here are independent of linsep: exact rational arithmetic (``fractions``) for
-certificates, plain NumPy for the rest.
+certificates, plain NumPy for the rest.  The rescaling's own unit tests (``column_shifts``,
+``scale_columns``, ``unscale_coef``) are in ``test_design.py``.
 """
 
 import warnings
@@ -9,16 +10,15 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from conftest import wide_margin_data
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning
 
-import linsep.separability as separability
 from linsep import check_separability, make_classifier
-from linsep._certificates import PROOF_RTOL, is_proof
-from linsep._design import column_shifts, scale_columns, unscale_coef
+from linsep._certificates import PROOF_RTOL
 from linsep._registry import available_classifiers
-from linsep._result import CONVERGED, NOT_SEPARABLE, SEPARABLE, SolveResult
+from linsep._result import NOT_SEPARABLE, SEPARABLE
 from linsep.estimators.ho_kashyap import HoKashyapClassifier
 
 NAMES = sorted(available_classifiers())
@@ -28,15 +28,6 @@ KERNEL = {name for name in NAMES if name.startswith("kernel_")}
 # bias-only answer is the correct one for that problem.
 PENALISED = {"mhks", "mhka", "lsvm", "kernel_lsvm"}
 SCALES = [1e-300, 1e-200, 1e-4, 1.0, 1e4, 1e200, 1e300]
-
-
-def wide_margin_data(seed=0, n=24, d=3):
-    """Two classes 4 apart along the first axis: every estimator separates them at scale 1."""
-    rng = np.random.default_rng(seed)
-    y = np.repeat([0, 1], n // 2)
-    X = rng.uniform(-1, 1, size=(n, d))
-    X[:, 0] += np.where(y == 1, 2.5, -2.5)
-    return X, y
 
 
 def assert_honest(clf, X, y):
@@ -80,44 +71,6 @@ def test_every_estimator_at_every_scale(name, scale):
     assert np.mean(clf.predict(Xs) == y) == np.mean(fit_quietly(name, X, y).predict(X) == y) == 1.0
 
 
-def test_in_range_data_are_neither_copied_nor_rescaled():
-    X, _ = wide_margin_data()
-    assert column_shifts(X) is None
-    assert column_shifts(X.astype(np.float32)) is None
-    assert column_shifts(np.zeros((3, 2))) is None
-
-
-@pytest.mark.parametrize("dtype,p", [(np.float64, 53), (np.float32, 24)])
-def test_rescaling_is_exact_and_keeps_the_dtype(dtype, p):
-    X, _ = wide_margin_data()
-    X = X.astype(dtype)
-    for k in (p + 1, -(p + 3)):
-        Xk = np.ldexp(X, k).astype(dtype)
-        shifts = column_shifts(Xk)
-        assert shifts is not None
-        scaled = scale_columns(Xk, shifts)
-        assert scaled.dtype == dtype
-        assert np.array_equal(np.ldexp(scaled, -shifts.astype(np.int32)), Xk)  # no bit lost
-        largest = np.abs(scaled).max(axis=0)
-        assert np.all((largest >= 0.5) & (largest < 1))
-
-
-def test_a_column_too_wide_to_rescale_exactly_is_refused():
-    X = np.array([[1e300, 1.0], [1e-40, 2.0], [-1e300, 3.0]])  # 2^-997 would make 1e-40 subnormal
-    with pytest.raises(ValueError, match="orders of magnitude"):
-        column_shifts(X)
-    with pytest.raises(ValueError, match="orders of magnitude"):
-        make_classifier("hk").fit(X, [0, 1, 0])
-
-
-def test_a_column_scaled_down_keeps_its_small_entries_normal():
-    X = np.array([[1e300, 1.0], [1e-20, 2.0], [-1e300, 3.0]])  # a shift of -955, not -997
-    shifts = column_shifts(X)
-    scaled = scale_columns(X, shifts)
-    assert abs(scaled[1, 0]) >= np.finfo(float).tiny
-    assert np.array_equal(np.ldexp(scaled, -shifts.astype(np.int32)), X)
-
-
 @pytest.mark.parametrize("name", ["hk", "hkes", "mhka", "mse", "perceptron", "batch_perceptron", "kozinec", "lms"])
 def test_weights_map_back_exactly(name):
     # X 2^-1000 is rescaled to exactly X 2^k0 (in range), so the solver sees the same numbers
@@ -131,11 +84,6 @@ def test_weights_map_back_exactly(name):
     assert np.array_equal(tiny.coef_, np.ldexp(reference.coef_, 1000 + k0))
     assert np.array_equal(tiny.intercept_, reference.intercept_)
     assert tiny.status_ == reference.status_ and tiny.n_iter_ == reference.n_iter_
-
-
-def test_unrepresentable_weights_are_refused():
-    with pytest.raises(ValueError, match="overflow"), np.errstate(over="ignore"):
-        unscale_coef(np.array([[1e300, 1.0]]), np.array([1000, 0]))
 
 
 def test_multiclass_linear_machine_and_validation_data_follow_the_scaling():
@@ -161,22 +109,6 @@ def test_starting_weights_follow_the_scaling():
 
 # --- verdicts are checked on the returned model ---------------------------------------------------
 
-def test_a_separable_claim_the_weights_contradict_is_demoted(monkeypatch):
-    X, y = wide_margin_data()
-    monkeypatch.setattr(HoKashyapClassifier, "_solve_binary",
-                        lambda self, X, y, **kw: SolveResult(np.zeros(X.shape[1] + 1), 1, SEPARABLE))
-    assert HoKashyapClassifier().fit(X, y).status_ == CONVERGED
-
-
-def test_an_unchecked_proof_is_demoted(monkeypatch):
-    X, y = wide_margin_data()
-    monkeypatch.setattr(HoKashyapClassifier, "_solve_binary",
-                        lambda self, X, y, **kw: SolveResult(np.zeros(X.shape[1] + 1), 1, NOT_SEPARABLE,
-                                                             certificate=np.ones(X.shape[0])))
-    clf = HoKashyapClassifier().fit(X, y)
-    assert clf.status_ == CONVERGED and clf.certificate_ is None
-
-
 def test_a_true_proof_is_kept_at_every_scale():
     X = np.array([[0, 0], [1, 1], [0, 1], [1, 0.0]])  # XOR
     y = [0, 0, 1, 1]
@@ -184,22 +116,6 @@ def test_a_true_proof_is_kept_at_every_scale():
         clf = make_classifier("hk").fit(X * scale, y)
         assert clf.status_ == NOT_SEPARABLE
         assert exact_proof_residual(X * scale, np.where(np.array(y) == 1, 1, -1), clf.certificate_) <= PROOF_RTOL
-
-
-# --- IRLS fixed point --------------------------------------------------------------------------------
-
-@pytest.mark.parametrize("name", ["mhka", "hkesa"])
-@pytest.mark.parametrize("compiled", [True, False])
-def test_irls_stops_at_its_fixed_point_on_separable_data(name, compiled):
-    rng = np.random.default_rng(0)
-    centers = rng.normal(size=(4, 10)) * 10
-    y = np.repeat(np.arange(4), 15)
-    X = centers[y] + rng.normal(size=(60, 10))
-    clf = make_classifier(name, random_state=0)
-    clf._solver_plan = None if compiled else {"driver": "python"}  # private: the driver to run
-    clf.fit(X, y)  # ran all 10 000 iterations per class before
-    assert np.all(np.asarray(clf.status_) == SEPARABLE)
-    assert np.max(clf.n_iter_) < 200
 
 
 # --- check_separability ------------------------------------------------------------------------------
@@ -271,40 +187,6 @@ def test_check_separability_at_extreme_scales(scale):
                              result.certificate.intercept)
     one_column = check_separability([[1e308], [-1e308], [1e308]], [0, 1, 0])
     assert one_column.separable is True
-
-
-def test_the_old_false_proof_is_not_a_proof():
-    # What Ho–Kashyap returned for X·1e-200 before the rescaling: u = -E on every point, which
-    # the old residual (against the largest column, the bias) accepted.
-    X, y = wide_margin_data()
-    signs = np.where(y == 1, 1.0, -1.0)
-    u = np.ones(len(y))
-    assert not is_proof(X * 1e-200, signs, u)
-    assert exact_proof_residual(X * 1e-200, signs.astype(int), u) > PROOF_RTOL
-
-
-def test_undecided_when_no_candidate_passes(monkeypatch, capsys):
-    from types import SimpleNamespace
-
-    X, y = wide_margin_data()
-    monkeypatch.setattr(separability, "ho_kashyap", lambda Y, **kw: SolveResult(
-        np.zeros(Y.shape[1]), 3, NOT_SEPARABLE, certificate=np.ones(Y.shape[0])))
-    monkeypatch.setattr(separability, "linprog", lambda *a, **kw: SimpleNamespace(status=2, x=None))
-    result = check_separability(X, y)
-    assert result.separable is None and result.certificate is None and result.status == "undecided"
-    assert result.summary().startswith("undecided")
-
-
-def test_cli_reports_undecided_with_its_own_exit_status(monkeypatch, tmp_path, capsys):
-    from linsep import cli
-
-    path = tmp_path / "d.csv"
-    path.write_text("a,label\n0,0\n1,1\n")
-    monkeypatch.setattr(separability, "check_separability",
-                        lambda X, y: separability.SeparabilityResult(None, None, "linear_programming",
-                                                                     np.array([0, 1]), 0))
-    assert cli.main(["separable", str(path)]) == cli.EXIT_UNDECIDED == 3
-    assert capsys.readouterr().out.splitlines()[0] == "undecided"
 
 
 def test_traced_weights_are_in_the_original_columns():

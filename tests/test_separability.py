@@ -3,12 +3,16 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import wide_margin_data
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
+import linsep.separability as separability
 from linsep import check_separability
 from linsep._design import sign_normalized
+from linsep._result import NOT_SEPARABLE, SolveResult
+from linsep.separability import proof_residual
 
 
 def lp_separable(X, y):
@@ -96,3 +100,22 @@ def test_agrees_with_exact_lp_and_certificate_is_valid(seed, n, d, noise):
 def test_one_class_is_an_error():
     with pytest.raises(ValueError, match="two classes; got 1"):
         check_separability(np.eye(3), [1, 1, 1])
+
+
+def test_proof_residual_of_a_signed_design():
+    Y = sign_normalized(np.array([[1.0], [2.0], [3.0]]), np.array([1.0, -1.0, 1.0]))
+    u = np.array([1.0, 2.0, 1.0])  # Σ u_i y_i (x_i, 1) = 0
+    assert proof_residual(Y, u) == 0.0 and proof_residual(sp.csr_matrix(Y), u) == 0.0
+    assert proof_residual(Y, np.ones(3)) > 0.1
+
+
+def test_undecided_when_no_candidate_passes(monkeypatch, capsys):
+    from types import SimpleNamespace
+
+    X, y = wide_margin_data()
+    monkeypatch.setattr(separability, "ho_kashyap", lambda Y, **kw: SolveResult(
+        np.zeros(Y.shape[1]), 3, NOT_SEPARABLE, certificate=np.ones(Y.shape[0])))
+    monkeypatch.setattr(separability, "linprog", lambda *a, **kw: SimpleNamespace(status=2, x=None))
+    result = check_separability(X, y)
+    assert result.separable is None and result.certificate is None and result.status == "undecided"
+    assert result.summary().startswith("undecided")

@@ -8,7 +8,6 @@ depend on them.  The defaults themselves are fitted throughout the other
 test files.
 """
 
-import pytest
 from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -47,7 +46,7 @@ _SPLIT = ("early stopping holds out a random share of the rows: repeated rows fa
 _IRLS_FLOOR = ("IRLS floors |e_i| relative to max s_i|e_i| (the scaled rows' residuals), repeated rows relative "
                "to max|e_i|: where residuals sit at the floor the iterates differ (linsep._weights)")
 _GAMMA_SCALE = ("gamma='scale' is 1 / (d Var(X)), and repeated rows change Var(X): another kernel (with a fixed "
-                "gamma integer weights equal repeated rows, tests/test_sample_weight.py)")
+                "gamma integer weights equal repeated rows, tests/test_weights.py)")
 _KERNEL_MAP = (_GAMMA_SCALE + "; the truncated empirical kernel map (map_tol > 0) also chooses its pivots among "
                "the training rows")
 _INVERSE_STEPS = ("class weights 1000 : 0.0001 multiply the condition number of the weighted Y^T S Y by ~1e7; "
@@ -81,14 +80,3 @@ def test_sklearn_compatible(estimator, check):
     if getattr(check, "func", check).__name__ in SPARSE_FORMAT_CHECKS:
         estimator = bounded(estimator, SPARSE_FORMAT_PARAMS)
     check(estimator)
-
-
-@pytest.mark.parametrize("name", list(available_classifiers()))
-def test_registry_builds_named_method(name):
-    estimator = make_classifier(name)
-    assert estimator.get_params()  # keyword-only, stores parameters only
-
-
-def test_registry_unknown_name():
-    with pytest.raises(ValueError, match="unknown classifier"):
-        make_classifier("no_such_method")

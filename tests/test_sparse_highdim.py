@@ -9,7 +9,9 @@ normal-equations residual ``1e-10``; on these well-conditioned small problems
 about ``1e-7``, so ``1e-6`` is asserted.  IRLS systems (mhka, hkesa), whose
 weights ``D`` span up to ``1/irls_floor``, lose up to that factor, and their
 stopping iteration may shift by a few where ``|ΔJ|/J`` hovers near ``tol``
-(as between the compiled and the NumPy loop): ``1e-3`` there.
+(as between the compiled and the NumPy loop): ``1e-3`` there.  The solver's own
+tests (CG against the direct factorisation, unconverged solves reported) are
+in ``test_linalg.py``.
 """
 
 from fractions import Fraction
@@ -19,42 +21,23 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import duplicated_csr, sparse_problem
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning
 
-import linsep._linalg as linalg
 from linsep.designs.memory import InMemoryDesign
 from linsep import make_classifier
 from linsep._certificates import FIT_PROOF_RTOL
 from linsep._design import sign_normalized
-from linsep._linalg import IterativeLeastSquares, LeastSquaresFactor, least_squares_solver, solver_limits
+from linsep._linalg import solver_limits
 from linsep._registry import available_classifiers
-from linsep.separability import proof_residual
 from linsep.solvers.ho_kashyap import ho_kashyap
 from linsep.solvers.lsvm import lagrangian_svm
-from linsep.solvers.mse import mse
 
 HK_VARIANTS = ("hk", "modified_hk", "mhks", "mhka", "hkes", "hkesa")
 IRLS = ("mhka", "hkesa")
 LINEAR = HK_VARIANTS + ("mse", "lsvm", "widrow_hoff", "lms", "perceptron", "batch_perceptron", "kozinec", "sk")
-
-
-@pytest.fixture
-def iterative():
-    """Every least-squares system (at least the bias and one feature) goes to the iterative solver."""
-    with solver_limits(direct_max_columns=1):
-        yield
-
-
-def sparse_problem(n, d, density=0.2, seed=0, noise=0.0):
-    rng = np.random.default_rng(seed)
-    X = sp.random(n, d, density=density, random_state=seed, format="csr")
-    score = X @ rng.standard_normal(d)
-    y = (score > np.median(score)).astype(int)
-    flip = rng.random(n) < noise
-    y[flip] = 1 - y[flip]
-    return X, y
 
 
 def estimator(name, **params):
@@ -68,167 +51,6 @@ def fit_quietly(model, X, y):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         return model.fit(X, y)
-
-
-# --- the solver itself ------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("n, d", [(150, 40), (30, 80)])  # full column rank / d + 1 > N
-@pytest.mark.parametrize("ridge", [0.0, 0.3])
-@pytest.mark.parametrize("weighted", [False, True])
-def test_iterative_matches_direct(n, d, ridge, weighted):
-    X, y = sparse_problem(n, d)
-    X = sp.hstack([X, 2.0 * X[:, [4]]], format="csr")  # collinear columns: rank-deficient for C = 0
-    Y = sign_normalized(sp.csr_matrix(X), np.where(y == 1, 1.0, -1.0))
-    rng = np.random.default_rng(1)
-    D = rng.uniform(0.1, 2.0, n) if weighted else None
-    r = rng.uniform(0.5, 2.0, n)
-    direct = LeastSquaresFactor(Y, D, ridge)
-    solver = IterativeLeastSquares(Y, D, ridge)
-    W = solver.solve(r)
-    assert solver.converged and solver.residual <= linalg.CG_RTOL
-    np.testing.assert_allclose(W, direct.solve(r), rtol=0, atol=1e-6 * np.abs(W).max())
-    # preconditioned (minimum M-norm) solves have the same fitted values; minimum_norm_part maps them back
-    fast = IterativeLeastSquares(Y, D, ridge, minimum_norm=False)
-    W_fast = fast.solve(r)
-    np.testing.assert_allclose(Y @ W_fast, Y @ W, atol=1e-6 * np.abs(Y @ W).max())
-    if ridge == 0:
-        np.testing.assert_allclose(fast.minimum_norm_part(W_fast), W, atol=1e-6 * np.abs(W).max())
-
-
-def test_minimum_norm_on_rank_deficient_data():
-    # d + 1 > N: the answer is Y⁺r, orthogonal to the null space of Y
-    X, y = sparse_problem(20, 60, seed=3)
-    Y = sign_normalized(X, np.where(y == 1, 1.0, -1.0))
-    W = IterativeLeastSquares(Y).solve(np.ones(20))
-    np.testing.assert_allclose(W, np.linalg.pinv(Y.toarray()) @ np.ones(20), atol=1e-8)
-
-
-def test_warm_start_and_reweighting_reuse_the_previous_solution():
-    X, y = sparse_problem(200, 50)
-    Y = sign_normalized(X, np.where(y == 1, 1.0, -1.0))
-    solver = IterativeLeastSquares(Y)  # C = 0: D = 2I below has the same solution
-    b = np.ones(200)
-    solver.solve(b)
-    first = solver.iterations
-    solver.solve(b)  # the same right-hand side: the warm start is the answer already
-    assert solver.iterations == first
-    solver.solve(b * (1 + 1e-6 * np.arange(200) / 200))
-    assert solver.iterations - first < first  # from 1e-6 to 1e-10, not from 1
-    solver.solve(b)
-    reweighted = solver.reweighted(np.full(200, 2.0))  # D = 2I: the same solution, warm-started from it
-    reweighted.solve(b)
-    assert reweighted.iterations == solver.iterations
-
-
-def test_factory_threshold():
-    X, y = sparse_problem(50, 30)
-    Y = sign_normalized(X, np.where(y == 1, 1.0, -1.0))
-    assert isinstance(least_squares_solver(Y), LeastSquaresFactor)
-    with solver_limits(direct_max_columns=30):
-        assert isinstance(least_squares_solver(Y), IterativeLeastSquares)
-        assert isinstance(least_squares_solver(Y, gram=(Y.T @ Y).toarray()), LeastSquaresFactor)
-
-
-def test_width_alone_decides_the_iterative_path():
-    # The widest direct system's Gram matrix fits the dense budget; the budget governs only the SVD copy.
-    assert 8 * linalg._DIRECT_MAX_COLUMNS**2 <= linalg._DENSE_BUDGET_BYTES
-    with solver_limits(dense_budget_bytes=8):
-        assert not linalg.too_wide_for_direct(linalg._DIRECT_MAX_COLUMNS)
-        assert linalg.too_wide_for_direct(linalg._DIRECT_MAX_COLUMNS + 1)
-
-
-def test_no_dense_svd_copy_of_large_sparse_data():
-    # C = 0, collinear columns, few of them: the direct path's SVD would densify Y (8·N·p bytes); beyond
-    # the budget (but with a Gram matrix inside it), CG gives the same minimum-norm answer
-    X, y = sparse_problem(200, 30, seed=3)
-    X = sp.hstack([X, 2.0 * X[:, [4]]], format="csr")
-    Y = sign_normalized(X, np.where(y == 1, 1.0, -1.0))
-    direct = least_squares_solver(Y)
-    assert direct.method == "svd"
-    with solver_limits(dense_budget_bytes=8 * 32**2):
-        solver = least_squares_solver(Y)
-    assert solver.method == "cg"
-    np.testing.assert_allclose(solver.solve(np.ones(200)), direct.solve(np.ones(200)), atol=1e-8)
-
-
-def test_unconverged_solve_is_reported(iterative):
-    X, y = sparse_problem(100, 40)
-    with solver_limits(cg_max_iter=1):
-        result = mse(sign_normalized(X, np.where(y == 1, 1.0, -1.0)))
-        assert result.extra["factorization"] == "cg" and result.status == "max_iter"
-        with pytest.warns(ConvergenceWarning):
-            make_classifier("mse").fit(X, y)
-
-
-def test_unconverged_column_of_a_multi_right_hand_side_is_reported(iterative, monkeypatch):
-    X, y = sparse_problem(100, 40)
-    A = sign_normalized(X, np.ones(100))
-    with solver_limits(cg_max_iter=1):
-        solver = least_squares_solver(A)
-    solver.solve(np.column_stack([np.ones(100), np.zeros(100)]))  # the last column solves at once
-    assert not solver.converged
-
-    # The multi-class linear machine: only the first class's solve stops short.
-    pcg, calls = linalg._pcg, []
-
-    def first_solve_short(matvec, b, x, inv_diag, rtol, max_iter, **kwargs):
-        calls.append(1)
-        return pcg(matvec, b, x, inv_diag, rtol, 1 if len(calls) == 1 else max_iter, **kwargs)
-
-    monkeypatch.setattr(linalg, "_pcg", first_solve_short)
-    labels = np.arange(100) % 3
-    with pytest.warns(ConvergenceWarning):
-        model = make_classifier("mse").fit(X, labels)
-    assert list(model.status_) == ["max_iter"] * 3 and len(calls) == 3
-
-
-def test_unconverged_minimum_norm_projection_is_reported(iterative, monkeypatch):
-    X, y = sparse_problem(100, 20, noise=0.15)
-    Y = sign_normalized(X, np.where(y == 1, 1.0, -1.0))
-    reference = ho_kashyap(Y, tol=1e-3)
-    assert reference.status == "converged"
-    pcg = linalg._pcg
-
-    def projection_short(matvec, b, x, inv_diag, rtol, max_iter, **kwargs):
-        # the projection on the row space is the only unpreconditioned solve of a C = 0 fit
-        return pcg(matvec, b, x, inv_diag, rtol, 1 if inv_diag is None else max_iter, **kwargs)
-
-    monkeypatch.setattr(linalg, "_pcg", projection_short)
-    result = ho_kashyap(Y, tol=1e-3)
-    assert result.status == "max_iter"
-    # the weights are kept unprojected: their fitted values are the iteration's own
-    np.testing.assert_allclose(Y @ result.weights, Y @ reference.weights, atol=1e-8)
-
-
-def test_irls_system_that_turns_iterative_is_checked(monkeypatch):
-    # A reweighted system that Cholesky refuses and whose dense SVD would be too large goes to CG
-    # in mid-fit; that factor's unconverged solves must still be reported.
-    X, y = sparse_problem(100, 20, noise=0.15)
-    Y = sign_normalized(X, np.where(y == 1, 1.0, -1.0))
-    init = LeastSquaresFactor.__init__
-
-    def direct_unless_weighted(self, Y, sample_weight=None, ridge=0.0, gram=None):
-        if sample_weight is not None:
-            raise linalg._TooLargeForDirect
-        init(self, Y, sample_weight, ridge, gram)
-
-    monkeypatch.setattr(LeastSquaresFactor, "__init__", direct_unless_weighted)
-    assert ho_kashyap(Y, C=0.1, loss="absolute").status == "converged"
-    with solver_limits(cg_max_iter=1):
-        result = ho_kashyap(Y, C=0.1, loss="absolute")
-    assert result.extra["factorization"] == "cg" and result.status == "max_iter"
-
-
-def test_lsvm_reports_unconverged_cg_solves(iterative):
-    X, y = sparse_problem(100, 20, noise=0.15)
-    signs = np.where(y == 1, 1.0, -1.0)
-    assert lagrangian_svm(X, signs).status == "converged"
-    with solver_limits(cg_max_iter=1):
-        result = lagrangian_svm(X, signs)
-        assert result.extra["factorization"] == "cg" and result.status == "max_iter"
-        with pytest.warns(ConvergenceWarning):
-            make_classifier("lsvm").fit(X, y)
 
 
 # --- dense direct vs sparse iterative, estimator by estimator ---------------------------------------
@@ -350,13 +172,6 @@ def test_unchecked_candidate_is_not_a_proof(iterative, monkeypatch):
     assert result.status != "not_separable" and result.certificate is None
 
 
-def test_proof_residual_of_a_signed_design():
-    Y = sign_normalized(np.array([[1.0], [2.0], [3.0]]), np.array([1.0, -1.0, 1.0]))
-    u = np.array([1.0, 2.0, 1.0])  # Σ u_i y_i (x_i, 1) = 0
-    assert proof_residual(Y, u) == 0.0 and proof_residual(sp.csr_matrix(Y), u) == 0.0
-    assert proof_residual(Y, np.ones(3)) > 0.1
-
-
 # --- no densification ----------------------------------------------------------------------------
 
 
@@ -416,30 +231,6 @@ def test_peak_memory_far_below_a_dense_gram(name):
 
 
 # --- sparse matrices with duplicate entries (scipy keeps them; one cell's value is their sum) --------
-
-
-def duplicated_csr():
-    """A CSR matrix whose cell (0, 0) is stored twice, 1e10 and 3 - 1e10 (value 3), with its dense twin."""
-    data = np.array([1e10, 3.0 - 1e10, 2.0, 2.0])
-    indices = np.array([0, 0, 1, 1])
-    indptr = np.array([0, 3, 4])
-    X = sp.csr_matrix((data, indices, indptr), shape=(2, 2))
-    assert not X.has_canonical_format
-    return X, X.toarray()
-
-
-def test_duplicate_entries_make_no_false_proof():
-    from linsep._certificates import is_proof, proof_residuals
-
-    X, dense = duplicated_csr()
-    before = (X.data.copy(), X.indices.copy(), X.indptr.copy())
-    y = np.array([1.0, -1.0])
-    u = np.array([1.0, 1.0])  # Yᵀu = (3, 0, 0): not a proof (x_0 = 3 > 0 = x_1 separates)
-    assert not is_proof(dense, y, u)
-    assert not is_proof(X, y, u)
-    np.testing.assert_allclose(proof_residuals(X, y, u), proof_residuals(dense, y, u))
-    for got, want in zip((X.data, X.indices, X.indptr), before):  # the caller's matrix is untouched
-        np.testing.assert_array_equal(got, want)
 
 
 def test_duplicate_entries_in_kernel_columns_and_column_statistics():

@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import three_overlapping_classes
 from sklearn.exceptions import ConvergenceWarning
 
 from linsep import KernelPerceptronClassifier, LMSClassifier, PerceptronClassifier
@@ -266,3 +267,15 @@ def test_sparse_fit_gives_the_dense_iterates(rule, classes, fmt, no_densify):
     streamed = stream(Est(shuffle=False, **params), Xs.tocsr(), y, epochs=(1, 2))
     np.testing.assert_allclose(streamed.coef_, stream(Est(shuffle=False, **params), X, y, epochs=(1, 2)).coef_,
                                rtol=1e-12, atol=1e-15)
+
+
+def test_partial_fit_keeps_float32_like_fit():
+    from linsep import LMSClassifier
+
+    X, y = three_overlapping_classes()
+    X32 = X.astype(np.float32)
+    for make in (lambda: PerceptronClassifier(random_state=0), lambda: LMSClassifier(random_state=0)):
+        fitted = make().fit(X32, y)
+        streamed = make().partial_fit(X32[:45], y[:45], classes=np.unique(y))
+        streamed.partial_fit(X[45:], y[45:])  # a float64 chunk joins the float32 stream
+        assert fitted.coef_.dtype == streamed.coef_.dtype == np.float32

@@ -4,7 +4,8 @@ A pass over a large ``X`` sums its rows in chunks fixed by the shape
 (:func:`linsep._threads.row_chunks`) and adds them in chunk order; the thread
 count, chosen from the machine's load and whether another fit holds the
 parallel lock, only decides who computes which chunk.  The data here are just
-large enough for several chunks.
+large enough for several chunks.  The thread count itself follows the BLAS and
+numba limits (:func:`linsep._threads.pass_threads`, last test).
 """
 
 from __future__ import annotations
@@ -117,3 +118,15 @@ def test_concurrent_fits_share_the_threads_and_give_the_serial_result(large_prob
         assert result.n_iter == serial.n_iter
         assert np.array_equal(result.weights, serial.weights)
         assert np.array_equal(result.margin, serial.margin)
+
+
+def test_thread_count_follows_the_blas_and_numba_limits():
+    import numba
+    from threadpoolctl import threadpool_limits
+
+    from linsep._threads import PARALLEL_MIN_ENTRIES, pass_threads
+
+    assert pass_threads(PARALLEL_MIN_ENTRIES - 1) == 1  # small problems stay serial
+    assert 1 <= pass_threads(PARALLEL_MIN_ENTRIES) <= numba.get_num_threads()
+    with threadpool_limits(limits=1, user_api="blas"):
+        assert pass_threads(10 * PARALLEL_MIN_ENTRIES) == 1

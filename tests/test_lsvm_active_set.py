@@ -3,7 +3,7 @@
 Few active constraints (one positive among many samples) make iteration (22)
 take about ``C·λ_max(Q)`` steps; the active-set solves reach the same fixed
 point in a handful of rounds from kernel columns only
-(``linsep.solvers.lsvm.active_set_kernel_lagrangian_svm``).
+(``linsep.solvers.lsvm.active_set_kernel_lagrangian_svm``, from :mod:`linsep.solvers.lsvm_active_set`).
 """
 
 from __future__ import annotations

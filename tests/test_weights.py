@@ -1,4 +1,5 @@
-"""Sample and class weights: repetition, zero weight, scaling, class_weight="balanced", refusals."""
+"""Sample and class weights (:mod:`linsep._weights`, through every estimator): repetition, zero weight, scaling,
+class_weight="balanced", refusals."""
 
 import warnings
 

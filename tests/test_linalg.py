@@ -1,0 +1,370 @@
+"""Least-squares solves (:mod:`linsep._linalg`): inexact W-steps, CG against the direct factorisation, pivoted Cholesky.
+
+Wide ``Y`` (``d + 1`` above the direct solver's 2000 columns) goes to
+:class:`linsep._linalg.IterativeLeastSquares`; inside an iteration its solves
+may stop at a fraction ``η`` of the residual they start from
+(``forcing``, forced here with the private ``_plan={"cg_forcing": η}``), and
+the returned weights are solved again in full.  These problems are small in
+``N`` so that the direct factorisation (the reference) stays cheap.
+
+Further down, small problems take the iterative path by a lowered threshold
+(the ``iterative`` fixture of ``conftest.py``, or ``solver_limits``) and its
+answers are compared with the direct factorisation on the same data.  A CG
+solve stops at the relative normal-equations residual ``1e-10``; on these
+well-conditioned small problems (condition numbers below ``1e3``) that bounds
+the weights' relative error by about ``1e-7``, so ``1e-6`` is asserted.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from conftest import random_problem, sparse_problem
+from sklearn.exceptions import ConvergenceWarning
+
+import linsep._linalg as linalg
+from linsep import make_classifier
+from linsep._certificates import FIT_PROOF_RTOL, design_proof_residuals
+from linsep._design import sign_normalized
+from linsep._linalg import (CG_FORCING, IterativeLeastSquares, LeastSquaresFactor, iteration_forcing,
+                            least_squares_solver, solver_limits)
+from linsep.kernels import kernel_matrix
+from linsep.solvers.ho_kashyap import ho_kashyap
+from linsep.solvers.lsvm import lagrangian_svm
+from linsep.solvers.mse import mse
+
+WIDE = 2100  # features: d + 1 above the direct solver's widest system
+
+
+def wide_problem(n, d=WIDE, density=0.01, seed=0):
+    """Sparse non-negative rows (text-like), labels from a linear rule; ``(X, y ±1, Y)`` with ``Y`` sign-normalised."""
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=density, random_state=seed, format="csr")
+    X = (X + sp.eye(n, d, format="csr")).tocsr()  # every row has an entry
+    score = X @ rng.standard_normal(d)
+    y = np.where(score > np.median(score), 1.0, -1.0)
+    return X, y, sign_normalized(X, y)
+
+
+# --- inexact W-steps: the forcing rule -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("ridge", [0.0, 0.5])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_full_solve_after_inexact_ones_equals_direct(ridge, weighted):
+    _, _, Y = wide_problem(300)
+    D = np.random.default_rng(1).uniform(0.2, 3.0, Y.shape[0]) if weighted else None
+    solver = IterativeLeastSquares(Y, D, ridge, forcing=0.3)
+    rng = np.random.default_rng(2)
+    for _ in range(3):  # inexact solves move the warm start around
+        solver.solve(1.0 + rng.random(Y.shape[0]))
+    rhs = 1.0 + rng.random(Y.shape[0])
+    W = solver.solve(rhs, tol=solver.tol)
+    assert solver.exact and solver.converged
+    direct = LeastSquaresFactor(Y, D, ridge).solve(rhs)  # C = 0, d + 1 > N: the minimum-norm Y⁺ r
+    np.testing.assert_allclose(W, direct, rtol=0, atol=1e-6 * np.abs(direct).max())
+
+
+def test_reweighted_solver_keeps_forcing_and_solves_the_weighted_system():
+    _, _, Y = wide_problem(300)
+    solver = IterativeLeastSquares(Y, None, 0.5, forcing=0.1)
+    solver.solve(np.ones(Y.shape[0]))
+    D = np.random.default_rng(3).uniform(0.1, 10.0, Y.shape[0])
+    other = solver.reweighted(D)
+    assert other.forcing == 0.1
+    W = other.solve(np.ones(Y.shape[0]), tol=other.tol)
+    direct = LeastSquaresFactor(Y, D, 0.5).solve(np.ones(Y.shape[0]))
+    np.testing.assert_allclose(W, direct, rtol=0, atol=1e-6 * np.abs(direct).max())
+
+
+def test_inexact_solve_stops_at_its_forcing_target():
+    _, _, Y = wide_problem(2500, seed=4)
+    rhs = np.ones(Y.shape[0])
+    exact = IterativeLeastSquares(Y, None, 0.5)
+    inexact = IterativeLeastSquares(Y, None, 0.5, forcing=1e-2)
+    for solver in (exact, inexact):
+        solver.solve(rhs, tol=solver.tol)
+    changed = rhs + 0.1 * np.random.default_rng(5).random(Y.shape[0])
+    g = np.asarray(Y.T @ changed).ravel()
+    start_residual = np.linalg.norm(g - inexact._matvec(inexact._x))
+    before = (exact.iterations, inexact.iterations)
+    exact.solve(changed)
+    W = inexact.solve(changed)
+    assert inexact.converged and not inexact.exact
+    assert inexact.iterations - before[1] < exact.iterations - before[0]
+    assert np.linalg.norm(g - inexact._matvec(W)) <= 1.01e-2 * start_residual
+
+
+def test_forcing_by_size_and_by_request():
+    small = sp.random(10, 3000, density=0.01, format="csr")
+    assert iteration_forcing(small) == 0.0  # a cheap solve: every W-step to tol
+    assert iteration_forcing(small, 0.25) == 0.25
+    cells = np.arange(linalg._INEXACT_MIN_ENTRIES)
+    large = sp.csr_matrix((np.ones(cells.size), (cells // 256, cells % 256)), shape=(cells.size // 256, 3000))
+    assert iteration_forcing(large) == CG_FORCING
+    solver = least_squares_solver(small)
+    assert isinstance(solver, IterativeLeastSquares) and solver.forcing == 0.0  # opt-in by the iterations
+
+
+# --- verdicts: the same with inexact W-steps as with full ones -----------------------------------------
+
+
+def hk_pair(Y, **params):
+    exact = ho_kashyap(Y, _plan={"cg_forcing": 0.0}, **params)
+    inexact = ho_kashyap(Y, _plan={"cg_forcing": 0.1}, **params)
+    assert exact.extra["factorization"] == inexact.extra["factorization"] == "cg"
+    return exact, inexact
+
+
+def test_separable_verdict_and_minimum_norm_weights():
+    # d + 1 > N, C = 0: separable at once; the returned weights are the minimum-norm Y⁺B.
+    _, _, Y = wide_problem(200)
+    for result in hk_pair(Y, stop_at_separation=False, max_iter=5):
+        scores = Y @ result.weights
+        assert result.status == "separable" and scores.min() > 0
+        # minimum norm: W lies in the row space of Y, W = Yᵀz
+        z = np.linalg.lstsq(Y.T.toarray(), result.weights, rcond=None)[0]
+        np.testing.assert_allclose(Y.T @ z, result.weights, atol=1e-7 * np.abs(result.weights).max())
+
+
+def test_not_separable_and_converged_verdicts_agree():
+    # a point with both labels among 40 in 5 active columns of a wide (2100-column) design: certainly not
+    # separable; HK proves it (checked certificate) or stops converged, the same with inexact W-steps
+    statuses = []
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        dense = rng.random((40, 5))
+        y = rng.choice([-1.0, 1.0], 40)
+        dense, y = np.vstack([dense, dense[:1]]), np.append(y, -y[0])
+        X = sp.hstack([sp.csr_matrix(dense), sp.csr_matrix((41, WIDE - 5))], format="csr")
+        Y = sign_normalized(X, y)
+        exact, inexact = hk_pair(Y, max_iter=2000)
+        assert exact.status == inexact.status
+        if inexact.status == "not_separable":
+            residuals = design_proof_residuals(Y, inexact.certificate)
+            assert residuals is not None and np.all(residuals <= FIT_PROOF_RTOL)
+        statuses.append(inexact.status)
+    assert statuses.count("not_separable") >= 3
+
+
+@pytest.mark.parametrize("C", [None, 1.0])
+def test_budget_verdict(C):
+    X, y, _ = wide_problem(4000, seed=7)
+    y = np.where(np.random.default_rng(8).random(y.shape[0]) < 0.3, -y, y)  # heavy label noise
+    Y = sign_normalized(X, y)
+    exact, inexact = hk_pair(Y, C=C, max_iter=3)
+    assert exact.status == inexact.status == "max_iter"
+    assert exact.n_iter == inexact.n_iter == 4
+
+
+def test_mhks_and_lsvm_converge_alike():
+    X, y, _ = wide_problem(2500, seed=9)
+    y = np.where(np.random.default_rng(10).random(y.shape[0]) < 0.1, -y, y)
+    Y = sign_normalized(X, y)
+    exact, inexact = hk_pair(Y, C=1.0, max_iter=500)
+    assert exact.status == inexact.status == "converged"
+    assert inexact.extra["cg_iterations"] < exact.extra["cg_iterations"]
+    np.testing.assert_allclose(np.sign(Y @ inexact.weights), np.sign(Y @ exact.weights))
+    full = lagrangian_svm(X, y, C=1.0, tol=1e-8, _plan={"cg_forcing": 0.0})
+    fast = lagrangian_svm(X, y, C=1.0, tol=1e-8, _plan={"cg_forcing": 0.1})
+    assert full.status == fast.status == "converged"
+    assert fast.extra["cg_iterations"] < full.extra["cg_iterations"]
+    np.testing.assert_allclose(fast.weights, full.weights, rtol=0, atol=1e-5 * np.abs(full.weights).max())
+
+
+# --- the matrix-free solver: CG against the direct factorisation, and unconverged solves reported ------
+
+
+@pytest.mark.parametrize("n, d", [(150, 40), (30, 80)])  # full column rank / d + 1 > N
+@pytest.mark.parametrize("ridge", [0.0, 0.3])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_iterative_matches_direct(n, d, ridge, weighted):
+    X, y = sparse_problem(n, d)
+    X = sp.hstack([X, 2.0 * X[:, [4]]], format="csr")  # collinear columns: rank-deficient for C = 0
+    Y = sign_normalized(sp.csr_matrix(X), np.where(y == 1, 1.0, -1.0))
+    rng = np.random.default_rng(1)
+    D = rng.uniform(0.1, 2.0, n) if weighted else None
+    r = rng.uniform(0.5, 2.0, n)
+    direct = LeastSquaresFactor(Y, D, ridge)
+    solver = IterativeLeastSquares(Y, D, ridge)
+    W = solver.solve(r)
+    assert solver.converged and solver.residual <= linalg.CG_RTOL
+    np.testing.assert_allclose(W, direct.solve(r), rtol=0, atol=1e-6 * np.abs(W).max())
+    # preconditioned (minimum M-norm) solves have the same fitted values; minimum_norm_part maps them back
+    fast = IterativeLeastSquares(Y, D, ridge, minimum_norm=False)
+    W_fast = fast.solve(r)
+    np.testing.assert_allclose(Y @ W_fast, Y @ W, atol=1e-6 * np.abs(Y @ W).max())
+    if ridge == 0:
+        np.testing.assert_allclose(fast.minimum_norm_part(W_fast), W, atol=1e-6 * np.abs(W).max())
+
+
+def test_minimum_norm_on_rank_deficient_data():
+    # d + 1 > N: the answer is Y⁺r, orthogonal to the null space of Y
+    X, y = sparse_problem(20, 60, seed=3)
+    Y = sign_normalized(X, np.where(y == 1, 1.0, -1.0))
+    W = IterativeLeastSquares(Y).solve(np.ones(20))
+    np.testing.assert_allclose(W, np.linalg.pinv(Y.toarray()) @ np.ones(20), atol=1e-8)
+
+
+def test_warm_start_and_reweighting_reuse_the_previous_solution():
+    X, y = sparse_problem(200, 50)
+    Y = sign_normalized(X, np.where(y == 1, 1.0, -1.0))
+    solver = IterativeLeastSquares(Y)  # C = 0: D = 2I below has the same solution
+    b = np.ones(200)
+    solver.solve(b)
+    first = solver.iterations
+    solver.solve(b)  # the same right-hand side: the warm start is the answer already
+    assert solver.iterations == first
+    solver.solve(b * (1 + 1e-6 * np.arange(200) / 200))
+    assert solver.iterations - first < first  # from 1e-6 to 1e-10, not from 1
+    solver.solve(b)
+    reweighted = solver.reweighted(np.full(200, 2.0))  # D = 2I: the same solution, warm-started from it
+    reweighted.solve(b)
+    assert reweighted.iterations == solver.iterations
+
+
+def test_factory_threshold():
+    X, y = sparse_problem(50, 30)
+    Y = sign_normalized(X, np.where(y == 1, 1.0, -1.0))
+    assert isinstance(least_squares_solver(Y), LeastSquaresFactor)
+    with solver_limits(direct_max_columns=30):
+        assert isinstance(least_squares_solver(Y), IterativeLeastSquares)
+        assert isinstance(least_squares_solver(Y, gram=(Y.T @ Y).toarray()), LeastSquaresFactor)
+
+
+def test_width_alone_decides_the_iterative_path():
+    # The widest direct system's Gram matrix fits the dense budget; the budget governs only the SVD copy.
+    assert 8 * linalg._DIRECT_MAX_COLUMNS**2 <= linalg._DENSE_BUDGET_BYTES
+    with solver_limits(dense_budget_bytes=8):
+        assert not linalg.too_wide_for_direct(linalg._DIRECT_MAX_COLUMNS)
+        assert linalg.too_wide_for_direct(linalg._DIRECT_MAX_COLUMNS + 1)
+
+
+def test_no_dense_svd_copy_of_large_sparse_data():
+    # C = 0, collinear columns, few of them: the direct path's SVD would densify Y (8·N·p bytes); beyond
+    # the budget (but with a Gram matrix inside it), CG gives the same minimum-norm answer
+    X, y = sparse_problem(200, 30, seed=3)
+    X = sp.hstack([X, 2.0 * X[:, [4]]], format="csr")
+    Y = sign_normalized(X, np.where(y == 1, 1.0, -1.0))
+    direct = least_squares_solver(Y)
+    assert direct.method == "svd"
+    with solver_limits(dense_budget_bytes=8 * 32**2):
+        solver = least_squares_solver(Y)
+    assert solver.method == "cg"
+    np.testing.assert_allclose(solver.solve(np.ones(200)), direct.solve(np.ones(200)), atol=1e-8)
+
+
+def test_unconverged_solve_is_reported(iterative):
+    X, y = sparse_problem(100, 40)
+    with solver_limits(cg_max_iter=1):
+        result = mse(sign_normalized(X, np.where(y == 1, 1.0, -1.0)))
+        assert result.extra["factorization"] == "cg" and result.status == "max_iter"
+        with pytest.warns(ConvergenceWarning):
+            make_classifier("mse").fit(X, y)
+
+
+def test_unconverged_column_of_a_multi_right_hand_side_is_reported(iterative, monkeypatch):
+    X, y = sparse_problem(100, 40)
+    A = sign_normalized(X, np.ones(100))
+    with solver_limits(cg_max_iter=1):
+        solver = least_squares_solver(A)
+    solver.solve(np.column_stack([np.ones(100), np.zeros(100)]))  # the last column solves at once
+    assert not solver.converged
+
+    # The multi-class linear machine: only the first class's solve stops short.
+    pcg, calls = linalg._pcg, []
+
+    def first_solve_short(matvec, b, x, inv_diag, rtol, max_iter, **kwargs):
+        calls.append(1)
+        return pcg(matvec, b, x, inv_diag, rtol, 1 if len(calls) == 1 else max_iter, **kwargs)
+
+    monkeypatch.setattr(linalg, "_pcg", first_solve_short)
+    labels = np.arange(100) % 3
+    with pytest.warns(ConvergenceWarning):
+        model = make_classifier("mse").fit(X, labels)
+    assert list(model.status_) == ["max_iter"] * 3 and len(calls) == 3
+
+
+def test_unconverged_minimum_norm_projection_is_reported(iterative, monkeypatch):
+    X, y = sparse_problem(100, 20, noise=0.15)
+    Y = sign_normalized(X, np.where(y == 1, 1.0, -1.0))
+    reference = ho_kashyap(Y, tol=1e-3)
+    assert reference.status == "converged"
+    pcg = linalg._pcg
+
+    def projection_short(matvec, b, x, inv_diag, rtol, max_iter, **kwargs):
+        # the projection on the row space is the only unpreconditioned solve of a C = 0 fit
+        return pcg(matvec, b, x, inv_diag, rtol, 1 if inv_diag is None else max_iter, **kwargs)
+
+    monkeypatch.setattr(linalg, "_pcg", projection_short)
+    result = ho_kashyap(Y, tol=1e-3)
+    assert result.status == "max_iter"
+    # the weights are kept unprojected: their fitted values are the iteration's own
+    np.testing.assert_allclose(Y @ result.weights, Y @ reference.weights, atol=1e-8)
+
+
+def test_irls_system_that_turns_iterative_is_checked(monkeypatch):
+    # A reweighted system that Cholesky refuses and whose dense SVD would be too large goes to CG
+    # in mid-fit; that factor's unconverged solves must still be reported.
+    X, y = sparse_problem(100, 20, noise=0.15)
+    Y = sign_normalized(X, np.where(y == 1, 1.0, -1.0))
+    init = LeastSquaresFactor.__init__
+
+    def direct_unless_weighted(self, Y, sample_weight=None, ridge=0.0, gram=None):
+        if sample_weight is not None:
+            raise linalg._TooLargeForDirect
+        init(self, Y, sample_weight, ridge, gram)
+
+    monkeypatch.setattr(LeastSquaresFactor, "__init__", direct_unless_weighted)
+    assert ho_kashyap(Y, C=0.1, loss="absolute").status == "converged"
+    with solver_limits(cg_max_iter=1):
+        result = ho_kashyap(Y, C=0.1, loss="absolute")
+    assert result.extra["factorization"] == "cg" and result.status == "max_iter"
+
+
+def test_lsvm_reports_unconverged_cg_solves(iterative):
+    X, y = sparse_problem(100, 20, noise=0.15)
+    signs = np.where(y == 1, 1.0, -1.0)
+    assert lagrangian_svm(X, signs).status == "converged"
+    with solver_limits(cg_max_iter=1):
+        result = lagrangian_svm(X, signs)
+        assert result.extra["factorization"] == "cg" and result.status == "max_iter"
+        with pytest.warns(ConvergenceWarning):
+            make_classifier("lsvm").fit(X, y)
+
+
+# --- the direct factorisation ----------------------------------------------------------------------
+
+
+def test_overflowing_irls_system_raises_instead_of_hanging():
+    """irls_floor=0 lets the IRLS weights reach 1/tiny: the factorisation refuses the overflowed system."""
+    from linsep._linalg import LeastSquaresFactor
+
+    X, y = random_problem(21, n=40, d=3)
+    Y = sign_normalized(X, y)
+    with pytest.raises(FloatingPointError, match="overflowed"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        LeastSquaresFactor(Y, np.full(40, 1e307), 1e-6)
+
+
+# --- the pivoted Cholesky factor of a kernel matrix (the kernel estimators' truncated map) -----------
+
+
+@pytest.mark.parametrize("tol", [0.0, 0.01, 0.3])
+def test_pivoted_cholesky_bound_and_nystrom_identity(tol):
+    from linsep._linalg import pivoted_cholesky
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(150, 3))
+    K = kernel_matrix(X, X, kernel="rbf", gamma=0.5)
+    F, P, d = pivoted_cholesky(lambda idx: K[:, idx], K.diagonal(), tol=tol, block_size=16)
+    bound = max(tol, 150 * np.finfo(float).eps) * K.diagonal().max()
+    assert d.max() <= bound and len(set(P.tolist())) == len(P)
+    # K − FFᵀ is the PSD Schur complement: |entries| <= sqrt(d_i d_j), diagonal = d
+    np.testing.assert_allclose(np.diag(K - F @ F.T), d, atol=1e-10)
+    assert np.all(np.abs(K - F @ F.T) <= np.sqrt(np.outer(d, d)) + 1e-10)
+    # F Fᵀ is the Nyström approximation on the pivots (oracle: a direct solve)
+    np.testing.assert_allclose(F @ F.T, K[:, P] @ np.linalg.solve(K[np.ix_(P, P)], K[P]), atol=1e-8)
+    if tol == 0.3:
+        assert len(P) < 60  # truncated
