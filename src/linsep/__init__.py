@@ -15,8 +15,7 @@ from .estimators import KernelHoKashyapClassifier, KernelHoKashyapClassifierCV, 
 from .estimators import KernelSchlesingerKozinecClassifier, KozinecClassifier, SchlesingerKozinecClassifier
 from .persistence import load, save
 from .separability import SeparabilityResult, check_separability
-
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = [
     "BatchPerceptronClassifier",

@@ -60,7 +60,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._base import BaseKernelSeparator, BaseLinearSeparator
+from ._registry import make_classifier
 from ._result import STATUSES
+from ._version import __version__
 
 __all__ = ["ATTRIBUTES", "FAMILY_ATTRIBUTES", "FORMAT", "FORMAT_VERSION", "ModelFileError", "load_model",
            "save_model"]
@@ -156,8 +158,6 @@ def save_model(estimator, algorithm, path):
     :class:`OSError` if the file cannot be written (a partly written file is
     removed).
     """
-    from . import __version__
-
     try:
         params = {k: _json_safe_param(v) for k, v in estimator.get_params(deep=False).items()}
     except TypeError as exc:
@@ -644,8 +644,6 @@ def read_verified(data):
 
 
 def _rebuild_estimator(meta, arrays):
-    from ._registry import make_classifier
-
     if set(meta) != _META_KEYS:
         raise ModelFileError(f"unexpected metadata keys {sorted(set(meta) ^ _META_KEYS)}")
     algorithm, params, attributes = meta["algorithm"], meta["params"], meta["attributes"]

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import inspect
 import json
 import os
 import sys
@@ -49,6 +50,11 @@ from pathlib import Path
 
 import numpy as np
 
+from . import inspection, separability
+from ._registry import available_classifiers, make_classifier
+from .datasets import DataFileError, read_data_file
+from .experiments import run_benchmark
+from .experiments.stats import TESTS
 from ._model_file import (FORMAT, FORMAT_VERSION, ModelFileError, _checksum, _first_line, check_fitted_model, load_model,
                           save_model, write_file)
 
@@ -81,8 +87,6 @@ def read_data(path, n_features=None, **options):
     ``options`` are ``header``, ``label_column``, ``delimiter`` and
     ``drop_columns``; a file that cannot be read is a :class:`CLIError`.
     """
-    from .datasets import DataFileError, read_data_file
-
     try:
         return read_data_file(path, n_features, **options)
     except DataFileError as exc:
@@ -124,8 +128,6 @@ def _parse_param(text):
 
 
 def _cmd_fit(args):
-    from ._registry import make_classifier
-
     params = dict(_parse_param(p) for p in args.param)
     try:
         estimator = make_classifier(args.algorithm, **params)
@@ -180,13 +182,11 @@ def _cmd_predict(args):
 
 
 def _cmd_separable(args):
-    from .separability import check_separability
-
     X, y = read_data(args.data, **_data_options(args))
     if np.unique(y).size < 2:
         raise CLIError(f"{args.data}: separability needs two classes, the labels have only {np.unique(y)[0].item()!r}")
     try:
-        verdict = check_separability(X, y, **({"pairwise": True} if args.pairwise else {}))
+        verdict = separability.check_separability(X, y, **({"pairwise": True} if args.pairwise else {}))
     except (ValueError, FloatingPointError) as exc:
         raise CLIError(f"{args.data}: {_first_line(exc)}") from None
     if args.json:
@@ -213,11 +213,6 @@ def _numbers(text, option):
 
 def _cmd_trace(args):
     """Fit with a trace and print the lecture-style table of its iterations."""
-    import inspect
-
-    from . import inspection
-    from ._registry import make_classifier
-
     params = dict(_parse_param(p) for p in args.param)
     plot_path = _plot_file(args.plot) if args.plot else None
     params["record_history"] = args.every if args.every > 1 else "updates"  # single-sample rules: per update
@@ -312,8 +307,6 @@ def _save_figure(figure, path):
 
 
 def _cmd_list(args):
-    from ._registry import available_classifiers
-
     names = available_classifiers()
     width = max(map(len, names))
     for name, summary in names.items():
@@ -322,9 +315,6 @@ def _cmd_list(args):
 
 
 def _cmd_bench(args):
-    from .experiments import run_benchmark
-    from .experiments.stats import TESTS
-
     try:
         report = run_benchmark(datasets=args.datasets, methods=args.methods, protocol=args.protocol,
                                n_splits=args.splits, quick=args.quick, jobs=args.jobs, out=args.out,

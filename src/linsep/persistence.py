@@ -47,7 +47,11 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import sklearn
 
+from . import estimators
+from ._registry import _REGISTRY, _resolve
+from ._version import __version__
 from ._model_file import (
     COMPOSITE_FORMAT,
     FORMAT_VERSION,
@@ -95,15 +99,11 @@ the identity ColumnTransformer uses for ``remainder="passthrough"``; a function 
 
 
 def _linsep_classes():
-    from . import estimators
-
     return {name: getattr(estimators, name) for name in estimators.__all__}
 
 
 def _algorithm_of(estimator):
     """A registered name building ``type(estimator)`` (its parameters override the name's preset)."""
-    from ._registry import _REGISTRY, _resolve
-
     for name, entry in _REGISTRY.items():
         if _resolve(entry) is type(estimator):
             return name
@@ -200,10 +200,6 @@ def save(model, path):
     >>> linsep.load(path).predict([[0.5], [3.5]]).tolist()
     [0, 1]
     """
-    import sklearn
-
-    from . import __version__
-
     if _is_linsep(model):
         return save_model(model, _algorithm_of(model), path)
     encoder = _CompositeEncoder()
@@ -300,8 +296,6 @@ def _rebuild_node(node, arrays, used):
 
 def rebuild_composite(meta, arrays):
     """The Pipeline / ColumnTransformer of a verified composite model file (see :func:`load`)."""
-    import sklearn
-
     if set(meta) != _COMPOSITE_META_KEYS or not isinstance(meta["root"], dict):
         raise ModelFileError(f"unexpected metadata keys {sorted(set(meta) ^ _COMPOSITE_META_KEYS)}")
     if not isinstance(meta["sklearn_version"], str) or not isinstance(meta["linsep_version"], str):

@@ -19,6 +19,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .._version import __version__
 from ..datasets import BENCHMARKS
 from .methods import default_methods, get_method
 from .protocol import PROTOCOLS, run_one
@@ -95,7 +96,6 @@ def _code_digest():
 
 
 def _config(protocol, seed):
-    from .. import __version__
     return {"cache_format": CACHE_FORMAT, "protocol": protocol, "seed": int(seed), "linsep": __version__,
             "code": _code_digest()}
 

@@ -59,7 +59,7 @@ from .._linalg import IterativeLeastSquares, least_squares_solver
 from .._loops import lms_epoch, lms_epoch_csr
 from .._result import CONVERGED, MAX_ITER, SEPARABLE, SolveResult
 from ..designs.memory import as_design
-from .perceptron import SCHEDULES, _orders, _rate, sequential_data
+from .perceptron import SCHEDULES, _orders, _rate, _row, sequential_data
 
 
 def _separation_status(scores, fallback):
@@ -347,8 +347,6 @@ def widrow_hoff(Y, margin=None, *, learning_rate=None, schedule="inverse", max_i
 
 def _traced_lms_epoch(X, y, b, order, w, eta, trace, k):
     """``linsep._loops.lms_epoch`` in plain Python, recording ``a`` after each update (pass ``k``)."""
-    from .perceptron import _row
-
     loss = 0.0
     coef = w[:-1]  # a view: updated in place
     for i in order:
