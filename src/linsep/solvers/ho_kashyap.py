@@ -548,11 +548,13 @@ def _polished(factor, W, B, best_W, best_B, best_is_last, offset, *, keep_separa
     The iterations solved ``W_k = (YᵀY + CĨ)⁻¹Yᵀ(B_k + offset)`` to the forcing target only
     (``linsep._linalg.IterativeLeastSquares.forcing``); the returned weights are the full solves
     for the same margins, warm-started from the iterates.  A separating ``W`` (``keep_separating``)
-    is the verdict's witness and is kept as it is.  Returns ``(W, best_W, exact)``, ``exact`` whether
-    every solve met the tolerance.
+    is the verdict's witness and is kept as it is.  With early stopping (``best_B`` given) only the
+    returned choice is re-solved: the last iterate ``W`` is kept as it is unless it is the choice (a full
+    solve costs hundreds of CG iterations on wide data).  Returns ``(W, best_W, exact)``, ``exact``
+    whether every solve of returned weights met the tolerance.
     """
     exact = True
-    if not keep_separating:
+    if not keep_separating and (best_B is None or best_is_last):
         W = factor.solve(B if offset == 0.0 else B + offset, tol=factor.tol, x0=W)
         exact = factor.converged
     if best_B is not None:
@@ -560,7 +562,7 @@ def _polished(factor, W, B, best_W, best_B, best_is_last, offset, *, keep_separa
             best_W = W
         else:
             best_W = factor.solve(best_B if offset == 0.0 else best_B + offset, tol=factor.tol, x0=best_W)
-            exact = exact and factor.converged
+            exact = factor.converged
     return W, best_W, exact
 
 
