@@ -39,6 +39,32 @@ def _same_model(a, b, atol=1e-9):
     np.testing.assert_array_equal(a.best_iter_, b.best_iter_)
 
 
+def _weighted_and_repeated_folds(n_classes):
+    """Rows with integer weights (the rows of weight 0 dropped), 4 stratified folds of them, and the same folds
+    of the repeated rows (each row's repeats kept in its fold: a weighted row cannot be split between folds)."""
+    X, y, counts = _data(n_classes=n_classes)
+    kept = counts > 0
+    X, y, counts = X[kept], y[kept], counts[kept]
+    folds = stratified_folds(y, 4, 0)
+    owner = np.repeat(np.arange(y.size), counts)
+    fold_of = np.empty(y.size, dtype=int)
+    for f, (_, validation) in enumerate(folds):
+        fold_of[validation] = f
+    repeated_folds = [(np.flatnonzero(fold_of[owner] != f), np.flatnonzero(fold_of[owner] == f)) for f in range(4)]
+    return X, y, counts, folds, repeated_folds
+
+
+def _zero_weight_folds():
+    """0/1 weights, 3 stratified folds of all rows, the kept rows, and the folds renumbered over the kept rows."""
+    X, y, counts = _data()
+    weights = (counts > 0).astype(float)
+    folds = stratified_folds(y, 3, 1)
+    kept = np.flatnonzero(weights > 0)
+    new_index = {old: new for new, old in enumerate(kept)}
+    reduced = [tuple(np.array([new_index[i] for i in rows if weights[i] > 0]) for rows in fold) for fold in folds]
+    return X, y, weights, folds, kept, reduced
+
+
 def _sparse_or_dense(sparse):
     return sp.csr_matrix if sparse else np.asarray
 
@@ -50,15 +76,7 @@ def _sparse_or_dense(sparse):
 def test_integer_weights_equal_repeated_rows(sparse, grid, loss, n_classes):
     # Folds that keep a row's repeats together (a weighted row cannot be split between folds): every fold's
     # run, its weighted validation curve, the choice of (C, k̂) and the refit are those of the repeated rows.
-    X, y, counts = _data(n_classes=n_classes)
-    kept = counts > 0
-    X, y, counts = X[kept], y[kept], counts[kept]
-    folds = stratified_folds(y, 4, 0)
-    owner = np.repeat(np.arange(y.size), counts)
-    fold_of = np.empty(y.size, dtype=int)
-    for f, (_, validation) in enumerate(folds):
-        fold_of[validation] = f
-    repeated_folds = [(np.flatnonzero(fold_of[owner] != f), np.flatnonzero(fold_of[owner] == f)) for f in range(4)]
+    X, y, counts, folds, repeated_folds = _weighted_and_repeated_folds(n_classes)
     form = _sparse_or_dense(sparse)
     weighted = _fit(form(X), y, Cs=GRIDS[grid], loss=loss, cv=folds, sample_weight=counts)
     repeated = _fit(form(np.repeat(X, counts, axis=0)), np.repeat(y, counts), Cs=GRIDS[grid], loss=loss,
@@ -86,12 +104,7 @@ def test_zero_weight_equals_removed_row(sparse, grid, loss):
 
 def test_zero_weight_with_given_folds_renumbers_them():
     # Index pairs describe the rows passed to fit: rows of weight 0 leave each fold.
-    X, y, counts = _data()
-    weights = (counts > 0).astype(float)
-    folds = stratified_folds(y, 3, 1)
-    kept = np.flatnonzero(weights > 0)
-    new_index = {old: new for new, old in enumerate(kept)}
-    reduced = [tuple(np.array([new_index[i] for i in rows if weights[i] > 0]) for rows in fold) for fold in folds]
+    X, y, weights, folds, kept, reduced = _zero_weight_folds()
     _same_model(_fit(X, y, cv=folds, sample_weight=weights), _fit(X[kept], y[kept], cv=reduced))
 
 
@@ -163,15 +176,7 @@ def _same_kernel_model(a, b, X, atol=1e-9):
 @pytest.mark.parametrize("loss", ["squared", "absolute"])
 @pytest.mark.parametrize("grid", list(GRIDS))
 def test_kernel_integer_weights_equal_repeated_rows(grid, loss, n_classes):
-    X, y, counts = _data(n_classes=n_classes)
-    kept = counts > 0
-    X, y, counts = X[kept], y[kept], counts[kept]
-    folds = stratified_folds(y, 4, 0)
-    owner = np.repeat(np.arange(y.size), counts)
-    fold_of = np.empty(y.size, dtype=int)
-    for f, (_, validation) in enumerate(folds):
-        fold_of[validation] = f
-    repeated_folds = [(np.flatnonzero(fold_of[owner] != f), np.flatnonzero(fold_of[owner] == f)) for f in range(4)]
+    X, y, counts, folds, repeated_folds = _weighted_and_repeated_folds(n_classes)
     weighted = _kernel_fit(X, y, Cs=GRIDS[grid], loss=loss, cv=folds, sample_weight=counts)
     repeated = _kernel_fit(np.repeat(X, counts, axis=0), np.repeat(y, counts), Cs=GRIDS[grid], loss=loss,
                            cv=repeated_folds)
@@ -194,12 +199,7 @@ def test_kernel_zero_weight_equals_removed_row(grid):
 
 
 def test_kernel_zero_weight_with_given_folds_renumbers_them():
-    X, y, counts = _data()
-    weights = (counts > 0).astype(float)
-    folds = stratified_folds(y, 3, 1)
-    kept = np.flatnonzero(weights > 0)
-    new_index = {old: new for new, old in enumerate(kept)}
-    reduced = [tuple(np.array([new_index[i] for i in rows if weights[i] > 0]) for rows in fold) for fold in folds]
+    X, y, weights, folds, kept, reduced = _zero_weight_folds()
     _same_kernel_model(_kernel_fit(X, y, cv=folds, sample_weight=weights), _kernel_fit(X[kept], y[kept], cv=reduced), X)
 
 
