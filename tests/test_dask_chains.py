@@ -113,3 +113,32 @@ def test_hkes_three_classes_takes_few_round_trips(one_worker):
     n_iter = int(np.sum(clf.n_iter_))
     assert n_iter > 150  # the patience of 100 per column
     assert trips.computes + trips.persists <= 60, (trips.computes, trips.persists, n_iter)
+
+
+def test_fitted_margin_holds_its_blocks_only(one_worker):
+    # The margin is picked from a chain's result (every iterate's B, D and E): persisted on its own, the
+    # fitted attribute keeps one chunk per row block, not that result.
+    X, y = _data("noisy")
+    Xd, yd = _dask_pair(X, y)
+    on_dask = HoKashyapClassifier(C=1.0, max_iter=200).fit(Xd, yd)
+    assert int(on_dask.n_iter_) > 8  # the last iterate comes from a chain
+    margin = on_dask.margin_vector_
+    assert len(dict(margin.__dask_graph__())) == margin.numblocks[0]
+
+
+def test_iterations_per_round_trip_caps_the_chains(one_worker):
+    import dask
+
+    X, y = _data("noisy")
+    Xd, yd = _dask_pair(X, y)
+    design = backend.DaskDesign(backend.RowBlocks(Xd, yd), 1)
+    assert _dask_groups.chain_length(design) > 4
+    with dask.config.set({"linsep.iterations-per-round-trip": 4}), backend.round_trips() as capped:
+        HoKashyapClassifier(C=1.0, max_iter=200).fit(Xd, yd)
+    with backend.round_trips() as free:
+        fitted = HoKashyapClassifier(C=1.0, max_iter=200).fit(Xd, yd)
+    assert int(fitted.n_iter_) > 40
+    assert capped.computes > free.computes  # a cap of 4 iterates per round trip, below the size limit
+    for bad in (0, -1, 2.5, True):
+        with dask.config.set({"linsep.iterations-per-round-trip": bad}), pytest.raises(ValueError, match="integer >= 1"):
+            HoKashyapClassifier(C=1.0, max_iter=20).fit(Xd, yd)

@@ -13,8 +13,11 @@ CODE = ("import json, sys, linsep, linsep.inspection; linsep.HoKashyapClassifier
 
 
 def test_import_linsep_imports_neither_matplotlib_nor_dask():
-    """Moved here from test_plotting.py (matplotlib) and test_dask.py (dask, distributed)."""
-    out = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True, check=True)
+    """Moved here from test_plotting.py (matplotlib) and test_dask.py (dask, distributed).
+
+    The interpreter runs with ``-OO`` (docstrings stripped): ``import linsep`` must not depend on them.
+    """
+    out = subprocess.run([sys.executable, "-OO", "-c", CODE], capture_output=True, text=True, check=True)
     modules = set(json.loads(out.stdout.strip().splitlines()[-1]))
     assert "linsep" in modules and "linsep.inspection" in modules
     assert "matplotlib" not in modules  # imported only when drawing

@@ -41,7 +41,7 @@ from .designs.dask import (
     decision_function,
     predict,
 )
-from ._weights import scaled_ho_kashyap, scaled_margin
+from ._weights import scaled_ho_kashyap, scaled_margin, validation_weight_factor
 from .solvers.ho_kashyap import ho_kashyap
 from .solvers.lsvm import lagrangian_svm
 from .solvers.mse import mse
@@ -326,9 +326,7 @@ def _validation_design(estimator, blocks, classes, X_val, y_val, weights=None):
 def _counted(validation, weight):
     """``validation`` counting errors with ``weight`` normalised to sum to its rows (``linsep._weights.WeightedValidation``)."""
     (total,) = _compute(weight.sum())
-    if not total > 0:
-        raise ValueError("every validation row has weight 0: the validation error is undefined")
-    return validation.counted_with(weight * (validation.shape[0] / float(total)))
+    return validation.counted_with(weight * validation_weight_factor(total, validation.shape[0]))
 
 
 def fit_ho_kashyap(estimator, X, y, X_val=None, y_val=None, coef_init=None, intercept_init=None, sample_weight=None):

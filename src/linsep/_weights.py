@@ -36,7 +36,7 @@ from .designs.memory import as_design
 from .solvers.ho_kashyap import ho_kashyap
 
 __all__ = ["WeightedValidation", "class_weights_of", "refuse_weights", "scaled_labels", "scaled_margin", "unscaled_margin",
-           "scaled_ho_kashyap", "weighted_ho_kashyap", "weighted_signed_design"]
+           "scaled_ho_kashyap", "validation_weight_factor", "weighted_ho_kashyap", "weighted_signed_design"]
 
 
 def refuse_weights(estimator, sample_weight, where):
@@ -96,6 +96,17 @@ def scaled_labels(y, sample_weight, power):
     return y * (np.sqrt(sample_weight) if power == 0.5 else sample_weight ** power)
 
 
+def validation_weight_factor(total, n_rows):
+    """``n_rows / total``: the factor that makes validation weights summing to ``total`` sum to their ``n_rows``.
+
+    Raises ``ValueError`` when every validation row has weight 0 (the validation error is then undefined).
+    """
+    total = float(total)
+    if not total > 0:
+        raise ValueError("every validation row has weight 0: the validation error is undefined")
+    return n_rows / total
+
+
 class WeightedValidation:
     """A validation design whose error count is weighted: ``Σ_{Y_val W <= 0} v_i``, normalised to ``N_val``.
 
@@ -113,10 +124,7 @@ class WeightedValidation:
     def __init__(self, Y_val, weight):
         self.design = as_design(Y_val)
         self.shape = self.design.shape
-        total = float(np.sum(weight))
-        if not total > 0:
-            raise ValueError("every validation row has weight 0: the validation error is undefined")
-        self._weight = np.asarray(weight, dtype=float) * (weight.shape[0] / total)
+        self._weight = np.asarray(weight, dtype=float) * validation_weight_factor(np.sum(weight), weight.shape[0])
 
     def hk_pass(self, *args, **kwargs):  # marks a design for as_design; a validation set is only counted
         raise TypeError("a weighted validation set is only counted, never iterated on")

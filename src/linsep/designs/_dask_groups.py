@@ -4,9 +4,9 @@ A scheduler round trip, and every task in it, costs milliseconds (more on a
 loaded machine), while a pass over a small row block costs microseconds.
 :mod:`linsep.designs.dask` therefore runs one task per *group* of row blocks
 (the blocks one worker holds, ``worker_groups``) instead of one per
-block, and, when a single group holds every block, runs several Ho–Kashyap
-iterations in one task (``hk_chain``): a driver then pays one round trip
-per chunk of iterations.  Inside a group, every block is computed by the same
+block, and, for small ``X`` (``chain_length``), runs several Ho–Kashyap
+iterations in one task over every block, wherever they are held
+(``hk_chain``): a driver then pays one round trip per chunk of iterations.  Inside a group, every block is computed by the same
 per-block function as before, and sums over blocks are taken in block order
 on the same per-block parts, so the numbers do not depend on the grouping or
 on the chunking.
@@ -68,12 +68,6 @@ class GroupVec:
         self.path = tuple(path)
         self.groups = groups
 
-    def constant(self):
-        """The value if every group holds the same number, else ``None``."""
-        if all(isinstance(item, Real) for item in self.items) and len(set(self.items)) == 1:
-            return float(self.items[0])
-        return None
-
 
 def block_values(item, path, n):
     """A group's per-block values: ``n`` copies of a number, or the list at ``path`` in a task result."""
@@ -127,7 +121,7 @@ def validation_errors(counts):
 
 def hk_chain(Xs, labels, positive, rows, B_next, E, D, paths, W, rhs, eabs_max, factor, validation, *, steps,
              shape, functions, update, learning_rate, irls_floor, offset, two_mu, tol, irls, block_weights):
-    """Up to ``steps`` Ho–Kashyap iterates on one group holding every block (runs on a worker).
+    """Up to ``steps`` Ho–Kashyap iterates over every block, in one task (runs on a worker; small ``X``).
 
     Starts from a pass state given by its ``B_{k+1}`` (``B_next``), ``E_k`` (IRLS), ``D_k``
     (group items with their ``paths``), the weights ``W_k``, the summed right-hand side

@@ -35,7 +35,7 @@ returned weights.
 
 from __future__ import annotations
 
-from numbers import Real
+from numbers import Integral, Real
 from types import SimpleNamespace
 
 import numpy as np
@@ -63,7 +63,6 @@ from .._loops import _pass_by_rows
 from ..solvers.lsvm import _LinearStep, _PDFactor, linear_pass
 from ._dask_groups import (  # noqa: F401 - _compute, _persist, _delayed, _dask, round_trips: used by _dask.py, tests
     GroupVec,
-    RoundTrips,
     _block_of,
     _Chain,
     _compute,
@@ -351,8 +350,8 @@ class DaskDesign(Design):
     that constant, made on the worker), or, as the Ho–Kashyap passes make
     them, a ``designs._dask_groups.GroupVec`` (one entry per
     group of blocks).  The Ho–Kashyap pass runs one task per group
-    (``blocks.groups``); when one group holds every block, several iterations
-    run in one task (:meth:`hk_iterates`).
+    (``blocks.groups``); for small ``X`` (``chain_length``) several iterations
+    run in one task over every block (:meth:`hk_iterates`).
 
     Sample weights (``linsep._weights``): a scaled design (:meth:`scaled`)
     has the rows ``r_i y_i (x_i, 1)``, ``r`` a persisted part per block that
@@ -487,8 +486,13 @@ class DaskDesign(Design):
         """The default's iterates; for small ``X``, up to ``chain_length`` of them per round trip, in one task."""
         dask, _ = _dask()
         longest = self.chain_max
-        if longest is None:  # the configured cap (dask.config "linsep.iterations-per-round-trip"), or by size
-            longest = dask.config.get("linsep.iterations-per-round-trip", None) or chain_length(self)
+        if longest is None:  # by size, capped by dask.config "linsep.iterations-per-round-trip"
+            longest, cap = chain_length(self), dask.config.get("linsep.iterations-per-round-trip", None)
+            if cap is not None:
+                if isinstance(cap, bool) or not isinstance(cap, Integral) or cap < 1:
+                    raise ValueError(f"dask.config 'linsep.iterations-per-round-trip' must be an integer >= 1, "
+                                     f"got {cap!r}")
+                longest = min(longest, int(cap))
         if longest < 2:
             yield from super().hk_iterates(state, W, B, D, factor, update=update, learning_rate=learning_rate,
                                            irls_floor=irls_floor, pass_options=pass_options, limit=limit)
@@ -504,7 +508,12 @@ class DaskDesign(Design):
             steps *= 2
 
     def host(self, vector, dtype=None):
-        return self.from_blocks(self._block_parts(vector) if isinstance(vector, GroupVec) else vector)
+        if isinstance(vector, GroupVec):
+            # persisted on its own: the array then holds its blocks only, not the whole result of the pass or
+            # chain it was picked from (every iterate's B, D and E of a chain), for as long as the model lives
+            (vector,) = _persist(self.from_blocks(self._block_parts(vector)))
+            return vector
+        return self.from_blocks(vector)
 
     def checked_certificate(self, u):  # pragma: no cover - the direct factor never asks (no iterative W-step)
         return u

@@ -295,5 +295,8 @@ class HoKashyapClassifier(BaseLinearSeparator):
             self.best_iter_ = results[0].best_iter if binary else np.array([r.best_iter for r in results])
 
 
-# The docstring entries of the HK iteration's parameters come from their declaration.
-HoKashyapClassifier.__doc__ = HoKashyapClassifier.__doc__.replace("    {hk_parameters}\n", parameter_docs(HK_PARAMETERS) + "\n")
+# The docstring entries of the HK iteration's parameters come from their declaration (no docstring under
+# ``python -OO``).
+if HoKashyapClassifier.__doc__ is not None:
+    HoKashyapClassifier.__doc__ = HoKashyapClassifier.__doc__.replace("    {hk_parameters}\n",
+                                                                      parameter_docs(HK_PARAMETERS) + "\n")
