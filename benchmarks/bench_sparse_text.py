@@ -25,6 +25,11 @@ disturbs far less than the wall-clock times.
     PYTHONPATH=src python benchmarks/bench_sparse_text.py            # full size (minutes)
     PYTHONPATH=src python benchmarks/bench_sparse_text.py --quick    # N = 10⁴, d = 3·10³ (seconds)
     PYTHONPATH=src python benchmarks/bench_sparse_text.py --problem zipf-frequent   # or rare-signal (PROBLEMS)
+    PYTHONPATH=src python benchmarks/bench_sparse_text.py --threads 2   # linsep's products on 2 threads
+
+Every fit runs on one thread by default (``OMP_NUM_THREADS=1`` and the like in its process), as
+scikit-learn's ``LinearSVC`` (liblinear) does; ``--threads N`` lets linsep's fits use ``N`` threads (their
+sparse CG products, ``linsep._threads.RowSplitCSR``) while the scikit-learn fits keep one.
 """
 
 from __future__ import annotations
@@ -159,6 +164,7 @@ def main():
     parser.add_argument("--quick", action="store_true", help="N = 10⁴, d = 3·10³ (a few seconds)")
     parser.add_argument("--only", nargs="*", help="labels of the methods to run (default: all)")
     parser.add_argument("--problem", choices=PROBLEMS, default="text", help="the text-like problem (PROBLEMS)")
+    parser.add_argument("--threads", type=int, default=1, help="threads of linsep's fits (scikit-learn's: 1)")
     parser.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -177,14 +183,16 @@ def main():
     print(f"problem {args.problem}: N = {n_samples} ({X.shape[0]} train / {Xt.shape[0]} test), d = {n_features}, "
           f"density {X.nnz / (X.shape[0] * X.shape[1]):.2e}, nnz(train) = {X.nnz}, "
           f"class balance {y.mean():.3f}, generated in {time.perf_counter() - start:.1f} s")
-    print(f"load average before: {os.getloadavg()}")
+    print(f"load average before: {os.getloadavg()}; linsep threads: {args.threads}, scikit-learn threads: 1")
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "text.npz")
         np.savez(path, data=X.data, indices=X.indices, indptr=X.indptr, shape=X.shape, y=y,
                  t_data=Xt.data, t_indices=Xt.indices, t_indptr=Xt.indptr, t_shape=Xt.shape, yt=yt)
         results = {}
         for label in args.only or METHODS:
-            env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+            threads = str(args.threads if METHODS[label][0] == "linsep" else 1)
+            env = dict(os.environ, OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads, MKL_NUM_THREADS=threads,
+                       NUMBA_NUM_THREADS=threads)
             run = subprocess.run([sys.executable, __file__, "--worker", label, path], capture_output=True,
                                  text=True, env=env)
             if run.returncode != 0:

@@ -12,16 +12,20 @@ from __future__ import annotations
 
 import itertools
 import threading
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
 
 from linsep._design import SignedDesign
 from linsep._threads import (
     CHUNK_ROW_MULTIPLE,
     MAX_ROW_CHUNKS,
     PARALLEL_MIN_ENTRIES,
+    RowSplitCSR,
     chunk_range,
     row_chunks,
 )
@@ -130,3 +134,41 @@ def test_thread_count_follows_the_blas_and_numba_limits():
     assert 1 <= pass_threads(PARALLEL_MIN_ENTRIES) <= numba.get_num_threads()
     with threadpool_limits(limits=1, user_api="blas"):
         assert pass_threads(10 * PARALLEL_MIN_ENTRIES) == 1
+
+
+# --- Sparse products on several threads (RowSplitCSR) ------------------------------------------------------
+
+@pytest.mark.parametrize("threads", [2, 3, 8])
+@pytest.mark.parametrize("shape, density", [((300, 40), 0.1), ((5, 3000), 0.01), ((1, 50), 0.5), ((200, 30), 0.0)])
+def test_row_split_product_is_scipys_bit_for_bit(threads, shape, density):
+    M = sp.random(*shape, density=density, format="csr", random_state=0)
+    M = sp.vstack([M, sp.csr_matrix(np.ones((1, shape[1])))]).tocsr()  # one full row (the bias row of Yᵀ)
+    v = np.random.default_rng(1).standard_normal(shape[1])
+    split = RowSplitCSR(M, threads)
+    assert split.parts is None or sum(part[2].nnz for part in split.parts) == M.nnz
+    np.testing.assert_array_equal(split @ v, M @ v)
+    V = np.ones((shape[1], 2))  # a matrix right-hand side: SciPy's product
+    np.testing.assert_array_equal(split @ V, M @ V)
+
+
+@pytest.mark.parametrize("name", ["hk", "mhks", "hkes", "lsvm"])
+def test_threaded_sparse_products_give_the_same_fit(name, iterative):
+    # BLAS on one thread in both fits (a threaded fit keeps it there; CG's dot products depend on it),
+    # the products on 1 or 2 threads: the same fit, bit for bit, and the plan says which ran.
+    from threadpoolctl import threadpool_limits
+
+    from conftest import sparse_problem
+    from linsep import make_classifier
+    from linsep._linalg import solver_limits
+
+    X, y = sparse_problem(400, 60, density=0.1, noise=0.05)
+    fits = {}
+    for threads in (1, 2):
+        with threadpool_limits(1), solver_limits(direct_max_columns=1, product_threads=threads), \
+                warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            fits[threads] = make_classifier(name, **({"random_state": 0} if name == "hkes" else {})).fit(X, y)
+        assert fits[threads]._fit_plans[0]["cg_product_threads"] == threads
+    np.testing.assert_array_equal(fits[1].coef_, fits[2].coef_)
+    np.testing.assert_array_equal(fits[1].intercept_, fits[2].intercept_)
+    assert fits[1].n_iter_ == fits[2].n_iter_ and fits[1].status_ == fits[2].status_

@@ -40,7 +40,7 @@ from . import _dask
 from ._backend import is_dask_collection
 from ._certificates import FIT_PROOF_RTOL, decision_scores, is_proof, separates
 from ._design import column_shifts, scale_columns, unscale_coef
-from ._plan import FLOAT64_ONLY, dtype_plan, validation_dtypes
+from ._plan import FLOAT64_ONLY, fit_plan, validation_dtypes
 from ._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE
 from ._finite import require_finite_model
 from .kernels import KERNELS, kernel_matrix, resolve_gamma, training_samples
@@ -355,7 +355,7 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
         binary = len(results) == 1
         # Which path ran, per problem (tests, benchmarks).  The solvers that record no plan (Kozinec,
         # the kernel rules) belong to float64-only estimators: they worked in self._dtypes[0].
-        self._fit_plans = [(r.extra or {}).get("plan") or dtype_plan(self._dtypes[0]) for r in results]
+        self._fit_plans = [fit_plan(r.extra, self._dtypes[0]) for r in results]
         statuses = np.array([r.status for r in results], dtype=object)
         n_iters = np.array([r.n_iter for r in results])
         self.status_ = statuses[0] if binary else statuses

@@ -39,6 +39,7 @@ import scipy.sparse as sp
 
 from ._design import SignedDesign, summed_duplicates
 from ._krylov import RecycledSteps, _pcg
+from ._threads import RowSplitCSR, pass_threads, serial_blas
 
 # A Cholesky pivot ratio below this signals (near) rank deficiency: the
 # equilibrated Gram matrix then has a condition number above 1/_PIVOT_TOL² =
@@ -76,6 +77,7 @@ class SolverLimits:
     direct_max_columns: int = _DIRECT_MAX_COLUMNS
     dense_budget_bytes: int = _DENSE_BUDGET_BYTES
     cg_max_iter: int = _CG_MAX_ITER
+    product_threads: int | None = None  # threads of the sparse CG products (None: linsep._threads.pass_threads)
 
 
 _LIMITS = contextvars.ContextVar("linsep_solver_limits", default=SolverLimits())
@@ -298,7 +300,8 @@ class IterativeLeastSquares:
     the non-zeros of ``Y``; the ``p × p`` matrix is never formed).  The same
     interface as :class:`LeastSquaresFactor` (``solve``, ``solve_normal``,
     ``reweighted``, ``method``, ``rank``), chosen by
-    :func:`least_squares_solver` for wide data.
+    :func:`least_squares_solver` for wide data.  Sparse products run on
+    :func:`linsep._threads.pass_threads` threads (:class:`~linsep._threads.RowSplitCSR`, the same bits).
 
     * **Warm start.** Each solve starts from the previous solution of the
       same solver (zero at first): Ho–Kashyap's right-hand sides change
@@ -410,9 +413,11 @@ class IterativeLeastSquares:
         self.forcing = float(forcing)
         if _shared is None:
             if sp.issparse(Y):
-                # CSR copies of Y and Yᵀ: both products of an iteration run row-wise, in float64.
+                # CSR copies of Y and Yᵀ: both products of an iteration run row-wise, in float64, their
+                # rows split over threads (the same bits on any number of them).
                 A = sp.csr_matrix(Y, dtype=np.float64)
-                _shared = (A, A.T.tocsr())
+                threads = _LIMITS.get().product_threads or pass_threads(A.nnz)
+                _shared = (RowSplitCSR(A, threads), RowSplitCSR(A.T.tocsr(), threads))
             else:
                 A = Y if isinstance(Y, SignedDesign) else np.asarray(Y, dtype=float)
                 _shared = (A, A.T)
@@ -422,7 +427,7 @@ class IterativeLeastSquares:
             self._penalty[-1] = 0.0
         self._inv_diag = None
         if self.ridge > 0 or not self.minimum_norm:
-            diagonal = _column_squares(self._A, self.sample_weight) + self._penalty
+            diagonal = _column_squares(getattr(self._A, "matrix", self._A), self.sample_weight) + self._penalty
             diagonal[diagonal == 0.0] = 1.0
             self._inv_diag = 1.0 / diagonal
         self._x = np.zeros(n_cols)
@@ -440,10 +445,16 @@ class IterativeLeastSquares:
         return out
 
     @property
+    def product_threads(self):
+        """Threads of the products ``Y v`` and ``Yᵀ u`` (:class:`linsep._threads.RowSplitCSR`; 1 for dense ``Y``)."""
+        parts = getattr(self._A, "parts", None)
+        return 1 if parts is None else len(parts)
+
+    @property
     def stats(self):
-        """``factorization`` ("cg"), ``cg_iterations``, ``cg_solves`` and ``cg_residual`` (of the last solve, its worst column)."""
+        """``factorization``, ``cg_iterations``, ``cg_solves``, ``cg_residual`` (last solve), ``cg_product_threads``."""
         return {"factorization": self.method, "cg_iterations": self.iterations, "cg_solves": self.solves,
-                "cg_residual": self.residual}
+                "cg_residual": self.residual, "cg_product_threads": self.product_threads}
 
     def reweighted(self, sample_weight):
         """The same ``Y`` and ``C`` with new weights ``D`` (IRLS), warm-started from the last solution."""
@@ -515,9 +526,12 @@ class IterativeLeastSquares:
                 r0 = g - self._matvec(start)
                 self._recursive = 0
             known = (self._recycled.corrected(start, r0), float(np.linalg.norm(r0)))
-        x, n_iter, residual, converged = _pcg(self._matvec, g, start, self._inv_diag,
-                                              self.tol if tol is None else float(tol), self.max_iter,
-                                              forcing=forcing, start=known)
+        # BLAS (CG's vector operations) kept on one thread while the products use several: OpenBLAS's
+        # waiting threads would take the cores the products run on (no gain measured without it)
+        with serial_blas(self.product_threads > 1):
+            x, n_iter, residual, converged = _pcg(self._matvec, g, start, self._inv_diag,
+                                                  self.tol if tol is None else float(tol), self.max_iter,
+                                                  forcing=forcing, start=known)
         self._image = None
         if recycling:  # CG left its final residual in known[0]
             self._recycled.keep(x - previous, r0 - known[0])

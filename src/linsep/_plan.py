@@ -22,7 +22,7 @@ data, not a working type: ``W`` is still rounded to the design's type).
 
 import numpy as np
 
-__all__ = ["FLOAT32", "FLOAT64", "FLOAT64_ONLY", "READS_FLOAT32", "dtype_plan", "validation_dtypes", "working_dtype"]
+__all__ = ["FLOAT32", "FLOAT64", "FLOAT64_ONLY", "READS_FLOAT32", "dtype_plan", "fit_plan", "validation_dtypes", "working_dtype"]
 
 FLOAT32 = np.dtype(np.float32)
 FLOAT64 = np.dtype(np.float64)
@@ -106,3 +106,26 @@ def dtype_plan(dtype, **more):
     dict
     """
     return {"dtype": np.dtype(dtype).name, **more}
+
+
+def fit_plan(extra, dtype):
+    """The plan of one solved problem, as an estimator keeps it (``_fit_plans``): ``extra["plan"]`` (or the bare
+    :func:`dtype_plan` of ``dtype`` for solvers that record none) with the threads of the sparse CG products
+    (``extra["cg_product_threads"]``) where a conjugate-gradient solver ran.
+
+    Parameters
+    ----------
+    extra : dict or None
+        A :class:`~linsep._result.SolveResult`'s ``extra``.
+    dtype : numpy dtype
+        The working type of a solver that records no plan.
+
+    Returns
+    -------
+    dict
+    """
+    extra = extra or {}
+    plan = dict(extra.get("plan") or dtype_plan(dtype))
+    if "cg_product_threads" in extra:
+        plan["cg_product_threads"] = extra["cg_product_threads"]
+    return plan

@@ -101,6 +101,7 @@ from .._hk_rules import (
 from .._hk_rules import python as rules
 from .._linalg import CG_PROOF_RTOL, IterativeLeastSquares, iteration_forcing
 from .._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
+from .._threads import serial_blas
 from ..designs.memory import BY_COLUMNS_MAX_ENTRIES, as_design
 from ._hk_compiled import SEGMENT_STEPS, HKRun, iterate_compiled
 
@@ -345,25 +346,28 @@ def ho_kashyap(
         # W_k = (YᵀY + CĨ)⁻¹Yᵀ(B_k + offset) for a fixed system: inexact solves inside the iteration,
         # the returned weights re-solved in full (_polished)
         factor.forcing = iteration_forcing(factor.Y, plan["cg_forcing"])
-    W = design.solve_target(factor, B, offset) if initial_weights is None else np.array(initial_weights, dtype=float)
-    options = dict(
-        learning_rate=learning_rate, max_iter=max_iter, tol=tol, relative=stopping == "relative",
-        stop_at_separation=stop_at_separation, ridge=ridge, offset=offset,
-        # Without a penalty, Yᵀ D E = 0 at every iterate, so E <= 0 is a proof.
-        can_prove=ridge == 0.0, Y_val=Y_val, n_iter_no_change=n_iter_no_change, validation_tol=float(validation_tol),
-    )
-    absolute = loss == "absolute"
-    run, driver, threads = _compiled_run(design, factor, W, B, plan, options, absolute=absolute, update=update,
-                                         irls_floor=irls_floor, traced=trace is not None,
-                                         initial_weights=initial_weights)
-    if run is None:  # not covered, or an IRLS system needed more than a Cholesky factor
-        driver = "python" if driver is None else driver + ", then python"
-        run = _iterate(design, factor, W, B, update=update, absolute=absolute, regularized=C is not None,
-                       irls_floor=irls_floor, trace=trace, **options)
-    return _finish(design, run, options, update=update, initial_weights=initial_weights,
-                   keep_history=record_history or trace is not None, trace=trace,
-                   plan={"driver": driver, "factorization": factor.method, "dtype": design.dtype.name,
-                         "threads": threads})
+    # Threaded sparse products (linsep._threads.RowSplitCSR) need the cores that OpenBLAS's waiting
+    # threads would take: BLAS stays on one thread for the whole iteration.
+    with serial_blas(getattr(factor, "product_threads", 1) > 1):
+        W = design.solve_target(factor, B, offset) if initial_weights is None else np.array(initial_weights, dtype=float)
+        options = dict(
+            learning_rate=learning_rate, max_iter=max_iter, tol=tol, relative=stopping == "relative",
+            stop_at_separation=stop_at_separation, ridge=ridge, offset=offset,
+            # Without a penalty, Yᵀ D E = 0 at every iterate, so E <= 0 is a proof.
+            can_prove=ridge == 0.0, Y_val=Y_val, n_iter_no_change=n_iter_no_change, validation_tol=float(validation_tol),
+        )
+        absolute = loss == "absolute"
+        run, driver, threads = _compiled_run(design, factor, W, B, plan, options, absolute=absolute, update=update,
+                                             irls_floor=irls_floor, traced=trace is not None,
+                                             initial_weights=initial_weights)
+        if run is None:  # not covered, or an IRLS system needed more than a Cholesky factor
+            driver = "python" if driver is None else driver + ", then python"
+            run = _iterate(design, factor, W, B, update=update, absolute=absolute, regularized=C is not None,
+                           irls_floor=irls_floor, trace=trace, **options)
+        return _finish(design, run, options, update=update, initial_weights=initial_weights,
+                       keep_history=record_history or trace is not None, trace=trace,
+                       plan={"driver": driver, "factorization": factor.method, "dtype": design.dtype.name,
+                             "threads": threads})
 
 
 def _compiled_run(design, factor, W, B, plan, options, *, absolute, update, irls_floor, traced, initial_weights):

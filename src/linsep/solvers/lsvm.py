@@ -105,7 +105,7 @@ from .._design import SignedDesign, augment, augmented_gram, signed_scores
 from .._plan import dtype_plan, working_dtype
 from .._linalg import IterativeLeastSquares, iteration_forcing, too_wide_for_direct
 from .._lsvm_loops import lsvm_pass, lsvm_update
-from .._threads import _PARALLEL_LOCK, pass_threads
+from .._threads import _PARALLEL_LOCK, pass_threads, serial_blas
 from .._result import CONVERGED, MAX_ITER, SolveResult
 
 DEFAULT_MU_FACTOR = 1.9
@@ -539,9 +539,12 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
     def count_errors():
         return int(np.count_nonzero(signed_scores(X, y, step.weights) <= 0))
 
-    n_iter, status, history = _iterate(step, tol, max_iter, record_history, trace,
-                                       lambda: {"weights": step.weights}, count_errors)
-    step.polish()
+    # Threaded sparse products (linsep._threads.RowSplitCSR) need the cores that OpenBLAS's waiting threads
+    # would take: BLAS stays on one thread for the whole iteration.
+    with serial_blas(getattr(getattr(getattr(factor, "_factor", None), "solver", None), "product_threads", 1) > 1):
+        n_iter, status, history = _iterate(step, tol, max_iter, record_history, trace,
+                                           lambda: {"weights": step.weights}, count_errors)
+        step.polish()
     if status == CONVERGED and not step.solves_converged:
         status = MAX_ITER  # a CG solve stopped short of its tolerance: no claim of convergence
     alpha = step.alpha if sample_weight is None else step.alpha * np.sqrt(sample_weight)  # α = √s β
