@@ -11,6 +11,7 @@ numba limits (:func:`linsep._threads.pass_threads`, last test).
 from __future__ import annotations
 
 import itertools
+import os
 import threading
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -172,3 +173,27 @@ def test_threaded_sparse_products_give_the_same_fit(name, iterative):
     np.testing.assert_array_equal(fits[1].coef_, fits[2].coef_)
     np.testing.assert_array_equal(fits[1].intercept_, fits[2].intercept_)
     assert fits[1].n_iter_ == fits[2].n_iter_ and fits[1].status_ == fits[2].status_
+
+
+def _threaded_product_in_child(queue):
+    M = sp.random(400, 50, density=0.2, format="csr", random_state=0)
+    v = np.ones(50)
+    queue.put(bool(np.array_equal(RowSplitCSR(M, 2) @ v, M @ v)))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork start method (POSIX)")
+def test_threaded_products_work_in_a_forked_child():
+    # The pool's threads do not survive a fork: the child makes its own pool (a stale one would hang).
+    import multiprocessing
+
+    M = sp.random(400, 50, density=0.2, format="csr", random_state=0)
+    RowSplitCSR(M, 2) @ np.ones(50)  # the parent's pool exists
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_threaded_product_in_child, args=(queue,))
+    child.start()
+    child.join(timeout=60)
+    alive = child.is_alive()
+    if alive:
+        child.kill()
+    assert not alive and queue.get(timeout=5)

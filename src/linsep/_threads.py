@@ -150,6 +150,10 @@ def _product_pool():
     return ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="linsep-product")
 
 
+if hasattr(os, "register_at_fork"):  # a forked child has none of the parent's pool threads: it makes its own
+    os.register_at_fork(after_in_child=_product_pool.cache_clear)
+
+
 class RowSplitCSR:
     """A CSR matrix whose products ``M @ v`` run on ``threads`` threads, one run of rows each.
 
