@@ -22,7 +22,8 @@ data, not a working type: ``W`` is still rounded to the design's type).
 
 import numpy as np
 
-__all__ = ["FLOAT32", "FLOAT64", "FLOAT64_ONLY", "READS_FLOAT32", "dtype_plan", "fit_plan", "validation_dtypes", "working_dtype"]
+__all__ = ["FLOAT32", "FLOAT64", "FLOAT64_ONLY", "READS_FLOAT32", "dtype_plan", "fit_plan", "validation_dtypes",
+           "working_dtype"]
 
 FLOAT32 = np.dtype(np.float32)
 FLOAT64 = np.dtype(np.float64)
