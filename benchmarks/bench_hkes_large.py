@@ -1,6 +1,7 @@
 """HKES on a large float32 problem: fit time, time per iteration against one pass, peak memory against X.nbytes.
 
     /usr/bin/time -v python benchmarks/bench_hkes_large.py [--n 10000000] [--d 50] [--threads T] [--full]
+        [--iterations 25] [--repeat 2]
 
 ``X`` (N × d, float32: 2 GB at the defaults) is drawn directly in float32 and fitted by
 ``make_classifier("hkes")`` with its default held-out third.  Prints, measured in one run:
@@ -48,6 +49,9 @@ def main():
     parser.add_argument("--d", type=int, default=50)
     parser.add_argument("--threads", type=int, default=None, help="BLAS (and so HK pass) thread limit")
     parser.add_argument("--full", action="store_true", help="also fit to HK's own stopping point")
+    parser.add_argument("--iterations", type=int, default=25,
+                        help="the longer timed fit's max_iter (the shorter one: 5); more: less noise per iteration")
+    parser.add_argument("--repeat", type=int, default=2, help="best of this many fits per timing")
     args = parser.parse_args()
     with threadpool_limits(limits=args.threads):
         run(args)
@@ -74,14 +78,14 @@ def run(args):
           f"BLAS threads: {blas}; HK pass threads: {pass_threads(X.size)}")
     print(f"floor: X@v {matvec * 1e3:.0f} ms, X@v + Xᵀ@u {both * 1e3:.0f} ms")
 
-    lo, hi = 5, 25
+    lo, hi = 5, max(6, args.iterations)
     times, fits = {}, {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # max_iter reached on purpose
         for k in (lo, hi):
             # No stopping rule can fire: exactly k updates are timed.
             clf = make_classifier("hkes", max_iter=k, tol=0.0, stopping="paper", random_state=0)
-            times[k] = best_time(lambda: clf.fit(X, y), 2)
+            times[k] = best_time(lambda: clf.fit(X, y), args.repeat)
             fits[k] = clf
     per_iter = (times[hi] - times[lo]) / (hi - lo)
     print(f"HKES fit, max_iter={lo}: {times[lo]:.2f} s; max_iter={hi}: {times[hi]:.2f} s "
