@@ -20,7 +20,7 @@ and ``_persist``, which the private hook ``round_trips`` counts.
 from __future__ import annotations
 
 import contextlib
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 
@@ -379,9 +379,17 @@ _CHAIN_MAX = 64
 
 def chain_length(design):
     """Most iterates per round trip: 1 when a pass costs more than a round trip (``X`` beyond a fraction of
-    :data:`_CHAIN_BYTES`), up to :data:`_CHAIN_MAX` for small data."""
+    :data:`_CHAIN_BYTES`), up to :data:`_CHAIN_MAX` for small data; at most dask.config's
+    ``linsep.iterations-per-round-trip`` (an integer >= 1) when it is set."""
     n, p = sum(design.blocks.sizes), design.shape[1]
-    return int(min(_CHAIN_MAX, max(1, _CHAIN_BYTES // (8 * n * (p + 3)))))
+    longest = int(min(_CHAIN_MAX, max(1, _CHAIN_BYTES // (8 * n * (p + 3)))))
+    dask, _ = _dask()
+    cap = dask.config.get("linsep.iterations-per-round-trip", None)
+    if cap is None:
+        return longest
+    if isinstance(cap, bool) or not isinstance(cap, Integral) or cap < 1:
+        raise ValueError(f"dask.config 'linsep.iterations-per-round-trip' must be an integer >= 1, got {cap!r}")
+    return min(longest, int(cap))
 
 
 def _chain_summary(out):

@@ -35,7 +35,7 @@ returned weights.
 
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Real
 from types import SimpleNamespace
 
 import numpy as np
@@ -484,15 +484,7 @@ class DaskDesign(Design):
 
     def hk_iterates(self, state, W, B, D, factor, *, update, learning_rate, irls_floor, pass_options, limit=None):
         """The default's iterates; for small ``X``, up to ``chain_length`` of them per round trip, in one task."""
-        dask, _ = _dask()
-        longest = self.chain_max
-        if longest is None:  # by size, capped by dask.config "linsep.iterations-per-round-trip"
-            longest, cap = chain_length(self), dask.config.get("linsep.iterations-per-round-trip", None)
-            if cap is not None:
-                if isinstance(cap, bool) or not isinstance(cap, Integral) or cap < 1:
-                    raise ValueError(f"dask.config 'linsep.iterations-per-round-trip' must be an integer >= 1, "
-                                     f"got {cap!r}")
-                longest = min(longest, int(cap))
+        longest = chain_length(self) if self.chain_max is None else self.chain_max
         if longest < 2:
             yield from super().hk_iterates(state, W, B, D, factor, update=update, learning_rate=learning_rate,
                                            irls_floor=irls_floor, pass_options=pass_options, limit=limit)
@@ -508,9 +500,7 @@ class DaskDesign(Design):
             steps *= 2
 
     def host(self, vector, dtype=None):
-        if isinstance(vector, GroupVec):
-            # persisted on its own: the array then holds its blocks only, not the whole result of the pass or
-            # chain it was picked from (every iterate's B, D and E of a chain), for as long as the model lives
+        if isinstance(vector, GroupVec):  # persisted: it holds its blocks, not the pass (or chain) result
             (vector,) = _persist(self.from_blocks(self._block_parts(vector)))
             return vector
         return self.from_blocks(vector)
