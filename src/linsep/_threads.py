@@ -198,6 +198,8 @@ class RowSplitCSR:
             lo, hi, rows = part
             out[lo:hi] = rows @ v
 
-        for future in [_product_pool().submit(product, part) for part in self.parts]:
+        futures = [_product_pool().submit(product, part) for part in self.parts[1:]]
+        product(self.parts[0])  # the calling thread computes one part itself
+        for future in futures:
             future.result()
         return out
