@@ -39,7 +39,7 @@ import scipy.sparse as sp
 
 from ._design import SignedDesign, summed_duplicates
 from ._krylov import RecycledSteps, _pcg
-from ._threads import RowSplitCSR, pass_threads, serial_blas
+from ._threads import RowSplitCSR, pass_threads, serial_blas_for
 
 # A Cholesky pivot ratio below this signals (near) rank deficiency: the
 # equilibrated Gram matrix then has a condition number above 1/_PIVOT_TOL² =
@@ -526,9 +526,7 @@ class IterativeLeastSquares:
                 r0 = g - self._matvec(start)
                 self._recursive = 0
             known = (self._recycled.corrected(start, r0), float(np.linalg.norm(r0)))
-        # BLAS (CG's vector operations) kept on one thread while the products use several: OpenBLAS's
-        # waiting threads would take the cores the products run on (no gain measured without it)
-        with serial_blas(self.product_threads > 1):
+        with serial_blas_for(self):
             x, n_iter, residual, converged = _pcg(self._matvec, g, start, self._inv_diag,
                                                   self.tol if tol is None else float(tol), self.max_iter,
                                                   forcing=forcing, start=known)

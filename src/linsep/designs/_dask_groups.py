@@ -6,8 +6,8 @@ loaded machine), while a pass over a small row block costs microseconds.
 (the blocks one worker holds, ``worker_groups``) instead of one per
 block, and, for small ``X`` (``chain_length``), runs several Ho–Kashyap
 iterations in one task over every block, wherever they are held
-(``hk_chain``): a driver then pays one round trip per chunk of iterations.  Inside a group, every block is computed by the same
-per-block function as before, and sums over blocks are taken in block order
+(``hk_chain``): a driver then pays one round trip per chunk of iterations.
+Inside a group, every block is computed by the same per-block function as before, and sums over blocks are taken in block order
 on the same per-block parts, so the numbers do not depend on the grouping or
 on the chunking.
 

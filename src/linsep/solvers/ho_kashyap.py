@@ -101,7 +101,7 @@ from .._hk_rules import (
 from .._hk_rules import python as rules
 from .._linalg import CG_PROOF_RTOL, IterativeLeastSquares, iteration_forcing
 from .._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
-from .._threads import serial_blas
+from .._threads import serial_blas_for
 from ..designs.memory import BY_COLUMNS_MAX_ENTRIES, as_design
 from ._hk_compiled import SEGMENT_STEPS, HKRun, iterate_compiled
 
@@ -346,10 +346,9 @@ def ho_kashyap(
         # W_k = (YᵀY + CĨ)⁻¹Yᵀ(B_k + offset) for a fixed system: inexact solves inside the iteration,
         # the returned weights re-solved in full (_polished)
         factor.forcing = iteration_forcing(factor.Y, plan["cg_forcing"])
-    # Threaded sparse products (linsep._threads.RowSplitCSR) need the cores that OpenBLAS's waiting
-    # threads would take: BLAS stays on one thread for the whole iteration.
-    with serial_blas(getattr(factor, "product_threads", 1) > 1):
-        W = design.solve_target(factor, B, offset) if initial_weights is None else np.array(initial_weights, dtype=float)
+    with serial_blas_for(factor):  # the whole iteration, when the sparse products run on threads
+        W = design.solve_target(factor, B, offset) if initial_weights is None else \
+            np.array(initial_weights, dtype=float)
         options = dict(
             learning_rate=learning_rate, max_iter=max_iter, tol=tol, relative=stopping == "relative",
             stop_at_separation=stop_at_separation, ridge=ridge, offset=offset,

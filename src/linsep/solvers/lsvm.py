@@ -105,7 +105,7 @@ from .._design import SignedDesign, augment, augmented_gram, signed_scores
 from .._plan import dtype_plan, working_dtype
 from .._linalg import IterativeLeastSquares, iteration_forcing, too_wide_for_direct
 from .._lsvm_loops import lsvm_pass, lsvm_update
-from .._threads import _PARALLEL_LOCK, pass_threads, serial_blas
+from .._threads import _PARALLEL_LOCK, pass_threads, serial_blas_for
 from .._result import CONVERGED, MAX_ITER, SolveResult
 
 DEFAULT_MU_FACTOR = 1.9
@@ -448,6 +448,11 @@ class LSVMFactor:
         self.method = self._factor.method
 
     @property
+    def product_threads(self):
+        """Threads of the CG products for wide sparse ``X`` (``linsep._threads.RowSplitCSR``), else 1."""
+        return self._factor.solver.product_threads if isinstance(self._factor, _IterativeS) else 1
+
+    @property
     def stats(self):
         """``{"factorization": method}``, plus the CG counts so far for wide ``X``."""
         return self._factor.solver.stats if isinstance(self._factor, _IterativeS) else {"factorization": self.method}
@@ -539,9 +544,7 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
     def count_errors():
         return int(np.count_nonzero(signed_scores(X, y, step.weights) <= 0))
 
-    # Threaded sparse products (linsep._threads.RowSplitCSR) need the cores that OpenBLAS's waiting threads
-    # would take: BLAS stays on one thread for the whole iteration.
-    with serial_blas(getattr(getattr(getattr(factor, "_factor", None), "solver", None), "product_threads", 1) > 1):
+    with serial_blas_for(factor):  # the whole iteration, when the sparse products run on threads
         n_iter, status, history = _iterate(step, tol, max_iter, record_history, trace,
                                            lambda: {"weights": step.weights}, count_errors)
         step.polish()
