@@ -1,14 +1,25 @@
-"""The steps the matrix-free least-squares solves recycle (:mod:`linsep._krylov`).
+"""The steps the matrix-free least-squares solves recycle, and the minimum-norm map (:mod:`linsep._krylov`).
 
 The preconditioned CG itself (``_pcg``) is tested through :class:`linsep._linalg.IterativeLeastSquares`
 in ``test_linalg.py``.
 """
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 
-from linsep._krylov import RecycledSteps
-from linsep._linalg import IterativeLeastSquares
+from linsep._krylov import FrequentColumnsMetric, RecycledSteps, minimum_norm_solve
+from linsep._linalg import IterativeLeastSquares, solver_limits
+from linsep._threads import RowSplitCSR
+
+
+def wide_text_like(n=40, p=120, seed=0):
+    """Sparse rows with a few frequent columns and many rare ones (terms seen once or twice): rank < p."""
+    rng = np.random.default_rng(seed)
+    frequency = 1.0 / (np.arange(p) + 1.0)
+    dense = np.where(rng.random((n, p)) < np.minimum(1.0, 6 * frequency), rng.uniform(0.1, 1.0, (n, p)), 0.0)
+    dense[:, -1] = 1.0  # the bias column, the most frequent of all
+    return sp.csr_matrix(dense)
 
 
 def test_recycled_steps_give_the_solution_in_their_span():
@@ -45,3 +56,64 @@ def test_inexact_solves_with_recycled_steps_track_the_exact_solutions():
         previous = x
     exact = solver.solve_normal(g, tol=1e-12, x0=x)
     np.testing.assert_allclose(exact, np.linalg.solve(M, g), rtol=1e-8, atol=1e-10)
+
+
+def test_minimum_norm_solve_under_the_frequent_columns_metric_is_the_pseudoinverse_solution():
+    Y = wide_text_like()
+    fitted = Y @ np.random.default_rng(1).standard_normal(Y.shape[1])
+    metric = FrequentColumnsMetric(Y, n_columns=5)
+    assert metric.usable and metric.mu > 0
+    W, iterations, residual, converged = minimum_norm_solve(Y, sp.csr_matrix(Y.T), fitted, metric, 1e-12, 5000)
+    assert converged and residual <= 1e-12 and iterations > 0
+    expected = np.linalg.pinv(Y.toarray()) @ fitted
+    np.testing.assert_allclose(W, expected, atol=1e-8 * np.abs(expected).max())
+    # the data tell the row space apart: a preconditioner on the W side (Jacobi) gives another solution
+    jacobi = IterativeLeastSquares(Y, None, 0.0, minimum_norm=False, tol=1e-12)
+    W_jacobi = jacobi.solve(fitted)
+    np.testing.assert_allclose(Y @ W_jacobi, fitted, atol=1e-8)
+    assert np.abs(W_jacobi - expected).max() > 1e-3 * np.abs(expected).max()
+
+
+def test_metric_is_the_woodbury_inverse_of_its_matrix():
+    Y = wide_text_like(seed=2)
+    metric = FrequentColumnsMetric(Y, n_columns=4)
+    squares = np.asarray(Y.multiply(Y).sum(axis=0)).ravel()
+    frequent = np.sort(np.argsort(-squares, kind="stable")[:4])
+    Y_H = Y[:, frequent].toarray()
+    M = metric.mu * np.eye(Y.shape[0]) + Y_H @ Y_H.T
+    u = np.random.default_rng(3).standard_normal(Y.shape[0])
+    np.testing.assert_allclose(M @ metric.solve(u), u, atol=1e-10)
+    assert metric.mu == np.sort(squares)[::-1][4]
+
+
+def test_metric_is_not_used_where_it_cannot_help():
+    Y = wide_text_like()
+    assert not FrequentColumnsMetric(Y, n_columns=60).usable  # p <= 2k: plain CG
+    frequent_only = sp.csr_matrix(np.c_[np.ones((10, 3)) * [1.0, 2.0, 3.0], np.zeros((10, 20))])
+    assert not FrequentColumnsMetric(frequent_only, n_columns=3).usable  # μ = 0: M would be singular
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_minimum_norm_part_uses_the_metric_and_maps_to_the_pseudoinverse_solution(threads):
+    Y = wide_text_like(n=200, p=400, seed=4)
+    fitted_from = np.random.default_rng(5).standard_normal(Y.shape[1])
+    expected = np.linalg.pinv(Y.toarray()) @ (Y @ fitted_from)
+    with solver_limits(frequent_columns=20, product_threads=threads):
+        solver = IterativeLeastSquares(Y, None, 0.0, minimum_norm=False)
+        mapped = solver.minimum_norm_part(fitted_from)
+    assert solver.converged and solver.exact and solver.iterations > 0
+    np.testing.assert_allclose(mapped, expected, atol=1e-7 * np.abs(expected).max())
+    with solver_limits(frequent_columns=20, product_threads=1):
+        single = IterativeLeastSquares(Y, None, 0.0, minimum_norm=False).minimum_norm_part(fitted_from)
+    np.testing.assert_array_equal(mapped, single)  # the products' threads change no bit
+    with solver_limits(frequent_columns=Y.shape[1]):  # metric unusable: plain CG, the same solution
+        plain = IterativeLeastSquares(Y, None, 0.0, minimum_norm=False).minimum_norm_part(fitted_from)
+    np.testing.assert_allclose(plain, mapped, atol=1e-7 * np.abs(expected).max())
+
+
+def test_row_split_metric_products_are_those_of_scipy():
+    Y = wide_text_like(n=300, p=500, seed=6)
+    u = np.random.default_rng(7).standard_normal(300)
+    one, two = FrequentColumnsMetric(Y, 1, n_columns=30), FrequentColumnsMetric(Y, 2, n_columns=30)
+    assert isinstance(two._Y_H, RowSplitCSR)
+    np.testing.assert_array_equal(one.solve(u), two.solve(u))

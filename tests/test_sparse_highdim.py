@@ -30,6 +30,7 @@ from linsep.designs.memory import InMemoryDesign
 from linsep import make_classifier
 from linsep._certificates import FIT_PROOF_RTOL
 from linsep._design import sign_normalized
+from linsep._krylov import column_squares
 from linsep._linalg import solver_limits
 from linsep._registry import available_classifiers
 from linsep.solvers.ho_kashyap import ho_kashyap
@@ -235,7 +236,6 @@ def test_peak_memory_far_below_a_dense_gram(name):
 
 def test_duplicate_entries_in_kernel_columns_and_column_statistics():
     from linsep._design import _column_maxabs
-    from linsep._linalg import _column_squares
     from linsep.kernels import KernelColumnCache
 
     X, dense = duplicated_csr()
@@ -244,5 +244,5 @@ def test_duplicate_entries_in_kernel_columns_and_column_statistics():
         for j in range(2):
             np.testing.assert_allclose(sparse_cache.column(j), dense_cache.column(j), rtol=1e-12)
     np.testing.assert_array_equal(_column_maxabs(X), _column_maxabs(dense))
-    np.testing.assert_allclose(_column_squares(X, None), _column_squares(dense, None))
+    np.testing.assert_allclose(column_squares(X, None), column_squares(dense, None))
     assert not X.has_canonical_format  # still the caller's own

@@ -37,8 +37,8 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from ._design import SignedDesign, summed_duplicates
-from ._krylov import RecycledSteps, _pcg
+from ._design import SignedDesign
+from ._krylov import FREQUENT_COLUMNS, FrequentColumnsMetric, RecycledSteps, _pcg, column_squares, minimum_norm_solve
 from ._threads import RowSplitCSR, pass_threads, serial_blas_for
 
 # A Cholesky pivot ratio below this signals (near) rank deficiency: the
@@ -78,6 +78,7 @@ class SolverLimits:
     dense_budget_bytes: int = _DENSE_BUDGET_BYTES
     cg_max_iter: int = _CG_MAX_ITER
     product_threads: int | None = None  # threads of the sparse CG products (None: linsep._threads.pass_threads)
+    frequent_columns: int = FREQUENT_COLUMNS  # k of the minimum-norm map's metric (linsep._krylov)
 
 
 _LIMITS = contextvars.ContextVar("linsep_solver_limits", default=SolverLimits())
@@ -270,23 +271,6 @@ class LeastSquaresFactor:
         raise RuntimeError("solve_normal is not available on the SVD path")  # pragma: no cover
 
 
-def _column_squares(A, weights):
-    """``diag(AᵀDA) = Σ_i D_i A_ij²`` in float64 without forming ``AᵀDA`` (``D = I`` for ``weights=None``)."""
-    n_samples, n_cols = A.shape
-    w = np.ones(n_samples) if weights is None else weights
-    if sp.issparse(A):
-        A = summed_duplicates(A)  # squares of the cells, not of their stored parts
-        rows = np.repeat(np.arange(n_samples), np.diff(A.indptr))
-        return np.bincount(A.indices, weights=np.square(A.data, dtype=np.float64) * w[rows], minlength=n_cols)
-    if isinstance(A, SignedDesign):
-        out = np.zeros(n_cols)
-        for part, Xb in A._blocks():
-            out[:-1] += w[part] @ np.square(Xb, dtype=np.float64)
-        out[-1] = w.sum()
-        return out
-    return np.einsum("ij,ij,i->j", A, A, w, dtype=np.float64)
-
-
 class IterativeLeastSquares:
     """Matrix-free solver for ``min_W ‖D^{1/2}(Y W − r)‖² + C ‖Ĩ W‖²`` by conjugate gradients.
 
@@ -427,7 +411,7 @@ class IterativeLeastSquares:
             self._penalty[-1] = 0.0
         self._inv_diag = None
         if self.ridge > 0 or not self.minimum_norm:
-            diagonal = _column_squares(getattr(self._A, "matrix", self._A), self.sample_weight) + self._penalty
+            diagonal = column_squares(getattr(self._A, "matrix", self._A), self.sample_weight) + self._penalty
             diagonal[diagonal == 0.0] = 1.0
             self._inv_diag = 1.0 / diagonal
         self._x = np.zeros(n_cols)
@@ -469,15 +453,30 @@ class IterativeLeastSquares:
         """The minimum-norm ``W'`` with ``Y W' = Y W``: the projection of ``W`` on the row space of ``Y``.
 
         Every least-squares solution of a ``C = 0`` problem (whatever ``D``)
-        maps to the minimum-norm one ``Y⁺ r``.  Unpreconditioned CG on
-        ``YᵀY W' = Yᵀ(Y W)`` from ``W' = 0``, to ``tol``; its iterations are counted.
+        maps to the minimum-norm one ``Y⁺ r``.  CG from ``W' = 0`` on
+        ``YᵀY W' = Yᵀ(Y W)`` to ``tol``, its iterates kept in the row space:
+        for sparse ``Y`` weighted by the metric of its frequent columns
+        (:func:`linsep._krylov.minimum_norm_solve`), else plain.  Its iterations are counted.
         """
-        plain = IterativeLeastSquares(self.Y, None, 0.0, tol=self.tol, max_iter=self.max_iter,
-                                      _shared=(self._A, self._At))
-        out = plain.solve(np.asarray(self._A @ np.asarray(W, dtype=float), dtype=float), tol)
-        self.iterations += plain.iterations
+        fitted = np.asarray(self._A @ np.asarray(W, dtype=float), dtype=float)
+        matrix = getattr(self._A, "matrix", None)
+        metric = sp.issparse(matrix) and FrequentColumnsMetric(matrix, self.product_threads,
+                                                               _LIMITS.get().frequent_columns)
+        if metric and metric.usable:
+            with serial_blas_for(self):
+                out, n_iter, residual, converged = minimum_norm_solve(self._A, self._At, fitted, metric,
+                                                                      self.tol if tol is None else float(tol),
+                                                                      self.max_iter)
+            self.iterations += n_iter
+            self.exact = self.converged = converged
+            self.residual = residual
+        else:
+            plain = IterativeLeastSquares(self.Y, None, 0.0, tol=self.tol, max_iter=self.max_iter,
+                                          _shared=(self._A, self._At))
+            out = plain.solve(fitted, tol)
+            self.iterations += plain.iterations
+            self.converged, self.exact, self.residual = plain.converged, plain.exact, plain.residual
         self.solves += 1
-        self.converged, self.exact, self.residual = plain.converged, plain.exact, plain.residual
         return out
 
     def solve(self, rhs, tol=None, x0=None):
