@@ -59,17 +59,13 @@ from ._sequential_loops import (  # noqa: F401  (re-exported: the names the solv
     perceptron_epoch,
     perceptron_epoch_csr,
 )
+from ._hk_rows import _FAST, _accumulate, _count_rows_narrow, _margin_update, _pass_merged_narrow
 from ._threads import _PARALLEL_LOCK, PARALLEL_MIN_ENTRIES, chunk_range, pass_threads, row_chunks, serial_blas  # noqa: F401
 
 __all__ = ["perceptron_epoch", "perceptron_epoch_csr", "lms_epoch", "lms_epoch_csr", "next_mistake",
            "add_column_and_scan", "ho_kashyap_segment", "is_nonseparability_proof", "pass_threads",
            "weights_stand_still", "lsvm_pass", "serial_blas", "PARALLEL_MIN_ENTRIES"]
 
-# Reassociation lets LLVM vectorise the dot products (the result may differ
-# from a left-to-right sum in the last bits, which no rule here depends on);
-# no 'nnan'/'ninf' flags: inputs are validated finite, and we do not want
-# comparisons with NaN to be optimised away if that ever changes.
-_FAST = {"reassoc", "contract", "arcp", "nsz"}
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
@@ -89,14 +85,6 @@ def _cholesky_solve(L, g, out):
 
 
 @njit(inline="always", fastmath=_FAST)
-def _accumulate(stats, z, e, target, b, tol, d):
-    """Add sample ``i`` (IRLS weight ``d``) to the pass statistics (see :func:`_ho_kashyap_pass`)."""
-    J, fixed_point, wrong, separated, max_e, max_b = stats
-    return (J + d * e * e, fixed_point & (target > 0.0) & (abs(e) <= tol * target), wrong + (z <= 0.0),
-            separated & (z > 0.0), max(max_e, e), max(max_b, abs(b)))
-
-
-@njit(inline="always", fastmath=_FAST)
 def _row_score(X, r, W, p_x, bias):
     """``(x_r, 1) W`` (``bias``) or ``x_r W``, summed in float64."""
     s = W[p_x] if bias else 0.0
@@ -108,14 +96,7 @@ def _row_score(X, r, W, p_x, bias):
 @njit(inline="always", fastmath=_FAST)
 def _margin_row(X, r, i, sign, s, B, offset, two_mu, tol, D, weighted, E, B_next, g, p_x, bias, stats):
     """Training row ``i`` (row ``r`` of ``X``, score ``s = Y_i W``) of :func:`_pass_by_rows`: ``E_i``, ``B_{k+1,i}``, ``g``."""
-    b = float(B[i])
-    target = b + offset
-    e = s - target
-    E[i] = e
-    stats = _accumulate(stats, s, e, target, b, tol, D[i] if weighted else 1.0)
-    b_next = b + two_mu * max(e, 0.0)
-    B_next[i] = b_next
-    t = sign * (float(B_next[i]) + offset)  # the stored (rounded) margin, as the next pass reads it
+    stats, t = _margin_update(i, sign, s, B, offset, two_mu, tol, D, weighted, E, B_next, stats)
     for j in range(p_x):
         g[j] += X[r, j] * t
     if bias:
@@ -134,8 +115,9 @@ def _pass_by_rows(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, g, lo, hi
     (offset 1 for Łęski's target ``1 + B``), the next margin
     ``B_{k+1} = B + 2μ max(E, 0)`` and the share ``Yᵀ(B_{k+1} + offset)`` of
     these rows while each row is in cache, so an iteration reads ``X`` from
-    memory once: the layout for data larger than the cache.  Sums are formed
-    in float64 whatever the type of ``X`` and of the vectors.
+    memory once: the layout for data larger than the cache.  For float64
+    ``X`` every sum is formed in float64; float32 ``X`` takes
+    :func:`_pass_merged_narrow`.
     """
     stats, _ = _pass_merged(X, y, rows, y[:0], rows[:0], W, B, offset, two_mu, tol, D, E, B_next, g, lo, hi, 0, 0)
     return stats
@@ -153,6 +135,9 @@ def _pass_merged(X, y, rows, y_val, rows_val, W, B, offset, two_mu, tol, D, E, B
     statistics and the validation count; the training rows' arithmetic and
     the order of their sums are those of the unmerged pass.
     """
+    if X.itemsize == 4:
+        return _pass_merged_narrow(X, y, rows, y_val, rows_val, W, B, offset, two_mu, tol, D, E, B_next, g, lo, hi,
+                                   v_lo, v_hi)
     p_x = X.shape[1]
     bias = W.shape[0] > p_x
     signed = y.shape[0] > 0
@@ -496,7 +481,13 @@ def _weighted_gram_rows(X, y, rows, D, B_next, offset, g, start, stop):
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
 def _count_rows(X, y, rows, W, lo, hi):
-    """Number of rows ``i`` in ``lo:hi`` of ``Y`` (given by rows) with ``Y_i W <= 0``."""
+    """Number of rows ``i`` in ``lo:hi`` of ``Y`` (given by rows) with ``Y_i W <= 0``.
+
+    Float32 ``X``: the scores of the float32 pass (:func:`linsep._hk_rows._count_rows_narrow`), so a held-out
+    count is the same whether its rows are merged into the training pass or counted apart.
+    """
+    if X.itemsize == 4:
+        return _count_rows_narrow(X, y, rows, W, lo, hi)
     p_x = X.shape[1]
     bias = W.shape[0] > p_x
     signed = y.shape[0] > 0
