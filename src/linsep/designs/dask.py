@@ -21,8 +21,8 @@ The drivers are the in-memory ones (:mod:`linsep.solvers.ho_kashyap`,
 supplies the blockwise operations.  Ho–Kashyap's pass
 (:meth:`DaskDesign.hk_pass`) is one round trip: each block computes ``E``,
 its ``B_{k+1}`` (kept on the worker), its share of the next right-hand side
-and of every rule's scalars with the in-memory compiled pass
-(:func:`linsep._loops._pass_by_rows`), in one task per worker's group of
+and of every rule's scalars with NumPy products over the block (no
+compiled code on the workers), in one task per worker's group of
 blocks; IRLS (MHKA, HKESA) needs the global ``max |E_k|`` for the floor of
 ``D_k``, so its weighted Gram matrix takes a second pass, as the in-memory
 compiled loop does.  For small ``X`` several iterations run in one task per
@@ -59,7 +59,6 @@ from .._design import (
 from .._plan import FLOAT64_ONLY, working_dtype
 from .._hk_rules import irls_weights
 from .._linalg import GramOnly, least_squares_solver
-from .._loops import _pass_by_rows
 from ..solvers.lsvm import _LinearStep, _PDFactor, linear_pass
 from ._dask_groups import (  # noqa: F401 - _compute, _persist, _delayed, _dask, round_trips: used by _dask.py, tests
     GroupVec,
@@ -220,40 +219,34 @@ def _gram_block(X, labels, positive, rows, margin, rhs=None, gram=True, scale=No
 def _hk_block(X, labels, positive, rows, B, D, W, offset, two_mu, tol, update, irls, scale=None):
     """One Ho–Kashyap pass over a block: ``(B_{k+1}, E_k or None, scalars)`` (see the module).
 
-    The margin update runs the in-memory compiled loop's own pass by rows
-    (:func:`linsep._loops._pass_by_rows`: ``X_b`` read once, the row subset
-    read in place); the weights update (modified HK) the NumPy expressions.
+    NumPy products over the block (``Y_b W`` and ``Y_bᵀ r``, never forming
+    ``Y_b``): a worker then loads no compiled code, which would hold about
+    45 MB of its memory limit for the whole fit; the numbers are those of
+    the in-memory pass to rounding.
     """
     n = labels.shape[0] if rows is None else len(rows)
     if isinstance(B, Real):  # the starting margin, made on the worker
         B = np.full(n, float(B))
+    Y = _signed_block(X, labels, positive, rows, scale)
+    Z = Y @ W
+    E = Z - B if offset == 0.0 else Z - offset - B
+    target = B + offset
+    stats = {
+        "J": float(E @ E) if D is None else float(E @ (D * E)),
+        "wrong": int(np.count_nonzero(Z <= 0)),
+        "separated": bool(Z.min(initial=np.inf) > 0),
+        "emax": float(E.max(initial=-np.inf)),
+        "bscale": float(np.abs(B).max(initial=0.0)),
+        "fixed_point": bool(np.all((target > 0) & (np.abs(E) <= tol * target))),
+    }
+    del Z, target
+    step = np.maximum(E, 0.0)
+    step *= two_mu
+    B_next = B + step
     if update == "margin":
-        X = np.ascontiguousarray(X, dtype=np.float64)
-        y = np.where((labels if rows is None else labels[rows]) == positive, 1.0, -1.0)
-        if scale is not None:
-            y *= scale
-        E, B_next, g = np.empty(n), np.empty(n), np.empty(X.shape[1] + 1)
-        J, fixed_point, wrong, separated, max_e, max_b = _pass_by_rows(
-            X, y, _ALL_ROWS if rows is None else np.asarray(rows, dtype=np.intp), W, B, offset, two_mu, tol,
-            _NO_WEIGHTS if D is None else D, E, B_next, g, 0, n)
-        stats = {"J": float(J), "wrong": int(wrong), "separated": bool(separated), "emax": float(max_e),
-                 "bscale": float(max_b), "fixed_point": bool(fixed_point)}
+        step = B_next + offset if offset else B_next  # the margins the next pass reads
+        g = Y.T @ step
     else:
-        Y = _signed_block(X, labels, positive, rows, scale)
-        Z = Y @ W
-        E = Z - B if offset == 0.0 else Z - offset - B
-        target = B + offset
-        stats = {
-            "J": float(E @ E) if D is None else float(E @ (D * E)),
-            "wrong": int(np.count_nonzero(Z <= 0)),
-            "separated": bool(Z.min(initial=np.inf) > 0),
-            "emax": float(E.max(initial=-np.inf)),
-            "bscale": float(np.abs(B).max(initial=0.0)),
-            "fixed_point": bool(np.all((target > 0) & (np.abs(E) <= tol * target))),
-        }
-        step = np.maximum(E, 0.0)
-        step *= two_mu
-        B_next = B + step
         g = Y.T @ np.abs(E)
     stats["emin"] = float(E.min(initial=np.inf))
     stats["eabs_max"] = float(np.abs(E).max(initial=0.0))
@@ -261,10 +254,6 @@ def _hk_block(X, labels, positive, rows, B, D, W, offset, two_mu, tol, update, i
     if not irls:  # IRLS takes the right-hand side in its second pass, with D_k
         stats["g"] = g
     return B_next, (E if irls else None), stats
-
-
-_ALL_ROWS = np.empty(0, dtype=np.intp)
-_NO_WEIGHTS = np.empty(0)
 
 
 def _irls_block(X, labels, positive, rows, E, B_next, irls_floor, eabs_max, offset, update, scale=None):
