@@ -117,3 +117,11 @@ def test_row_split_metric_products_are_those_of_scipy():
     one, two = FrequentColumnsMetric(Y, 1, n_columns=30), FrequentColumnsMetric(Y, 2, n_columns=30)
     assert isinstance(two._Y_H, RowSplitCSR)
     np.testing.assert_array_equal(one.solve(u), two.solve(u))
+
+
+def test_weighted_normal_product_is_that_of_the_metric():
+    Y = wide_text_like(n=300, p=500, seed=8)
+    metric = FrequentColumnsMetric(Y, n_columns=30)
+    u = np.random.default_rng(9).standard_normal(300)
+    np.testing.assert_allclose(metric.weighted_normal(u), Y.T @ metric.solve(u), rtol=1e-9,
+                               atol=1e-12 * np.abs(Y.T @ metric.solve(u)).max())
