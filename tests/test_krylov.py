@@ -102,12 +102,15 @@ def test_minimum_norm_part_uses_the_metric_and_maps_to_the_pseudoinverse_solutio
         solver = IterativeLeastSquares(Y, None, 0.0, minimum_norm=False)
         mapped = solver.minimum_norm_part(fitted_from)
     assert solver.converged and solver.exact and solver.iterations > 0
+    assert solver.stats["cg_metric_columns"] == 20  # the metric's path ran
     np.testing.assert_allclose(mapped, expected, atol=1e-7 * np.abs(expected).max())
     with solver_limits(frequent_columns=20, product_threads=1):
         single = IterativeLeastSquares(Y, None, 0.0, minimum_norm=False).minimum_norm_part(fitted_from)
     np.testing.assert_array_equal(mapped, single)  # the products' threads change no bit
     with solver_limits(frequent_columns=Y.shape[1]):  # metric unusable: plain CG, the same solution
-        plain = IterativeLeastSquares(Y, None, 0.0, minimum_norm=False).minimum_norm_part(fitted_from)
+        plain_solver = IterativeLeastSquares(Y, None, 0.0, minimum_norm=False)
+        plain = plain_solver.minimum_norm_part(fitted_from)
+    assert plain_solver.stats["cg_metric_columns"] == 0
     np.testing.assert_allclose(plain, mapped, atol=1e-7 * np.abs(expected).max())
 
 
@@ -119,9 +122,41 @@ def test_row_split_metric_products_are_those_of_scipy():
     np.testing.assert_array_equal(one.solve(u), two.solve(u))
 
 
-def test_weighted_normal_product_is_that_of_the_metric():
-    Y = wide_text_like(n=300, p=500, seed=8)
-    metric = FrequentColumnsMetric(Y, n_columns=30)
-    u = np.random.default_rng(9).standard_normal(300)
-    np.testing.assert_allclose(metric.weighted_normal(u), Y.T @ metric.solve(u), rtol=1e-9,
-                               atol=1e-12 * np.abs(Y.T @ metric.solve(u)).max())
+def collinear_frequent_columns(scale, duplicated, seed=0):
+    """A large numeric column (twice if ``duplicated``), a one-hot group summing to the bias column, rare terms."""
+    rng = np.random.default_rng(seed)
+    n = 1500
+    one_hot = sp.csr_matrix((np.ones(n), (np.arange(n), rng.integers(0, 4, n))), shape=(n, 4))
+    numeric = sp.csr_matrix(rng.uniform(0.1, 1.0, (n, 1)) * scale)
+    rare = sp.random(n, 2500, density=0.002, random_state=1, data_rvs=np.ones)
+    labels = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    parts = [numeric] * (2 if duplicated else 1) + [one_hot, rare, sp.csr_matrix(np.ones((n, 1)))]
+    return sp.csr_matrix(sp.diags(labels) @ sp.hstack(parts))
+
+
+@pytest.mark.parametrize(("scale", "duplicated"), [(1e5, False), (1e6, False), (100.0, True), (1e3, True)])
+def test_map_stays_in_the_row_space_with_collinear_frequent_columns(scale, duplicated):
+    # The frequent columns' capacitance matrix is ill-conditioned; the map must still return Y⁺(Y W) (a
+    # shortcut that took the frequent columns' part from the capacitance solve left the row space here).
+    Y = collinear_frequent_columns(scale, duplicated)
+    W = np.random.default_rng(2).standard_normal(Y.shape[1])
+    expected = np.linalg.pinv(Y.toarray(), rcond=1e-13) @ (Y @ W)
+    with solver_limits(frequent_columns=40, product_threads=1):
+        solver = IterativeLeastSquares(Y, None, 0.0, minimum_norm=False)
+        mapped = solver.minimum_norm_part(W)
+    assert solver.converged
+    np.testing.assert_allclose(mapped, expected, atol=1e-6 * np.abs(expected).max())
+
+
+def test_singular_capacitance_falls_back_to_plain_cg():
+    # two identical columns of size 1e8: μI + Y_HᵀY_H is singular at rounding
+    rng = np.random.default_rng(3)
+    dense = sp.random(80, 400, density=0.03, random_state=1).toarray()
+    dense[:, 0] = dense[:, 1] = rng.uniform(1.0, 2.0, 80) * 1e8
+    dense[:, -1] = 1.0
+    Y = sp.csr_matrix(dense)
+    assert not FrequentColumnsMetric(Y, n_columns=3).usable
+    with solver_limits(frequent_columns=3):
+        solver = IterativeLeastSquares(Y, None, 0.0, minimum_norm=False)
+        mapped = solver.minimum_norm_part(rng.standard_normal(400))
+    assert solver.stats["cg_metric_columns"] == 0 and np.isfinite(mapped).all()

@@ -189,8 +189,9 @@ class FrequentColumnsMetric:
     Attributes
     ----------
     usable : bool
-        ``False`` where the metric would not help: ``N <= 2k`` or ``p <= 2k`` (then plain CG), or every
-        other column is zero (``μ = 0``).
+        ``False`` where the metric would not help: ``N <= 2k`` or ``p <= 2k`` (then plain CG), every
+        other column is zero (``μ = 0``), or the capacitance matrix is singular at rounding (frequent
+        columns collinear and far larger than ``√μ``).
     """
 
     def __init__(self, matrix, threads=1, n_columns=FREQUENT_COLUMNS):
@@ -204,35 +205,21 @@ class FrequentColumnsMetric:
         self.usable = self.mu > 0.0
         if not self.usable:
             return
-        in_H = np.zeros(n_cols, dtype=bool)
-        in_H[order[:n_columns]] = True
-        self._H, self._L = np.flatnonzero(in_H), np.flatnonzero(~in_H)
-        by_columns = matrix.tocsc()
-        Y_H = by_columns[:, self._H].tocsr()
+        Y_H = matrix.tocsc()[:, np.sort(order[:n_columns])].tocsr()
         gram = (Y_H.T @ Y_H).tocoo()  # k × k, dense by design (the data stay sparse)
         capacitance = self.mu * np.eye(n_columns)
         capacitance[gram.row, gram.col] += gram.data
-        self._factor = sla.cho_factor(capacitance)
+        try:
+            self._factor = sla.cho_factor(capacitance)
+        except np.linalg.LinAlgError:  # collinear frequent columns far above μ: singular at rounding, plain CG
+            self.usable = False
+            return
         self._Y_H, self._Y_Ht = RowSplitCSR(Y_H, threads), RowSplitCSR(sp.csr_matrix(Y_H.T), threads)
-        self._Y_Lt = RowSplitCSR(sp.csr_matrix(by_columns[:, self._L].T), threads)
 
     def solve(self, u):
         """``M⁻¹ u``."""
         correction = self._Y_H @ sla.cho_solve(self._factor, self._Y_Ht @ u, check_finite=False)
         return (u - correction) / self.mu
-
-    def weighted_normal(self, u):
-        """``Yᵀ M⁻¹ u``, its ``H`` part without a product.
-
-        With ``h = C⁻¹ Y_Hᵀ u`` (``C = μI + Y_HᵀY_H``, so ``Y_HᵀY_H h = Y_Hᵀu − μh``) and
-        ``m = M⁻¹u = (u − Y_H h)/μ``: ``Y_Hᵀ m = h`` and ``Y_Lᵀ m`` is the one product left,
-        over the other columns' entries only.
-        """
-        h = sla.cho_solve(self._factor, self._Y_Ht @ u, check_finite=False)
-        out = np.empty(self._H.shape[0] + self._L.shape[0])
-        out[self._H] = h
-        out[self._L] = self._Y_Lt @ ((u - self._Y_H @ h) / self.mu)
-        return out
 
 
 def minimum_norm_solve(A, At, fitted, metric, rtol, max_iter):
@@ -251,8 +238,7 @@ def minimum_norm_solve(A, At, fitted, metric, rtol, max_iter):
     space: its iterates converge to another solution.)  ``M`` only changes
     how fast: about 4 times fewer iterations on the text-like
     ``zipf-frequent`` problem of ``benchmarks/bench_sparse_text.py``, each
-    about 1.3 times the cost of a plain one
-    (:meth:`FrequentColumnsMetric.weighted_normal`).
+    about twice the cost of a plain one.
 
     The stopping rule is the plain one of
     :class:`~linsep._linalg.IterativeLeastSquares`,
@@ -266,9 +252,10 @@ def minimum_norm_solve(A, At, fitted, metric, rtol, max_iter):
     g_norm = float(np.linalg.norm(g))
     if g_norm == 0.0:
         return np.zeros(A.shape[1]), 0, 0.0, True
-    x, iterations, _, _ = _pcg(lambda v: metric.weighted_normal(np.asarray(A @ v, dtype=float)),
-                               metric.weighted_normal(np.asarray(fitted, dtype=float)), np.zeros(A.shape[1]),
-                               None, rtol, max_iter)
-    x, more, residual, converged = _pcg(lambda v: np.asarray(At @ (A @ v), dtype=float), g, x, None, rtol,
-                                        max(max_iter - iterations, 1))
+    # Every product ends with Aᵀ: the iterates stay in the row space however M⁻¹ is rounded (a shortcut for
+    # the frequent columns' part, h = C⁻¹Y_Hᵀu, leaked the solve's rounding out of it on collinear columns).
+    x, iterations, _, _ = _pcg(lambda v: np.asarray(At @ metric.solve(A @ v), dtype=float),
+                               np.asarray(At @ metric.solve(fitted), dtype=float), np.zeros(A.shape[1]), None, rtol,
+                               max_iter)
+    x, more, residual, converged = _pcg(lambda v: np.asarray(At @ (A @ v), dtype=float), g, x, None, rtol, max_iter)
     return x, iterations + more, residual, converged

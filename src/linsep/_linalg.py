@@ -310,7 +310,7 @@ class IterativeLeastSquares:
       and ``minimum_norm=True`` (default) CG runs unpreconditioned; with
       ``minimum_norm=False`` it is preconditioned, and
       :meth:`minimum_norm_part` maps any solution to ``Y⁺ r`` afterwards
-      (one unpreconditioned solve): Ho–Kashyap iterates with the fast
+      (one solve kept in the row space): Ho–Kashyap iterates with the fast
       solves, whose ``Y W``, ``E`` and ``B`` are those of the minimum-norm
       solves, and maps only the weights it returns.
     * **Inexact solves inside an iteration.** With ``forcing = η > 0`` a
@@ -418,6 +418,7 @@ class IterativeLeastSquares:
         self._recycled = RecycledSteps()  # steps s_j and M s_j of the inexact solves (forcing > 0)
         self._image, self._recursive = None, 0  # M x of the last solution x, from its residual; solves since a true one
         self.iterations, self.solves, self.converged, self.exact, self.residual = 0, 0, True, True, 0.0
+        self.metric_columns = 0  # k of the minimum-norm map's metric, once it ran with one
 
     def _matvec(self, v):
         z = np.asarray(self._A @ v, dtype=float)
@@ -436,9 +437,11 @@ class IterativeLeastSquares:
 
     @property
     def stats(self):
-        """``factorization``, ``cg_iterations``, ``cg_solves``, ``cg_residual`` (last solve), ``cg_product_threads``."""
+        """``factorization``, ``cg_iterations``, ``cg_solves``, ``cg_residual`` (last solve), ``cg_product_threads``,
+        ``cg_metric_columns`` (``k`` of the minimum-norm map's metric; 0: plain CG or no map)."""
         return {"factorization": self.method, "cg_iterations": self.iterations, "cg_solves": self.solves,
-                "cg_residual": self.residual, "cg_product_threads": self.product_threads}
+                "cg_residual": self.residual, "cg_product_threads": self.product_threads,
+                "cg_metric_columns": self.metric_columns}
 
     def reweighted(self, sample_weight):
         """The same ``Y`` and ``C`` with new weights ``D`` (IRLS), warm-started from the last solution."""
@@ -468,8 +471,8 @@ class IterativeLeastSquares:
                                                                       self.tol if tol is None else float(tol),
                                                                       self.max_iter)
             self.iterations += n_iter
-            self.exact = self.converged = converged
-            self.residual = residual
+            self.converged, self.exact, self.residual = converged, residual <= self.tol, residual
+            self.metric_columns = _LIMITS.get().frequent_columns
         else:
             plain = IterativeLeastSquares(self.Y, None, 0.0, tol=self.tol, max_iter=self.max_iter,
                                           _shared=(self._A, self._At))

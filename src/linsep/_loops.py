@@ -570,7 +570,8 @@ def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks,
     the same array as ``X``, ``rows`` and ``rows_val`` sorted): the validation
     rows are counted inside the training pass (:func:`_pass_merged`), one
     read of ``X`` per iteration.  Vectors ``B, E, D`` may be
-    float32 (stored rounded; every sum is formed in float64); ``W``, ``L``
+    float32 (stored rounded); float32 ``X`` by rows takes the float32 pass
+    (:func:`linsep._hk_rows._pass_merged_narrow`), every other sum is formed in float64; ``W``, ``L``
     and the right-hand side stay float64.  Returns the stop code (``HK_*``;
     ``HK_ILL_CONDITIONED`` when an IRLS system needs more than a Cholesky
     factor, left to the NumPy loop) and the number of entries recorded.

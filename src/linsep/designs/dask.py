@@ -175,8 +175,14 @@ def _signed_rows(X, labels, positive, rows, scale=None):
 
 
 def _signed_block(X, labels, positive, rows, scale=None):
-    """The block's rows of ``Y`` as a :class:`linsep._design.SignedDesign` (products, Gram matrices; never formed)."""
-    return SignedDesign(*_signed_rows(X, labels, positive, rows, scale))
+    """The block's rows of ``Y`` as a :class:`linsep._design.SignedDesign` (products, Gram matrices; never formed).
+
+    A row subset is read in place, a few MiB of rows at a time (no copy of ``X[rows]``).
+    """
+    if rows is None:
+        return SignedDesign(*_signed_rows(X, labels, positive, rows, scale))
+    y = np.where(labels[rows] == positive, 1.0, -1.0)
+    return SignedDesign(np.asarray(X, dtype=working_dtype(X, FLOAT64_ONLY)), y if scale is None else y * scale, rows)
 
 
 def _gram_of(Y, scale, D=None):
@@ -212,7 +218,7 @@ def _gram_block(X, labels, positive, rows, margin, rhs=None, gram=True, scale=No
             target = np.zeros((n, len(value)))
             own = np.searchsorted(value, labels if rows is None else labels[rows])
             target[np.arange(n), own] = 1.0 if b is None else b
-            out["g"] = SignedDesign(Y.X, np.ones(n) if scale is None else scale).T @ target
+            out["g"] = SignedDesign(Y.X, np.ones(n) if scale is None else scale, Y.rows).T @ target
     return out
 
 

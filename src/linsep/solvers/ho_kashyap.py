@@ -241,8 +241,10 @@ def ho_kashyap(
     factor).  A pass by rows over at least ``linsep._loops.PARALLEL_MIN_ENTRIES``
     entries is split over threads (``linsep._loops.pass_threads``).
     float32 data are read as float32 (the vectors ``B``, ``E`` are kept in
-    float32, every sum in float64; the factor and ``W`` are float64, and
-    ``W`` is rounded to float32 on return).  Sparse ``Y`` or ``Y_val``, modified HK, the eigh factorisation,
+    float32; the pass by rows forms each row's products and 16-row blocks of
+    ``Yᵀ(B + offset)`` in float32 and every other sum in float64,
+    ``linsep._hk_rows``; the factor and ``W`` are float64, and ``W`` is
+    rounded to float32 on return).  Sparse ``Y`` or ``Y_val``, modified HK, the eigh factorisation,
     rank-deficient ``Y`` with ``initial_weights`` or with IRLS, and IRLS
     systems that fail the Cholesky pivot test run the NumPy loop below,
     which is also the reference the compiled loop is tested against.
