@@ -225,38 +225,46 @@ def _gram_block(X, labels, positive, rows, margin, rhs=None, gram=True, scale=No
 def _hk_block(X, labels, positive, rows, B, D, W, offset, two_mu, tol, update, irls, scale=None):
     """One Ho–Kashyap pass over a block: ``(B_{k+1}, E_k or None, scalars)`` (see the module).
 
-    NumPy products over the block (``Y_b W`` and ``Y_bᵀ r``, never forming
-    ``Y_b``): a worker then loads no compiled code, which would hold about
-    45 MB of its memory limit for the whole fit; the numbers are those of
-    the in-memory pass to rounding.
+    NumPy products over the block, never forming ``Y_b``: ``Y_b W`` and
+    ``Y_bᵀ r`` for each run of 1 MiB of its rows while that run is in
+    cache, so the pass reads ``X_b`` from memory once.  A worker then loads
+    no compiled code, which would hold about 45 MB of its memory limit for
+    the whole fit; the numbers are those of the in-memory pass to rounding.
     """
     n = labels.shape[0] if rows is None else len(rows)
     if isinstance(B, Real):  # the starting margin, made on the worker
         B = np.full(n, float(B))
     Y = _signed_block(X, labels, positive, rows, scale)
-    Z = Y @ W
-    E = Z - B if offset == 0.0 else Z - offset - B
-    target = B + offset
-    stats = {
-        "J": float(E @ E) if D is None else float(E @ (D * E)),
-        "wrong": int(np.count_nonzero(Z <= 0)),
-        "separated": bool(Z.min(initial=np.inf) > 0),
-        "emax": float(E.max(initial=-np.inf)),
-        "bscale": float(np.abs(B).max(initial=0.0)),
-        "fixed_point": bool(np.all((target > 0) & (np.abs(E) <= tol * target))),
-    }
-    del Z, target
-    step = np.maximum(E, 0.0)
-    step *= two_mu
-    B_next = B + step
-    if update == "margin":
-        step = B_next + offset if offset else B_next  # the margins the next pass reads
-        g = Y.T @ step
-    else:
-        g = Y.T @ np.abs(E)
-    stats["emin"] = float(E.min(initial=np.inf))
-    stats["eabs_max"] = float(np.abs(E).max(initial=0.0))
-    stats["finite"] = bool(np.isfinite(E).all())
+    E, B_next = np.empty(n), np.empty(n)
+    g = np.zeros(Y.shape[1])
+    wrong = 0
+    for part, X_run in Y._blocks():  # each run's vectors stay in cache: a few operations each, in place
+        z = X_run @ W[:-1]
+        z += W[-1]
+        z *= Y.y[part]
+        wrong += int(np.count_nonzero(z <= 0))
+        e = np.subtract(z, B[part], out=z)
+        if offset:
+            e -= offset
+        b_next = np.maximum(e, 0.0)
+        b_next *= two_mu
+        b_next += B[part]
+        # the signed share y_i r_i of the next right-hand side
+        r = (b_next + offset if offset else b_next.copy()) if update == "margin" else np.abs(e)
+        r *= Y.y[part]
+        g[:-1] += X_run.T @ r
+        g[-1] += r.sum()
+        E[part], B_next[part] = e, b_next
+    emax, emin = float(E.max(initial=-np.inf)), float(E.min(initial=np.inf))
+    eabs_max = max(emax, -emin, 0.0)
+    bscale = max(float(B.max(initial=0.0)), -float(B.min(initial=0.0)))
+    target_max = bscale + offset
+    # fixed point: |E_i| <= tol (B_i + offset) for every i; impossible when max |E| exceeds tol max(B + offset)
+    fixed_point = eabs_max <= tol * target_max and bool(np.all(((B + offset) > 0) & (np.abs(E) <= tol * (B + offset))))
+    finite = n == 0 or bool(np.isfinite(emax) and np.isfinite(emin))  # NaN and ±inf reach the extremes
+    stats = {"J": float(E @ E) if D is None else float(E @ (D * E)), "wrong": wrong, "separated": wrong == 0 and finite,
+             "emax": emax, "bscale": bscale, "fixed_point": fixed_point, "emin": emin, "eabs_max": eabs_max,
+             "finite": finite}
     if not irls:  # IRLS takes the right-hand side in its second pass, with D_k
         stats["g"] = g
     return B_next, (E if irls else None), stats
