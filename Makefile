@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test docs venv clean
+.PHONY: demo test docs venv clean clean-numba
 
 venv: $(BIN)/python
 
@@ -46,3 +46,9 @@ docs: venv
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .hypothesis
 	rm -rf docs/_build docs/api docs/auto_examples docs/sg_execution_times.rst
+
+# numba's on-disk cache of compiled functions: stale after an edit to a compiled helper in another module
+# (tests/README.md); the next run recompiles (a few seconds).
+clean-numba:
+	find src -name '*.nbi' -delete
+	find src -name '*.nbc' -delete
