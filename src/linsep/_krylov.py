@@ -205,7 +205,7 @@ class FrequentColumnsMetric:
         self.usable = self.mu > 0.0
         if not self.usable:
             return
-        Y_H = matrix.tocsc()[:, np.sort(order[:n_columns])].tocsr()
+        Y_H = sp.csr_matrix(matrix[:, np.sort(order[:n_columns])])  # CSR column selection: no CSC copy of Y
         gram = (Y_H.T @ Y_H).tocoo()  # k × k, dense by design (the data stay sparse)
         capacitance = self.mu * np.eye(n_columns)
         capacitance[gram.row, gram.col] += gram.data
