@@ -65,6 +65,13 @@ def _pass_merged_narrow(X, y, rows, y_val, rows_val, W, B, offset, two_mu, tol, 
     Float64 arithmetic on every element of ``X`` made the pass compute-bound:
     on 10⁷ × 50 float32 rows it took 1.7 times one float32 ``X @ v``; this one
     takes about 0.6 times (``benchmarks/bench_hkes_large.py``, 2 cores).
+
+    Its loop is :func:`linsep._loops._pass_merged`'s with the float32 row
+    arithmetic, written twice on purpose: one body with a type test inside
+    the loop ran 1.4 times slower (LLVM no longer vectorised the row
+    loops), typed numba overloads ran 2 times slower unless inlined into
+    the loop's IR, and inlined they make numba warn
+    (``NumbaIRAssumptionWarning``) on every first compilation.
     """
     p_x = X.shape[1]
     bias = W.shape[0] > p_x
