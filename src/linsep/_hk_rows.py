@@ -63,13 +63,15 @@ def _pass_merged_narrow(X, y, rows, y_val, rows_val, W, B, offset, two_mu, tol, 
     (:func:`_narrow_score`) and the shares ``t x_r`` of :data:`NARROW_BLOCK`
     rows are summed in float32 before they are added to ``g`` in float64.
     Float64 arithmetic on every element of ``X`` made the pass compute-bound:
-    on 10⁷ × 50 float32 rows it took 1.7 times one float32 ``X @ v``; this one
-    takes about 0.6 times (``benchmarks/bench_hkes_large.py``, 2 cores).
+    an HKES iteration on 10⁷ × 50 float32 rows took 1.31 times one float32
+    ``X @ v``, and takes 0.83 times with this pass
+    (``benchmarks/bench_hkes_large.py``, 2 cores; one thread over all rows:
+    2.0 times, now 1.0 times).
 
     Its loop is :func:`linsep._loops._pass_merged`'s with the float32 row
     arithmetic, written twice on purpose: one body with a type test inside
-    the loop ran 1.4 times slower (LLVM no longer vectorised the row
-    loops), typed numba overloads ran 2 times slower unless inlined into
+    the loop ran 1.6 to 2.7 times slower (LLVM no longer vectorised the
+    row loops), typed numba overloads ran 2 times slower unless inlined into
     the loop's IR, and inlined they make numba warn
     (``NumbaIRAssumptionWarning``) on every first compilation.
     """
