@@ -166,23 +166,22 @@ def _classes(labels):
 
 # --- Per-block work (runs on the workers) -------------------------------------------------------------
 
+def _signed_labels(labels, positive, rows, scale=None):
+    """``y = ±1`` (times ``scale``) for the rows ``rows`` (``None``: all) of a block."""
+    y = np.where((labels if rows is None else labels[rows]) == positive, 1.0, -1.0)
+    return y if scale is None else y * scale
+
+
 def _signed_rows(X, labels, positive, rows, scale=None):
-    """``(X_b, y_b)`` in float64 for the rows ``rows`` (``None``: all) of a block, ``y = ±1`` (times ``scale``)."""
-    if rows is not None:
-        X, labels = X[rows], labels[rows]
-    y = np.where(labels == positive, 1.0, -1.0)
-    return np.asarray(X, dtype=working_dtype(X, FLOAT64_ONLY)), (y if scale is None else y * scale)
+    """``(X_b, y_b)`` in float64 for the rows ``rows`` (``None``: all) of a block (see :func:`_signed_labels`)."""
+    X = X if rows is None else X[rows]
+    return np.asarray(X, dtype=working_dtype(X, FLOAT64_ONLY)), _signed_labels(labels, positive, rows, scale)
 
 
 def _signed_block(X, labels, positive, rows, scale=None):
-    """The block's rows of ``Y`` as a :class:`linsep._design.SignedDesign` (products, Gram matrices; never formed).
-
-    A row subset is read in place, a few MiB of rows at a time (no copy of ``X[rows]``).
-    """
-    if rows is None:
-        return SignedDesign(*_signed_rows(X, labels, positive, rows, scale))
-    y = np.where(labels[rows] == positive, 1.0, -1.0)
-    return SignedDesign(np.asarray(X, dtype=working_dtype(X, FLOAT64_ONLY)), y if scale is None else y * scale, rows)
+    """The block's rows of ``Y`` as a :class:`linsep._design.SignedDesign` (never formed; a row subset read in place)."""
+    return SignedDesign(np.asarray(X, dtype=working_dtype(X, FLOAT64_ONLY)),
+                        _signed_labels(labels, positive, rows, scale), rows)
 
 
 def _gram_of(Y, scale, D=None):
@@ -225,11 +224,9 @@ def _gram_block(X, labels, positive, rows, margin, rhs=None, gram=True, scale=No
 def _hk_block(X, labels, positive, rows, B, D, W, offset, two_mu, tol, update, irls, scale=None):
     """One Ho–Kashyap pass over a block: ``(B_{k+1}, E_k or None, scalars)`` (see the module).
 
-    NumPy products over the block, never forming ``Y_b``: ``Y_b W`` and
-    ``Y_bᵀ r`` for each run of 1 MiB of its rows while that run is in
-    cache, so the pass reads ``X_b`` from memory once.  A worker then loads
-    no compiled code, which would hold about 45 MB of its memory limit for
-    the whole fit; the numbers are those of the in-memory pass to rounding.
+    NumPy products, never forming ``Y_b``: ``Y_b W`` and ``Y_bᵀ r`` for each 1 MiB run of rows while it is in
+    cache (``X_b`` read once).  A worker loads no compiled code (about 45 MB of its memory limit for the whole
+    fit); the numbers are those of the in-memory pass to rounding.
     """
     n = labels.shape[0] if rows is None else len(rows)
     if isinstance(B, Real):  # the starting margin, made on the worker
@@ -258,9 +255,11 @@ def _hk_block(X, labels, positive, rows, B, D, W, offset, two_mu, tol, update, i
     emax, emin = float(E.max(initial=-np.inf)), float(E.min(initial=np.inf))
     eabs_max = max(emax, -emin, 0.0)
     bscale = max(float(B.max(initial=0.0)), -float(B.min(initial=0.0)))
-    target_max = bscale + offset
     # fixed point: |E_i| <= tol (B_i + offset) for every i; impossible when max |E| exceeds tol max(B + offset)
-    fixed_point = eabs_max <= tol * target_max and bool(np.all(((B + offset) > 0) & (np.abs(E) <= tol * (B + offset))))
+    fixed_point = eabs_max <= tol * (bscale + offset)
+    if fixed_point:
+        target = B + offset
+        fixed_point = bool(np.all((target > 0) & (np.abs(E) <= tol * target)))
     finite = n == 0 or bool(np.isfinite(emax) and np.isfinite(emin))  # NaN and ±inf reach the extremes
     stats = {"J": float(E @ E) if D is None else float(E @ (D * E)), "wrong": wrong, "separated": wrong == 0 and finite,
              "emax": emax, "bscale": bscale, "fixed_point": fixed_point, "emin": emin, "eabs_max": eabs_max,
