@@ -118,8 +118,15 @@ def test_row_split_metric_products_are_those_of_scipy():
     Y = wide_text_like(n=300, p=500, seed=6)
     u = np.random.default_rng(7).standard_normal(300)
     one, two = FrequentColumnsMetric(Y, 1, n_columns=30), FrequentColumnsMetric(Y, 2, n_columns=30)
-    assert isinstance(two._Y_H, RowSplitCSR)
+    assert isinstance(two._Y_Ht, RowSplitCSR)
     np.testing.assert_array_equal(one.solve(u), two.solve(u))
+    # Y_H c by the column scatter of the CSC view: the row-wise product's sums, in the same order
+    Y_H = sp.csr_matrix(two._Y_H)
+    c = np.random.default_rng(8).standard_normal(Y_H.shape[1])
+    np.testing.assert_array_equal(two._Y_H @ c, Y_H @ c)
+    dense_H = Y_H.toarray()
+    metric = two.mu * np.eye(300) + dense_H @ dense_H.T
+    np.testing.assert_allclose(two.solve(u), np.linalg.solve(metric, u), rtol=1e-9, atol=1e-12)
 
 
 def collinear_frequent_columns(scale, duplicated, seed=0):

@@ -220,10 +220,10 @@ def test_float32_data_give_the_float64_fit():
 def test_sparse_inner_forcing_matches_tight_solve():
     """Wide sparse X: the LSVM's own looser inner CG forcing (``LSVM_CG_FORCING``) reaches the tight solve's fit.
 
-    Above 2¹⁶ stored entries the default solves inside iteration (22) stop at ``LSVM_CG_FORCING`` (10⁻¹) times the
+    Above 2¹⁶ stored entries the default solves inside iteration (22) stop at ``LSVM_CG_FORCING`` (3·10⁻¹) times the
     change of their right-hand side; ``cg_forcing=0`` solves every step to ``CG_RTOL``.  The stopping rule is the
     same, so both converge, and the weights agree to ``1e-6`` of their largest entry (the iterates differ by a
-    tenth of steps that the rule drives to ``tol``), the training predictions exactly.
+    fraction of steps that the rule drives to ``tol``), the training predictions exactly.
     """
     from linsep._linalg import CG_FORCING, iteration_forcing
     from linsep.solvers.lsvm import LSVM_CG_FORCING, LSVMFactor

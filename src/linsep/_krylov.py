@@ -214,12 +214,18 @@ class FrequentColumnsMetric:
         except np.linalg.LinAlgError:  # collinear frequent columns far above μ: singular at rounding, plain CG
             self.usable = False
             return
-        self._Y_H, self._Y_Ht = RowSplitCSR(Y_H, threads), RowSplitCSR(sp.csr_matrix(Y_H.T), threads)
+        Y_Ht = sp.csr_matrix(Y_H.T)
+        # Y_Hᵀu row-wise (k long rows, split over threads); Y_H c as a column scatter through the CSC view of
+        # the same arrays: about half the time of a row-wise product over N short rows, the same sums in the
+        # same order (ascending columns), and no second copy of Y_H in the products' working set.
+        self._Y_Ht, self._Y_H = RowSplitCSR(Y_Ht, threads), Y_Ht.T
 
     def solve(self, u):
         """``M⁻¹ u``."""
         correction = self._Y_H @ sla.cho_solve(self._factor, self._Y_Ht @ u, check_finite=False)
-        return (u - correction) / self.mu
+        correction -= u
+        correction /= -self.mu
+        return correction
 
 
 def minimum_norm_solve(A, At, fitted, metric, rtol, max_iter):
