@@ -98,19 +98,21 @@ def test_minimum_norm_part_uses_the_metric_and_maps_to_the_pseudoinverse_solutio
     Y = wide_text_like(n=200, p=400, seed=4)
     fitted_from = np.random.default_rng(5).standard_normal(Y.shape[1])
     expected = np.linalg.pinv(Y.toarray()) @ (Y @ fitted_from)
-    with solver_limits(frequent_columns=20, product_threads=threads):
+    # peeling_max_free=0: the Krylov map (this small wide Y would peel with its 200 free columns)
+    with solver_limits(frequent_columns=20, product_threads=threads, peeling_max_free=0):
         solver = IterativeLeastSquares(Y, None, 0.0, minimum_norm=False)
         mapped = solver.minimum_norm_part(fitted_from)
     assert solver.converged and solver.exact and solver.iterations > 0
     assert solver.stats["cg_metric_columns"] == 20  # the metric's path ran
+    assert solver.stats["minimum_norm_map"] == "metric cg"
     np.testing.assert_allclose(mapped, expected, atol=1e-7 * np.abs(expected).max())
-    with solver_limits(frequent_columns=20, product_threads=1):
+    with solver_limits(frequent_columns=20, product_threads=1, peeling_max_free=0):
         single = IterativeLeastSquares(Y, None, 0.0, minimum_norm=False).minimum_norm_part(fitted_from)
     np.testing.assert_array_equal(mapped, single)  # the products' threads change no bit
-    with solver_limits(frequent_columns=Y.shape[1]):  # metric unusable: plain CG, the same solution
+    with solver_limits(frequent_columns=Y.shape[1], peeling_max_free=0):  # metric unusable: plain CG
         plain_solver = IterativeLeastSquares(Y, None, 0.0, minimum_norm=False)
         plain = plain_solver.minimum_norm_part(fitted_from)
-    assert plain_solver.stats["cg_metric_columns"] == 0
+    assert plain_solver.stats["cg_metric_columns"] == 0 and plain_solver.stats["minimum_norm_map"] == "cg"
     np.testing.assert_allclose(plain, mapped, atol=1e-7 * np.abs(expected).max())
 
 
@@ -148,7 +150,7 @@ def test_map_stays_in_the_row_space_with_collinear_frequent_columns(scale, dupli
     Y = collinear_frequent_columns(scale, duplicated)
     W = np.random.default_rng(2).standard_normal(Y.shape[1])
     expected = np.linalg.pinv(Y.toarray(), rcond=1e-13) @ (Y @ W)
-    with solver_limits(frequent_columns=40, product_threads=1):
+    with solver_limits(frequent_columns=40, product_threads=1, peeling_max_free=0):
         solver = IterativeLeastSquares(Y, None, 0.0, minimum_norm=False)
         mapped = solver.minimum_norm_part(W)
     assert solver.converged
@@ -163,7 +165,7 @@ def test_singular_capacitance_falls_back_to_plain_cg():
     dense[:, -1] = 1.0
     Y = sp.csr_matrix(dense)
     assert not FrequentColumnsMetric(Y, n_columns=3).usable
-    with solver_limits(frequent_columns=3):
+    with solver_limits(frequent_columns=3, peeling_max_free=0):
         solver = IterativeLeastSquares(Y, None, 0.0, minimum_norm=False)
         mapped = solver.minimum_norm_part(rng.standard_normal(400))
     assert solver.stats["cg_metric_columns"] == 0 and np.isfinite(mapped).all()

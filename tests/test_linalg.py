@@ -23,6 +23,7 @@ import scipy.sparse as sp
 from conftest import random_problem, sparse_problem
 from sklearn.exceptions import ConvergenceWarning
 
+import linsep._krylov as krylov
 import linsep._linalg as linalg
 from linsep import make_classifier
 from linsep._certificates import FIT_PROOF_RTOL, design_proof_residuals
@@ -291,14 +292,16 @@ def test_unconverged_minimum_norm_projection_is_reported(iterative, monkeypatch)
     Y = sign_normalized(X, np.where(y == 1, 1.0, -1.0))
     reference = ho_kashyap(Y, tol=1e-3)
     assert reference.status == "converged"
-    pcg = linalg._pcg
+    pcg = krylov._pcg
 
     def projection_short(matvec, b, x, inv_diag, rtol, max_iter, **kwargs):
-        # the projection on the row space is the only unpreconditioned solve of a C = 0 fit
-        return pcg(matvec, b, x, inv_diag, rtol, 1 if inv_diag is None else max_iter, **kwargs)
+        # the map's CG (linsep._krylov.minimum_norm_map) stops after one iteration; the W-steps' are untouched
+        return pcg(matvec, b, x, inv_diag, rtol, 1, **kwargs)
 
-    monkeypatch.setattr(linalg, "_pcg", projection_short)
-    result = ho_kashyap(Y, tol=1e-3)
+    monkeypatch.setattr(krylov, "_pcg", projection_short)
+    with solver_limits(peeling_max_free=0):  # the Krylov map (this tall Y would peel: no solve to cut short)
+        result = ho_kashyap(Y, tol=1e-3)
+    assert result.extra["minimum_norm_map"] == "cg"
     assert result.status == "max_iter"
     # the weights are kept unprojected: their fitted values are the iteration's own
     np.testing.assert_allclose(Y @ result.weights, Y @ reference.weights, atol=1e-8)

@@ -87,6 +87,25 @@ def test_minimum_norm_weights_when_d_exceeds_n(name):
     np.testing.assert_allclose(sparse.intercept_, direct.intercept_, atol=1e-6 * scale)
 
 
+@pytest.mark.parametrize("name", ("hk", "hkes"))
+def test_minimum_norm_weights_of_tall_rank_deficient_data_through_the_peeled_map(name):
+    # terms seen in no document, and rare terms seen only together: the null space that the map projects
+    # out without a Krylov solve (linsep._null_space); the weights must be the direct path's W = Y⁺B
+    X, y = sparse_problem(400, 60, density=0.05, noise=0.1, seed=3)
+    X = sp.hstack([X, sp.csr_matrix((400, 2)), X[:, [5]] * 3.0, X[:, [7]] * -0.5], format="csr")
+    params = {"stop_at_separation": False, "max_iter": 100}
+    direct = fit_quietly(estimator(name, **params), X.toarray(), y)
+    with solver_limits(direct_max_columns=2):
+        sparse = fit_quietly(estimator(name, **params), X, y)
+        signs = np.where(y == 1, 1.0, -1.0)
+        result = ho_kashyap(sign_normalized(X, signs), max_iter=100, stop_at_separation=False)
+    assert result.extra["minimum_norm_map"] == "peeled"
+    scale = np.abs(direct.coef_).max()
+    np.testing.assert_allclose(sparse.coef_, direct.coef_, atol=1e-6 * scale)
+    np.testing.assert_allclose(sparse.intercept_, direct.intercept_, atol=1e-6 * scale)
+    assert np.all(sparse.coef_[0, 60:62] == 0.0)  # the empty columns' weights
+
+
 @pytest.mark.parametrize("update", ["margin", "weights"])
 def test_solver_reports_cg_work(iterative, update):
     X, y = sparse_problem(200, 40, noise=0.1)

@@ -18,9 +18,11 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from ._design import SignedDesign, summed_duplicates
-from ._threads import RowSplitCSR
+from ._null_space import PEELING_MAX_FREE, peeled_row_space_part
+from ._threads import RowSplitCSR, serial_blas
 
-__all__ = ["RECYCLED_STEPS", "RecycledSteps", "FrequentColumnsMetric", "column_squares", "minimum_norm_solve"]
+__all__ = ["RECYCLED_STEPS", "RecycledSteps", "FrequentColumnsMetric", "column_squares", "minimum_norm_map",
+           "minimum_norm_solve"]
 
 RECYCLED_STEPS = 12
 """Steps of the previous inexact solves kept to start the next one (:class:`RecycledSteps`)."""
@@ -265,3 +267,31 @@ def minimum_norm_solve(A, At, fitted, metric, rtol, max_iter):
                                max_iter)
     x, more, residual, converged = _pcg(lambda v: np.asarray(At @ (A @ v), dtype=float), g, x, None, rtol, max_iter)
     return x, iterations + more, residual, converged
+
+
+def minimum_norm_map(A, At, W, tol, max_iter, *, threads=1, frequent_columns=FREQUENT_COLUMNS,
+                     peeling_max_free=PEELING_MAX_FREE):
+    """``Y⁺ Y W``: the minimum-norm ``W'`` with ``Y W' = Y W``, the projection of ``W`` on the row space of ``Y``.
+
+    ``A`` and ``At`` give the products with ``Y`` and ``Yᵀ`` (``A.matrix``, where present, is ``Y``).
+    Directly where sparse ``Y`` peels (:func:`linsep._null_space.peeled_row_space_part`: tall text-like data,
+    no solve); else CG from ``W' = 0`` on ``YᵀY W' = Yᵀ(Y W)`` to ``tol``, its iterates in the row space: for
+    sparse ``Y`` under the metric of its ``frequent_columns`` (:func:`minimum_norm_solve`), else plain.
+    Returns ``(W', iterations, relative residual, converged, how)``, ``how`` one of ``"peeled"``,
+    ``"metric cg"``, ``"cg"``.
+    """
+    fitted = np.asarray(A @ W, dtype=float)
+    matrix = getattr(A, "matrix", A)
+    peeled = sp.issparse(matrix) and peeled_row_space_part(matrix, A, At, W, fitted, tol, peeling_max_free)
+    if peeled:
+        out, residual = peeled
+        return out, 0, residual, True, "peeled"
+    metric = sp.issparse(matrix) and FrequentColumnsMetric(matrix, threads, frequent_columns)
+    with serial_blas(threads > 1):
+        if metric and metric.usable:
+            return (*minimum_norm_solve(A, At, fitted, metric, tol, max_iter), "metric cg")
+        x, iterations, residual, converged = _pcg(lambda v: np.asarray(At @ np.asarray(A @ v, dtype=float),
+                                                                          dtype=float),
+                                                  np.asarray(At @ fitted, dtype=float), np.zeros(A.shape[1]), None,
+                                                  tol, max_iter)
+    return x, iterations, residual, converged, "cg"

@@ -38,7 +38,8 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from ._design import SignedDesign
-from ._krylov import FREQUENT_COLUMNS, FrequentColumnsMetric, RecycledSteps, _pcg, column_squares, minimum_norm_solve
+from ._krylov import FREQUENT_COLUMNS, RecycledSteps, _pcg, column_squares, minimum_norm_map
+from ._null_space import PEELING_MAX_FREE
 from ._threads import RowSplitCSR, pass_threads, serial_blas_for
 
 # A Cholesky pivot ratio below this signals (near) rank deficiency: the
@@ -79,6 +80,7 @@ class SolverLimits:
     cg_max_iter: int = _CG_MAX_ITER
     product_threads: int | None = None  # threads of the sparse CG products (None: linsep._threads.pass_threads)
     frequent_columns: int = FREQUENT_COLUMNS  # k of the minimum-norm map's metric (linsep._krylov)
+    peeling_max_free: int = PEELING_MAX_FREE  # free columns of the map's peeling (linsep._null_space; 0: none)
 
 
 _LIMITS = contextvars.ContextVar("linsep_solver_limits", default=SolverLimits())
@@ -296,23 +298,18 @@ class IterativeLeastSquares:
       norms of ``Y`` (it equalises columns of very different scales, as
       tf-idf columns are; about 7 times fewer iterations on text data),
       except where it would change the answer (next point).
-    * **Minimum norm for C = 0.** Without a penalty, rank-deficient ``Y`` and
-      ``d + 1 > N`` have many least-squares solutions; the answer must be the
-      one of :class:`LeastSquaresFactor`, the minimum-norm ``W = Y⁺ r`` (the
-      unique solution in the row space of ``Y``).  Plain CG from ``x0`` in
-      the row space keeps every iterate there (the Krylov vectors
-      ``(YᵀDY)^k YᵀD r`` are), so it converges to ``Y⁺ r``; ``x0 = 0`` and
-      the previous solutions used as warm starts are in the row space (so is
-      everything IRLS produces: ``D > 0`` does not change the row space).
-      Jacobi-preconditioned iterates lie in ``M⁻¹·``row space instead and
-      converge to the minimum ``M``-norm solution, which has the same fitted
-      values ``Y W`` but another null-space component.  So with ``C = 0``
-      and ``minimum_norm=True`` (default) CG runs unpreconditioned; with
-      ``minimum_norm=False`` it is preconditioned, and
-      :meth:`minimum_norm_part` maps any solution to ``Y⁺ r`` afterwards
-      (one solve kept in the row space): Ho–Kashyap iterates with the fast
-      solves, whose ``Y W``, ``E`` and ``B`` are those of the minimum-norm
-      solves, and maps only the weights it returns.
+    * **Minimum norm for C = 0.** Without a penalty, rank-deficient ``Y``
+      (or ``d + 1 > N``) has many least-squares solutions; the answer must be
+      :class:`LeastSquaresFactor`'s, the minimum-norm ``W = Y⁺ r`` (the one
+      in the row space of ``Y``).  Plain CG from a start in the row space
+      (zero, earlier solutions; ``D > 0`` keeps the row space) stays there
+      and converges to it; Jacobi-preconditioned iterates converge to the
+      minimum ``M``-norm solution instead (the same ``Y W``, another
+      null-space component).  So with ``C = 0`` and ``minimum_norm=True``
+      (default) CG runs unpreconditioned; with ``minimum_norm=False`` it is
+      preconditioned, and :meth:`minimum_norm_part` maps the weights
+      Ho–Kashyap returns to ``Y⁺ r`` (its ``Y W``, ``E``, ``B`` are the
+      minimum-norm solves' all along).
     * **Inexact solves inside an iteration.** With ``forcing = η > 0`` a
       solve without an explicit ``tol`` stops as soon as its residual is
       ``η`` times the residual it started from, ``‖YᵀD(r − r_prev)‖`` for
@@ -419,6 +416,7 @@ class IterativeLeastSquares:
         self._image, self._recursive = None, 0  # M x of the last solution x, from its residual; solves since a true one
         self.iterations, self.solves, self.converged, self.exact, self.residual = 0, 0, True, True, 0.0
         self.metric_columns = 0  # k of the minimum-norm map's metric, once it ran with one
+        self.minimum_norm_map = None  # how the last minimum-norm map ran: "peeled", "metric cg" or "cg"
 
     def _matvec(self, v):
         z = np.asarray(self._A @ v, dtype=float)
@@ -438,10 +436,11 @@ class IterativeLeastSquares:
     @property
     def stats(self):
         """``factorization``, ``cg_iterations``, ``cg_solves``, ``cg_residual`` (last solve), ``cg_product_threads``,
-        ``cg_metric_columns`` (``k`` of the minimum-norm map's metric; 0: plain CG or no map)."""
+        ``cg_metric_columns`` (``k`` of the minimum-norm map's metric; 0: plain CG or no map),
+        ``minimum_norm_map`` (:meth:`minimum_norm_part`: ``"peeled"``, ``"metric cg"``, ``"cg"``; ``None``: no map)."""
         return {"factorization": self.method, "cg_iterations": self.iterations, "cg_solves": self.solves,
                 "cg_residual": self.residual, "cg_product_threads": self.product_threads,
-                "cg_metric_columns": self.metric_columns}
+                "cg_metric_columns": self.metric_columns, "minimum_norm_map": self.minimum_norm_map}
 
     def reweighted(self, sample_weight):
         """The same ``Y`` and ``C`` with new weights ``D`` (IRLS), warm-started from the last solution."""
@@ -456,29 +455,18 @@ class IterativeLeastSquares:
         """The minimum-norm ``W'`` with ``Y W' = Y W``: the projection of ``W`` on the row space of ``Y``.
 
         Every least-squares solution of a ``C = 0`` problem (whatever ``D``)
-        maps to the minimum-norm one ``Y⁺ r``.  CG from ``W' = 0`` on
-        ``YᵀY W' = Yᵀ(Y W)`` to ``tol``, its iterates kept in the row space:
-        for sparse ``Y`` weighted by the metric of its frequent columns
-        (:func:`linsep._krylov.minimum_norm_solve`), else plain.  Its iterations are counted.
+        maps to the minimum-norm one ``Y⁺ r`` (:func:`linsep._krylov.minimum_norm_map`:
+        directly where sparse ``Y`` peels, else by CG kept in the row space).  Its iterations are counted.
         """
-        fitted = np.asarray(self._A @ np.asarray(W, dtype=float), dtype=float)
-        matrix = getattr(self._A, "matrix", None)
-        metric = sp.issparse(matrix) and FrequentColumnsMetric(matrix, self.product_threads,
-                                                               _LIMITS.get().frequent_columns)
-        if metric and metric.usable:
-            with serial_blas_for(self):
-                out, n_iter, residual, converged = minimum_norm_solve(self._A, self._At, fitted, metric,
-                                                                      self.tol if tol is None else float(tol),
-                                                                      self.max_iter)
-            self.iterations += n_iter
-            self.converged, self.exact, self.residual = converged, residual <= self.tol, residual
-            self.metric_columns = _LIMITS.get().frequent_columns
-        else:
-            plain = IterativeLeastSquares(self.Y, None, 0.0, tol=self.tol, max_iter=self.max_iter,
-                                          _shared=(self._A, self._At))
-            out = plain.solve(fitted, tol)
-            self.iterations += plain.iterations
-            self.converged, self.exact, self.residual = plain.converged, plain.exact, plain.residual
+        limits = _LIMITS.get()
+        out, n_iter, self.residual, self.converged, self.minimum_norm_map = minimum_norm_map(
+            self._A, self._At, W, self.tol if tol is None else float(tol), self.max_iter,
+            threads=self.product_threads, frequent_columns=limits.frequent_columns,
+            peeling_max_free=limits.peeling_max_free)
+        self.iterations += n_iter
+        self.exact = self.residual <= self.tol
+        if self.minimum_norm_map == "metric cg":
+            self.metric_columns = limits.frequent_columns
         self.solves += 1
         return out
 
