@@ -140,3 +140,14 @@ def test_minimum_norm_part_peels_and_agrees_with_the_krylov_map():
     assert krylov.stats["minimum_norm_map"] in ("metric cg", "cg") and krylov.iterations > 0
     np.testing.assert_allclose(peeled, mapped, atol=1e-8 * np.abs(mapped).max())
     np.testing.assert_allclose(peeled, pinv_projection(Y, W), atol=1e-10 * np.abs(peeled).max())
+
+
+def test_edge_shapes():
+    zero = sp.csr_matrix((5, 4))
+    null_space = PeeledNullSpace(zero)
+    assert null_space.usable and null_space.dimension == 4
+    np.testing.assert_array_equal(null_space.row_space_part(np.ones(4)), np.zeros(4))
+    one = sp.csr_matrix(np.array([[0.0, 2.0, 0.0], [0.0, 1.0, 0.0]]))
+    null_space = PeeledNullSpace(one)
+    assert null_space.usable and null_space.dimension == 2
+    np.testing.assert_allclose(null_space.row_space_part(np.array([1.0, 3.0, -1.0])), [0.0, 3.0, 0.0])
