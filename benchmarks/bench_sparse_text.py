@@ -15,7 +15,8 @@ both are twice as regularised as ``LinearSVC(C=1)``.
 
 Each fit runs in a fresh subprocess (the data are written once to a
 temporary ``.npz``) that reports its fit time, its test error, ``n_iter`` /
-``status``, the CG iterations per Ho–Kashyap iteration and the process's
+``status``, the CG iterations per Ho–Kashyap iteration (and, without ``C``, how
+the returned weights were mapped to the minimum norm) and the process's
 peak resident memory (``ru_maxrss``; also its increase over the memory held
 after loading the data).  Time ratios are against LinearSVC and Ridge in the
 same run; the machine may be shared, so the load average is printed, and so are the CPU times
@@ -132,6 +133,8 @@ def worker(label, path):
                 result = solver(*args, **kwargs)
                 stats.update({k: float(v) for k, v in result.extra.items() if k.startswith("cg_")})
                 stats["factorization"] = result.extra.get("factorization")
+                if result.extra.get("minimum_norm_map"):  # Ho–Kashyap without C: how the weights were projected
+                    stats["minimum_norm_map"] = result.extra["minimum_norm_map"]
                 return result
             return run
 
@@ -212,6 +215,8 @@ def main():
             cg = ""
             if "cg_iterations" in r:
                 cg = f"  CG its {r['cg_iterations']} ({r['cg_iterations'] / max(r['n_iter'], 1):.1f} per iteration)"
+            if "minimum_norm_map" in r:
+                cg += f", map: {r['minimum_norm_map']}"
             print(f"{label:26s} fit {r['seconds']:8.2f} s (CPU {r['cpu_seconds']:6.2f} s)  test error {r['test_error']:.4f}  n_iter {r['n_iter']:g}  "
                   f"status {r['status']:13s} peak RSS {r['peak_mib']:7.0f} MiB (data loaded: {r['data_mib']:.0f})"
                   f"{cg}  {' '.join(r['warnings'])}", flush=True)
