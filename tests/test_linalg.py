@@ -67,6 +67,28 @@ def test_full_solve_after_inexact_ones_equals_direct(ridge, weighted):
     np.testing.assert_allclose(W, direct, rtol=0, atol=1e-6 * np.abs(direct).max())
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_tracked_fitted_values_are_the_products_of_the_returned_solutions(weighted):
+    # Y W carried through the recycled corrections and CG's own products Y d, over more solves than the
+    # recursive residual's refresh (16); a solve from a given start, or any other W, gives None
+    _, _, Y = wide_problem(300)
+    D = np.random.default_rng(6).uniform(0.2, 3.0, Y.shape[0]) if weighted else None
+    solver = IterativeLeastSquares(Y, D, 0.5, forcing=0.3, track_fitted=True)
+    rng = np.random.default_rng(7)
+    target, direction = 1.0 + rng.random(Y.shape[0]), rng.standard_normal(Y.shape[0])
+    for k in range(40):
+        W = solver.solve(target + 0.8**k * direction)
+        tracked = solver.fitted_values(W)
+        np.testing.assert_allclose(tracked, Y @ W, rtol=0, atol=1e-12 * np.abs(Y @ W).max())
+        assert solver.fitted_values(W.copy()) is None  # only the returned array itself
+    W = solver.solve(target, tol=solver.tol)  # a full solve from the last solution: tracked as well
+    np.testing.assert_allclose(solver.fitted_values(W), Y @ W, rtol=0, atol=1e-12 * np.abs(Y @ W).max())
+    W = solver.solve_normal(np.asarray(Y.T @ target).ravel(), x0=np.zeros(Y.shape[1]))  # another start: not
+    assert solver.fitted_values(W) is None
+    untracked = IterativeLeastSquares(Y, D, 0.5, forcing=0.3)
+    assert untracked.fitted_values(untracked.solve(target)) is None
+
+
 def test_reweighted_solver_keeps_forcing_and_solves_the_weighted_system():
     _, _, Y = wide_problem(300)
     solver = IterativeLeastSquares(Y, None, 0.5, forcing=0.1)

@@ -28,7 +28,7 @@ RECYCLED_STEPS = 12
 """Steps of the previous inexact solves kept to start the next one (:class:`RecycledSteps`)."""
 
 
-def _pcg(matvec, b, x, inv_diag, rtol, max_iter, stall=100, forcing=0.0, start=None):
+def _pcg(matvec, b, x, inv_diag, rtol, max_iter, stall=100, forcing=0.0, start=None, on_step=None):
     """Preconditioned conjugate gradients for ``M x = b`` (``M`` symmetric positive semi-definite) from ``x``.
 
     Stops when ``‖b − M x‖ <= max(rtol ‖b‖, forcing ‖b − M x_0‖)`` (the
@@ -37,6 +37,8 @@ def _pcg(matvec, b, x, inv_diag, rtol, max_iter, stall=100, forcing=0.0, start=N
     new minimum for ``stall`` iterations (rounding floor).  ``start``
     (optional) is ``(r, reference)``: the residual ``b − M x`` already known
     and the norm that ``forcing`` multiplies (instead of ``‖b − M x_0‖``).
+    ``on_step(alpha)`` (optional) is called after each step ``x += alpha d``,
+    right after ``matvec(d)``.
     Returns ``(x, iterations, relative residual, converged)``; ``x`` is
     updated in place.
     """
@@ -60,6 +62,8 @@ def _pcg(matvec, b, x, inv_diag, rtol, max_iter, stall=100, forcing=0.0, start=N
             return x, it, r_norm / b_norm, r_norm <= target
         alpha = rz / curvature
         x += alpha * direction
+        if on_step is not None:
+            on_step(alpha)
         r -= alpha * q
         r_norm = np.linalg.norm(r)
         if r_norm <= target:
@@ -103,11 +107,14 @@ class RecycledSteps:
     def __init__(self, capacity=RECYCLED_STEPS):
         self.capacity = capacity
         self._V = self._MV = None  # rows: the kept steps and their images (a ring of ``capacity``)
+        self._AV = None  # rows: the steps' fitted values A s_j, where the solver tracks them
         self._small = np.zeros((capacity, capacity))  # VᵀMV, updated one row and column per kept step
         self._count = self._next = 0
 
-    def corrected(self, x, r):
+    def corrected(self, x, r, fitted=None):
         """Move ``x`` (in place) by the correction in the span of the kept steps; return the new residual.
+
+        ``fitted`` (optional, ``A x``) moves with ``x`` (in place), from the kept steps' ``A s_j``.
 
         ``c`` is found through the eigenvalues of the small matrix ``VᵀMV``,
         those at or below ``1e-12`` of the largest dropped (nearly collinear
@@ -125,16 +132,25 @@ class RecycledSteps:
         vectors = vectors[:, keep]
         c = vectors @ ((vectors.T @ (V @ r)) / values[keep])
         x += c @ V
+        if fitted is not None:
+            fitted += c @ self._AV[:m]
         return r - c @ MV
 
-    def keep(self, step, image):
-        """Keep ``(s, M s)`` (a step of positive curvature) in place of the oldest once :attr:`capacity` are kept."""
+    def keep(self, step, image, fitted_step=None):
+        """Keep ``(s, M s)`` (a step of positive curvature) in place of the oldest once :attr:`capacity` are kept.
+
+        ``fitted_step`` is ``A s``, kept alongside where the solver tracks its fitted values (always or never).
+        """
         if not (np.all(np.isfinite(image)) and float(step @ image) > 0.0):
             return
         if self._V is None:
             self._V, self._MV = np.empty((self.capacity, step.shape[0])), np.empty((self.capacity, step.shape[0]))
+        if fitted_step is not None and self._AV is None:
+            self._AV = np.empty((self.capacity, fitted_step.shape[0]))
         j = self._next
         self._V[j], self._MV[j] = step, image
+        if fitted_step is not None:
+            self._AV[j] = fitted_step
         self._count = min(self._count + 1, self.capacity)
         self._next = (j + 1) % self.capacity
         m = self._count

@@ -382,7 +382,7 @@ class IterativeLeastSquares:
     rank = None
 
     def __init__(self, Y, sample_weight=None, ridge=0.0, *, tol=CG_RTOL, max_iter=None, penalize_bias=False,
-                 minimum_norm=True, forcing=0.0, _shared=None):
+                 minimum_norm=True, forcing=0.0, track_fitted=False, _shared=None):
         n_samples, n_cols = Y.shape
         self.Y = Y
         self.sample_weight = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
@@ -392,6 +392,7 @@ class IterativeLeastSquares:
         self.penalize_bias = bool(penalize_bias)
         self.minimum_norm = bool(minimum_norm)
         self.forcing = float(forcing)
+        self.track_fitted = bool(track_fitted)
         if _shared is None:
             if sp.issparse(Y):
                 # CSR copies of Y and Yᵀ: both products of an iteration run row-wise, in float64, their
@@ -414,14 +415,15 @@ class IterativeLeastSquares:
         self._x = np.zeros(n_cols)
         self._recycled = RecycledSteps()  # steps s_j and M s_j of the inexact solves (forcing > 0)
         self._image, self._recursive = None, 0  # M x of the last solution x, from its residual; solves since a true one
+        self._fitted = self._returned = None  # Y x of the last solution x (track_fitted), and the copy returned
         self.iterations, self.solves, self.converged, self.exact, self.residual = 0, 0, True, True, 0.0
         self.metric_columns = 0  # k of the minimum-norm map's metric, once it ran with one
         self.minimum_norm_map = None  # how the last minimum-norm map ran: "peeled", "metric cg" or "cg"
 
     def _matvec(self, v):
-        z = np.asarray(self._A @ v, dtype=float)
+        z = self._image_of_last = np.asarray(self._A @ v, dtype=float)  # Y v, read by the fitted values' tracking
         if self.sample_weight is not None:
-            z *= self.sample_weight
+            z = z * self.sample_weight
         out = np.asarray(self._At @ z, dtype=float).ravel()
         if self.ridge > 0:
             out += self._penalty * v
@@ -446,7 +448,8 @@ class IterativeLeastSquares:
         """The same ``Y`` and ``C`` with new weights ``D`` (IRLS), warm-started from the last solution."""
         other = IterativeLeastSquares(self.Y, sample_weight, self.ridge, tol=self.tol, max_iter=self.max_iter,
                                       penalize_bias=self.penalize_bias, minimum_norm=self.minimum_norm,
-                                      forcing=self.forcing, _shared=(self._A, self._At))
+                                      forcing=self.forcing, track_fitted=self.track_fitted,
+                                      _shared=(self._A, self._At))
         other._x = self._x.copy()
         other.iterations, other.solves = self.iterations, self.solves
         return other
@@ -492,7 +495,7 @@ class IterativeLeastSquares:
 
     def _solve_columns(self, column, tol):
         self._x = np.zeros_like(self._x)  # columns are unrelated: each from zero
-        self._image = None
+        self._image = self._fitted = None
         return self.solve(column, tol)
 
     def solve_normal(self, g, tol=None, x0=None):
@@ -503,7 +506,7 @@ class IterativeLeastSquares:
         g = np.asarray(g, dtype=float)
         start = self._x.copy() if x0 is None else np.array(x0, dtype=float)
         forcing = self.forcing if tol is None else 0.0
-        known = None
+        known = fitted = on_step = None
         recycling = self.forcing > 0 and x0 is None and bool(np.any(g))
         if recycling:  # inexact iteration: start from the recycled steps' correction
             previous = start.copy()
@@ -515,23 +518,32 @@ class IterativeLeastSquares:
             else:
                 r0 = g - self._matvec(start)
                 self._recursive = 0
-            known = (self._recycled.corrected(start, r0), float(np.linalg.norm(r0)))
+                self._fitted = self._image_of_last if self.track_fitted else None  # Y x afresh
+            if self._fitted is not None:  # Y x moves with x: by the kept steps' Y s_j, then by CG's Y d
+                fitted, previous_fitted = self._fitted.copy(), self._fitted
+                on_step = lambda alpha: np.add(fitted, alpha * self._image_of_last, out=fitted)  # noqa: E731
+            known = (self._recycled.corrected(start, r0, fitted), float(np.linalg.norm(r0)))
         with serial_blas_for(self):
             x, n_iter, residual, converged = _pcg(self._matvec, g, start, self._inv_diag,
                                                   self.tol if tol is None else float(tol), self.max_iter,
-                                                  forcing=forcing, start=known)
+                                                  forcing=forcing, start=known, on_step=on_step)
         self._image = None
         if recycling:  # CG left its final residual in known[0]
-            self._recycled.keep(x - previous, r0 - known[0])
+            self._recycled.keep(x - previous, r0 - known[0], None if fitted is None else fitted - previous_fitted)
             self._image = g - known[0]
-        self._x = x
+        self._x, self._fitted, self._returned = x, fitted, x.copy()
         self.iterations += n_iter
         self.solves += 1
         # "exact": the solver's own tolerance was met (a tightened solve may stop above its tighter one);
         # "converged": so was the target of this solve (an inexact solve's forcing target)
         self.exact, self.residual = residual <= self.tol, residual
         self.converged = self.exact or (forcing > 0 and converged)
-        return x.copy()
+        return self._returned
+
+    def fitted_values(self, W):
+        """A copy of ``Y W`` if ``W`` is the last solution :meth:`solve_normal` returned and ``track_fitted``
+        kept it up to date (``None`` otherwise): the product the caller would compute, without it."""
+        return self._fitted.copy() if self._fitted is not None and W is self._returned else None
 
 
 class GramOnly:

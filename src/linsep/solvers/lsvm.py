@@ -297,11 +297,13 @@ class _LinearStep:
         if self._linear_term is None and sp.issparse(self.f.X) and isinstance(self.f._factor, _IterativeS):
             # Wide sparse X: the CSR copies of [X, 1] and its transpose that CG multiplies by anyway
             # (row-wise products, the bias column included) and one compiled loop over the rows between them.
-            A, At = self.f._factor.solver._A, self.f._factor.solver._At
-            u = np.asarray(A @ self.weights, dtype=float)
+            solver = self.f._factor.solver
+            u = solver.fitted_values(self.weights)  # H W tracked through the solve that gave W, else a product
+            if u is None:
+                u = np.asarray(solver._A @ self.weights, dtype=float)
             step_sq, alpha_sq, objective = lsvm_update(u, self.y, self._r, self.alpha, self.f.C, float(self.mu),
                                                        bool(first))
-            g = np.asarray(At @ u, dtype=float).ravel()
+            g = np.asarray(solver._At @ u, dtype=float).ravel()
         elif sp.issparse(self.f.X) or self._linear_term is not None:
             self.alpha, self._r, g, step_sq, alpha_sq, objective = linear_pass(
                 self.f.X, self.y, self.weights, self._r, None if first else self.alpha, self.f.C, self.mu,
@@ -395,7 +397,8 @@ class _IterativeS:
 
     def __init__(self, X, C, sample_weight=None, forcing=None):
         H = augment(X) if sp.issparse(X) else SignedDesign(X, np.ones(X.shape[0]))
-        self.solver = IterativeLeastSquares(H, sample_weight, 1.0 / C, penalize_bias=True,
+        # track_fitted: the pass needs H W of each solution, which CG's own products H d give along the way
+        self.solver = IterativeLeastSquares(H, sample_weight, 1.0 / C, penalize_bias=True, track_fitted=True,
                                             forcing=iteration_forcing(H, forcing, default=LSVM_CG_FORCING))
 
     def solve(self, g, exact=False, x0=None):
