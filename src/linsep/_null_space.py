@@ -151,6 +151,19 @@ def _proportional_groups(indptr, indices, data, order, counts, hashes, rtol, max
 
 
 @njit(cache=True)
+def _determine(j, cindptr, cindices, determined, undetermined, ready, n_ready):
+    """Mark column ``j`` determined; append the rows left with one undetermined column to ``ready``; new length."""
+    determined[j] = True
+    for p in range(cindptr[j], cindptr[j + 1]):
+        r = cindices[p]
+        undetermined[r] -= 1
+        if undetermined[r] == 1:
+            ready[n_ready] = r
+            n_ready += 1
+    return n_ready
+
+
+@njit(cache=True)
 def _peel(indptr, indices, data, cindptr, cindices, active, order, max_free):
     """Peel the ``active`` columns of a matrix given as CSR (with values) and CSC pattern, in rounds.
 
@@ -210,17 +223,11 @@ def _peel(indptr, indices, data, cindptr, cindices, active, order, max_free):
             n_next = 0
             for t in range(n_round):
                 j = round_cols[t]
-                determined[j] = True
                 pivot_rows[n_pivots], pivot_cols[n_pivots] = chosen_row[j], j
                 chosen_row[j] = -1
                 n_pivots += 1
                 left -= 1
-                for p in range(cindptr[j], cindptr[j + 1]):
-                    r = cindices[p]
-                    undetermined[r] -= 1
-                    if undetermined[r] == 1:
-                        next_ready[n_next] = r
-                        n_next += 1
+                n_next = _determine(j, cindptr, cindices, determined, undetermined, next_ready, n_next)
             ready[:n_next] = next_ready[:n_next]
             n_ready = n_next
         if left == 0 or n_free == max_free:
@@ -228,16 +235,10 @@ def _peel(indptr, indices, data, cindptr, cindices, active, order, max_free):
         while determined[order[next_free]]:
             next_free += 1
         j = order[next_free]
-        determined[j] = True
         free_cols[n_free] = j
         n_free += 1
         left -= 1
-        for p in range(cindptr[j], cindptr[j + 1]):
-            r = cindices[p]
-            undetermined[r] -= 1
-            if undetermined[r] == 1:
-                ready[n_ready] = r
-                n_ready += 1
+        n_ready = _determine(j, cindptr, cindices, determined, undetermined, ready, n_ready)
     return pivot_rows[:n_pivots], pivot_cols[:n_pivots], free_cols[:n_free], left == 0
 
 
