@@ -151,3 +151,23 @@ def test_edge_shapes():
     null_space = PeeledNullSpace(one)
     assert null_space.usable and null_space.dimension == 2
     np.testing.assert_allclose(null_space.row_space_part(np.array([1.0, 3.0, -1.0])), [0.0, 3.0, 0.0])
+
+
+def test_tiny_entries_and_a_large_group():
+    # entries near 1e-170 (squares underflow): scaled first, the verdict is right or absent, never wrong
+    Y = tall_text_like(n=400, p=60, seed=11) * 1e-170
+    null_space = PeeledNullSpace(Y)
+    W = np.random.default_rng(12).standard_normal(Y.shape[1])
+    if null_space.usable:
+        expected = pinv_projection(Y * 1e170, W)
+        np.testing.assert_allclose(null_space.row_space_part(W), expected, atol=1e-10 * np.abs(expected).max())
+    # 3000 terms seen once, all in one document: one group of proportional columns, projected in O(p)
+    n = 500
+    Z = sp.hstack([tall_text_like(n=n, p=40, duplicates=False, zero_columns=False),
+                   sp.csr_matrix((np.ones(3000), (np.zeros(3000, int), np.arange(3000))), shape=(n, 3000))],
+                  format="csr")
+    null_space = PeeledNullSpace(Z)
+    assert null_space.usable and null_space.dimension == Z.shape[1] - np.linalg.matrix_rank(Z.toarray())
+    W = np.random.default_rng(13).standard_normal(Z.shape[1])
+    expected = pinv_projection(Z, W)
+    np.testing.assert_allclose(null_space.row_space_part(W), expected, atol=1e-10 * np.abs(expected).max())

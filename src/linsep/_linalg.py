@@ -542,7 +542,7 @@ class IterativeLeastSquares:
 
     def fitted_values(self, W):
         """A copy of ``Y W`` if ``W`` is the last solution :meth:`solve_normal` returned and ``track_fitted``
-        kept it up to date (``None`` otherwise): the product the caller would compute, without it."""
+        kept it up to date (``None`` otherwise; ``W`` must not have been changed in place)."""
         return self._fitted.copy() if self._fitted is not None and W is self._returned else None
 
 

@@ -78,10 +78,10 @@ same-pattern columns, e.g. dense ones, which then stay apart and leave the verdi
 _NULL_SINGULAR = 1e-9
 _CLEAR_SINGULAR = 1e-7
 _MAX_GROWTH = 1e6
+"""Largest entry of the substitution ``T`` (free columns 1) whose roundings still leave step 3 a clear verdict."""
 _MIN_GRAM_EIGENVALUE = 1e-14
 """Smallest eigenvalue, relative to the largest, of the unit null vectors' Gram matrix that its Cholesky factor
 projects with (a condition number of the basis below 10⁷)."""
-"""Largest entry of the substitution ``T`` (free columns 1) whose roundings still leave step 3 a clear verdict."""
 
 
 @njit(cache=True)
@@ -305,6 +305,8 @@ class PeeledNullSpace:
             A.eliminate_zeros()
         if not np.all(np.isfinite(A.data)):
             return
+        if A.nnz:  # scaled to a largest entry of 1 (the null space is the same): no squares underflow in step 3
+            A = A / np.abs(A.data).max()
         C = A.tocsc()
         C.sort_indices()
         counts = np.diff(C.indptr)
@@ -323,7 +325,9 @@ class PeeledNullSpace:
         T = _substituted(A.indptr, A.indices, A.data, A.shape[1], pivot_rows, pivot_cols, free_cols)
         if not np.abs(T).max(initial=0.0) <= _MAX_GROWTH:  # NaN or a substitution that lost its digits
             return
-        self._groups = _group_projection(self._representative, self._scale)
+        kept = self._representative >= 0
+        self._kept, self._group = np.flatnonzero(kept), self._representative[kept]
+        self._group_squares = np.bincount(self._group, weights=self._scale[kept] ** 2, minlength=kept.size)
         self._basis = None
         n_null = 0
         if free_cols.size:
@@ -350,7 +354,7 @@ class PeeledNullSpace:
                 # Cholesky factor of their Gram matrix (BLAS-3, a tenth of a Householder QR's time on 5·10⁴
                 # rows), applied twice (:meth:`row_space_part`), which is exact to rounding while the
                 # basis's condition number is far below 1/√eps.
-                basis = np.asarray(self._groups @ (T @ null))
+                basis = self._group_part(T @ null)
                 basis /= np.linalg.norm(basis, axis=0)
                 gram = basis.T @ basis
                 values = np.linalg.eigvalsh(gram)
@@ -360,38 +364,24 @@ class PeeledNullSpace:
         self.dimension = int(A.shape[1] - active.sum() + n_null)
         self.usable = True
 
+    def _group_part(self, W):
+        """``P_R W`` (``W`` of shape (p,) or (p, m)): ``W_j = s_j Σ_k s_k W_k / Σ_k s_k²`` over ``j``'s group of
+        proportional columns, ``0`` for a zero column; O(p) per column of ``W``, whatever the groups' sizes."""
+        kept, group, scale = self._kept, self._group, self._scale[self._kept]
+        columns = W.reshape(W.shape[0], -1)
+        out = np.zeros(columns.shape)
+        for c in range(columns.shape[1]):
+            sums = np.bincount(group, weights=scale * columns[kept, c], minlength=W.shape[0])
+            out[kept, c] = scale * (sums[group] / self._group_squares[group])
+        return out.reshape(W.shape)
+
     def row_space_part(self, W):
         """``Y⁺ Y W``: the projection of ``W`` (shape (p,)) on the row space of ``Y``."""
-        projected = self._groups @ np.asarray(W, dtype=float)
+        projected = self._group_part(np.asarray(W, dtype=float))
         if self._basis is not None:
             for _ in range(2):  # the second pass removes what the first left of the null part by rounding
                 projected -= self._basis @ sla.cho_solve(self._gram_factor, self._basis.T @ projected)
         return projected
-
-
-def _group_projection(representative, scale):
-    """``P_R`` as a sparse ``p × p`` matrix: ``(P_R W)_j = s_j Σ_k s_k W_k / Σ_k s_k²`` over ``j``'s group.
-
-    Zero columns (``representative = -1``) have empty rows; a column alone in its group has ``1`` on the diagonal.
-    """
-    n_cols = representative.size
-    kept = np.flatnonzero(representative >= 0)
-    if kept.size == 0:  # every column zero: the row space is {0}
-        return sp.csr_matrix((n_cols, n_cols))
-    group = representative[kept]
-    order = np.argsort(group, kind="stable")
-    kept, group = kept[order], group[order]
-    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
-    sizes = np.diff(np.r_[starts, group.size])
-    squares = np.add.reduceat(scale[kept] ** 2, starts)
-    # all pairs (j, k) of a group: for each member j, the members of its group
-    member_start = np.repeat(starts, sizes)
-    member_size = np.repeat(sizes, sizes)
-    rows = np.repeat(kept, member_size)
-    offsets = np.arange(rows.size) - np.repeat(np.cumsum(member_size) - member_size, member_size)
-    cols = kept[np.repeat(member_start, member_size) + offsets]
-    values = scale[rows] * scale[cols] / np.repeat(np.repeat(squares, sizes), member_size)
-    return sp.csr_matrix((values, (rows, cols)), shape=(n_cols, n_cols))
 
 
 def peeled_row_space_part(matrix, A, At, W, fitted, tol, max_free=PEELING_MAX_FREE):
@@ -408,5 +398,7 @@ def peeled_row_space_part(matrix, A, At, W, fitted, tol, max_free=PEELING_MAX_FR
     out = null_space.row_space_part(W)
     scale = np.linalg.norm(np.asarray(At @ fitted, dtype=float))
     change = np.linalg.norm(np.asarray(At @ np.asarray(A @ (W - out), dtype=float), dtype=float))
-    residual = float(change / scale) if scale > 0 else float(change > 0)
+    if not scale > 0:  # Yᵀ(Y W) zero or underflowed: nothing to measure the projection against
+        return None
+    residual = float(change / scale)
     return (out, residual) if residual <= tol else None
