@@ -300,13 +300,12 @@ class PeeledNullSpace:
         if max_free <= 0 or not sp.issparse(matrix):
             return
         A = sp.csr_matrix(summed_duplicates(matrix), dtype=np.float64)
-        if A.nnz and not np.all(A.data != 0.0):  # a stored zero is no pivot: drop it (on a copy)
-            A = A.copy()
-            A.eliminate_zeros()
         if not np.all(np.isfinite(A.data)):
             return
-        if A.nnz:  # scaled to a largest entry of 1 (the null space is the same): no squares underflow in step 3
-            A = A / np.abs(A.data).max()
+        # a copy scaled to a largest entry of 1 (the same null space; no squares underflow in step 3), without
+        # its stored zeros (no pivots)
+        A = A / np.abs(A.data).max() if A.nnz else A.copy()
+        A.eliminate_zeros()
         C = A.tocsc()
         C.sort_indices()
         counts = np.diff(C.indptr)
@@ -395,10 +394,10 @@ def peeled_row_space_part(matrix, A, At, W, fitted, tol, max_free=PEELING_MAX_FR
     null_space = PeeledNullSpace(matrix, max_free)
     if not null_space.usable:
         return None
-    out = null_space.row_space_part(W)
     scale = np.linalg.norm(np.asarray(At @ fitted, dtype=float))
-    change = np.linalg.norm(np.asarray(At @ np.asarray(A @ (W - out), dtype=float), dtype=float))
     if not scale > 0:  # Yᵀ(Y W) zero or underflowed: nothing to measure the projection against
         return None
+    out = null_space.row_space_part(W)
+    change = np.linalg.norm(np.asarray(At @ np.asarray(A @ (W - out), dtype=float), dtype=float))
     residual = float(change / scale)
     return (out, residual) if residual <= tol else None
