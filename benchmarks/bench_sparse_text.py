@@ -28,6 +28,14 @@ disturbs far less than the wall-clock times.
     PYTHONPATH=src python benchmarks/bench_sparse_text.py --problem zipf-frequent   # or rare-signal (PROBLEMS)
     PYTHONPATH=src python benchmarks/bench_sparse_text.py --threads 2   # linsep's products on 2 threads
     PYTHONPATH=src python benchmarks/bench_sparse_text.py --repeat 3    # each method's best of 3 rounds
+    PYTHONPATH=src python benchmarks/bench_sparse_text.py --warm-up     # time each method's second fit
+
+By default each timed fit is its process's first: it includes importing the estimator's modules and loading
+its compiled (numba) code, about 0.2–0.3 s for linsep, as a script that fits once pays.  ``--warm-up`` times the
+second fit instead (a first, untimed fit on 2000 rows before it, for every method alike): the cost of each
+further fit in a session (cross-validation, a grid, one-vs-rest classes).  With ``--repeat`` the ratios to
+``LinearSVC`` are also printed round by round (median and largest), which the machine's changing load
+disturbs less than the ratio of two best times.
 
 Every fit runs on one thread by default (``OMP_NUM_THREADS=1`` and the like in its process), as
 scikit-learn's ``LinearSVC`` (liblinear) does; ``--threads N`` lets linsep's fits use ``N`` threads (their
@@ -48,6 +56,7 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.base import clone
 
 METHODS = {
     "linsep hk": ("linsep", "hk", {"max_iter": 200}),
@@ -62,6 +71,9 @@ METHODS = {
     "sklearn Ridge(sparse_cg)": ("sklearn", "RidgeClassifier", {"solver": "sparse_cg", "alpha": 1.0}),
 }
 
+
+WARM_UP_ROWS = 2000
+"""Rows of the untimed first fit of ``--warm-up``."""
 
 PROBLEMS = {
     # name: (N, d, density, make_text_data keywords); --quick scales N and d down
@@ -115,8 +127,12 @@ def _rss_mib():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KiB
 
 
-def worker(label, path):
-    """Fit one method on the saved data and print one JSON line of measurements."""
+def worker(label, path, warm_up=False):
+    """Fit one method on the saved data and print one JSON line of measurements.
+
+    ``warm_up``: fit the same estimator on the first :data:`WARM_UP_ROWS` training rows first, untimed, so that
+    the timed fit finds the modules imported and the compiled code loaded, as every fit after a process's first does.
+    """
     data = np.load(path)
     X = sp.csr_matrix((data["data"], data["indices"], data["indptr"]), shape=tuple(data["shape"]))
     Xt = sp.csr_matrix((data["t_data"], data["t_indices"], data["t_indptr"]), shape=tuple(data["t_shape"]))
@@ -146,6 +162,11 @@ def worker(label, path):
         import sklearn.svm
 
         model = getattr(sklearn.svm if name == "LinearSVC" else sklearn.linear_model, name)(**params)
+    if warm_up:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            clone(model).fit(X[:WARM_UP_ROWS], y[:WARM_UP_ROWS])
+        stats.clear()
     before = _rss_mib()
     start, cpu_start = time.perf_counter(), time.process_time()
     with warnings.catch_warnings(record=True) as caught:
@@ -171,10 +192,13 @@ def main():
     parser.add_argument("--threads", type=int, default=1, help="threads of linsep's fits (scikit-learn's: 1)")
     parser.add_argument("--repeat", type=int, default=1,
                         help="rounds over all methods; each method's fastest fit is kept (a shared machine's noise)")
-    parser.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--warm-up", action="store_true",
+                        help="time each method's second fit in its process (a first, untimed fit on "
+                             f"{WARM_UP_ROWS} rows imports and loads its code): the steady state of repeated fits")
+    parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(*args.worker)
+        worker(args.worker[0], args.worker[1], args.worker[2] == "warm")
         return
     n_samples, n_features, density, keywords = PROBLEMS[args.problem]
     if args.quick:
@@ -194,21 +218,25 @@ def main():
         path = os.path.join(tmp, "text.npz")
         np.savez(path, data=X.data, indices=X.indices, indptr=X.indptr, shape=X.shape, y=y,
                  t_data=Xt.data, t_indices=Xt.indices, t_indptr=Xt.indptr, t_shape=Xt.shape, yt=yt)
-        results = {}
+        results, rounds = {}, []
         labels = args.only or list(METHODS)
         for round_ in range(args.repeat):  # rounds over all methods: each sees the machine's load alike
+            rounds.append({})
             for label in labels:
                 threads = str(args.threads if METHODS[label][0] == "linsep" else 1)
                 env = dict(os.environ, OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads,
                            MKL_NUM_THREADS=threads, NUMBA_NUM_THREADS=threads)
-                run = subprocess.run([sys.executable, __file__, "--worker", label, path], capture_output=True,
-                                     text=True, env=env)
+                run = subprocess.run([sys.executable, __file__, "--worker", label, path,
+                                      "warm" if args.warm_up else "cold"], capture_output=True, text=True, env=env)
                 if run.returncode != 0:
                     print(f"{label}: failed\n{run.stderr[-2000:]}")
                     continue
                 r = json.loads(run.stdout.strip().splitlines()[-1])
+                rounds[-1][label] = r["seconds"]
                 if label not in results or r["seconds"] < results[label]["seconds"]:
                     results[label] = r
+        print("timed: each method's " + ("second fit in its process (--warm-up)" if args.warm_up else
+                                          "first fit in a fresh process (imports and compiled-code loading included)"))
         if args.repeat > 1:
             print(f"best of {args.repeat} rounds (each round fits every method once, in turn):")
         for label, r in results.items():
@@ -229,6 +257,13 @@ def main():
             ratios = ", ".join(f"{k}: {r['cpu_seconds'] / results[ref]['cpu_seconds']:.2f}"
                                for k, r in results.items() if k.startswith("linsep"))
             print(f"CPU time / {ref}: {ratios}")
+    if args.repeat > 1 and "sklearn LinearSVC" in results:
+        # Ratios within a round (fits close in time share the machine's load), over the rounds: less noisy than
+        # the ratio of two best times, which may come from rounds under different loads.
+        paired = {label: [r[label] / r["sklearn LinearSVC"] for r in rounds if label in r and "sklearn LinearSVC" in r]
+                  for label in results if label.startswith("linsep")}
+        print("time / sklearn LinearSVC within each round, median [max]: " + ", ".join(
+            f"{label}: {np.median(v):.2f} [{max(v):.2f}]" for label, v in paired.items() if v))
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from linsep import KernelLagrangianSVMClassifier, LagrangianSVMClassifier, make_classifier
 from linsep.datasets import benchmark_splits
-from linsep.solvers.lsvm import kernel_lagrangian_svm, lagrangian_svm
+from linsep.solvers.lsvm import dual_update, kernel_lagrangian_svm, lagrangian_svm
 
 
 def _overlapping(n=80, d=4, seed=0):
@@ -262,3 +262,32 @@ def test_sparse_lsvm_with_inexact_recycled_solves_matches_the_direct_solution(C)
     assert sparse.extra["factorization"] == "cg" and sparse.status == "converged"
     np.testing.assert_allclose(sparse.weights, direct.weights, atol=1e-7 * np.abs(direct.weights).max())
     np.testing.assert_allclose(sparse.extra["alpha"], direct.extra["alpha"], atol=1e-6 * direct.extra["alpha"].max())
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("first", [False, True])
+def test_dual_update_is_the_row_by_row_iteration(weighted, first):
+    # The row-wise LSVM step written one row at a time from its equations: α_i = C(r_i − y_i s_i),
+    # r_i ← max(r_i − μα_i, c_i), and the sums the stopping rule and the trace read.
+    rng = np.random.default_rng(3)
+    n, C, mu = 50, 2.0, 0.95
+    scores, y = rng.standard_normal(n), np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    c = rng.uniform(0.5, 2.0, n) if weighted else np.ones(n)
+    r, previous = c + rng.random(n), rng.random(n)
+    r_in, previous_in, scores_in = r.copy(), previous.copy(), scores.copy()
+    alpha, r_next, step_sq, alpha_sq, objective = dual_update(
+        scores, y, r, None if first else previous, C, mu, c if weighted else None)
+    np.testing.assert_array_equal(r, r_in)  # r and α_{k−1} are read, not changed
+    np.testing.assert_array_equal(previous, previous_in)
+    expected = {"alpha": [], "r": [], "step_sq": 0.0, "alpha_sq": 0.0, "objective": 0.0}
+    for i in range(n):
+        a = C * (r_in[i] - y[i] * scores_in[i])
+        expected["alpha"].append(a)
+        expected["r"].append(max(r_in[i] - mu * a, c[i]))
+        expected["step_sq"] += 0.0 if first else (a - previous_in[i]) ** 2
+        expected["alpha_sq"] += a * a
+        expected["objective"] += 0.5 * a * r_in[i] - c[i] * a
+    np.testing.assert_allclose(alpha, expected["alpha"], rtol=1e-14)
+    np.testing.assert_allclose(r_next, expected["r"], rtol=1e-14)
+    np.testing.assert_allclose([step_sq, alpha_sq, objective],
+                               [expected["step_sq"], expected["alpha_sq"], expected["objective"]], rtol=1e-12)

@@ -10,7 +10,7 @@ from numba import njit, prange
 
 from ._threads import chunk_range, row_chunks
 
-__all__ = ["lsvm_pass", "lsvm_update"]
+__all__ = ["lsvm_pass"]
 
 _FAST = {"reassoc", "contract", "arcp", "nsz"}  # as in linsep._loops
 
@@ -106,27 +106,3 @@ def lsvm_pass(X, y, W, r, alpha, C, mu, first, g, n_threads):
     parts, sums = np.empty((n_chunks, g.shape[0])), np.empty((n_chunks, 3))
     _lsvm_chunks(X, y, W, r, alpha, C, mu, first, n_chunks, 0, n_chunks, parts, sums)
     return _reduce_chunks(parts, sums, g)
-
-
-@njit(cache=True, nogil=True, fastmath=_FAST)
-def lsvm_update(scores, y, r, alpha, C, mu, first):
-    """The row-wise part of :func:`lsvm_pass` from ``scores = [X, 1] W`` given (sparse ``X``): one loop over the rows.
-
-    ``α_i = C(r_i − y_i s_i)``, ``r_i ← max(r_i − μα_i, 1)``; ``r`` and
-    ``alpha`` are updated in place and ``scores`` is overwritten with
-    ``y ∘ r_k`` (the vector whose product with ``[X, 1]ᵀ`` is ``g = Hᵀr_k``).
-    Returns the three sums of :func:`lsvm_pass`.
-    """
-    step_sq, alpha_sq, objective = 0.0, 0.0, 0.0
-    for i in range(r.shape[0]):
-        r_i = float(r[i])
-        a = C * (r_i - y[i] * scores[i])
-        if not first:
-            step_sq += (a - alpha[i]) * (a - alpha[i])
-        alpha[i] = a
-        alpha_sq += a * a
-        objective += 0.5 * a * r_i - a
-        r_next = max(r_i - mu * a, 1.0)
-        r[i] = r_next
-        scores[i] = y[i] * r_next
-    return step_sq, alpha_sq, objective
