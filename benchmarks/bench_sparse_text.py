@@ -14,7 +14,8 @@ the LSVM minimises ``½‖W‖² + (C/2)‖ξ‖²``, MHKS ``‖YW − B‖² + 
 both are twice as regularised as ``LinearSVC(C=1)``.
 
 Each fit runs in a fresh subprocess (the data are written once to a
-temporary ``.npz``) that reports its fit time, its test error, ``n_iter`` /
+temporary ``.npz``) that reports its fit time, its test error (compared with ``LinearSVC``'s row by row:
+McNemar's exact test says whether the difference exceeds the test set's noise), ``n_iter`` /
 ``status``, the CG iterations per Ho–Kashyap iteration (and, without ``C``, how
 the returned weights were mapped to the minimum norm) and the process's
 peak resident memory (``ru_maxrss``; also its increase over the memory held
@@ -25,7 +26,7 @@ disturbs far less than the wall-clock times.
 
     PYTHONPATH=src python benchmarks/bench_sparse_text.py            # full size (minutes)
     PYTHONPATH=src python benchmarks/bench_sparse_text.py --quick    # N = 10⁴, d = 3·10³ (seconds)
-    PYTHONPATH=src python benchmarks/bench_sparse_text.py --problem zipf-frequent   # or rare-signal (PROBLEMS)
+    PYTHONPATH=src python benchmarks/bench_sparse_text.py --problem zipf-frequent   # rare-signal, raw-counts
     PYTHONPATH=src python benchmarks/bench_sparse_text.py --threads 2   # linsep's products on 2 threads
     PYTHONPATH=src python benchmarks/bench_sparse_text.py --repeat 3    # each method's best of 3 rounds
     PYTHONPATH=src python benchmarks/bench_sparse_text.py --warm-up     # time each method's second fit
@@ -56,6 +57,7 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.stats import binomtest
 from sklearn.base import clone
 
 METHODS = {
@@ -81,18 +83,21 @@ PROBLEMS = {
     "zipf-frequent": (125_000, 50_000, 2e-4, {"exponent": 1.0, "n_rule_terms": 3000, "rule_columns": (0, 3000)}),
     "rare-signal": (200_000, 50_000, 3e-4, {"exponent": 0.8, "n_rule_terms": 20_000,
                                             "rule_columns": (5_000, 50_000)}),
+    "raw-counts": (200_000, 50_000, 1e-3, {"values": "counts"}),
 }
 """The text-like problems: ``text`` (the rule on 500 of the 2000 most frequent terms), ``zipf-frequent`` (Zipf
 frequencies ``1/rank``, the label carried by the 3000 most frequent of 5·10⁴ terms, 10⁵ training documents) and
-``rare-signal`` (a flatter law, the rule on 2·10⁴ terms of frequency ranks 5000 to 5·10⁴: rare terms carry it)."""
+``rare-signal`` (a flatter law, the rule on 2·10⁴ terms of frequency ranks 5000 to 5·10⁴: rare terms carry it) and
+``raw-counts`` (longer documents, about 50 terms each, as raw term counts: unscaled values, rows of norm ~10)."""
 
 
 def make_text_data(n_samples, n_features, density, seed=0, n_rule_terms=500, label_noise=0.05, exponent=1.1,
-                   rule_columns=None):
+                   rule_columns=None, values="tfidf"):
     """Documents × terms: Zipf-like term frequencies, tf-idf-like values, labels from a sparse rule.
 
     Term ``j`` (by frequency rank) has probability ``∝ (j + 10)^−exponent``; the rule's ``n_rule_terms`` terms
-    are drawn from the ranks ``rule_columns = (lo, hi)`` (default ``(0, 4·n_rule_terms)``).
+    are drawn from the ranks ``rule_columns = (lo, hi)`` (default ``(0, 4·n_rule_terms)``).  ``values``:
+    ``"tfidf"`` (sublinear tf times idf, rows of unit norm) or ``"counts"`` (the raw term counts, unscaled).
     """
     rng = np.random.default_rng(seed)
     frequency = 1.0 / (np.arange(n_features) + 10.0) ** exponent
@@ -105,9 +110,12 @@ def make_text_data(n_samples, n_features, density, seed=0, n_rule_terms=500, lab
     document_frequency = np.bincount(counts.indices, minlength=n_features)
     idf = np.log((1.0 + n_samples) / (1.0 + document_frequency)) + 1.0
     X = counts.copy()
-    X.data = (1.0 + np.log(counts.data)) * idf[counts.indices]
-    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
-    X = sp.diags(1.0 / norms) @ X
+    if values == "tfidf":
+        X.data = (1.0 + np.log(counts.data)) * idf[counts.indices]
+        norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+        X = sp.diags(1.0 / norms) @ X
+    elif values != "counts":
+        raise ValueError(f"values must be 'tfidf' or 'counts', got {values!r}")
     rule = np.zeros(n_features)
     # by default the rule's terms among the 4·500 most frequent, so that almost every document has some
     lo, hi = (0, min(n_features, 4 * n_rule_terms)) if rule_columns is None else rule_columns
@@ -125,6 +133,22 @@ def make_text_data(n_samples, n_features, density, seed=0, n_rule_terms=500, lab
 
 def _rss_mib():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KiB
+
+
+def _predictions_path(path, label):
+    return os.path.join(os.path.dirname(path), "wrong-" + "".join(c if c.isalnum() else "_" for c in label) + ".npy")
+
+
+def mcnemar_p_value(wrong, reference_wrong):
+    """Exact two-sided McNemar p-value of two classifiers' errors on the same test rows.
+
+    Only the rows where exactly one of them errs count: under equal error rates each such row is a fair coin's
+    toss (``scipy.stats.binomtest``).  A large p-value: the two error rates do not differ beyond the test set's noise.
+    """
+    only_this, only_reference = int(np.sum(wrong & ~reference_wrong)), int(np.sum(~wrong & reference_wrong))
+    if only_this + only_reference == 0:
+        return 1.0
+    return float(binomtest(only_this, only_this + only_reference, 0.5).pvalue)
 
 
 def worker(label, path, warm_up=False):
@@ -174,7 +198,9 @@ def worker(label, path, warm_up=False):
         model.fit(X, y)
     seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
     peak = _rss_mib()
-    error = float(np.mean(model.predict(Xt) != yt))
+    predicted = model.predict(Xt)
+    error = float(np.mean(predicted != yt))
+    np.save(_predictions_path(path, label), predicted != yt)  # which test rows it gets wrong (McNemar's test)
     n_iter = getattr(model, "n_iter_", None)
     n_iter = np.nan if n_iter is None else float(np.ravel(n_iter)[0])
     out = {"label": label, "seconds": seconds, "cpu_seconds": cpu_seconds, "test_error": error, "n_iter": n_iter,
@@ -248,6 +274,15 @@ def main():
             print(f"{label:26s} fit {r['seconds']:8.2f} s (CPU {r['cpu_seconds']:6.2f} s)  test error {r['test_error']:.4f}  n_iter {r['n_iter']:g}  "
                   f"status {r['status']:13s} peak RSS {r['peak_mib']:7.0f} MiB (data loaded: {r['data_mib']:.0f})"
                   f"{cg}  {' '.join(r['warnings'])}", flush=True)
+        reference = "sklearn LinearSVC"
+        if reference in results:
+            # The test errors against LinearSVC's, row by row: the difference in points and whether it exceeds the
+            # test set's noise (McNemar's exact test on the rows where exactly one of the two errs).
+            reference_wrong = np.load(_predictions_path(path, reference))
+            print("test error − LinearSVC's (McNemar p): " + ", ".join(
+                f"{label}: {100 * (r['test_error'] - results[reference]['test_error']):+.2f} points "
+                f"({mcnemar_p_value(np.load(_predictions_path(path, label)), reference_wrong):.2f})"
+                for label, r in results.items() if label.startswith("linsep")))
     print(f"load average after: {os.getloadavg()}")
     for ref in ("sklearn LinearSVC", "sklearn Ridge(sparse_cg)"):
         if ref in results:
