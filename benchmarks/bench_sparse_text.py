@@ -32,7 +32,8 @@ disturbs far less than the wall-clock times.
     PYTHONPATH=src python benchmarks/bench_sparse_text.py --warm-up     # time each method's second fit
 
 By default each timed fit is its process's first: it includes importing the estimator's modules and loading
-its compiled (numba) code, about 0.2–0.3 s for linsep, as a script that fits once pays.  ``--warm-up`` times the
+any compiled (numba) code it uses, about 0.2 s (here only ``hk`` and ``hkes`` load any), as a script that fits once
+pays.  ``--warm-up`` times the
 second fit instead (a first, untimed fit on 2000 rows before it, for every method alike): the cost of each
 further fit in a session (cross-validation, a grid, one-vs-rest classes).  With ``--repeat`` the ratios to
 ``LinearSVC`` are also printed round by round (median and largest), which the machine's changing load
