@@ -8,6 +8,7 @@ the named method, and a one-line summary for ``linsep list``.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 from importlib import import_module
 
@@ -65,6 +66,28 @@ _REGISTRY: dict[str, _Entry] = {
 }
 
 
+IGNORED_IF_ABSENT = frozenset({"random_state"})
+"""Parameters that :func:`make_classifier` accepts and drops for a method that does not have them.
+
+``random_state`` only: a method without it draws no random numbers (its fits
+are deterministic), so any seed is already honoured, and a loop such as
+``make_classifier(name, random_state=0) for name in names`` works over every
+name.  Any other parameter a method does not have is an error.
+"""
+
+
+class UnknownParameterError(ValueError, TypeError):
+    """A parameter the named method does not have (a ``ValueError``, as in scikit-learn, and a ``TypeError``)."""
+
+
+def _parameters(cls):
+    """The constructor's keyword parameters of ``cls``, or None if it takes ``**kwargs``."""
+    signature = inspect.signature(cls.__init__)
+    if any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values()):
+        return None
+    return [name for name, p in signature.parameters.items() if name != "self" and p.kind is not p.VAR_POSITIONAL]
+
+
 def _resolve(entry):
     module, cls = entry.target.split(":")
     return getattr(import_module(f"linsep.{module}"), cls)
@@ -79,7 +102,11 @@ def make_classifier(name, **params):
         A registered name; :func:`available_classifiers` lists them.
     **params
         Estimator parameters; they override the preset that defines ``name``
-        (e.g. ``make_classifier("mhks", C=0.25)``).
+        (e.g. ``make_classifier("mhks", C=0.25)``).  ``random_state`` is
+        accepted by every name: a method without that parameter draws no
+        random numbers, and the value is dropped.  Any other parameter the
+        method does not have raises an error that names the method and lists
+        its parameters, as scikit-learn's ``set_params`` does.
 
     Returns
     -------
@@ -87,6 +114,14 @@ def make_classifier(name, **params):
         An unfitted scikit-learn estimator (:class:`HoKashyapClassifier`,
         :class:`PerceptronClassifier`, ...), its parameters the preset of
         ``name`` updated with ``params``.
+
+    Raises
+    ------
+    ValueError
+        ``name`` is not registered, or ``params`` holds a parameter the
+        method does not have (other than ``random_state``); the latter is
+        also a ``TypeError``, the error Python raises for an unexpected
+        keyword argument.
 
     See Also
     --------
@@ -99,6 +134,12 @@ def make_classifier(name, **params):
     HoKashyapClassifier(C=0.25)
     >>> make_classifier("sk").fit([[0, 0], [0, 1], [2, 0], [2, 1]], [0, 0, 1, 1]).status_
     'converged'
+    >>> make_classifier("lsvm", random_state=0)       # deterministic: the seed is dropped
+    LagrangianSVMClassifier()
+    >>> make_classifier("lsvm", verbose=1)            # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    linsep._registry.UnknownParameterError: lsvm (LagrangianSVMClassifier) has no parameter 'verbose'; its parameters: C, ...
     """
     try:
         entry = _REGISTRY[name]
@@ -106,7 +147,16 @@ def make_classifier(name, **params):
         raise ValueError(
             f"unknown classifier {name!r}; available: {', '.join(sorted(_REGISTRY))}"
         ) from None
-    return _resolve(entry)(**{**entry.preset, **params})
+    cls = _resolve(entry)
+    accepted = _parameters(cls)
+    if accepted is not None:
+        unknown = [p for p in params if p not in accepted and p not in IGNORED_IF_ABSENT]
+        if unknown:
+            raise UnknownParameterError(
+                f"{name} ({cls.__name__}) has no parameter{'s' if len(unknown) > 1 else ''} "
+                f"{', '.join(map(repr, unknown))}; its parameters: {', '.join(accepted)}")
+        params = {p: v for p, v in params.items() if p in accepted}
+    return cls(**{**entry.preset, **params})
 
 
 def available_classifiers():
