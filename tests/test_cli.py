@@ -346,3 +346,60 @@ def test_cli_reports_undecided_with_its_own_exit_status(monkeypatch, tmp_path, c
                                                                      np.array([0, 1]), 0))
     assert cli.main(["separable", str(path)]) == cli.EXIT_UNDECIDED == 3
     assert capsys.readouterr().out.splitlines()[0] == "undecided"
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_version_flag(capsys):
+    import linsep
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0 and capsys.readouterr().out == f"linsep {linsep.__version__}\n"
+    run = subprocess.run([sys.executable, "-m", "linsep", "--version"], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and run.stdout == f"linsep {linsep.__version__}\n" and run.stderr == ""
+    assert "--version" in subprocess.run([sys.executable, "-m", "linsep", "--help"], capture_output=True,
+                                         text=True, timeout=120).stdout
+
+
+def test_splits_help_names_the_data_sets_with_20_realizations(capsys):
+    from linsep.datasets import BENCHMARKS
+
+    with pytest.raises(SystemExit):
+        main(["bench", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    twenty = sorted(name for name, spec in BENCHMARKS.items() if spec.n_realizations == 20)
+    assert twenty == ["image", "splice"]  # the protocol's realization counts, as the paper's Table 2 runs
+    assert "default: 20 for image and splice, 100 for the other 7 data sets; --quick: 10" in text
+    assert all(BENCHMARKS[name].n_realizations == 100 for name in BENCHMARKS if name not in twenty)
+
+
+def test_fit_param_rule_random_state_accepted_others_named(tmp_path, capsys, blobs):
+    X, y = blobs
+    data = _write_csv(tmp_path / "d.csv", X, y)
+    code, out, err = _run(capsys, "fit", "lsvm", data, "-o", tmp_path / "m.npz", "--param", "random_state=0")
+    assert code == 0 and "lsvm:" in out  # no random numbers in the LSVM: the seed is dropped
+    err = _assert_refused(capsys, "fit", "lsvm", data, "-o", tmp_path / "m.npz", "--param", "verbose=1")
+    assert "lsvm (LagrangianSVMClassifier) has no parameter 'verbose'; its parameters: C, mu," in err
+
+
+def test_citation_file_cites_this_version():
+    import yaml  # the test extra (and a dependency of dask)
+
+    import linsep
+
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
+    assert cff["cff-version"] == "1.2.0" and cff["type"] == "software" and cff["title"] == "linsep"
+    assert str(cff["version"]) == linsep.__version__ and cff["license"] == "BSD-3-Clause"
+    assert cff["message"] and cff["authors"] == [{"name": "The linsep developers"}]
+    assert "date-released" not in cff  # 0.1.0 is unreleased (docs/changelog.rst)
+    references = {ref["title"]: ref for ref in cff["references"]}
+    lauer = references["Ho–Kashyap classifier with early stopping for regularization"]
+    assert lauer["year"] == 2006 and lauer["doi"] == "10.1016/j.patrec.2005.12.009"
+    assert lauer["journal"] == "Pattern Recognition Letters" and (lauer["volume"], lauer["issue"]) == (27, "9")
+    assert [a["family-names"] for a in lauer["authors"]] == ["Lauer", "Bloch"]
+    for ref in cff["references"]:
+        assert ref["type"] in {"article", "book", "conference-paper"} and ref["authors"] and ref["year"]
+    license_text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert license_text.startswith("BSD 3-Clause License") and "Copyright (c) 2026, The linsep developers" in license_text

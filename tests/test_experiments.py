@@ -1,15 +1,25 @@
 """The experiment of Lauer & Bloch (2006): grid, splits, protocols, statistics, outputs, cache."""
 
 import json
+import os
+import platform
+import subprocess
+import sys
+import time
+import uuid
+from datetime import datetime, timedelta, timezone
 
 import numpy as np
 import pytest
+from sklearn.base import BaseEstimator, ClassifierMixin
 
+import linsep
 from linsep.cli import main
 from linsep.datasets import BENCHMARKS, benchmark_splits
 from linsep.experiments import (coarse_grid, fine_grid, get_method, load_split, paired_pvalue, paper_tables,
                                 run_benchmark, run_one, summarize)
-from linsep.experiments.methods import EXTENSION_METHODS, LABELS
+from linsep.experiments.methods import EXTENSION_METHODS, LABELS, Method
+from linsep.experiments.runner import _task
 
 
 def test_c_grid_is_the_papers():
@@ -125,3 +135,114 @@ def test_bench_columns():
     method = get_method("hkes_cv_c")
     assert method.tuning == "cv" and "hkes_cv_c" in EXTENSION_METHODS and LABELS["hkes_cv_c"].endswith("†")
     assert method.build().Cs is not None
+
+
+class _SlowFirstFit(ClassifierMixin, BaseEstimator):
+    """A majority-class classifier whose first fit in a process (per class) takes FIRST_FIT_S more: a compilation."""
+
+    FIRST_FIT_S = 0.5
+    n_fits = 0
+
+    def fit(self, X, y):
+        type(self).n_fits += 1
+        if type(self).n_fits == 1:
+            time.sleep(self.FIRST_FIT_S)
+        self.classes_, counts = np.unique(y, return_counts=True)
+        self.majority_ = self.classes_[np.argmax(counts)]
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.majority_)
+
+
+def _slow_first_method():
+    """A fresh ``Method`` (its own class, so its first fit is still to come) with a name no other test uses."""
+    cls = type("SlowFirstFit", (_SlowFirstFit,), {"n_fits": 0})
+    return Method(f"slow-first-{uuid.uuid4().hex[:8]}", lambda **params: cls(), "none"), cls
+
+
+def test_first_timed_run_of_a_worker_excludes_the_warm_up(tmp_path):
+    # The runner's worker function, called as the runner calls it: its first run of a (data set, method) warms up
+    # untimed, so the slow first fit lands in warm_up_s and never in time_s; the next run does not warm up again.
+    method, cls = _slow_first_method()
+    config = {"test": True}
+    first = _task("heart", method, 0, "validation", 0, tmp_path / "0.json", config)
+    second = _task("heart", method, 1, "validation", 0, tmp_path / "1.json", config)
+    assert first["warm_up_s"] >= cls.FIRST_FIT_S and first["time_s"] < cls.FIRST_FIT_S / 2
+    assert second["warm_up_s"] == 0.0 and second["time_s"] < cls.FIRST_FIT_S / 2
+    assert cls.n_fits == 3  # warm-up, then one timed fit per run
+    assert json.loads((tmp_path / "0.json").read_text())["time_s"] == first["time_s"]
+    # without the warm-up the same first fit is timed: what the test above would see if the runner forgot it
+    method, cls = _slow_first_method()
+    cold = run_one("heart", method, 0)
+    assert cold["time_s"] >= cls.FIRST_FIT_S and cold["warm_up_s"] == 0.0
+
+
+def test_timings_exclude_numba_compilation():
+    import numba
+
+    @numba.njit
+    def row_sums(X):  # defined here: its first call compiles, whatever linsep's own code does
+        return X.sum(axis=1)
+
+    class NumbaFit(_SlowFirstFit):
+        def fit(self, X, y):
+            row_sums(np.ascontiguousarray(X))
+            return super().fit(X, y)
+
+    NumbaFit.n_fits = 1  # no sleep: the compilation is the only first-call cost
+    method = Method(f"numba-{uuid.uuid4().hex[:8]}", lambda **params: NumbaFit(), "none")
+    # the guard: a timed part that entered numba's compiler is timed again, and the clean timing is kept
+    cold = run_one("heart", method, 0)
+    assert cold["n_retimed"] == 1 and cold["n_compiles"] == 0 and cold["warm_up_s"] == 0.0
+    # with the warm-up (what the runner does first in each worker), the first timing is already clean
+    record = run_one("titanic", "hk", 0, protocol="test", warm_up=True)
+    assert record["n_compiles"] == 0 and record["n_retimed"] == 0
+
+
+def test_bench_warms_up_each_method_and_data_set_once_per_worker(tmp_path):
+    # A fresh process, one worker: the first split of every (data set, method) pair warms up, the others do not,
+    # and no kept timing entered numba's compiler.
+    subprocess.run([sys.executable, "-m", "linsep", "bench", "--datasets", "heart", "titanic", "--methods", "hk",
+                    "mhks", "--splits", "3", "--jobs", "1", "--no-progress", "--out", str(tmp_path)],
+                   capture_output=True, text=True, check=True)
+    rows = json.loads((tmp_path / "results.json").read_text())
+    assert len(rows) == 12
+    for row in rows:
+        assert (row["warm_up_s"] > 0) == (row["split"] == min(r["split"] for r in rows if r["dataset"] == row["dataset"]
+                                                             and r["method"] == row["method"]))
+        assert row["n_compiles"] == 0 and row["n_retimed"] == 0
+
+
+def test_bench_records_its_provenance(tmp_path, capsys):
+    import numba
+    import scipy
+    import sklearn
+
+    argv = ["bench", "--datasets", "thyroid", "--methods", "hk", "hkes", "--splits", "2", "--seed", "7",
+            "--out", str(tmp_path), "--no-progress"]
+    assert main(argv) == 0
+    assert "provenance.json" in capsys.readouterr().out
+    record = json.loads((tmp_path / "provenance.json").read_text())
+    command = "linsep " + " ".join(argv)
+    assert record["command"] == command and record["seed"] == 7 and record["protocol"] == "validation"
+    assert record["splits"] == {"thyroid": 2} and record["methods"] == ["hk", "hkes"] and record["n_computed"] == 4
+    date = datetime.fromisoformat(record["date_utc"])
+    assert date.utcoffset() == timedelta(0) and abs(datetime.now(timezone.utc) - date) < timedelta(hours=1)
+    env = record["environment"]
+    assert env["packages"]["linsep"] == linsep.__version__ == record["linsep"]
+    assert (env["packages"]["numpy"], env["packages"]["scipy"]) == (np.__version__, scipy.__version__)
+    assert (env["packages"]["scikit-learn"], env["packages"]["numba"]) == (sklearn.__version__, numba.__version__)
+    assert env["python"]["version"] == platform.python_version()
+    assert env["cpu"]["logical_cpus"] == os.cpu_count() and env["cpu"]["model"]
+    assert env["numba"]["num_threads"] >= 1 and env["platform"]["system"] == platform.system()
+    assert any(lib.get("user_api") == "blas" and lib.get("num_threads", 0) >= 1 for lib in env["blas"])
+    assert record["code"] == json.loads(next((tmp_path / "cache").rglob("*.json")).read_text())["config"]["code"]
+    for table in ("table1.md", "table2.md"):
+        assert f"`{command}`" in (tmp_path / table).read_text()
+    assert "(seed 7)" in (tmp_path / "table1.md").read_text()
+    # from Python: the call itself is the command
+    report = run_benchmark(datasets=["thyroid"], methods=["hk"], n_splits=1, out=tmp_path / "py", progress=False)
+    python = json.loads((report.out / "provenance.json").read_text())
+    assert python["command"].startswith("linsep.experiments.run_benchmark(datasets=['thyroid'], methods=['hk']")
+    assert python["seed"] == 0 and report.out / "provenance.json" in report.files

@@ -10,6 +10,7 @@
     linsep trace ALGO DATA [--param name=value …] [--init-weights w0,w1,…] [--b0 VALUE]
                  [--positive LABEL] [--class LABEL] [--steps K] [--every N] [--digits D] [--plot OUT.png]
     linsep list
+    linsep --version
 
 ``python -m linsep`` is the same tool.
 
@@ -51,9 +52,11 @@ from pathlib import Path
 import numpy as np
 
 from . import inspection, separability
+from ._version import __version__
 from ._registry import available_classifiers, make_classifier
 from .datasets import DataFileError, read_data_file
 from .experiments import run_benchmark
+from .experiments.provenance import command_line
 from .experiments.stats import TESTS
 from ._model_file import (FORMAT, FORMAT_VERSION, ModelFileError, _checksum, _first_line, check_fitted_model, load_model,
                           save_model, write_file)
@@ -319,7 +322,7 @@ def _cmd_bench(args):
         report = run_benchmark(datasets=args.datasets, methods=args.methods, protocol=args.protocol,
                                n_splits=args.splits, quick=args.quick, jobs=args.jobs, out=args.out,
                                seed=args.seed, test=args.test, progress=not args.no_progress,
-                               scheduler=args.scheduler)
+                               scheduler=args.scheduler, command=command_line(args.argv))
     except ValueError as exc:
         raise CLIError(str(exc)) from None
     print(report.markdown)
@@ -333,6 +336,20 @@ def _cmd_bench(args):
     return 1 if report.failures else 0
 
 
+def _splits_help():
+    """``--splits``'s help, from the data sets' realization counts (the protocol's defaults)."""
+    from .datasets import BENCHMARKS
+    from .experiments.runner import QUICK_SPLITS
+
+    by_count = {}
+    for name, spec in BENCHMARKS.items():
+        by_count.setdefault(spec.n_realizations, []).append(name)
+    common = max(by_count, key=lambda n: len(by_count[n]))
+    rare = "; ".join(f"{n} for {' and '.join(sorted(names))}" for n, names in sorted(by_count.items()) if n != common)
+    return (f"realizations per data set (default: {rare}, {common} for the other {len(by_count[common])} data sets; "
+            f"--quick: {QUICK_SPLITS}); a data set never gets more than its default")
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with the tool's error convention: one line, exit status 2 (the usage is on ``--help``)."""
 
@@ -342,6 +359,8 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser():
     parser = _Parser(prog="linsep", description="Classical linear-discriminant learners.")
+    parser.add_argument("--version", action="version", version=f"linsep {__version__}",
+                        help="print linsep's version and exit")
     sub = parser.add_subparsers(dest="command", required=True)
 
     bench = sub.add_parser("bench", help="reproduce Lauer & Bloch (2006), Tables 1-3 and Figures 1-2")
@@ -350,7 +369,7 @@ def build_parser():
     bench.add_argument("--datasets", nargs="+", metavar="NAME", help="default: all nine")
     bench.add_argument("--methods", nargs="+", metavar="NAME",
                        help="hk hkes hkesa mhks mhka lsvm svm linear_svc or any `linsep list` name")
-    bench.add_argument("--splits", type=int, metavar="N", help="realizations per data set (default 100/20)")
+    bench.add_argument("--splits", type=int, metavar="N", help=_splits_help())
     bench.add_argument("--quick", action="store_true",
                        help="10 splits, all nine data sets, LinearSVC instead of the slow libsvm SVC")
     bench.add_argument("--jobs", type=int, default=1, metavar="J", help="parallel workers (-1: all cores)")
@@ -473,7 +492,9 @@ def main(argv=None):
     ``LINSEP_DEBUG=1`` they are raised instead); warnings are collected and
     printed once each, one line, after a successful command.
     """
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = _parser().parse_args(argv)
+    args.argv = argv  # the command line as given: linsep bench records it with its results
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:

@@ -199,7 +199,8 @@ def write_csv(path, rows):
 def write_raw(out, results):
     """Per-split results as CSV (scalars) and JSON (everything, curves included)."""
     keys = ["dataset", "method", "split", "protocol", "seed", "tuning", "test_error", "tuning_error",
-            "C", "best_iter", "n_fits", "n_iter", "status", "time_s", "n_warnings"]
+            "C", "best_iter", "n_fits", "n_iter", "status", "time_s", "n_warnings", "warm_up_s", "n_retimed",
+            "n_compiles"]
     flat = [{k: (json.dumps(r[k]) if isinstance(r.get(k), list) else r.get(k, "")) for k in keys} for r in results]
     write_csv(out / "results.csv", flat)
     (out / "results.json").write_text(json.dumps(results, indent=1))

@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import platform
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,11 +22,12 @@ from .._version import __version__
 from ..datasets import BENCHMARKS
 from .methods import default_methods, get_method
 from .protocol import PROTOCOLS, run_one
+from .provenance import cpu_model, provenance, python_call
 from .report import (TABLE_OF_PROTOCOL, error_markdown, error_table, figure_grid, figure_iterations,
                      time_markdown, time_table, write_csv, write_raw)
 from .stats import TESTS
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: timings without compilation (warm_up_s, n_retimed, n_compiles)
 QUICK_SPLITS = 10
 # Rough cost order, so the slow runs start first and the workers finish together.
 DASK_CONNECT_TIMEOUT = "10s"
@@ -112,13 +112,31 @@ def _load_cached(path, config):
     return record if record.get("config") == config and "test_error" in record else None
 
 
+_WARMED_UP = set()
+"""The (data set, method, protocol) this process has already run once: the compiled code they use is loaded."""
+
+
 def _task(dataset, method, split, protocol, seed, path, config):
-    """Worker: one run, written to its cache file; exceptions are returned, not raised."""
+    """Worker: one run, written to its cache file; exceptions are returned, not raised.
+
+    ``method`` is a name or a ``Method`` record (:func:`run_one`).  The first run
+    of a (data set, method) in a worker process warms up first, untimed
+    (``run_one(..., warm_up=True)``): the compiled code a method needs is
+    compiled, or loaded from numba's cache, on its first call in each process,
+    and that must not be timed.  Warming up once per worker and (data set,
+    method) rather than once per method keeps the same shapes, hence the same
+    fit plan and compiled paths, as the timed runs; the cost is one extra
+    fit (a grid method's: one of its 20) per worker, method and data set.
+    """
+    name = getattr(method, "name", method)
+    key = (dataset, name, protocol)
     try:
-        record = run_one(dataset, method, split, protocol, seed, keep_curve=(split == 0))
+        record = run_one(dataset, method, split, protocol, seed, keep_curve=(split == 0),
+                         warm_up=key not in _WARMED_UP)
     except Exception as exc:  # one failing method must not lose the others' results
-        return {"dataset": dataset, "method": method, "split": split,
+        return {"dataset": dataset, "method": name, "split": split,
                 "error": f"{type(exc).__name__}: {exc}"}
+    _WARMED_UP.add(key)
     record["config"] = config
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".tmp{os.getpid()}")
@@ -171,8 +189,16 @@ def dask_backend(address):
 
 
 def run_benchmark(datasets=None, methods=None, protocol="validation", n_splits=None, quick=False,
-                  jobs=1, out="results", seed=0, test="ttest", progress=True, scheduler=None):
+                  jobs=1, out="results", seed=0, test="ttest", progress=True, scheduler=None, command=None):
     """Run the comparison of Lauer & Bloch (2006), §3, and write its tables and figures.
+
+    No timing includes a compilation: each worker process runs every (data
+    set, method) once, untimed, before its first timed run of it (see
+    :func:`run_one`).  The output folder also receives ``provenance.json``:
+    the command, the date (UTC), the seed, linsep's code digest and the
+    environment (Python, NumPy, SciPy, scikit-learn, numba versions, BLAS
+    libraries and thread counts, CPU model and count, platform); the error
+    table ends with the command and the seed.
 
     Parameters
     ----------
@@ -202,6 +228,10 @@ def run_benchmark(datasets=None, methods=None, protocol="validation", n_splits=N
         Paired test of the asterisks.
     progress : bool, default=True
         Show a progress bar (tqdm) over the runs.
+    command : str or None
+        The command that started the run (``linsep bench`` passes its command
+        line), written to ``provenance.json`` and under the error table; default:
+        this call, written as Python.
 
     Returns
     -------
@@ -225,6 +255,10 @@ def run_benchmark(datasets=None, methods=None, protocol="validation", n_splits=N
         raise ValueError(f"unknown protocol {protocol!r}; choose from {', '.join(PROTOCOLS)}")
     if test not in TESTS:
         raise ValueError(f"unknown test {test!r}; choose from {', '.join(TESTS)}")
+    if command is None:
+        command = python_call("linsep.experiments.run_benchmark", datasets=datasets, methods=methods,
+                              protocol=protocol, n_splits=n_splits, quick=quick, jobs=jobs, out=str(out), seed=seed,
+                              test=test, scheduler=scheduler)
     datasets, methods, counts = plan(datasets, methods, n_splits, quick)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -261,14 +295,15 @@ def run_benchmark(datasets=None, methods=None, protocol="validation", n_splits=N
     time_rows = time_table(results, datasets, methods) if "hkes" in methods else []
     md = error_markdown(error_rows, datasets, methods, protocol, test)
     files = []
-    (out / f"table{table}.md").write_text(md)
+    (out / f"table{table}.md").write_text(md + f"\nCommand: `{command}` (seed {seed}); the environment, date and "
+                                          f"code digest are in provenance.json.\n")
     write_csv(out / f"table{table}.csv", error_rows)
     files += [out / f"table{table}.md", out / f"table{table}.csv"]
     if time_rows:
         tmd = time_markdown(time_rows, datasets, methods)
         workers = f"{jobs} joblib worker(s)" if scheduler is None else f"the Dask cluster at {scheduler}"
-        (out / "table2.md").write_text(tmd + f"\nMachine: {platform.processor() or platform.machine()}, "
-                                       f"{workers}.\n")
+        (out / "table2.md").write_text(tmd + f"\nMachine: {cpu_model()}, {os.cpu_count()} logical CPUs, {workers}; "
+                                       f"compilation excluded (each worker warms up first). Command: `{command}`.\n")
         write_csv(out / "table2.csv", time_rows)
         files += [out / "table2.md", out / "table2.csv"]
         md += "\n" + tmd
@@ -280,6 +315,17 @@ def run_benchmark(datasets=None, methods=None, protocol="validation", n_splits=N
     if failures:
         (out / "failures.json").write_text(json.dumps(failures, indent=1))
         files.append(out / "failures.json")
+    record = provenance(command, seed, protocol=protocol, datasets=datasets, methods=methods, splits=counts,
+                        jobs=jobs, scheduler=scheduler, test=test, quick=bool(quick), code=config["code"],
+                        cache_format=CACHE_FORMAT, n_computed=len(todo), n_cached=n_cached,
+                        n_failed=len(failures),
+                        timing=("time_s excludes compilation: each worker process runs every (data set, method) "
+                                "once, untimed, before timing it, and a timing during which numba still compiled "
+                                "or loaded code is repeated (n_retimed, n_compiles in results.json); "
+                                f"the {n_cached} runs reused from the cache were timed by earlier runs of the same "
+                                "code and seed"))
+    (out / "provenance.json").write_text(json.dumps(record, indent=1))
+    files.append(out / "provenance.json")
     return BenchmarkReport(out=out, protocol=protocol, results=results, error_rows=error_rows,
                            time_rows=time_rows, markdown=md, files=files, failures=failures,
                            n_computed=len(todo), n_cached=n_cached)
