@@ -16,8 +16,8 @@ import pytest
 import scipy.sparse as sp
 
 PLANS = {
-    "compiled": None,                                   # the default: the compiled segment where it applies
-    "compiled_by_rows": {"by_columns_max_entries": 0},  # its pass by rows (the layout of large data)
+    "compiled": {"driver": "compiled"},                 # the compiled segment where it applies, any size
+    "compiled_by_rows": {"driver": "compiled", "by_columns_max_entries": 0},  # its pass by rows (large data)
     "python": {"driver": "python"},                     # the Python driver over the design
 }
 

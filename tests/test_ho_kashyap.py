@@ -214,8 +214,10 @@ def test_validation_arguments_need_early_stopping():
         HoKashyapClassifier(early_stopping=True).fit(X, y, X_val=X)
 
 
-# The private plan that forces the compiled loop's pass by rows (the layout of data larger than the cache).
-BY_ROWS = {False: {}, True: {"by_columns_max_entries": 0}}
+# The private plans that force the compiled loop (whatever the size; "auto" leaves toy problems to the Python
+# driver) and its pass by rows (the layout of data larger than the cache).
+COMPILED = {"driver": "compiled"}
+BY_ROWS = {False: COMPILED, True: {**COMPILED, "by_columns_max_entries": 0}}
 PYTHON = {"driver": "python"}
 
 COMPILED_CASES = [
@@ -310,7 +312,7 @@ def test_fixed_point_ends_runs_that_do_not_stop_at_separation(compiled):
     X, y = random_problem(15, n=200, d=3, separable=True)
     Y = sign_normalized(X, y)
     result = ho_kashyap(Y, stop_at_separation=False, max_iter=100_000, record_history=True,
-                        _plan=None if compiled else PYTHON)
+                        _plan=COMPILED if compiled else PYTHON)
     assert result.status == "separable" and result.n_iter < 100_000
     E = Y @ result.weights - result.margin
     assert np.all(np.abs(E) <= 1e-6 * result.margin)
@@ -351,7 +353,7 @@ def test_irls_runs_compiled_and_hands_ill_conditioned_systems_to_numpy():
     assert compiled.extra["plan"]["driver"] == "compiled", "the compiled loop was not used for IRLS"
     reference = ho_kashyap(Y, **kw, _plan=PYTHON)
     # a pivot tolerance no factor meets: the first reweighted system is refused, NumPy takes over
-    fallback = ho_kashyap(Y, **kw, _plan={"pivot_tol": 2.0})
+    fallback = ho_kashyap(Y, **kw, _plan={**COMPILED, "pivot_tol": 2.0})
     assert fallback.extra["plan"]["driver"] == "compiled, then python"
     for result in (compiled, fallback):
         assert (result.status, result.n_iter) == (reference.status, reference.n_iter)
@@ -394,7 +396,7 @@ def test_overflowing_starting_weights_raise(compiled):
     with pytest.raises(FloatingPointError), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         ho_kashyap(Y, C=0.1, initial_weights=np.array([1.7e308, 1.7e308, 0.0]), max_iter=20,
-                   _plan=None if compiled else PYTHON)
+                   _plan=COMPILED if compiled else PYTHON)
 
 
 # --------------------------------------------------------------------------- threads, float32, memory
@@ -577,7 +579,9 @@ def test_float32_fit_makes_no_float64_copy_of_the_data():
     X = rng.normal(size=(n, d)).astype(np.float32)
     y = np.where(X[:, :5].sum(axis=1) + rng.normal(size=n) > 0, 1, -1)
     clf = make_classifier("hkes", max_iter=5, random_state=0)
-    clf.fit(X[:3000], y[:3000])  # compiled code loaded outside the measurement
+    # Compiled code loaded outside the measurement: a fit of more than one chunk of rows, as the measured one
+    # (the one-chunk variant of the segment is compiled apart).
+    clf.fit(X[:6000], y[:6000])
     tracemalloc.start()
     try:
         clf.fit(X, y)
@@ -598,7 +602,7 @@ def test_irls_stops_at_its_fixed_point_on_separable_data(name, compiled):
     y = np.repeat(np.arange(4), 15)
     X = centers[y] + rng.normal(size=(60, 10))
     clf = make_classifier(name, random_state=0)
-    clf._solver_plan = None if compiled else {"driver": "python"}  # private: the driver to run
+    clf._solver_plan = COMPILED if compiled else PYTHON  # private: the driver to run
     clf.fit(X, y)  # ran all 10 000 iterations per class before
     assert np.all(np.asarray(clf.status_) == SEPARABLE)
     assert np.max(clf.n_iter_) < 200
@@ -651,3 +655,36 @@ def test_polish_re_solves_only_the_returned_weights(case):
         np.testing.assert_array_equal(out_W, 2.0 * B)
         if early:
             assert out_best is out_W
+
+
+@pytest.mark.parametrize(("n", "d", "loss", "driver"), [
+    (4, 2, "squared", "python"),       # the README's four points: no compiled code to wait for
+    (150, 3, "squared", "compiled"),   # the paper's smallest training set (titanic)
+    (150, 3, "absolute", "compiled"),
+    (400, 99, "absolute", "compiled"),  # IRLS up to COMPILED_IRLS_MAX_COLUMNS columns of Y
+    (400, 100, "absolute", "python"),   # wider IRLS: LAPACK refactors Yᵀ D Y
+    (400, 100, "squared", "compiled"),
+])
+def test_auto_plan_compiles_where_the_compiled_loop_pays(n, d, loss, driver):
+    from linsep.solvers.ho_kashyap import COMPILED_IRLS_MAX_COLUMNS, COMPILED_MIN_ENTRIES
+
+    assert COMPILED_MIN_ENTRIES > 4 * 3 and COMPILED_IRLS_MAX_COLUMNS == 100
+    X, y = random_problem(3, n=n, d=d)
+    result = ho_kashyap(sign_normalized(X, y), C=0.5, loss=loss, max_iter=20)
+    assert result.extra["plan"]["driver"] == driver
+    forced = ho_kashyap(sign_normalized(X, y), C=0.5, loss=loss, max_iter=20, _plan=COMPILED)
+    assert forced.extra["plan"]["driver"] == "compiled"  # the private plan still forces it
+    np.testing.assert_allclose(result.weights, forced.weights, rtol=1e-6, atol=1e-10)
+
+
+def test_kernel_ho_kashyap_iterates_in_python():
+    from linsep.kernels import kernel_matrix
+    from linsep.solvers.kernel_ho_kashyap import kernel_ho_kashyap
+
+    X, y = random_problem(4, n=200, d=3)
+    K = kernel_matrix(X, X, kernel="rbf", gamma=0.5)
+    result = kernel_ho_kashyap(K, y, C=0.3, max_iter=50)
+    compiled = kernel_ho_kashyap(K, y, C=0.3, max_iter=50, _plan=COMPILED)
+    assert (result.extra["plan"]["driver"], compiled.extra["plan"]["driver"]) == ("python", "compiled")
+    assert result.n_iter == compiled.n_iter
+    np.testing.assert_allclose(result.weights, compiled.weights, rtol=1e-6, atol=1e-9)  # the dual coefficients

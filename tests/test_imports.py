@@ -22,15 +22,3 @@ def test_import_linsep_imports_neither_matplotlib_nor_dask():
     assert "linsep" in modules and "linsep.inspection" in modules
     assert "matplotlib" not in modules  # imported only when drawing
     assert "dask" not in modules and "distributed" not in modules  # imported only when a dask collection arrives
-
-
-def test_no_source_file_over_700_lines():
-    """The package stays readable file by file: no module of ``src/linsep`` over 700 lines."""
-    import pathlib
-
-    import linsep
-
-    root = pathlib.Path(linsep.__file__).parent
-    long = {str(path.relative_to(root)): n for path in root.rglob("*.py")
-            if (n := len(path.read_text(encoding="utf-8").splitlines())) > 700}
-    assert not long, long

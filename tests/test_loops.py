@@ -56,3 +56,46 @@ def test_merged_pass_counts_validation_rows_outside_the_training_range():
                           Y_val=SignedDesign(X.copy(), y[val_rows], val_rows), **kwargs)
     np.testing.assert_array_equal(merged.history["validation_error"], separate.history["validation_error"])
     np.testing.assert_array_equal(merged.weights, separate.weights)
+
+
+_COMPILED_PARTS = """
+import json, sys
+import numpy as np
+from linsep import _hk_rows, _loops
+from linsep._design import SignedDesign, sign_normalized
+from linsep.solvers.ho_kashyap import ho_kashyap
+
+rng = np.random.default_rng(0)
+X = rng.standard_normal((2000, 8)).astype(sys.argv[1])
+y = np.where(X[:, 0] + rng.standard_normal(2000) > 0, 1.0, -1.0)
+plan = {"driver": "compiled", "by_columns_max_entries": 0 if sys.argv[2] == "rows" else 10**9, "threads": 1}
+ho_kashyap(sign_normalized(X, y) if sys.argv[2] == "columns" else SignedDesign(X, y), C=0.5, loss=sys.argv[3],
+           max_iter=5, _plan=plan)
+names = ["_pass_by_columns", "_pass_by_rows_chunked", "_pass_by_rows_parallel", "_count_rows_parallel",
+         "_reweighted_factor", "_weighted_gram_parallel", "_pass_merged_wide"]
+compiled = {name: len(getattr(_loops, name).signatures) > 0 for name in names}
+compiled["_pass_merged_narrow"] = len(_hk_rows._pass_merged_narrow.signatures) > 0
+print(json.dumps(compiled))
+"""
+
+
+@pytest.mark.parametrize(("dtype", "layout", "loss", "expected"), [
+    ("float64", "columns", "squared", {"_pass_by_columns"}),
+    ("float64", "columns", "absolute", {"_pass_by_columns", "_reweighted_factor"}),
+    ("float64", "rows", "squared", {"_pass_merged_wide"}),
+    ("float32", "rows", "absolute", {"_pass_merged_narrow", "_reweighted_factor"}),
+])
+def test_a_fit_compiles_only_the_parts_it_runs(tmp_path, dtype, layout, loss, expected):
+    # A fresh process with an empty numba cache: the segment's None selectors and the pass chosen by X's
+    # type leave every part this fit does not run (the other layout, the chunked and parallel passes,
+    # IRLS, the other type's pass) uncompiled.
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", _COMPILED_PARTS, dtype, layout, loss], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    compiled = {name for name, done in json.loads(out.splitlines()[-1]).items() if done}
+    assert compiled == expected

@@ -33,7 +33,8 @@ spends about 0.2 s loading the Ho–Kashyap loop on its first fit.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
+from numba.extending import overload
 
 from ._hk_rules import (
     HK_BUDGET_SPENT,
@@ -66,6 +67,26 @@ __all__ = ["perceptron_epoch", "perceptron_epoch_csr", "lms_epoch", "lms_epoch_c
            "add_column_and_scan", "ho_kashyap_segment", "is_nonseparability_proof", "pass_threads",
            "weights_stand_still", "lsvm_pass", "serial_blas", "PARALLEL_MIN_ENTRIES"]
 
+
+
+@njit(cache=True, nogil=True)
+def _copy_into(dst, src):
+    """``dst[:] = src`` for vectors of one length, element by element.
+
+    The slice assignment would compile numba's broadcasting check, whose
+    error message alone (string formatting of the shapes) takes longer to
+    compile than this whole function.
+    """
+    for i in range(src.shape[0]):
+        dst[i] = src[i]
+
+
+@njit(cache=True, nogil=True)
+def _copy_matrix_into(dst, src):
+    """``dst[:, :] = src`` for matrices of one shape (see :func:`_copy_into`)."""
+    for i in range(src.shape[0]):
+        for j in range(src.shape[1]):
+            dst[i, j] = src[i, j]
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
@@ -123,7 +144,7 @@ def _pass_by_rows(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, g, lo, hi
     return stats
 
 
-@njit(cache=True, nogil=True, fastmath=_FAST)
+@njit(cache=True, nogil=True)
 def _pass_merged(X, y, rows, y_val, rows_val, W, B, offset, two_mu, tol, D, E, B_next, g, lo, hi, v_lo, v_hi):
     """:func:`_pass_by_rows` over the rows ``lo:hi``, with the validation rows ``v_lo:v_hi`` of the same ``X`` merged in.
 
@@ -133,11 +154,38 @@ def _pass_merged(X, y, rows, y_val, rows_val, W, B, offset, two_mu, tol, D, E, B
     ``X`` once per iteration, front to back, instead of as two row subsets
     (the training pass and the validation count).  Returns the training
     statistics and the validation count; the training rows' arithmetic and
-    the order of their sums are those of the unmerged pass.
+    the order of their sums are those of the unmerged pass.  Float32 ``X``
+    takes :func:`linsep._hk_rows._pass_merged_narrow`, any other
+    :func:`_pass_merged_wide`: chosen by ``X``'s type when numba compiles
+    the caller (:func:`_pass_of_type`), so a float64 fit never compiles the
+    float32 pass.  The compiled callers call :func:`_pass_of_type` itself
+    (one function fewer to compile); this one is the same, callable from Python.
     """
-    if X.itemsize == 4:
-        return _pass_merged_narrow(X, y, rows, y_val, rows_val, W, B, offset, two_mu, tol, D, E, B_next, g, lo, hi,
-                                   v_lo, v_hi)
+    return _pass_of_type(X, y, rows, y_val, rows_val, W, B, offset, two_mu, tol, D, E, B_next, g, lo, hi, v_lo, v_hi)
+
+
+def _pass_of_type(X, y, rows, y_val, rows_val, W, B, offset, two_mu, tol, D, E, B_next, g, lo, hi, v_lo, v_hi):
+    """Resolved by numba, at compile time, to the pass of ``X``'s type (the overload below); compiled code only."""
+
+
+@overload(_pass_of_type)
+def _pass_of_type_overload(X, y, rows, y_val, rows_val, W, B, offset, two_mu, tol, D, E, B_next, g, lo, hi, v_lo,
+                           v_hi):
+    if X.dtype == types.float32:
+        def narrow(X, y, rows, y_val, rows_val, W, B, offset, two_mu, tol, D, E, B_next, g, lo, hi, v_lo, v_hi):
+            return _pass_merged_narrow(X, y, rows, y_val, rows_val, W, B, offset, two_mu, tol, D, E, B_next, g, lo,
+                                       hi, v_lo, v_hi)
+        return narrow
+
+    def wide(X, y, rows, y_val, rows_val, W, B, offset, two_mu, tol, D, E, B_next, g, lo, hi, v_lo, v_hi):
+        return _pass_merged_wide(X, y, rows, y_val, rows_val, W, B, offset, two_mu, tol, D, E, B_next, g, lo, hi,
+                                 v_lo, v_hi)
+    return wide
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def _pass_merged_wide(X, y, rows, y_val, rows_val, W, B, offset, two_mu, tol, D, E, B_next, g, lo, hi, v_lo, v_hi):
+    """:func:`_pass_merged` for float64 ``X``: every product and sum in float64."""
     p_x = X.shape[1]
     bias = W.shape[0] > p_x
     signed = y.shape[0] > 0
@@ -188,10 +236,10 @@ def _pass_chunks(X, y, rows, y_val, rows_val, bounds, W, B, offset, two_mu, tol,
         # Each chunk sums into its own allocation: rows of one shared array would put the end of one
         # thread's sums and the start of the next's on one cache line, written at every row.
         local = np.empty(p)
-        stats, count = _pass_merged(X, y, rows, y_val, rows_val, W, B, offset, two_mu, tol, D, E, B_next, local, lo,
+        stats, count = _pass_of_type(X, y, rows, y_val, rows_val, W, B, offset, two_mu, tol, D, E, B_next, local, lo,
                                     hi, bounds[c], bounds[c + 1])
         J, fixed_point, wrong, separated, max_e, max_b = stats
-        parts[c] = local
+        _copy_into(parts[c], local)
         reals[c, 0], reals[c, 1], reals[c, 2] = J, max_e, max_b
         flags[c, 0], flags[c, 1], flags[c, 2], flags[c, 3] = fixed_point, wrong, separated, count
 
@@ -228,7 +276,7 @@ def _pass_by_rows_chunked(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, g
     n, p = E.shape[0], g.shape[0]
     n_chunks = row_chunks(n, X.shape[1])
     if n_chunks == 1:
-        return _pass_merged(X, y, rows, y_val, rows_val, W, B, offset, two_mu, tol, D, E, B_next, g, 0, n, 0,
+        return _pass_of_type(X, y, rows, y_val, rows_val, W, B, offset, two_mu, tol, D, E, B_next, g, 0, n, 0,
                             rows_val.shape[0])
     bounds = _val_bounds(rows, rows_val, n, n_chunks)
     parts, reals, flags = np.empty((n_chunks, p)), np.empty((n_chunks, 3)), np.empty((n_chunks, 4), dtype=np.int64)
@@ -248,7 +296,7 @@ def _pass_by_rows_parallel(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, 
     n, p = E.shape[0], g.shape[0]
     n_chunks = row_chunks(n, X.shape[1])
     if n_chunks == 1:
-        return _pass_merged(X, y, rows, y_val, rows_val, W, B, offset, two_mu, tol, D, E, B_next, g, 0, n, 0,
+        return _pass_of_type(X, y, rows, y_val, rows_val, W, B, offset, two_mu, tol, D, E, B_next, g, 0, n, 0,
                             rows_val.shape[0])
     bounds = _val_bounds(rows, rows_val, n, n_chunks)
     parts, reals, flags = np.empty((n_chunks, p)), np.empty((n_chunks, 3)), np.empty((n_chunks, 4), dtype=np.int64)
@@ -296,9 +344,11 @@ def _pass_by_columns(Yt, W, B, offset, two_mu, tol, D, Z, E, B_next, g):
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def _ho_kashyap_pass(X, y, rows, by_columns, n_threads, W, B, offset, two_mu, tol, ridge, D, Z, E, B_next, g,
-                     y_val, rows_val):
-    """One iteration's pass over ``Y`` (by columns, or by rows in fixed chunks shared by ``n_threads``) and its statistics.
+def _ho_kashyap_pass(X, y, rows, by_columns, by_rows, chunked, threads, W, B, offset, two_mu, tol, ridge, D, Z, E,
+                     B_next, g, y_val, rows_val):
+    """One iteration's pass over ``Y`` and its statistics: by columns (``by_columns`` True, ``by_rows`` None), or
+    by rows (the other way round): in one sum (``chunked`` None) or in the fixed chunks of
+    :func:`linsep._threads.row_chunks`, on this thread (``threads`` None) or shared by ``threads`` threads.
 
     Returns ``J = EᵀDE + C wᵀw`` (``D = I`` when the IRLS weights ``D`` are
     empty), whether ``|E| <= tol (B + offset)`` (a fixed point), the number
@@ -308,13 +358,19 @@ def _ho_kashyap_pass(X, y, rows, by_columns, n_threads, W, B, offset, two_mu, to
     ``rows_val`` is empty).
     """
     count = 0
-    if by_columns:
+    # Two tests, one per layout: numba removes each where its selector is None (see ho_kashyap_segment).
+    if by_columns is not None:
         stats = _pass_by_columns(X, W, B, offset, two_mu, tol, D, Z, E, B_next, g)
-    elif n_threads > 1:
-        stats, count = _pass_by_rows_parallel(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, g, n_threads,
-                                              y_val, rows_val)
-    else:
-        stats, count = _pass_by_rows_chunked(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, g, y_val, rows_val)
+    if by_rows is not None:
+        if chunked is None:  # what the chunked passes do for one chunk
+            stats, count = _pass_of_type(X, y, rows, y_val, rows_val, W, B, offset, two_mu, tol, D, E, B_next, g, 0,
+                                         E.shape[0], 0, rows_val.shape[0])
+        elif threads is not None:
+            stats, count = _pass_by_rows_parallel(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, g, threads,
+                                                  y_val, rows_val)
+        else:
+            stats, count = _pass_by_rows_chunked(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, g, y_val,
+                                                 rows_val)
     J, fixed_point, wrong, separated, max_e, max_b = stats
     for j in range(W.shape[0] - 1):
         J += ridge * W[j] * W[j]
@@ -322,8 +378,8 @@ def _ho_kashyap_pass(X, y, rows, by_columns, n_threads, W, B, offset, two_mu, to
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def _reweighted_factor(X, y, rows, by_columns, n_threads, E, B_next, offset, ridge, irls_floor, pivot_tol, D, L,
-                       g):
+def _reweighted_factor(X, y, rows, by_columns, by_rows, chunked, threads, E, B_next, offset, ridge, irls_floor,
+                       pivot_tol, D, L, g):
     """IRLS step: new weights ``D``, and the factor ``L`` and right-hand side ``g`` of the weighted system.
 
     ``D_i = 1 / max(|E_i|, floor · max|E| + tiny)`` (Łęski's absolute-error
@@ -335,7 +391,7 @@ def _reweighted_factor(X, y, rows, by_columns, n_threads, E, B_next, offset, rid
     Gram matrix is summed over blocks of rows gathered into float64 (one
     BLAS product per block: no weighted copy of ``Y``, any type and row
     subset of ``X``), in the fixed chunks of :func:`linsep._threads.row_chunks`
-    shared by ``n_threads`` threads.
+    shared by ``threads`` threads (None: this thread).
     """
     n, p = E.shape[0], g.shape[0]
     largest = 0.0
@@ -344,14 +400,14 @@ def _reweighted_factor(X, y, rows, by_columns, n_threads, E, B_next, offset, rid
     irls_weights_into(E, irls_floor, largest, D)
     if ridge == 0.0 and p > n:
         return False
-    if by_columns:  # Yᵀ itself, float64 (asarray: no copy; it only keeps the float32 typing valid)
+    if by_columns is not None:  # Yᵀ itself, float64 (asarray: no copy; it only keeps the float32 typing valid)
         Yt = np.asarray(X, dtype=np.float64)
         t = D * (B_next + offset)
         weighted = Yt * D
         G = np.dot(weighted, Yt.T)
-        g[:] = np.dot(Yt, t)
-    else:
-        G = _weighted_gram_by_rows(X, y, rows, D, B_next, offset, g, n_threads)
+        _copy_into(g, np.dot(Yt, t))
+    if by_rows is not None:
+        G = _weighted_gram_by_rows(X, y, rows, D, B_next, offset, g, chunked, threads)
     norms = np.empty(p)
     for j in range(p):
         norms[j] = np.sqrt(max(G[j, j], 0.0))
@@ -385,26 +441,29 @@ def _reweighted_factor(X, y, rows, by_columns, n_threads, E, B_next, offset, rid
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def _weighted_gram_by_rows(X, y, rows, D, B_next, offset, g, n_threads):
+def _weighted_gram_by_rows(X, y, rows, D, B_next, offset, g, chunked, threads):
     """``YᵀDY`` and ``g = YᵀD(B_{k+1} + offset)`` for ``Y`` given by rows (see :func:`_pass_by_rows`).
 
-    Summed chunk by chunk (:func:`linsep._threads.row_chunks`) and added in
-    chunk order; ``n_threads > 1`` threads compute the chunks
-    (:func:`_weighted_gram_parallel`) with the same result.
+    Summed chunk by chunk (:func:`linsep._threads.row_chunks`; ``chunked``
+    None: one chunk) and added in chunk order; ``threads`` threads (None:
+    this one) compute the chunks (:func:`_weighted_gram_parallel`) with the
+    same result.
     """
     n, p = D.shape[0], g.shape[0]
+    if chunked is None:
+        return _weighted_gram_rows(X, y, rows, D, B_next, offset, g, 0, n)
     n_chunks = row_chunks(n, X.shape[1])
     if n_chunks == 1:
         return _weighted_gram_rows(X, y, rows, D, B_next, offset, g, 0, n)
-    if n_threads > 1:
-        return _weighted_gram_parallel(X, y, rows, D, B_next, offset, g, n_chunks, n_threads)
+    if threads is not None:
+        return _weighted_gram_parallel(X, y, rows, D, B_next, offset, g, n_chunks, threads)
     G, grams, parts = np.zeros((p, p)), np.empty((1, p, p)), np.empty((1, p))
     g[:] = 0.0
     for c in range(n_chunks):
         lo, hi = chunk_range(n, n_chunks, c)
         local = np.empty(p)  # the same arguments as the parallel rounds pass
-        grams[0] = _weighted_gram_rows(X, y, rows, D, B_next, offset, local, lo, hi)
-        parts[0] = local
+        _copy_matrix_into(grams[0], _weighted_gram_rows(X, y, rows, D, B_next, offset, local, lo, hi))
+        _copy_into(parts[0], local)
         _add_in_order(G, g, grams, parts, 1)
     return G
 
@@ -426,8 +485,8 @@ def _weighted_gram_parallel(X, y, rows, D, B_next, offset, g, n_chunks, n_thread
         for t in prange(m):
             lo, hi = chunk_range(n, n_chunks, first + t)
             local = np.empty(p)  # a thread's own allocation (no shared cache lines)
-            grams[t] = _weighted_gram_rows(X, y, rows, D, B_next, offset, local, lo, hi)
-            parts[t] = local
+            _copy_matrix_into(grams[t], _weighted_gram_rows(X, y, rows, D, B_next, offset, local, lo, hi))
+            _copy_into(parts[t], local)
         _add_in_order(G, g, grams, parts, m)
     return G
 
@@ -479,15 +538,32 @@ def _weighted_gram_rows(X, y, rows, D, B_next, offset, g, start, stop):
     return G
 
 
-@njit(cache=True, nogil=True, fastmath=_FAST)
+@njit(cache=True, nogil=True)
 def _count_rows(X, y, rows, W, lo, hi):
     """Number of rows ``i`` in ``lo:hi`` of ``Y`` (given by rows) with ``Y_i W <= 0``.
 
     Float32 ``X``: the scores of the float32 pass (:func:`linsep._hk_rows._count_rows_narrow`), so a held-out
-    count is the same whether its rows are merged into the training pass or counted apart.
+    count is the same whether its rows are merged into the training pass or counted apart; chosen by type
+    when numba compiles the caller, as :func:`_pass_merged` chooses its pass (and, like it, called by the
+    compiled code through :func:`_count_of_type`).
     """
-    if X.itemsize == 4:
-        return _count_rows_narrow(X, y, rows, W, lo, hi)
+    return _count_of_type(X, y, rows, W, lo, hi)
+
+
+def _count_of_type(X, y, rows, W, lo, hi):
+    """Resolved by numba, at compile time, to the count of ``X``'s type (the overload below); compiled code only."""
+
+
+@overload(_count_of_type)
+def _count_of_type_overload(X, y, rows, W, lo, hi):
+    if X.dtype == types.float32:
+        return lambda X, y, rows, W, lo, hi: _count_rows_narrow(X, y, rows, W, lo, hi)
+    return lambda X, y, rows, W, lo, hi: _count_rows_wide(X, y, rows, W, lo, hi)
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def _count_rows_wide(X, y, rows, W, lo, hi):
+    """:func:`_count_rows` for float64 ``X``."""
     p_x = X.shape[1]
     bias = W.shape[0] > p_x
     signed = y.shape[0] > 0
@@ -503,27 +579,32 @@ def _count_rows(X, y, rows, W, lo, hi):
 def _count_rows_parallel(X, y, rows, W, n, n_chunks):
     counts = np.zeros(n_chunks, dtype=np.int64)
     for c in prange(n_chunks):
-        counts[c] = _count_rows(X, y, rows, W, c * n // n_chunks, (c + 1) * n // n_chunks)
+        counts[c] = _count_of_type(X, y, rows, W, c * n // n_chunks, (c + 1) * n // n_chunks)
     return counts.sum()
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def _count_nonpositive(X, y, rows, n, by_columns, n_chunks, W, z):
-    """Number of samples with ``Y_i W <= 0`` (misclassified) among ``n``; ``z`` is scratch space by columns."""
-    if by_columns:
-        count = 0
+def _count_nonpositive(X, y, rows, n, by_columns, by_rows, threads, W, z):
+    """Number of samples with ``Y_i W <= 0`` (misclassified) among ``n``; ``z`` is scratch space by columns.
+
+    ``by_columns``, ``by_rows`` and ``threads`` as in :func:`_ho_kashyap_pass` (by rows, one chunk per thread).
+    """
+    count = 0
+    if by_columns is not None:
         _product_by_columns(X, W, z)
         for i in range(z.shape[0]):
             count += z[i] <= 0.0
-        return count
-    if n_chunks > 1:
-        return _count_rows_parallel(X, y, rows, W, n, n_chunks)
-    return _count_rows(X, y, rows, W, 0, n)
+    if by_rows is not None:
+        if threads is not None:
+            count = _count_rows_parallel(X, y, rows, W, n, threads)
+        else:
+            count = _count_of_type(X, y, rows, W, 0, n)
+    return count
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks, L, W, B, E, D, offset, mu,
-                       ridge, irls_floor, pivot_tol, best_W, state, criterion, training_errors,
+def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, by_rows, chunked, threads, reweighted, L, W,
+                       B, E, D, offset, mu, ridge, irls_floor, pivot_tol, best_W, state, criterion, training_errors,
                        validation_errors, max_steps, tol, relative, stop_at_separation, can_prove, proof_rtol,
                        record_first, W_prev, n_iter_no_change, validation_tol, merged):
     """Run up to ``max_steps`` Ho–Kashyap iterations with a Cholesky factor.
@@ -555,16 +636,28 @@ def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks,
     run can continue in the next segment.  ``criterion``, ``training_errors``
     and ``validation_errors`` (length ``max_steps + 1``) receive one entry per
     iterate; the entry for the starting iterate only when ``record_first``.
-    By columns (``by_columns``, data that fit in cache), ``X`` is ``Yᵀ`` in C
-    order and ``y``, ``rows`` are empty.  By rows, ``Y`` is never formed:
+    By columns (``by_columns`` True, ``by_rows`` None: data that fit in cache), ``X`` is ``Yᵀ`` in C
+    order and ``y``, ``rows`` are empty.  By rows (``by_rows`` True, ``by_columns`` None), ``Y`` is never formed:
     row ``i`` of ``Y`` is ``y_i (x_r, 1)`` with ``x_r`` row ``r = rows[i]`` of
     ``X`` (C order, float32 or float64; ``rows`` empty: ``r = i``); an empty
     ``y`` stands for labels already applied, and ``X`` with as many columns
     as ``W`` for a bias column already present (``X = Y`` itself).  A pass
-    by rows runs on ``n_chunks`` threads when ``n_chunks > 1`` (a thread count:
-    the rows' chunks and the order of their sums are fixed by the shape of
-    ``X``, :func:`linsep._threads.row_chunks`, so the result is the same on
-    any number of threads).
+    by rows is summed in the chunks of :func:`linsep._threads.row_chunks`
+    (``chunked`` True; None where there is one) and runs on ``threads``
+    threads (None: this thread; the chunks and the order of their sums are
+    fixed by the shape of ``X``, so the result is the same on any number of
+    threads).  ``reweighted`` is True for absolute errors (IRLS,
+    ``D`` the weights) and None for squared errors (``D`` empty).
+
+    The five selectors ``by_columns``, ``by_rows``, ``chunked``, ``threads``
+    and ``reweighted`` are None for a part of the iteration this fit does not
+    run: numba removes a branch on ``x is None`` for an argument typed None
+    before it compiles, so each combination compiles only the code it runs
+    (a serial fit never compiles the parallel passes, squared errors never
+    the IRLS refactorisation), and it is kept in numba's disk cache apart.
+    Validation has no selector: its count is small beside a whole variant of
+    the segment, which a cross-validated fit (folds with validation rows, a
+    refit without) would otherwise compile twice.
     ``X_val, y_val, rows_val`` give the validation matrix in the same layout;
     no validation rows disable early stopping.  ``merged`` (by rows, ``X_val``
     the same array as ``X``, ``rows`` and ``rows_val`` sorted): the validation
@@ -577,12 +670,13 @@ def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks,
     factor, left to the NumPy loop) and the number of entries recorded.
     """
     n, p = E.shape[0], W.shape[0]
-    if by_columns:
+    columns = by_columns is not None
+    if columns:
         n_val = X_val.shape[1]
     else:
         n_val = rows_val.shape[0] if rows_val.shape[0] > 0 else X_val.shape[0]
-    z_val = np.empty(n_val if by_columns else 0)
-    Z = np.empty(n if by_columns else 0)
+    z_val = np.empty(n_val if columns else 0)
+    Z = np.empty(n if columns else 0)
     B_next = np.empty_like(B)
     g = np.empty(p)
     two_mu = 2.0 * mu
@@ -593,23 +687,22 @@ def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks,
     best_count = state[4]
     last_improvement = int(state[5])
 
-    reweighted = D.shape[0] > 0
     # Validation rows read by the training pass itself (merged), or none there.
     pass_y_val, pass_rows_val = (y_val, rows_val) if merged else (y_val[:0], rows_val[:0])
     J, fixed_point, wrong, separated, max_e, max_b, count = _ho_kashyap_pass(
-        X, y, rows, by_columns, n_chunks, W, B, offset, two_mu, tol, ridge, D, Z, E, B_next, g, pass_y_val,
-        pass_rows_val)
+        X, y, rows, by_columns, by_rows, chunked, threads, W, B, offset, two_mu, tol, ridge, D, Z, E, B_next, g,
+        pass_y_val, pass_rows_val)
     n_rec = 0
     if record_first:
         criterion[0] = J
         training_errors[0] = wrong
         if has_val:
             if not merged:
-                count = _count_nonpositive(X_val, y_val, rows_val, n_val, by_columns, n_chunks, W, z_val)
+                count = _count_nonpositive(X_val, y_val, rows_val, n_val, by_columns, by_rows, threads, W, z_val)
             validation_errors[0] = count
             best_count = count
             last_improvement = k
-            best_W[:] = W
+            _copy_into(best_W, W)
         n_rec = 1
 
     code = HK_BUDGET_SPENT
@@ -622,8 +715,9 @@ def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks,
             code = HK_NOT_SEPARABLE
             break
         # The fixed point, then the change of J (linsep._hk_rules.stop_code).
-        code = stop_code(relative, reweighted, fixed_point, separated,
-                         reweighted and weights_stand_still(W, W_prev, tol), tol, J, J_prev)
+        irls = reweighted is not None
+        code = stop_code(relative, irls, fixed_point, separated, irls and weights_stand_still(W, W_prev, tol), tol, J,
+                         J_prev)
         if code != HK_BUDGET_SPENT:
             break
         if has_val and patience_spent(k, last_improvement, n_iter_no_change):
@@ -632,17 +726,18 @@ def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks,
         if steps == max_steps:
             break
 
-        if reweighted and not _reweighted_factor(X, y, rows, by_columns, n_chunks, E, B_next, offset, ridge,
-                                                 irls_floor, pivot_tol, D, L, g):
-            code = HK_ILL_CONDITIONED
-            break
-        B[:] = B_next
-        W_prev[:] = W
+        if reweighted is not None:
+            if not _reweighted_factor(X, y, rows, by_columns, by_rows, chunked, threads, E, B_next, offset, ridge,
+                                      irls_floor, pivot_tol, D, L, g):
+                code = HK_ILL_CONDITIONED
+                break
+        _copy_into(B, B_next)
+        _copy_into(W_prev, W)
         _cholesky_solve(L, g, W)
         J_prev = J
         J, fixed_point, wrong, separated, max_e, max_b, count = _ho_kashyap_pass(
-            X, y, rows, by_columns, n_chunks, W, B, offset, two_mu, tol, ridge, D, Z, E, B_next, g, pass_y_val,
-            pass_rows_val)
+            X, y, rows, by_columns, by_rows, chunked, threads, W, B, offset, two_mu, tol, ridge, D, Z, E, B_next, g,
+            pass_y_val, pass_rows_val)
         k += 1
         steps += 1
         if not np.isfinite(J):
@@ -651,14 +746,14 @@ def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks,
         training_errors[n_rec] = wrong
         if has_val:
             if not merged:
-                count = _count_nonpositive(X_val, y_val, rows_val, n_val, by_columns, n_chunks, W, z_val)
+                count = _count_nonpositive(X_val, y_val, rows_val, n_val, by_columns, by_rows, threads, W, z_val)
             validation_errors[n_rec] = count
             if validation_improved(count / n_val, best_count / n_val, validation_tol):
                 last_improvement = k
             if count < best_count:
                 best_count = count
                 best_iter = k
-                best_W[:] = W
+                _copy_into(best_W, W)
         n_rec += 1
 
     state[0], state[1], state[2], state[3], state[4], state[5] = k, J, J_prev, best_iter, best_count, last_improvement

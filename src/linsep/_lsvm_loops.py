@@ -52,7 +52,8 @@ def _lsvm_chunks(X, y, W, r, alpha, C, mu, first, n_chunks, chunk_lo, chunk_hi, 
         lo, hi = chunk_range(n, n_chunks, c)
         local = np.empty(p)  # a chunk's own allocation (no cache line shared with another thread's sums)
         step_sq, alpha_sq, objective = _lsvm_rows(X, y, W, r, alpha, C, mu, first, local, lo, hi)
-        parts[c] = local
+        for j in range(p):  # not parts[c] = local: numba would compile a broadcasting check for it
+            parts[c, j] = local[j]
         sums[c, 0], sums[c, 1], sums[c, 2] = step_sq, alpha_sq, objective
 
 
@@ -83,7 +84,7 @@ def _lsvm_rows_parallel(X, y, W, r, alpha, C, mu, first, g, n_chunks, n_threads)
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def lsvm_pass(X, y, W, r, alpha, C, mu, first, g, n_threads):
+def lsvm_pass(X, y, W, r, alpha, C, mu, first, g, threads):
     """One LSVM iteration over the rows of ``X`` (Sherman–Morrison–Woodbury form), fused into one pass.
 
     With ``W = z_k = S⁻¹Hᵀr_{k−1}`` (bias last) and ``H = diag(y)[X, 1]``, for
@@ -94,15 +95,17 @@ def lsvm_pass(X, y, W, r, alpha, C, mu, first, g, n_threads):
     Returns ``‖α_k − α_{k−1}‖²`` (0 when ``first``), ``‖α_k‖²`` and the dual
     objective ``½α_kᵀr_{k−1} − 1ᵀα_k``; sums in float64.  Large ``X`` is
     summed in the row chunks of :func:`linsep._threads.row_chunks`, each into
-    its own partial ``g``, added in chunk order; ``n_threads > 1``
-    (:func:`linsep._threads.pass_threads`) shares the chunks among threads,
-    with the same result bit for bit.
+    its own partial ``g``, added in chunk order; ``threads`` threads
+    (:func:`linsep._threads.pass_threads`; None: this thread) share the
+    chunks, with the same result bit for bit.  A serial pass passes None so
+    that numba compiles no parallel code for it (a branch on an argument
+    typed None is removed before compilation).
     """
     n_chunks = row_chunks(r.shape[0], X.shape[1])
     if n_chunks == 1:
         return _lsvm_rows(X, y, W, r, alpha, C, mu, first, g, 0, r.shape[0])
-    if n_threads > 1:
-        return _lsvm_rows_parallel(X, y, W, r, alpha, C, mu, first, g, n_chunks, n_threads)
+    if threads is not None:
+        return _lsvm_rows_parallel(X, y, W, r, alpha, C, mu, first, g, n_chunks, threads)
     parts, sums = np.empty((n_chunks, g.shape[0])), np.empty((n_chunks, 3))
     _lsvm_chunks(X, y, W, r, alpha, C, mu, first, n_chunks, 0, n_chunks, parts, sums)
     return _reduce_chunks(parts, sums, g)

@@ -27,7 +27,8 @@ from .._hk_rules import (
 from .._linalg import _PIVOT_TOL
 from .._loops import ho_kashyap_segment
 from .._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE
-from .._threads import _PARALLEL_LOCK, pass_threads, serial_blas
+from .._threads import _PARALLEL_LOCK, pass_threads, row_chunks, serial_blas
+from ..compilation import prepare
 
 __all__ = ["SEGMENT_STEPS", "HKRun", "iterate_compiled"]
 
@@ -124,6 +125,16 @@ def iterate_compiled(design, L, W, B, *, factor, absolute, irls_floor, learning_
                  history=history, best_W=best_W if has_val else None, best_iter=int(state[3])), threads_used
 
 
+def segment_selectors(*, by_columns, chunked, threads, reweighted):
+    """The selector arguments of :func:`linsep._loops.ho_kashyap_segment`, in its order.
+
+    Each is None for a part of the iteration the fit does not run (numba then
+    compiles the segment without it) and True, or the thread count, for one it runs.
+    """
+    return (True if by_columns else None, None if by_columns else True, True if chunked else None,
+            int(threads) if threads > 1 else None, True if reweighted else None)
+
+
 def _increasing(rows):
     """Whether ``rows`` is a non-empty, strictly increasing list of row indices."""
     return rows.shape[0] > 0 and bool(np.all(rows[1:] > rows[:-1]))
@@ -134,6 +145,8 @@ def _run_segments(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks, L, W
                   stop_at_separation, ridge, offset, can_prove, segment_steps, check_finite, pivot_tol,
                   n_iter_no_change, validation_tol):
     """Call the compiled loop segment by segment; return the status, or ``None`` for an ill-conditioned IRLS system."""
+    chunked = not by_columns and row_chunks.py_func(E.shape[0], X.shape[1]) > 1
+    selectors = segment_selectors(by_columns=by_columns, chunked=chunked, threads=n_chunks, reweighted=D.shape[0] > 0)
     status = None
     while status is None:
         steps = min(segment_steps, max_iter - int(state[0]))
@@ -141,12 +154,14 @@ def _run_segments(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks, L, W
         training_errors = np.empty(steps + 1, dtype=np.int64)
         validation_counts = np.empty(steps + 1 if has_val else 0, dtype=np.int64)
         # Scalars cast to one type each, so that numba compiles the loop once, not per argument type.
-        code, n_recorded = ho_kashyap_segment(
-            X, y, rows, X_val, y_val, rows_val, bool(by_columns), int(n_chunks), L, W, B, E, D, float(offset),
-            float(learning_rate), float(ridge), float(irls_floor), pivot_tol, best_W, state, criterion,
-            training_errors, validation_counts, int(steps), float(tol), bool(relative),
-            bool(stop_at_separation), bool(can_prove), PROOF_RTOL, not traces["criterion"], W_prev,
-            int(n_iter_no_change), float(validation_tol), bool(merged))
+        args = (X, y, rows, X_val, y_val, rows_val, *selectors, L, W, B, E, D, float(offset), float(learning_rate),
+                float(ridge), float(irls_floor), pivot_tol, best_W, state, criterion, training_errors,
+                validation_counts, int(steps), float(tol), bool(relative), bool(stop_at_separation), bool(can_prove),
+                PROOF_RTOL, not traces["criterion"], W_prev, int(n_iter_no_change), float(validation_tol),
+                bool(merged))
+        if not traces["criterion"]:
+            prepare(ho_kashyap_segment, args, "the Ho–Kashyap loop")
+        code, n_recorded = ho_kashyap_segment(*args)
         if code == HK_ILL_CONDITIONED:
             return None
         traces["criterion"].append(criterion[:n_recorded])

@@ -115,6 +115,25 @@ _ITERATIVE_CANDIDATE_RTOL = 1e-6
 DRIVERS = ("auto", "compiled", "python")
 """Values of the private ``_plan["driver"]``: the compiled segment where it applies, or the Python driver."""
 
+COMPILED_MIN_ENTRIES = 512
+"""The smallest problem (entries of ``Y`` and ``Y_val`` together) that ``driver="auto"`` hands to the compiled segment.
+
+Below it a whole fit runs the Python driver: a Python iteration costs tens of
+microseconds on such data, so even a thousand of them cost less than loading
+the compiled segment from numba's disk cache, and far less than compiling it
+on a machine that has never run it (a newcomer's first fit, the lecture's
+four points).  The paper's smallest training set (titanic, 150 × 4) is above
+it, so the benchmark protocol runs the compiled loop as before.
+"""
+
+COMPILED_IRLS_MAX_COLUMNS = 100
+"""The widest ``Y`` (columns, bias included) whose IRLS fits (``loss="absolute"``) ``driver="auto"`` compiles.
+
+Each IRLS iteration refactors ``YᵀDY``: the compiled segment does it with a
+scalar Cholesky loop, the Python driver with LAPACK, which is as fast at
+100 columns and faster beyond (``benchmarks/bench_hk_drivers.py``).
+"""
+
 
 def nonseparability_proof(E, B, sample_weight=None):
     """Return ``u = -D E`` if ``E <= 0`` and ``E != 0`` (to rounding), else ``None``.
@@ -207,7 +226,8 @@ def ho_kashyap(
         the signs of the rows do not change it); saves its ``O(N p²)`` product.
     _plan : dict or None
         Private: force a path (tests, benchmarks).  Keys ``driver``
-        (``DRIVERS``), ``by_columns_max_entries``, ``segment_steps``,
+        (``DRIVERS``; ``"auto"``: the compiled segment where it applies, from ``compiled_min_entries``
+        entries of ``Y`` and ``Y_val``, ``COMPILED_MIN_ENTRIES``), ``by_columns_max_entries``, ``segment_steps``,
         ``threads`` and the IRLS Cholesky ``pivot_tol`` of the compiled segment, ``cg_forcing`` the inexact
         W-steps of wide ``Y`` (``linsep._linalg.iteration_forcing``; ``0``: every solve to ``τ``).
         The path that ran is recorded in
@@ -325,7 +345,8 @@ def ho_kashyap(
         raise ValueError(f"max_iter must be a non-negative integer, got {max_iter!r}")
     max_iter = int(max_iter)
     plan = {"driver": "auto", "by_columns_max_entries": BY_COLUMNS_MAX_ENTRIES, "segment_steps": SEGMENT_STEPS,
-            "threads": None, "pivot_tol": None, "cg_forcing": None, **(_plan or {})}
+            "threads": None, "pivot_tol": None, "cg_forcing": None, "compiled_min_entries": COMPILED_MIN_ENTRIES,
+            **(_plan or {})}
     if plan["driver"] not in DRIVERS:
         raise ValueError(f"_plan['driver'] must be one of {DRIVERS}, got {plan['driver']!r}")
     design = as_design(Y, plan["by_columns_max_entries"])
@@ -380,6 +401,12 @@ def _compiled_run(design, factor, W, B, plan, options, *, absolute, update, irls
     Y_val = options["Y_val"]
     if (plan["driver"] == "python" or traced or update != "margin" or not design.offers_compiled
             or (Y_val is not None and not Y_val.offers_compiled)):
+        return None, None, 1
+    entries = design.size + (0 if Y_val is None else Y_val.size)
+    if plan["driver"] == "auto" and (entries < plan["compiled_min_entries"]
+                                     or (absolute and design.shape[1] > COMPILED_IRLS_MAX_COLUMNS)):
+        # A toy problem (the Python driver is done before compiled code would load), or wide IRLS (LAPACK
+        # refactors YᵀDY faster than the compiled loop's Cholesky).
         return None, None, 1
     compiled = dict(options, segment_steps=plan["segment_steps"], threads=plan["threads"],
                     pivot_tol=plan["pivot_tol"], check_finite=_check_finite, irls_floor=irls_floor)

@@ -274,6 +274,10 @@ def kernel_ho_kashyap(K, y, *, K_val=None, y_val=None, kernel_map=None, map_tol=
     Y_val = None if K_val is None else sign_normalized(kernel_map.transform(K_val), y_val)
     if val_weight is not None and Y_val is not None:
         Y_val = WeightedValidation(Y_val, val_weight)
+    # The map (an eigendecomposition of K) is most of a kernel fit, and the Python driver iterates on its
+    # square-ish features about as fast as the compiled segment (benchmarks/bench_hk_drivers.py --kernel):
+    # the segment is not worth compiling here.  A private _plan may still ask for it.
+    hk_params = {**hk_params, "_plan": {"driver": "python", **(hk_params.get("_plan") or {})}}
     if sample_weight is None:
         result = ho_kashyap(sign_normalized(kernel_map.features, y), Y_val=Y_val, gram=kernel_map.gram, **hk_params)
     else:  # the weighted criterion on the features' scaled rows (their Gram matrix is not kernel_map.gram)

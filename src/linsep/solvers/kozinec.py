@@ -107,6 +107,7 @@ import scipy.sparse as sp
 
 from ..kernels import KernelColumnCache
 from .._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
+from ..compilation import prepare
 from ._kozinec_loops import (_INNER, _MIN_CANDIDATES, _TOUCH_RTOL, _WORKING_SET, _hull_products,
                              _initial_working_set, _move_weight, _pair, _scan, _shrink_towards,
                              _sk_step, _solve_block)
@@ -388,8 +389,10 @@ def _kernel_sk_shrinking(cache, y, positive, shift, rule, epsilon, tol, max_iter
         A, B, Cr = _hull_products(f1w, f2w, aw, pw)
         budget = max_iter - n_iter if full else min(max_iter - n_iter, 50 * W.size + 1000)
         frac = 1.0 if full else _INNER  # on W = all points: the rule itself
-        steps, code, A, B, Cr = _solve_block(K, pw, aw, f1w, f2w, A, B, Cr, budget, mdm, rule == "kozinec",
-                                             frac * eps_abs, frac * tol_in, scale)
+        args = (K, pw, aw, f1w, f2w, A, B, Cr, budget, mdm, rule == "kozinec", frac * eps_abs, frac * tol_in, scale)
+        if n_iter == 0:
+            prepare(_solve_block, args, "the kernel SK loop")
+        steps, code, A, B, Cr = _solve_block(*args)
         n_iter += steps
         alpha[W] = aw
         if code == 2:

@@ -106,6 +106,7 @@ from .._plan import dtype_plan, working_dtype
 from .._linalg import IterativeLeastSquares, iteration_forcing, too_wide_for_direct
 from .._lsvm_loops import lsvm_pass
 from .._threads import _PARALLEL_LOCK, pass_threads, serial_blas_for
+from ..compilation import prepare
 from .._result import CONVERGED, MAX_ITER, SolveResult
 
 DEFAULT_MU_FACTOR = 1.9
@@ -312,9 +313,11 @@ class _LinearStep:
             g = np.empty(self.weights.shape[0])
             parallel = self._threads > 1 and _PARALLEL_LOCK.acquire(blocking=False)
             try:
-                step_sq, alpha_sq, objective = lsvm_pass(self._X, self._y, self.weights, self._r, self.alpha,
-                                                         self.f.C, float(self.mu), bool(first), g,
-                                                         self._threads if parallel else 1)
+                args = (self._X, self._y, self.weights, self._r, self.alpha, self.f.C, float(self.mu), bool(first), g,
+                        self._threads if parallel else None)
+                if first:
+                    prepare(lsvm_pass, args, "the LSVM pass")
+                step_sq, alpha_sq, objective = lsvm_pass(*args)
             finally:
                 if parallel:
                     _PARALLEL_LOCK.release()

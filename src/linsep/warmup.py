@@ -1,0 +1,138 @@
+"""Compile linsep's loops ahead of time: :func:`warm_up`, ``linsep warm-up`` on the command line.
+
+numba compiles each of linsep's loops the first time it runs on a kind of
+data and keeps the result in its disk cache (:mod:`linsep.compilation`);
+this runs one small fit of each kind, so that no later fit on the machine
+waits for a compilation.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import warnings
+
+import numba
+import numpy as np
+
+from ._design import SignedDesign
+from ._registry import available_classifiers, make_classifier
+from .compilation import notices_paused
+from .solvers.ho_kashyap import ho_kashyap
+from .solvers.lsvm import lagrangian_svm
+
+__all__ = ["warm_up", "warm_up_steps"]
+
+
+def warm_up_steps(*, parallel=None):
+    """The fits :func:`warm_up` runs, as ``(description, callable)`` pairs.
+
+    Each runs a few iterations of a loop on small data laid out as the fit
+    plan lays out data of that kind, so that numba compiles the version the
+    real fits will load: the Ho–Kashyap segment (by columns; by rows in one
+    sum and in chunks; squared and absolute errors; float64 and float32), the
+    LSVM pass, and one fit of every registered classifier on float64 and
+    float32 data (the perceptron and LMS epochs, Kozinec and SK, kernels).
+
+    Parameters
+    ----------
+    parallel : bool or None, default=None
+        Also compile the passes that split rows over threads (used where a
+        pass over enough entries finds idle cores); ``None``: when numba has
+        more than one thread.
+
+    Returns
+    -------
+    list of (str, callable)
+    """
+    if parallel is None:
+        parallel = numba.get_num_threads() > 1
+    rng = np.random.default_rng(0)
+
+    def data(n, d, dtype):
+        X = rng.standard_normal((n, d)).astype(dtype)
+        return X, np.where(X[:, 0] + rng.standard_normal(n) > 0, 1.0, -1.0)
+
+    def quiet(fit):
+        def run():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fit()
+        return run
+
+    def hk(n, d, dtype, loss, plan):
+        X, y = data(n, d, dtype)
+        fit_rows, val_rows = np.arange(0, n, 2), np.arange(1, n, 2)
+        return quiet(lambda: ho_kashyap(SignedDesign(X, y[fit_rows], fit_rows), C=0.5, loss=loss, max_iter=3,
+                                        Y_val=SignedDesign(X, y[val_rows], val_rows),
+                                        _plan={"driver": "compiled", **plan}))
+
+    steps = []
+    layouts = [("by columns", 200, 8, {}), ("by rows", 2000, 8, {"by_columns_max_entries": 0, "threads": 1}),
+               ("by rows, chunked", 6000, 100, {"by_columns_max_entries": 0, "threads": 1})]
+    if parallel:
+        layouts.append(("by rows, threads", 6000, 100, {"by_columns_max_entries": 0, "threads": 2}))
+    for dtype in ("float64", "float32"):
+        for layout, n, d, plan in layouts:
+            if dtype == "float32" and layout == "by columns":
+                continue  # the columns are stored in float64 whatever the data
+            for loss in ("squared", "absolute"):
+                steps.append((f"Ho–Kashyap {layout}, {loss} errors, {dtype}", hk(n, d, dtype, loss, plan)))
+    for dtype in ("float64", "float32"):
+        for threads in (1, 2) if parallel else (1,):
+            X, y = data(6000, 60, dtype)
+            steps.append((f"LSVM pass, {dtype}{', threads' if threads > 1 else ''}",
+                          quiet(lambda X=X, y=y, threads=threads: lagrangian_svm(
+                              X, y, C=1.0, max_iter=3, _plan={"threads": threads}))))
+    for name in available_classifiers():
+        for dtype in ("float64", "float32"):
+            X, y = data(60, 4, dtype)
+            steps.append((f"{name}, {dtype}", quiet(lambda name=name, X=X, y=y: make_classifier(name).fit(X, y))))
+    return steps
+
+
+def warm_up(*, progress=True, parallel=None):
+    """Compile linsep's loops for every kind of data ahead of time (numba keeps them on disk).
+
+    Later processes on this machine load them instead of compiling at their
+    first fit.  Runs the fits of :func:`warm_up_steps` one after the other.
+
+    Parameters
+    ----------
+    progress : bool, default=True
+        Show a progress bar (tqdm where installed, else one line per step) on stderr.
+    parallel : bool or None, default=None
+        See :func:`warm_up_steps`.
+
+    Returns
+    -------
+    float
+        The seconds it took.
+
+    Examples
+    --------
+    >>> from linsep.warmup import warm_up
+    >>> seconds = warm_up(progress=False)  # doctest: +SKIP
+    """
+    steps = warm_up_steps(parallel=parallel)
+    start = time.perf_counter()
+    bar = None
+    if progress:
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:
+            tqdm = None
+        if tqdm is not None:
+            bar = tqdm(total=len(steps), desc="linsep warm-up", unit="fit", file=sys.stderr)
+    with notices_paused():
+        for index, (description, run) in enumerate(steps, 1):
+            if bar is not None:
+                bar.set_postfix_str(description)
+            elif progress:
+                print(f"linsep warm-up {index}/{len(steps)}: {description}", file=sys.stderr, flush=True)
+            run()
+            if bar is not None:
+                bar.update()
+    if bar is not None:
+        bar.close()
+    return time.perf_counter() - start
