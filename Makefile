@@ -15,17 +15,23 @@ $(BIN)/python:
 # Main job: a quick run of the paper's comparison on the bundled data
 # (10 splits of all nine data sets, every method but the slow libsvm SVC);
 # it ends by naming the tables and figures it wrote under results/quick.
+# `linsep warm-up --bench` first compiles the loops the benchmark runs, once,
+# in one process (numba keeps them on disk): the workers then only load them.
 JOBS ?= 2
 demo: venv
 	$(BIN)/python -m pip install --quiet -e ".[bench]"
+	$(BIN)/linsep warm-up --bench
 	$(BIN)/linsep bench --quick --jobs $(JOBS) --out results/quick
 
 # Test suite (unit, oracle, property and scikit-learn checks), two workers.
 # One BLAS thread per worker: NumPy and SciPy each load their own OpenBLAS, and
 # two workers with two pools of threads each on two cores spend their time
 # waiting for each other (a 4 s test took 126 s that way).
+# `linsep warm-up` compiles every loop once, in one process, before the two
+# workers start (they would otherwise compile the same loops at once).
 test: venv
 	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(BIN)/linsep warm-up
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 -q
 
 # Documentation site (Sphinx + numpydoc + sphinx-gallery) into docs/_build/html, offline.

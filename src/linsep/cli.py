@@ -10,7 +10,7 @@
     linsep trace ALGO DATA [--param name=value …] [--init-weights w0,w1,…] [--b0 VALUE]
                  [--positive LABEL] [--class LABEL] [--steps K] [--every N] [--digits D] [--plot OUT.png]
     linsep list
-    linsep warm-up [--threads/--no-threads] [--no-progress]
+    linsep warm-up [--bench] [--threads/--no-threads] [--no-progress]
     linsep --version
 
 ``python -m linsep`` is the same tool.
@@ -323,7 +323,7 @@ def _cmd_warm_up(args):
 
     from .warmup import warm_up
 
-    seconds = warm_up(progress=not args.no_progress, parallel=args.threads)
+    seconds = warm_up("bench" if args.bench else "all", progress=not args.no_progress, parallel=args.threads)
     cache = numba.config.CACHE_DIR or "beside linsep's modules (__pycache__)"
     print(f"linsep warm-up: compiled code ready in {seconds:.1f} s (numba's disk cache: {cache})")
     return 0
@@ -447,6 +447,8 @@ def build_parser():
     warm = sub.add_parser("warm-up", help="compile linsep's loops ahead of time (once per machine)")
     warm.add_argument("--threads", action=argparse.BooleanOptionalAction, default=None,
                       help="also compile the passes split over threads (default: when numba has more than one)")
+    warm.add_argument("--bench", action="store_true",
+                      help="only what `linsep bench` runs (dense float64 data, one thread per worker)")
     warm.add_argument("--no-progress", action="store_true", help="no progress bar")
     warm.set_defaults(func=_cmd_warm_up)
     return parser

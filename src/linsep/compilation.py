@@ -42,7 +42,7 @@ def _announce(what):
                    "`linsep warm-up` compiles everything ahead of time)", what)
 
 
-def prepare(dispatcher, args, what):
+def prepare(dispatcher, args, what, *, _delay=NOTICE_DELAY):
     """Have the numba ``dispatcher`` ready for ``args`` before they are passed to it.
 
     The signature numba would compile for ``args`` is looked up among the
@@ -59,11 +59,13 @@ def prepare(dispatcher, args, what):
         The arguments of the coming call.
     what : str
         What is compiled, for the notice (e.g. ``"the Ho–Kashyap loop"``).
+    _delay : float, default=NOTICE_DELAY
+        Private (tests): the seconds before the notice.
     """
     signature = tuple(dispatcher.typeof_pyval(arg) for arg in args)
     if signature in dispatcher.overloads:
         return
-    timer = threading.Timer(NOTICE_DELAY, _announce, (what,))
+    timer = threading.Timer(_delay, _announce, (what,))
     timer.daemon = True
     timer.start()
     try:

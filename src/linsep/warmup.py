@@ -14,6 +14,7 @@ import warnings
 
 import numba
 import numpy as np
+import scipy.sparse as sp
 
 from ._design import SignedDesign
 from ._registry import available_classifiers, make_classifier
@@ -21,10 +22,15 @@ from .compilation import notices_paused
 from .solvers.ho_kashyap import ho_kashyap
 from .solvers.lsvm import lagrangian_svm
 
-__all__ = ["warm_up", "warm_up_steps"]
+__all__ = ["SCOPES", "warm_up", "warm_up_steps"]
 
 
-def warm_up_steps(*, parallel=None):
+SCOPES = ("all", "bench")
+"""What :func:`warm_up` compiles: everything, or the paths of ``linsep bench`` (dense float64 data by columns on
+one thread: the Ho–Kashyap segment with squared and absolute errors and the LSVM pass)."""
+
+
+def warm_up_steps(scope="all", *, parallel=None):
     """The fits :func:`warm_up` runs, as ``(description, callable)`` pairs.
 
     Each runs a few iterations of a loop on small data laid out as the fit
@@ -32,10 +38,14 @@ def warm_up_steps(*, parallel=None):
     real fits will load: the Ho–Kashyap segment (by columns; by rows in one
     sum and in chunks; squared and absolute errors; float64 and float32), the
     LSVM pass, and one fit of every registered classifier on float64 and
-    float32 data (the perceptron and LMS epochs, Kozinec and SK, kernels).
+    float32 data (the perceptron and LMS epochs, Kozinec and SK, kernels), and
+    on sparse data (the perceptron and LMS epochs on CSR rows, the minimum-norm
+    map of wide sparse Ho–Kashyap fits).
 
     Parameters
     ----------
+    scope : {"all", "bench"}, default="all"
+        Everything, or what ``linsep bench`` runs (:data:`SCOPES`).
     parallel : bool or None, default=None
         Also compile the passes that split rows over threads (used where a
         pass over enough entries finds idle cores); ``None``: when numba has
@@ -45,6 +55,8 @@ def warm_up_steps(*, parallel=None):
     -------
     list of (str, callable)
     """
+    if scope not in SCOPES:
+        raise ValueError(f"scope must be one of {SCOPES}, got {scope!r}")
     if parallel is None:
         parallel = numba.get_num_threads() > 1
     rng = np.random.default_rng(0)
@@ -67,6 +79,11 @@ def warm_up_steps(*, parallel=None):
                                         Y_val=SignedDesign(X, y[val_rows], val_rows),
                                         _plan={"driver": "compiled", **plan}))
 
+    if scope == "bench":
+        X, y = data(6000, 60, "float64")
+        return [(f"Ho–Kashyap by columns, {loss} errors, float64", hk(200, 8, "float64", loss, {}))
+                for loss in ("squared", "absolute")] + [
+            ("LSVM pass, float64", quiet(lambda: lagrangian_svm(X, y, C=1.0, max_iter=3, _plan={"threads": 1})))]
     steps = []
     layouts = [("by columns", 200, 8, {}), ("by rows", 2000, 8, {"by_columns_max_entries": 0, "threads": 1}),
                ("by rows, chunked", 6000, 100, {"by_columns_max_entries": 0, "threads": 1})]
@@ -88,10 +105,21 @@ def warm_up_steps(*, parallel=None):
         for dtype in ("float64", "float32"):
             X, y = data(60, 4, dtype)
             steps.append((f"{name}, {dtype}", quiet(lambda name=name, X=X, y=y: make_classifier(name).fit(X, y))))
+    for dtype in ("float64", "float32"):
+        X = sp.random(60, 30, density=0.2, format="csr", dtype=dtype, random_state=rng)
+        y = np.where(np.asarray(X.sum(axis=1)).ravel() > np.median(np.asarray(X.sum(axis=1))), 1, -1)
+        for name in ("perceptron", "lms", "kernel_perceptron"):
+            steps.append((f"{name}, sparse {dtype}",
+                          quiet(lambda name=name, X=X, y=y: make_classifier(name).fit(X, y))))
+    signal = rng.random((300, 5))
+    X = sp.hstack([sp.csr_matrix(signal), sp.random(300, 2500, density=0.01, random_state=rng)], format="csr")
+    y = np.where(signal.sum(axis=1) > 2.5, 1, -1)
+    steps.append(("Ho–Kashyap on wide sparse data (minimum-norm map)",
+                  quiet(lambda: make_classifier("hk", max_iter=5).fit(X, y))))
     return steps
 
 
-def warm_up(*, progress=True, parallel=None):
+def warm_up(scope="all", *, progress=True, parallel=None):
     """Compile linsep's loops for every kind of data ahead of time (numba keeps them on disk).
 
     Later processes on this machine load them instead of compiling at their
@@ -99,6 +127,8 @@ def warm_up(*, progress=True, parallel=None):
 
     Parameters
     ----------
+    scope : {"all", "bench"}, default="all"
+        See :func:`warm_up_steps`.
     progress : bool, default=True
         Show a progress bar (tqdm where installed, else one line per step) on stderr.
     parallel : bool or None, default=None
@@ -114,7 +144,7 @@ def warm_up(*, progress=True, parallel=None):
     >>> from linsep.warmup import warm_up
     >>> seconds = warm_up(progress=False)  # doctest: +SKIP
     """
-    steps = warm_up_steps(parallel=parallel)
+    steps = warm_up_steps(scope, parallel=parallel)
     start = time.perf_counter()
     bar = None
     if progress:
