@@ -445,11 +445,15 @@ def test_irls_keeps_blas_to_one_thread_inside_the_compiled_loop(monkeypatch):
     seen = []
     segment = module.ho_kashyap_segment
 
-    def recording_segment(*args):
-        seen.append(blas_threads())
-        return segment(*args)
+    class RecordingSegment:  # the compiled segment, which also records the BLAS limit it runs under
+        def __getattr__(self, name):  # numba's dispatcher API (linsep.compilation.prepare compiles through it)
+            return getattr(segment, name)
 
-    monkeypatch.setattr(module, "ho_kashyap_segment", recording_segment)  # observes the BLAS limit inside
+        def __call__(self, *args):
+            seen.append(blas_threads())
+            return segment(*args)
+
+    monkeypatch.setattr(module, "ho_kashyap_segment", RecordingSegment())  # observes the BLAS limit inside
     X, y = random_problem(36, n=300, d=4)
     ho_kashyap(SignedDesign(X, y), loss="absolute", C=0.5, _plan=BY_ROWS[True])
     assert seen and all(set(threads) <= {1} for threads in seen)

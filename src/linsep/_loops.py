@@ -25,9 +25,13 @@ vector ``w`` (float64) has the bias **last** and is updated in place.  Sparse da
 columns ``indices[...]`` (a CSR matrix, never densified): the same update,
 with the zero entries skipped.
 
-``cache=True`` keeps the compiled code on disk, so only the first use on a
-machine pays the compilation (a few seconds in all); a new process still
-spends about 0.2 s loading the Ho–Kashyap loop on its first fit.
+``cache=True`` keeps the compiled code on disk, so only the first use of a
+loop on a machine, for a kind of data, pays its compilation; a new process
+loads it.  The Ho–Kashyap segment is compiled per kind of fit: its selector
+arguments (see :func:`ho_kashyap_segment`) leave out of the compiled code
+every part a fit does not run, and the float32 pass is chosen by type when
+numba compiles (:func:`_pass_of_type`).  :mod:`linsep.warmup` compiles every
+kind ahead of time.
 """
 
 from __future__ import annotations

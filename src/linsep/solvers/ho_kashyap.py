@@ -113,7 +113,8 @@ _PROOF_RTOL = PROOF_RTOL
 _ITERATIVE_CANDIDATE_RTOL = 1e-6
 
 DRIVERS = ("auto", "compiled", "python")
-"""Values of the private ``_plan["driver"]``: the compiled segment where it applies, or the Python driver."""
+"""Values of the private ``_plan["driver"]``: the compiled segment where it applies and pays (``"auto"``: see
+``COMPILED_MIN_ENTRIES`` and ``COMPILED_IRLS_MAX_COLUMNS``), wherever it applies, or the Python driver."""
 
 COMPILED_MIN_ENTRIES = 512
 """The smallest problem (entries of ``Y`` and ``Y_val`` together) that ``driver="auto"`` hands to the compiled segment.
@@ -226,8 +227,7 @@ def ho_kashyap(
         the signs of the rows do not change it); saves its ``O(N p²)`` product.
     _plan : dict or None
         Private: force a path (tests, benchmarks).  Keys ``driver``
-        (``DRIVERS``; ``"auto"``: the compiled segment where it applies, from ``compiled_min_entries``
-        entries of ``Y`` and ``Y_val``, ``COMPILED_MIN_ENTRIES``), ``by_columns_max_entries``, ``segment_steps``,
+        (``DRIVERS``), ``by_columns_max_entries``, ``segment_steps``,
         ``threads`` and the IRLS Cholesky ``pivot_tol`` of the compiled segment, ``cg_forcing`` the inexact
         W-steps of wide ``Y`` (``linsep._linalg.iteration_forcing``; ``0``: every solve to ``τ``).
         The path that ran is recorded in
@@ -345,8 +345,7 @@ def ho_kashyap(
         raise ValueError(f"max_iter must be a non-negative integer, got {max_iter!r}")
     max_iter = int(max_iter)
     plan = {"driver": "auto", "by_columns_max_entries": BY_COLUMNS_MAX_ENTRIES, "segment_steps": SEGMENT_STEPS,
-            "threads": None, "pivot_tol": None, "cg_forcing": None, "compiled_min_entries": COMPILED_MIN_ENTRIES,
-            **(_plan or {})}
+            "threads": None, "pivot_tol": None, "cg_forcing": None, **(_plan or {})}
     if plan["driver"] not in DRIVERS:
         raise ValueError(f"_plan['driver'] must be one of {DRIVERS}, got {plan['driver']!r}")
     design = as_design(Y, plan["by_columns_max_entries"])
@@ -403,7 +402,7 @@ def _compiled_run(design, factor, W, B, plan, options, *, absolute, update, irls
             or (Y_val is not None and not Y_val.offers_compiled)):
         return None, None, 1
     entries = design.size + (0 if Y_val is None else Y_val.size)
-    if plan["driver"] == "auto" and (entries < plan["compiled_min_entries"]
+    if plan["driver"] == "auto" and (entries < COMPILED_MIN_ENTRIES
                                      or (absolute and design.shape[1] > COMPILED_IRLS_MAX_COLUMNS)):
         # A toy problem (the Python driver is done before compiled code would load), or wide IRLS (LAPACK
         # refactors YᵀDY faster than the compiled loop's Cholesky).
