@@ -45,12 +45,16 @@ checksum and checks 1–3; the metadata holds a tree of steps, see
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
 import math
+import os
 import re
+import stat
 import struct
+import tempfile
 import zipfile
 import zlib
 from numbers import Integral, Real
@@ -71,8 +75,13 @@ FORMAT = "linsep-model"
 COMPOSITE_FORMAT = "linsep-composite-model"
 """Format name of a Pipeline or ColumnTransformer around linsep models (:mod:`linsep.persistence`)."""
 FORMAT_VERSION = 1
-MAX_JSON_DEPTH = 32
-"""Deepest nesting of the metadata accepted; :func:`save_model` writes about 7."""
+MAX_JSON_DEPTH = 64
+"""Deepest nesting of the metadata accepted (far below the JSON parser's recursion limit).
+
+:func:`save_model` writes about 7 levels, a composite model 16 plus about 6
+per nested Pipeline or ColumnTransformer.  Writers check their metadata
+against this same bound (:func:`encode_metadata`): what is written can be
+read back."""
 
 _META = "__meta__"
 _META_KEYS = {"format", "version", "algorithm", "params", "classes", "attributes", "skipped_attributes",
@@ -155,8 +164,8 @@ def save_model(estimator, algorithm, path):
 
     Raises :class:`ModelFileError` for a parameter that JSON cannot hold or a
     fitted model that could not be loaded back (e.g. non-finite weights);
-    :class:`OSError` if the file cannot be written (a partly written file is
-    removed).
+    :class:`OSError` if the file cannot be written; the write is atomic
+    (:func:`write_file`): a previous file at ``path`` survives any failure.
     """
     try:
         params = {k: _json_safe_param(v) for k, v in estimator.get_params(deep=False).items()}
@@ -180,23 +189,81 @@ def save_model(estimator, algorithm, path):
     meta = {"format": FORMAT, "version": FORMAT_VERSION, "algorithm": algorithm, "params": params,
             "classes": attributes["classes_"],
             "attributes": attributes, "skipped_attributes": skipped, "linsep_version": __version__}
-    meta["checksum"] = _checksum(meta, enc.arrays)
-    buffer = io.BytesIO()
-    np.savez(buffer, **{_META: np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)}, **enc.arrays)
     path = Path(path)
-    write_file(path, buffer.getvalue())
+    write_file(path, encode_metadata(meta, enc.arrays))
     return path
 
 
+def encode_metadata(meta, arrays):
+    """The bytes of a model file: ``meta`` (checksum added) and ``arrays`` as an ``.npz`` archive.
+
+    The one encoder of both formats, and the place of the save/load
+    symmetry rule: metadata that :func:`load_model` would refuse for its
+    nesting (:data:`MAX_JSON_DEPTH`) is refused here, before anything is
+    written.
+    """
+    meta = dict(meta)
+    meta["checksum"] = _checksum(meta, arrays)
+    text = json.dumps(meta)
+    depth = _json_depth(text)
+    if depth > MAX_JSON_DEPTH:
+        raise ModelFileError(f"the model cannot be saved: its description is nested {depth} levels deep, beyond "
+                             f"the {MAX_JSON_DEPTH} a model file may hold (fewer nested Pipelines)")
+    buffer = io.BytesIO()
+    np.savez(buffer, **{_META: np.frombuffer(text.encode(), dtype=np.uint8)}, **arrays)
+    return buffer.getvalue()
+
+
 def write_file(path, data):
-    """Write ``data`` (bytes) to ``path``; a file left incomplete by an error is removed."""
-    with open(path, "wb") as handle:  # exact name: np.savez would append ".npz"
-        try:
+    """Write ``data`` (bytes) to ``path`` atomically: the old file, if any, survives any failure.
+
+    The one writer of model files (and of ``linsep predict -o``).  The bytes
+    go to a new temporary file in the target's folder (so the final rename
+    never crosses file systems), which is flushed and ``fsync``-ed, then
+    renamed over ``path`` with :func:`os.replace`.  A write that fails half
+    way (a full disk, a file-size limit, an interruption) removes only that
+    temporary file, which this call created; ``path`` is left as it was.
+    An existing ``path`` that is not a regular file (a directory, a device
+    node such as ``/dev/full``, a pipe) is refused before anything is
+    written, and never replaced or deleted.
+
+    Raises
+    ------
+    ModelFileError
+        ``path`` exists and is not a regular file.
+    OSError
+        The folder is missing or not writable, or the write failed.
+    """
+    path = Path(path)
+    try:
+        mode = os.stat(path).st_mode  # follows a symbolic link: the file it names is the one replaced
+    except FileNotFoundError:
+        mode = None
+    except OSError as exc:
+        raise ModelFileError(f"cannot write {path}: {exc.strerror or exc}") from None
+    if mode is not None and not stat.S_ISREG(mode):
+        kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file (a device, pipe or socket)"
+        raise ModelFileError(f"cannot write {path}: it is {kind}; give the path of a file")
+    target = Path(os.path.realpath(path))  # replace the file a link names, keep the link
+    handle = tempfile.NamedTemporaryFile(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp", delete=False)
+    temporary = handle.name
+    try:
+        with handle:
             handle.write(data)
-        except BaseException:
-            handle.close()
-            Path(path).unlink(missing_ok=True)
-            raise
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:  # the new file keeps the permissions of the one it replaces
+            os.chmod(temporary, stat.S_IMODE(mode))
+        else:  # as open() would have created it: 0o666 less the umask (NamedTemporaryFile makes 0o600)
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(temporary, 0o666 & ~umask)
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)  # the temporary file only: this call created it
+        raise
+    return path
 
 
 # ---------------------------------------------------------------- reading the archive

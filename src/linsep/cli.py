@@ -76,10 +76,13 @@ class CLIError(Exception):
 # ---------------------------------------------------------------- files
 
 def _output_file(path):
-    """Refuse, before any work, an output path that cannot be a file: a directory, or one in a missing folder."""
+    """Refuse, before any work, an output path that cannot be a file: a directory, a device node or pipe, or
+    one in a missing folder (the write itself, :func:`linsep._model_file.write_file`, refuses them again)."""
     path = Path(path)
     if path.is_dir():
         raise CLIError(f"cannot write {path}: is a directory")
+    if path.exists() and not path.is_file():
+        raise CLIError(f"cannot write {path}: not a regular file (a device, pipe or socket); give the path of a file")
     if not path.parent.is_dir():
         raise CLIError(f"cannot write {path}: no such directory {path.parent}")
     return path
@@ -175,7 +178,7 @@ def _cmd_predict(args):
         raise CLIError(f"cannot predict {args.data} with {args.model}: the decision values of {bad.sum()} "
                        f"sample(s) overflow (the first is sample {np.flatnonzero(bad)[0] + 1}); "
                        f"the data are far outside the model's scale")
-    text = "".join(f"{label}\n" for label in labels.tolist())
+    text = "".join(f"{_label_line(label)}\n" for label in labels.tolist())
     if output is not None:
         write_file(output, text.encode())
     else:
@@ -183,6 +186,15 @@ def _cmd_predict(args):
     if y is not None and y.dtype.kind == np.asarray(estimator.classes_).dtype.kind:
         print(f"error on the labels in {args.data}: {100 * np.mean(labels != y):.2f}%", file=sys.stderr)
     return 0
+
+
+def _label_line(label):
+    """A predicted label as one output line: a label holding a line break or other control character
+    (possible in a CSV's quoted field) is written as a JSON string, so one sample stays one line."""
+    text = str(label)
+    if any(ch < " " or ch == "\x7f" or ch in "\u2028\u2029\x85" for ch in text):
+        return json.dumps(text)
+    return text
 
 
 def _cmd_separable(args):

@@ -41,12 +41,11 @@ with a warning, as scikit-learn's own loading does.
 
 from __future__ import annotations
 
-import io
-import json
 import warnings
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 import sklearn
 
 from . import estimators
@@ -56,13 +55,13 @@ from ._model_file import (
     COMPOSITE_FORMAT,
     FORMAT_VERSION,
     ModelFileError,
-    _checksum,
     _decode,
     _Encoder,
     _first_line,
     _json_safe,
     _required_attributes,
     check_fitted_model,
+    encode_metadata,
     load_model,
     register_composite_reader,
     save_model,
@@ -145,6 +144,8 @@ class _CompositeEncoder(_Encoder):
         except TypeError as exc:
             raise ModelFileError(f"cannot store the parameter of {name} (at {key}) of type {exc} "
                                  f"in a model file") from None
+        if not linsep:  # what load would refuse is not written
+            _check_preprocessing_node(name, estimator)
         if linsep and hasattr(estimator, "classes_"):
             check_fitted_model(estimator, params, context="the fitted model cannot be saved: ")
         attributes, skipped = {}, []
@@ -202,16 +203,49 @@ def save(model, path):
     """
     if _is_linsep(model):
         return save_model(model, _algorithm_of(model), path)
+    _check_classifier_root(model)
     encoder = _CompositeEncoder()
     root = encoder.estimator(model, "model")
     meta = {"format": COMPOSITE_FORMAT, "version": FORMAT_VERSION, "root": root,
             "linsep_version": __version__, "sklearn_version": sklearn.__version__}
-    meta["checksum"] = _checksum(meta, encoder.arrays)
-    buffer = io.BytesIO()
-    np.savez(buffer, __meta__=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8), **encoder.arrays)
     path = Path(path)
-    write_file(path, buffer.getvalue())
+    write_file(path, encode_metadata(meta, encoder.arrays))
     return path
+
+
+def _check_classifier_root(model):
+    """Refuse a composite model that does not end in a linsep classifier (save and load share this rule).
+
+    A model file is read to predict (``linsep predict``, :func:`load`): its
+    root is a linsep estimator, or a Pipeline whose last step is one (or is
+    such a Pipeline).  A bare scaler or ColumnTransformer predicts nothing.
+    """
+    final = model
+    while type(final).__name__ == "Pipeline" and _preprocessing_classes()["Pipeline"] is type(final):
+        steps = getattr(final, "steps", None)
+        if not isinstance(steps, list) or not steps or not isinstance(steps[-1], tuple) or len(steps[-1]) != 2:
+            raise ModelFileError("a Pipeline without steps cannot be a model file")
+        final = steps[-1][1]
+    if not _is_linsep(final):
+        raise ModelFileError(f"a model file holds a classifier: a linsep estimator, or a Pipeline ending in one; "
+                             f"this model ends in a {type(final).__name__}")
+
+
+def _check_preprocessing_node(name, estimator):
+    """Refuse a preprocessing step (saved or loaded) that could not transform as the model file promises.
+
+    A FunctionTransformer is stored only as the identity (no functions, no
+    keyword arguments: they would be passed to the identity and fail in
+    ``predict``); no fitted attribute of a preprocessing step is a sparse
+    matrix (scikit-learn's steps in ``PREPROCESSING`` keep dense arrays).
+    """
+    if name == "FunctionTransformer":
+        for param in ("func", "inverse_func", "kw_args", "inv_kw_args"):
+            if getattr(estimator, param, None) is not None:
+                raise ModelFileError(f"a FunctionTransformer is stored only as the identity: {param} must be None")
+    for attribute, value in vars(estimator).items():
+        if sp.issparse(value):
+            raise ModelFileError(f"{name}.{attribute} is a sparse matrix; the preprocessing steps keep dense arrays")
 
 
 # ---------------------------------------------------------------- reading
@@ -291,6 +325,8 @@ def _rebuild_node(node, arrays, used):
                           decode=lambda value, arrays, used: _decode(value, arrays, used, _decode_composite_node))
     if name in linsep and hasattr(estimator, "classes_"):
         check_fitted_model(estimator, decoded, context=f"{name}: ")
+    elif name not in linsep:
+        _check_preprocessing_node(name, estimator)
     return estimator
 
 
@@ -304,6 +340,7 @@ def rebuild_composite(meta, arrays):
     model = _decode(meta["root"], arrays, used, _decode_composite_node)
     if not hasattr(model, "fit"):
         raise ModelFileError("the model file's root is not an estimator")
+    _check_classifier_root(model)
     if used != set(arrays):
         raise ModelFileError(f"arrays not referenced by the metadata: {sorted(set(arrays) - used)[:3]}")
     if meta["sklearn_version"] != sklearn.__version__:
