@@ -19,6 +19,26 @@ CSV rules
   ``drop_columns`` (names or indices, e.g. an ``id``) are removed before
   anything else.
 * A file containing NUL bytes is refused (a binary file is not data).
+
+Size limits
+-----------
+Data files come from anywhere, so two sizes are bounded before anything is
+allocated on a file's word:
+
+* **Decompression**: a ``.gz`` file is read by one bounded reader
+  (:func:`read_compressed`), in pieces, and refused with one line as soon
+  as it decompresses to more than ``max_decompressed_bytes`` (default
+  :data:`MAX_DECOMPRESSED_BYTES`, 128 MiB): a "gzip bomb" of a few
+  megabytes that expands to gigabytes costs at most that much memory and
+  is refused before any parsing.  Larger honest files: pass a larger
+  ``max_decompressed_bytes`` (or ``None`` for no bound), or decompress them.
+* **svmlight feature count**: the features of an svmlight file are sized by
+  its largest index, so a 40-byte line ``1 2147483647:1`` would ask for
+  billions of columns.  Without ``n_features`` (a model's), the largest
+  index may be at most ``max_features`` (default :data:`MAX_SVMLIGHT_FEATURES`,
+  2²⁰) or the file's (decompressed) size in bytes, whichever is larger;
+  beyond, the file is refused.  Pass ``n_features`` or a larger
+  ``max_features`` for wider data.
 """
 
 from __future__ import annotations
@@ -31,9 +51,15 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["SVMLIGHT_SUFFIXES", "DataFileError", "read_data_file"]
+__all__ = ["MAX_DECOMPRESSED_BYTES", "MAX_SVMLIGHT_FEATURES", "SVMLIGHT_SUFFIXES", "DataFileError",
+           "read_compressed", "read_data_file"]
 
 SVMLIGHT_SUFFIXES = (".svm", ".libsvm", ".svmlight")
+MAX_DECOMPRESSED_BYTES = 128 * 2**20
+"""Default bound on what a ``.gz`` data file may decompress to (128 MiB); see the module's size limits."""
+MAX_SVMLIGHT_FEATURES = 2**20
+"""Default bound on an svmlight file's feature count (its largest index), unless the file is larger in bytes."""
+_PIECE = 2**20  # bytes decompressed per step of the bounded reader
 _DELIMITERS = (",", "\t", ";")
 
 
@@ -72,13 +98,61 @@ def _is_number(cell):
     return True
 
 
-def _read_text(path, gzipped):
+def read_compressed(path, max_decompressed_bytes=MAX_DECOMPRESSED_BYTES):
+    """The decompressed bytes of the gzip file ``path``, refused once they exceed ``max_decompressed_bytes``.
+
+    The one reader of compressed data files: it decompresses in pieces of
+    1 MiB and stops at the first piece beyond the bound, so a decompression
+    bomb costs at most the bound in memory and time.
+
+    Parameters
+    ----------
+    path : path-like
+        A gzip file (several concatenated members are read as one stream).
+    max_decompressed_bytes : int or None, default=MAX_DECOMPRESSED_BYTES
+        The most bytes the file may decompress to; ``None`` for no bound.
+
+    Returns
+    -------
+    bytes
+
+    Raises
+    ------
+    DataFileError
+        One line: unreadable or damaged gzip data, or more than the bound.
+    """
+    path = Path(path)
+    limit = None if max_decompressed_bytes is None else int(max_decompressed_bytes)
+    pieces, total = [], 0
     try:
-        raw = gzip.decompress(path.read_bytes()) if gzipped else path.read_bytes()
+        with gzip.open(path, "rb") as stream:
+            while True:
+                piece = stream.read(_PIECE)
+                if not piece:
+                    break
+                total += len(piece)
+                if limit is not None and total > limit:
+                    raise DataFileError(
+                        f"{path}: decompresses to more than {limit} bytes (max_decompressed_bytes; "
+                        "a decompression bomb, or a file to decompress first or read with a larger bound)")
+                pieces.append(piece)
     except OSError as exc:  # gzip.BadGzipFile is one
         raise DataFileError(f"cannot read {path}: {exc.strerror or _first_line(exc)}") from None
     except (EOFError, zlib.error) as exc:
         raise DataFileError(f"cannot read {path}: damaged gzip data ({_first_line(exc)})") from None
+    return b"".join(pieces)
+
+
+def _read_raw(path, gzipped, max_decompressed_bytes):
+    if gzipped:
+        return read_compressed(path, max_decompressed_bytes)
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise DataFileError(f"cannot read {path}: {exc.strerror or _first_line(exc)}") from None
+
+
+def _read_text(path, raw):
     if b"\x00" in raw:
         raise DataFileError(f"{path}: contains NUL bytes (a binary file, or UTF-16 text: save it as UTF-8)")
     try:
@@ -174,15 +248,20 @@ def _read_csv(path, text, n_features, header, label_column, delimiter, drop_colu
     return X, y
 
 
-def _read_svmlight(path, n_features):
+def _read_svmlight(path, raw, n_features, max_features):
     from sklearn.datasets import load_svmlight_file
 
     try:
-        X, y = load_svmlight_file(str(path), n_features=n_features)  # reads .gz itself
-    except OSError as exc:
-        raise DataFileError(f"cannot read {path}: {exc.strerror or _first_line(exc)}") from None
-    except (ValueError, TypeError, RuntimeError, EOFError, zlib.error) as exc:
+        # from the bytes already read (bounded if gzipped): scikit-learn's reader would decompress on its own
+        X, y = load_svmlight_file(io.BytesIO(raw), n_features=n_features)
+    except (ValueError, TypeError, RuntimeError, EOFError, OSError, zlib.error) as exc:
         raise DataFileError(f"{path}: not a valid svmlight/libsvm file ({_first_line(exc)})") from None
+    # The reader sizes the columns by the largest index without allocating per column (a CSR matrix);
+    # everything after it (column scaling, CSC, a dense row) would: bound the count here.
+    bound = None if max_features is None else max(int(max_features), len(raw))
+    if n_features is None and bound is not None and X.shape[1] > bound:
+        raise DataFileError(f"{path}: feature index {X.shape[1]} is beyond the bound of {bound} features for a "
+                            f"file of {len(raw)} bytes (max_features; pass a larger max_features, or n_features)")
     if X.shape[0] == 0:
         raise DataFileError(f"{path}: empty file (no samples)")
     if not np.isfinite(X.data).all() or not np.isfinite(y).all():
@@ -192,7 +271,8 @@ def _read_svmlight(path, n_features):
     return X.tocsr(), y
 
 
-def read_data_file(path, n_features=None, *, header=None, label_column=None, delimiter=None, drop_columns=None):
+def read_data_file(path, n_features=None, *, header=None, label_column=None, delimiter=None, drop_columns=None,
+                   max_decompressed_bytes=MAX_DECOMPRESSED_BYTES, max_features=MAX_SVMLIGHT_FEATURES):
     """``(X, y)`` from a CSV or svmlight/libsvm file, gzipped or not.
 
     Parameters
@@ -214,6 +294,14 @@ def read_data_file(path, n_features=None, *, header=None, label_column=None, del
         The CSV delimiter (``"tab"`` for a tab); detected by default.
     drop_columns : str, list or None, default=None
         CSV columns to ignore, by name or index (a comma-separated string or a list).
+    max_decompressed_bytes : int or None, default=MAX_DECOMPRESSED_BYTES
+        The most bytes a ``.gz`` file may decompress to (128 MiB); ``None``
+        for no bound.  Beyond it the file is refused (see the module's size
+        limits).
+    max_features : int or None, default=MAX_SVMLIGHT_FEATURES
+        Without ``n_features``: the largest feature index an svmlight file
+        may use is the larger of this (2²⁰) and the file's size in bytes;
+        ``None`` for no bound.
 
     Returns
     -------
@@ -256,8 +344,9 @@ def read_data_file(path, n_features=None, *, header=None, label_column=None, del
                  if value is not None]
         if given:
             raise DataFileError(f"{path}: an svmlight file has no {', '.join(given)} (options for CSV files)")
+        raw = _read_raw(path, gzipped, max_decompressed_bytes)
         if gzipped:  # checked here: scikit-learn's reader lets a NUL or damaged stream through as odd errors
-            _read_text(path, gzipped=True)
-        return _read_svmlight(path, n_features)
-    text = _read_text(path, gzipped)
+            _read_text(path, raw)
+        return _read_svmlight(path, raw, n_features, max_features)
+    text = _read_text(path, _read_raw(path, gzipped, max_decompressed_bytes))
     return _read_csv(path, text, n_features, header, label_column, delimiter, drop_columns)
