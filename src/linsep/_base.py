@@ -32,7 +32,6 @@ from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
@@ -43,6 +42,7 @@ from ._design import column_shifts, scale_columns, unscale_coef
 from ._plan import FLOAT64_ONLY, fit_plan, validation_dtypes
 from ._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE
 from ._finite import require_finite_model
+from ._weights import check_weight_range, class_weight_table
 from .kernels import KERNELS, kernel_matrix, resolve_gamma, training_samples
 
 __all__ = ["BaseSeparator", "BaseLinearSeparator", "BaseKernelSeparator", "CLASS_WEIGHT_CONSTRAINT",
@@ -129,6 +129,20 @@ def is_plain_training_data(X, y, dtypes=(np.float64,)):
         return False
     with np.errstate(over="ignore", invalid="ignore"):
         return math.isfinite(X.sum()) and (y.dtype.kind != "f" or math.isfinite(y.sum()))
+
+
+def row_class_weights(estimator, y, *, stream=False):
+    """The weight ``class_weight`` gives each row of the labels ``y`` (ones when it is ``None``).
+
+    The one computation of class weights of ``fit`` and ``partial_fit``
+    (``stream``): :func:`linsep._weights.class_weight_table` validates them
+    (finite, non-negative; ``"balanced"`` refused for a stream) and, for
+    ``fit``, ``"balanced"`` counts the classes of ``y``.
+    """
+    classes = np.asarray(estimator.classes_) if stream else np.unique(y)  # fit: scikit-learn's compute_sample_weight
+    table = class_weight_table(getattr(estimator, "class_weight", None), classes, type(estimator).__name__,
+                               None if stream else y, stream=stream)
+    return table[np.searchsorted(classes, y)]
 
 
 def rows_with_weight(sample_weight):
@@ -231,9 +245,10 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
         s = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True,
                                  allow_all_zero_weights=True, copy=True)
         if class_weight is not None:
-            s *= compute_sample_weight(class_weight, y)
+            s *= row_class_weights(self, y)
         if not np.all(np.isfinite(s)):
             raise ValueError("sample weights must be finite")
+        check_weight_range(s, type(self).__name__)
         if not s.any():
             raise ValueError(f"{type(self).__name__}: every sample weight is zero (after class_weight); "
                              "nothing is left to fit")
@@ -296,6 +311,18 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
                 f"{self.validation_fraction} of {y.shape[0]} samples holds out none; "
                 "give X_val/y_val or more samples")
         return np.flatnonzero(~held_out), np.flatnonzero(held_out)
+
+    def _held_out_rows_with_weight(self, y, weights):
+        """:meth:`_held_out_rows` drawn over the rows of positive weight only (all rows for ``weights=None``).
+
+        Zero weight is a removed row: the split, and so the fit, is that of
+        the data without such rows (same seed, same positions drawn).
+        """
+        kept = None if weights is None else rows_with_weight(weights)
+        if kept is None:
+            return self._held_out_rows(y)
+        fit_rows, val_rows = self._held_out_rows(y[kept])
+        return kept[fit_rows], kept[val_rows]
 
     def _fit_problems(self, X, y, extra_targets=None, **fit_params):
         """Encode ``y`` with the classes found by ``_validate_fit`` and solve each binary (or one-vs-rest) problem.

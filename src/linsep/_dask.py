@@ -18,7 +18,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import _check_sample_weight
 
 from ._backend import is_dask_collection
@@ -41,7 +40,8 @@ from .designs.dask import (
     decision_function,
     predict,
 )
-from ._weights import scaled_ho_kashyap, scaled_margin, validation_weight_factor
+from ._weights import (check_class_weight, check_weight_range, class_weight_table, scaled_ho_kashyap, scaled_margin,
+                       validation_weight_factor)
 from .solvers.ho_kashyap import ho_kashyap
 from .solvers.lsvm import lagrangian_svm
 from .solvers.mse import mse
@@ -128,22 +128,25 @@ def sample_weights(estimator, blocks, sample_weight):
         s = da.from_array(_check_sample_weight(sample_weight, blocks.X, dtype=np.float64, ensure_non_negative=True,
                                                allow_all_zero_weights=True, copy=True), chunks=chunks)
     table = None
+    name = type(estimator).__name__
     if class_weight is not None:
+        check_class_weight(class_weight, name)
         if isinstance(class_weight, str) and class_weight == "balanced":
             counts = np.sum(_compute(*[_delayed(_class_counts)(labels, classes) for labels in blocks.label_parts]),
                             axis=0)
             table = n / (classes.size * counts.astype(np.float64))
         else:
-            table = compute_class_weight(class_weight, classes=classes, y=classes)
+            table = class_weight_table(class_weight, classes, name)
         s = s * blocks.labels.map_blocks(_class_weight_block, classes=classes, table=table, dtype=np.float64)
     (s,) = _persist(s)
     stats = _compute(*[_delayed(_weight_stats)(part, labels, classes)
                        for part, labels in zip(s.to_delayed().ravel(), blocks.label_parts)])
-    name = type(estimator).__name__
     if not all(finite for finite, _, _ in stats):
         raise ValueError("sample weights must be finite")
-    if min(smallest for _, smallest, _ in stats) < 0:
+    if min(extremes[0] for _, extremes, _ in stats) < 0:
         raise ValueError("Negative values in data passed to sample_weight")
+    check_weight_range((min(extremes[1] for _, extremes, _ in stats),
+                        max(extremes[2] for _, extremes, _ in stats)), name)
     positive = np.sum([count for _, _, count in stats], axis=0)
     if not positive.any():
         raise ValueError(f"{name}: every sample weight is zero (after class_weight); nothing is left to fit")
@@ -161,8 +164,13 @@ def _class_weight_block(labels, classes, table):
 
 
 def _weight_stats(s, labels, classes):
-    """``(all finite, smallest, rows of positive weight per class)`` of a block's weights."""
-    return (bool(np.isfinite(s).all()), float(s.min(initial=np.inf)),
+    """``(all finite, (smallest, smallest positive, largest), rows of positive weight per class)`` of a block.
+
+    Every reduction has an identity: a block may be empty (a row chunk of size 0).
+    """
+    positive = s[s > 0]
+    extremes = (float(s.min(initial=np.inf)), float(positive.min(initial=np.inf)), float(s.max(initial=0.0)))
+    return (bool(np.isfinite(s).all()), extremes,
             np.bincount(np.searchsorted(classes, labels[s > 0]), minlength=classes.size))
 
 

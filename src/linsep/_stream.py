@@ -47,10 +47,23 @@ does not (it works in the original columns, so its iterates equal ``fit``'s
 only on data within ``2^±8``, and after such a preconditioned ``fit`` it sets
 its own ``η_1`` on the next chunk, since ``fit``'s applies to the rescaled
 columns).
+
+Class weights.  ``class_weight`` weighs each chunk's rows as it weighs
+``fit``'s (the weighted corrections ``η s_i y_i``, for LMS ``√s_i`` on rows
+and margins), through the same validation (:func:`linsep._base.row_class_weights`):
+a dict of finite non-negative weights; rows of weight 0 leave the chunk.
+``"balanced"`` is refused, as by scikit-learn's ``partial_fit``: it needs
+the class counts of the whole data, which a stream never sees.
+
+A refused chunk changes nothing.  When a chunk is refused — invalid, or
+a pass that overflowed (e.g. a chunk far larger in scale than the stream's
+learning rate allows) — the estimator is left exactly as it was before the
+call, and the stream can go on with the next chunk.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from numbers import Integral
 
@@ -58,7 +71,7 @@ import numpy as np
 from sklearn.utils.multiclass import _check_partial_fit_first_call, check_classification_targets
 from sklearn.utils.validation import validate_data
 
-from ._base import encode_pm1
+from ._base import encode_pm1, row_class_weights
 from ._design import column_shifts
 from ._plan import validation_dtypes
 from ._finite import require_finite_model
@@ -69,11 +82,34 @@ __all__ = ["StreamMixin"]
 class StreamMixin:
     """Shared validation and bookkeeping of ``partial_fit`` (primal and dual sequential rules)."""
 
+    @contextlib.contextmanager
+    def _chunk_or_nothing(self):
+        """Restore the estimator's state as it was if the block raises: a refused chunk changes nothing."""
+        state = dict(self.__dict__)
+        try:
+            yield
+        except BaseException as exc:
+            self.__dict__.clear()
+            self.__dict__.update(state)
+            if isinstance(exc, (FloatingPointError, OverflowError)) and len(exc.args) == 1 \
+                    and isinstance(exc.args[0], str):  # a pass that failed: say that the stream can go on
+                exc.args = (f"{exc.args[0]} (the chunk was refused; the estimator is as before this call)",)
+            raise
+
+    def _chunk_weights(self, y):
+        """``class_weight``'s weight of each row of the chunk labels ``y``, or ``None`` without class weights."""
+        if getattr(self, "class_weight", None) is None:
+            return None
+        return row_class_weights(self, y, stream=True)
+
     def _validate_chunk(self, X, y, classes, epoch):
-        """Validate one chunk against the stream; return ``(X, targets, first, epoch)``.
+        """Validate one chunk against the stream; return ``(X, targets, first, epoch, weights, rows)``.
 
         ``targets`` are the ``±1`` columns of :func:`linsep._base.encode_pm1`
-        for the classes fixed at the first call.
+        for the classes fixed at the first call; ``weights`` the rows'
+        ``class_weight`` weights (``None`` without), ``X``, ``targets`` and
+        ``weights`` restricted to the rows of positive weight, whose indices
+        are ``rows`` (``None``: every row).
         """
         first = not hasattr(self, "classes_")
         if first and classes is None:
@@ -105,7 +141,14 @@ class StreamMixin:
         elif not isinstance(epoch, Integral) or isinstance(epoch, bool) or epoch < 1:
             raise ValueError(f"epoch must be an integer >= 1, got {epoch!r}")
         targets, _ = encode_pm1(y, self.classes_)
-        return X, targets, first, int(epoch)
+        weights, rows = self._chunk_weights(y), None
+        if weights is not None and not weights.all():  # rows of weight 0 leave, as in fit
+            rows = np.flatnonzero(weights)
+            if rows.size == 0:
+                raise ValueError(f"{type(self).__name__}.partial_fit: every row of this chunk has class_weight 0; "
+                                 "nothing to learn from it")
+            X, targets, weights = X[rows], targets[rows], weights[rows]
+        return X, targets, first, int(epoch), weights, rows
 
     def _passes_so_far(self, first, n_problems):
         return np.zeros(n_problems, dtype=np.int64) if first else np.broadcast_to(self.n_iter_, (n_problems,))
@@ -129,8 +172,24 @@ class StreamMixin:
         return True
 
     def _partial_fit_primal(self, X, y, classes, epoch, **chunk_params):
-        """One pass of ``_solve_chunk`` per binary problem, from the current ``coef_``/``intercept_``."""
-        X, targets, first, epoch = self._validate_chunk(X, y, classes, epoch)
+        """One pass of ``_solve_chunk`` per binary problem, from the current ``coef_``/``intercept_``.
+
+        A chunk that is refused, or whose pass fails, leaves the estimator as
+        it was.  With ``class_weight`` each problem's ``_solve_chunk`` receives
+        ``sample_weight`` (the positive weights of the rows kept); per-row
+        arrays among ``chunk_params`` (a margin vector) lose the same rows.
+        """
+        with self._chunk_or_nothing():
+            return self._partial_fit_primal_chunk(X, y, classes, epoch, **chunk_params)
+
+    def _partial_fit_primal_chunk(self, X, y, classes, epoch, **chunk_params):
+        n_rows = getattr(X, "shape", (None,))[0]
+        X, targets, first, epoch, weights, rows = self._validate_chunk(X, y, classes, epoch)
+        if weights is not None:
+            if rows is not None:
+                chunk_params = {name: np.asarray(value)[rows] if np.ndim(value) == 1 and len(value) == n_rows
+                                else value for name, value in chunk_params.items()}
+            chunk_params["sample_weight"] = weights
         n_problems = targets.shape[1]
         if first or not self._stream_ready():
             self._start_stream(X)

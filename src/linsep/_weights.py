@@ -27,6 +27,7 @@ and passed as the starting weights.
 from __future__ import annotations
 
 from dataclasses import replace
+from numbers import Real
 
 import numpy as np
 from sklearn.utils.class_weight import compute_class_weight
@@ -35,8 +36,84 @@ from ._design import sign_normalized, signed_design
 from .designs.memory import as_design
 from .solvers.ho_kashyap import ho_kashyap
 
-__all__ = ["WeightedValidation", "class_weights_of", "refuse_weights", "scaled_labels", "scaled_margin", "unscaled_margin",
+__all__ = ["MAX_WEIGHT_RATIO", "WeightedValidation", "check_class_weight", "check_weight_range", "class_weight_table",
+           "class_weights_of", "refuse_weights", "scaled_labels", "scaled_margin", "unscaled_margin",
            "scaled_ho_kashyap", "validation_weight_factor", "weighted_ho_kashyap", "weighted_signed_design"]
+
+MAX_WEIGHT_RATIO = 1e12
+"""Largest ratio of the largest to the smallest positive row weight a fit accepts.
+
+Float64 carries about 16 significant digits.  A row weighted ``10¹⁶`` times
+more than another makes the other's part of every weighted sum vanish in
+rounding, and some solvers (the LSVM, Widrow–Hoff, kernel HK, the IRLS
+variants) then stop on a criterion that no longer sees most rows: a
+"converged" model that is useless.  ``10¹²`` leaves four digits for the
+smallest rows; beyond it a fit is refused (give such rows weight 0, or
+compress the weights, e.g. with a logarithm)."""
+
+
+def check_class_weight(class_weight, owner, *, stream=False):
+    """Refuse a ``class_weight`` whose weights are not finite non-negative numbers (one line naming it).
+
+    The one validation of ``class_weight`` beyond its type (the estimators'
+    parameter constraints): used by ``fit`` (in memory and on dask), by the
+    validation weights of early stopping and by ``partial_fit``.  A negative
+    weight would flip the rows of its class — the criterion would then
+    reward misclassifying them —, so it is refused, as are ``nan``, ``inf``
+    and non-numbers.  With ``stream`` (``partial_fit``) ``"balanced"`` is
+    refused: it needs the class counts of the whole data, which a stream
+    never sees (compute the weights, e.g. with
+    :func:`sklearn.utils.class_weight.compute_class_weight`, and pass the
+    dict).  ``owner`` names the estimator in the message.
+    """
+    if class_weight is None:
+        return
+    if isinstance(class_weight, str):
+        if stream and class_weight == "balanced":
+            raise ValueError(f"{owner}.partial_fit: class_weight='balanced' needs the class counts of the whole "
+                             "data, which a stream never sees; pass a dict {label: weight} (e.g. from "
+                             "sklearn.utils.class_weight.compute_class_weight on a sample of the stream)")
+        return
+    if isinstance(class_weight, dict):
+        for label, weight in class_weight.items():
+            ok = isinstance(weight, (Real, np.floating, np.integer)) and not isinstance(weight, (bool, np.bool_))
+            if not ok or not np.isfinite(weight) or weight < 0:
+                raise ValueError(f"{owner}: class_weight[{label!r}] = {weight!r}; every class_weight must be a "
+                                 "finite number >= 0 (0 leaves the class's rows out)")
+
+
+def class_weight_table(class_weight, classes, owner, y=None, *, stream=False):
+    """The weight of each of ``classes`` under ``class_weight`` (validated by :func:`check_class_weight`).
+
+    ``y``: the labels whose counts ``"balanced"`` uses (``N / (K n_k)``).
+    A label of the dict that is not a class is refused, as scikit-learn does.
+    """
+    check_class_weight(class_weight, owner, stream=stream)
+    classes = np.asarray(classes)
+    if class_weight is None:
+        return np.ones(classes.size)
+    return compute_class_weight(class_weight, classes=classes, y=classes if y is None else y)
+
+
+def check_weight_range(s, owner):
+    """Refuse row weights ``s`` whose largest-to-smallest positive ratio exceeds :data:`MAX_WEIGHT_RATIO`.
+
+    ``s`` holds the non-negative finite weights of a fit (``sample_weight``
+    times ``class_weight``'s), or is ``(smallest positive, largest)`` already
+    reduced (a dask fit's block statistics).
+    """
+    if isinstance(s, tuple):
+        smallest, largest = s
+    else:
+        positive = s[s > 0]
+        if positive.size == 0:
+            return
+        smallest, largest = float(positive.min()), float(positive.max())
+    if largest > MAX_WEIGHT_RATIO * smallest:
+        raise ValueError(f"{owner}: the sample weights (times class_weight) span a ratio of {largest / smallest:.3g} "
+                         f"from the smallest positive to the largest, beyond {MAX_WEIGHT_RATIO:.0e} that float64 "
+                         "fits resolve (the small rows would be ignored silently); give such rows weight 0, or "
+                         "compress the weights")
 
 
 def refuse_weights(estimator, sample_weight, where):
@@ -85,7 +162,7 @@ def class_weights_of(class_weight, y_fit, labels):
     training classes' weights, as a held-out part of the training set would.
     """
     classes = np.unique(y_fit)
-    weights = compute_class_weight(class_weight, classes=classes, y=y_fit)
+    weights = class_weight_table(class_weight, classes, "class_weight", y_fit)
     return weights[np.searchsorted(classes, labels)]
 
 

@@ -205,11 +205,11 @@ class HoKashyapClassifier(BaseLinearSeparator):
         self._fit_rows, self._val_weight = None, None
         self._all_labels = y  # the verdict describes every row of X, held-out ones included
         if self.early_stopping and X_val is None and y_val is None:
-            # The held-out split stays a pair of row indices into X: no copy of the data.
-            self._fit_rows, val_rows = self._held_out_rows(y)
-            if weights is not None:  # the held-out rows keep their weights; fitted rows of weight 0 leave
+            # The held-out split stays a pair of row indices into X: no copy of the data.  Rows of weight 0
+            # leave before it is drawn (zero weight is a removed row: the split of the data without them).
+            self._fit_rows, val_rows = self._held_out_rows_with_weight(y, weights)
+            if weights is not None:  # the held-out rows keep their weights
                 self._val_weight = weights[val_rows]
-                self._fit_rows = self._fit_rows[weights[self._fit_rows] > 0]
                 weights = weights[self._fit_rows]
             validation, y, y_val = (X, val_rows), y[self._fit_rows], y[val_rows]
         else:

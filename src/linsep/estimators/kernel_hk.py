@@ -235,7 +235,7 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
         weights = self._sample_weight(X, y, sample_weight)
         self._val_weight = None
         if weights is not None and self.early_stopping and X_val is None:
-            fit_rows, val_rows = self._held_out_rows(y)  # the split of the unweighted fit, weights kept
+            fit_rows, val_rows = self._held_out_rows_with_weight(y, weights)  # the split of the rows of weight > 0
             X_val, y_val, self._val_weight = X[val_rows], y[val_rows], weights[val_rows]
             X, y, weights = X[fit_rows], y[fit_rows], weights[fit_rows]
         X, y, self._X_val, y_val = self._early_stopping_data(X, y, X_val, y_val)

@@ -33,7 +33,8 @@ from .._stream import StreamMixin
 from ..solvers.mse import lms, lms_learning_rate, mse, mse_linear_machine, own_class_gap, widrow_hoff
 from ..solvers.perceptron import SCHEDULES
 from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
-from .._weights import scaled_labels, scaled_margin, unscaled_margin, weighted_signed_design, refuse_weights
+from .._weights import (class_weight_table, scaled_labels, scaled_margin, unscaled_margin, weighted_signed_design,
+                        refuse_weights)
 
 
 def _check_margin(margin, n_samples):
@@ -496,8 +497,12 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
             del self._rng
 
     def _start_stream(self, X):
-        # η_1 is fixed on the first chunk and kept for the whole stream
+        # η_1 is fixed on the first chunk and kept for the whole stream; with class weights divided by the
+        # largest, as fit divides by the largest weight: every step η s_i ‖y_i‖² <= 1 stays a contraction
         self.learning_rate_ = lms_learning_rate(X) if self.learning_rate is None else float(self.learning_rate)
+        if self.learning_rate is None and self.class_weight is not None:
+            table = class_weight_table(self.class_weight, self.classes_, type(self).__name__, stream=True)
+            self.learning_rate_ /= max(float(table.max()), np.finfo(float).tiny)
 
     def _store(self, results):
         super()._store(results)
@@ -518,7 +523,10 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
                      trace=make_recorder(self.record_history))
         return unscaled_margin(result, sample_weight)
 
-    def _solve_chunk(self, X, y, weights, epoch, margin=None):
-        return lms(X, y, _check_margin(margin, X.shape[0]), learning_rate=self.learning_rate_,
-                   schedule=self.schedule, max_iter=1, tol=self.tol, shuffle=self.shuffle, rng=self._rng,
-                   initial_weights=weights, first_pass=epoch, trace=make_recorder(self.record_history))
+    def _solve_chunk(self, X, y, weights, epoch, margin=None, sample_weight=None):
+        margin = _check_margin(margin, X.shape[0])
+        y, margin = scaled_labels(y, sample_weight, 0.5), scaled_margin(margin, sample_weight)
+        result = lms(X, y, margin, learning_rate=self.learning_rate_,
+                     schedule=self.schedule, max_iter=1, tol=self.tol, shuffle=self.shuffle, rng=self._rng,
+                     initial_weights=weights, first_pass=epoch, trace=make_recorder(self.record_history))
+        return unscaled_margin(result, sample_weight)

@@ -209,7 +209,8 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
                           max_iter=self.max_iter, shuffle=self.shuffle, rng=self._rng,
                           trace=make_recorder(self.record_history))
 
-    def _solve_chunk(self, X, y, weights, epoch):
+    def _solve_chunk(self, X, y, weights, epoch, sample_weight=None):
+        y = weighted_rule_labels(self, y, sample_weight)
         return perceptron(X, y, learning_rate=self.learning_rate, schedule=self.schedule, margin=self.margin,
                           max_iter=1, shuffle=self.shuffle, rng=self._rng, initial_weights=weights,
                           first_pass=epoch, trace=make_recorder(self.record_history))
@@ -498,7 +499,13 @@ class KernelPerceptronClassifier(StreamMixin, BaseKernelSeparator):
         if self.kernel == "precomputed":
             raise ValueError("partial_fit needs the samples: kernel='precomputed' cannot grow a Gram matrix "
                              "chunk by chunk; use fit")
-        X, targets, first, _ = self._validate_chunk(X, y, classes, 1)  # no schedule: no epoch
+        with self._chunk_or_nothing():  # a refused chunk leaves the model as it was
+            return self._partial_fit_chunk(X, y, classes)
+
+    def _partial_fit_chunk(self, X, y, classes):
+        X, targets, first, _, weights, _ = self._validate_chunk(X, y, classes, 1)  # no schedule: no epoch
+        if weights is not None:  # corrections s_i y_i (k(x_i, ·) + 1), as fit's: dual_coef_ is α_i s_i y_i
+            targets = scaled_labels(targets, weights[:, None], 1)
         n_problems = targets.shape[1]
         if first:
             self._gamma = resolve_gamma(self.gamma, X)
