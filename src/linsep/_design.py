@@ -230,6 +230,8 @@ def _safe_exponent(dtype):
 
 def _column_maxabs(X):
     """Per-column ``max |x|`` (dense or sparse) from column maxima and minima: no copy of canonical ``X``."""
+    if X.shape[0] == 0:  # an empty row block (e.g. a dask chunk after filtering): no magnitude yet
+        return np.zeros(X.shape[1], dtype=np.float64)
     X = summed_duplicates(X)  # a cell stored as 1e9 and 3 - 1e9 has maximum 3
     if sp.issparse(X) and X.format == "csr":
         # one pass over the stored entries; the column reductions below convert CSR to CSC twice
