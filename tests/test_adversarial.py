@@ -305,3 +305,365 @@ def test_overwriting_the_training_data_after_fit_changes_no_prediction(name):
     before = model.decision_function(X)
     X_train[:] = 0.0
     np.testing.assert_array_equal(model.decision_function(X), before)
+
+
+# ================================================================ the newer features (issue 31)
+#
+# Weights, persistence, data files and Dask chunking, each input class with the
+# expectation checked independently of the code under test: a saved file
+# against its bytes, a weighted fit against the fit of the data without the
+# zero-weight rows, memory and time in a capped child process.
+
+import gzip
+import inspect
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import linsep
+from linsep._model_file import MAX_JSON_DEPTH, ModelFileError, _checksum, write_file
+from linsep.datasets import DataFileError, read_data_file
+
+WEIGHTED = [name for name in NAMES if "class_weight" in make_classifier(name).get_params()]
+STREAMS = {"perceptron": {}, "lms": {"learning_rate": 0.01}, "kernel_perceptron": {"gamma": 0.5}}
+
+
+def _three_classes():
+    rng = np.random.default_rng(0)
+    centers = np.array([[-4.0, 0.0], [4.0, 0.0], [0.0, 6.0]])
+    y = np.repeat([0, 1, 2], 8)
+    return centers[y] + rng.normal(size=(24, 2)), y
+
+
+def _run_child(code, timeout=60):
+    """Run ``code`` in a fresh interpreter; its stdout (the child prints its measurements as JSON)."""
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                         timeout=timeout, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+# ---------------------------------------------------------------- weights
+
+@pytest.mark.parametrize("name", WEIGHTED)
+def test_negative_class_weight_is_refused_naming_class_weight(name):
+    X, y = _three_classes()
+    clf = _estimator(name).set_params(class_weight={0: 1.0, 1: -1.0, 2: 1.0})
+    with pytest.raises(ValueError, match="class_weight"):
+        clf.fit(X, y)
+
+
+@pytest.mark.parametrize("name", WEIGHTED)
+@pytest.mark.parametrize("big", [1e16, 1e300])
+def test_one_extreme_weight_fits_correctly_or_is_refused(name, big):
+    X, y = _blobs(n=24, shift=8.0)
+    s = np.ones(len(y))
+    s[5] = big
+    clf = _estimator(name)
+    if "sample_weight" not in inspect.signature(clf.fit).parameters:
+        pytest.skip("no sample_weight")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            clf.fit(X, y, sample_weight=s)
+    except ValueError as exc:
+        assert "weight" in str(exc)
+        return
+    assert clf.score(X, y) == 1.0, f"status {clf.status_} with training accuracy {clf.score(X, y)}"
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("name", sorted(STREAMS))
+def test_partial_fit_weighs_the_classes_as_fit(name):
+    X, y = _blobs(n=40, shift=2.0)
+    params = {**STREAMS[name], "shuffle": False, "class_weight": {0: 1.0, 1: 5.0}}
+    fitted = make_classifier(name, max_iter=1, **params).fit(X, y)
+    streamed = make_classifier(name, **params).partial_fit(X, y, classes=[0, 1])
+    unweighted = make_classifier(name, **{**params, "class_weight": None}).partial_fit(X, y, classes=[0, 1])
+    np.testing.assert_allclose(streamed.decision_function(X), fitted.decision_function(X), rtol=1e-12, atol=1e-12)
+    assert not np.allclose(streamed.decision_function(X), unweighted.decision_function(X))
+    for bad in ("balanced", {0: -1.0, 1: 1.0}):
+        with pytest.raises(ValueError, match="class_weight"):
+            make_classifier(name, **{**params, "class_weight": bad}).partial_fit(X, y, classes=[0, 1])
+
+
+def test_lms_stream_survives_a_chunk_that_overflows():
+    rng = np.random.default_rng(0)
+    X, y = np.vstack([rng.normal(-1, 1, (200, 5)), rng.normal(1, 1, (200, 5))]), np.repeat([0, 1], 200)
+    clf = make_classifier("lms", random_state=0).partial_fit(X, y, classes=[0, 1])
+    before = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in vars(clf).items()}
+    with pytest.raises(FloatingPointError, match="estimator is as before"):
+        clf.partial_fit(10.0 * X, y)
+    assert set(vars(clf)) == set(before)
+    for key, value in before.items():
+        assert np.array_equal(getattr(clf, key), value) if isinstance(value, np.ndarray) else getattr(clf, key) == value
+    clf.partial_fit(X, y)  # the stream goes on
+    assert np.isfinite(clf.coef_).all()
+
+
+@pytest.mark.parametrize("name", ["hkes", "hkesa", "kernel_hkes"])
+def test_zero_weight_row_is_a_removed_row_with_a_held_out_split(name):
+    rng = np.random.default_rng(1)
+    X = np.vstack([rng.normal(-1, 1.5, (30, 2)), rng.normal(1, 1.5, (30, 2))])
+    y = np.repeat([0, 1], 30)
+    s = np.ones(60)
+    s[[3, 40]] = 0
+    weighted = make_classifier(name, random_state=0).fit(X, y, sample_weight=s)
+    removed = make_classifier(name, random_state=0).fit(X[s > 0], y[s > 0])
+    np.testing.assert_allclose(weighted.decision_function(X), removed.decision_function(X), rtol=1e-9, atol=1e-12)
+
+
+# ---------------------------------------------------------------- persistence
+
+def _model():
+    X, y = _blobs()
+    return make_classifier("mse").fit(X, y)
+
+
+def test_a_failed_save_leaves_the_previous_file_byte_identical(tmp_path):
+    path = tmp_path / "model.npz"
+    linsep.save(_model(), path)
+    before = path.read_bytes()
+    # a full disk: the child may write 1 KiB per file, the model is larger
+    result = _run_child(f"""
+        import json, resource, signal
+        import numpy as np
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        import linsep
+        X = np.random.default_rng(0).normal(size=(200, 30)); y = np.arange(200) % 2
+        model = linsep.KernelPerceptronClassifier(max_iter=2).fit(X, y)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))
+        try:
+            linsep.save(model, {str(path)!r}); error = None
+        except OSError as exc:
+            error = type(exc).__name__
+        print(json.dumps({{"error": error}}))
+    """)
+    assert result["error"] is not None
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["model.npz"]  # no temporary file left
+
+
+@pytest.mark.parametrize("kind", ["directory", "device"])
+def test_a_device_or_directory_output_is_refused_and_untouched(tmp_path, kind):
+    path = tmp_path / "out" if kind == "directory" else "/dev/null"
+    if kind == "directory":
+        path.mkdir()
+        (path / "keep").write_text("x")
+    before = os.stat(path)
+    with pytest.raises(ModelFileError, match="directory|regular file"):
+        linsep.save(_model(), path)
+    with pytest.raises(ModelFileError, match="directory|regular file"):
+        write_file(path, b"labels\n")
+    after = os.stat(path)
+    assert (after.st_mode, after.st_ino, after.st_rdev) == (before.st_mode, before.st_ino, before.st_rdev)
+    if kind == "directory":
+        assert [p.name for p in path.iterdir()] == ["keep"]
+    from linsep.cli import main
+    X, y = _blobs()
+    data = tmp_path / "d.csv"
+    np.savetxt(data, np.column_stack([X, y]), delimiter=",")
+    assert main(["fit", "mse", str(data), "-o", str(path)]) == 2
+
+
+def test_an_atomic_write_keeps_the_mode_and_replaces_the_content(tmp_path):
+    path = tmp_path / "model.npz"
+    path.write_bytes(b"old")
+    os.chmod(path, 0o640)
+    write_file(path, b"new")
+    assert path.read_bytes() == b"new" and (os.stat(path).st_mode & 0o777) == 0o640
+
+
+def test_a_model_without_a_classifier_is_not_saved(tmp_path):
+    from sklearn.preprocessing import StandardScaler
+
+    with pytest.raises(ModelFileError, match="classifier"):
+        linsep.save(StandardScaler().fit(_blobs()[0]), tmp_path / "s.npz")
+    assert not (tmp_path / "s.npz").exists()
+
+
+def _rewrite(path, edit):
+    with np.load(path, allow_pickle=False) as archive:
+        arrays = {k: archive[k] for k in archive.files}
+    meta = json.loads(arrays.pop("__meta__").tobytes())
+    meta.pop("checksum")
+    edit(meta, arrays)
+    meta["checksum"] = _checksum(meta, arrays)
+    with open(path, "wb") as handle:
+        np.savez(handle, __meta__=np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays)
+
+
+def _node(tree, name):
+    if isinstance(tree, dict):
+        if tree.get("__estimator__") == name:
+            return tree
+        tree = list(tree.values())
+    for value in tree if isinstance(tree, list) else []:
+        found = _node(value, name)
+        if found is not None:
+            return found
+    return None
+
+
+def _bare_scaler_root(meta, arrays):
+    meta["root"] = meta["root"]["params"]["steps"]["__list__"][0]["__tuple__"][1]
+    for key in [k for k in arrays if not k.startswith("model.steps.0.")]:
+        del arrays[key]
+
+
+def _kw_args(meta, arrays):
+    _node(meta, "FunctionTransformer")["params"]["kw_args"] = {"__dict__": {"a": {"__value__": 1}}}
+
+
+def _sparse_scale(meta, arrays):
+    scaler = _node(meta, "StandardScaler")
+    key = scaler["attributes"]["scale_"]["__array__"]
+    arrays["s.data"], arrays["s.indices"], arrays["s.indptr"] = arrays.pop(key), np.arange(2), np.array([0, 2])
+    scaler["attributes"]["scale_"] = {"__sparse__": "csr", "shape": [1, 2], "data": {"__array__": "s.data"},
+                                      "indices": {"__array__": "s.indices"}, "indptr": {"__array__": "s.indptr"}}
+
+
+def _object_class(meta, arrays):
+    node = _node(meta, "MSEClassifier")
+    key = node["attributes"]["classes_"]["__array__"]
+    del arrays[key]
+    node["attributes"]["classes_"] = {"__object_array__": [{"__list__": []}, {"__value__": "b"}], "shape": [2]}
+
+
+@pytest.mark.parametrize("edit, words", [
+    (_bare_scaler_root, "classifier"),
+    (_kw_args, "kw_args"),
+    (_sparse_scale, "sparse"),
+    (_object_class, "classes_"),
+])
+def test_tampered_composite_files_are_refused_in_one_line(tmp_path, edit, words):
+    from sklearn.compose import make_column_transformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = _blobs()
+    model = make_pipeline(StandardScaler(), make_column_transformer((StandardScaler(), [0]), remainder="passthrough"),
+                          make_classifier("mse")).fit(X, y)
+    path = linsep.save(model, tmp_path / "m.npz")
+    _rewrite(path, edit)
+    with pytest.raises(ModelFileError, match=words) as info:
+        linsep.load(path)
+    assert "\n" not in str(info.value)
+
+
+def test_what_save_writes_load_reads_and_beyond_is_refused_at_save(tmp_path):
+    from sklearn.compose import make_column_transformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = _blobs()
+
+    def nested(levels):
+        model = make_classifier("mse")
+        for _ in range(levels):
+            model = make_pipeline(make_column_transformer((StandardScaler(), [0]), remainder="passthrough"), model)
+        return model.fit(X, y)
+
+    four = nested(4)
+    np.testing.assert_array_equal(linsep.load(linsep.save(four, tmp_path / "4.npz")).predict(X), four.predict(X))
+    deep = nested(MAX_JSON_DEPTH // 6 + 1)
+    with pytest.raises(ModelFileError, match="nested"):
+        linsep.save(deep, tmp_path / "deep.npz")
+    assert not (tmp_path / "deep.npz").exists()
+
+
+def test_predict_writes_one_line_per_sample_whatever_the_labels(tmp_path, capsys):
+    from linsep.cli import main
+
+    data = tmp_path / "d.csv"
+    data.write_text('x,y\n0,"a\nb"\n1,c\n3,c\n-1,"a\nb"\n')
+    assert main(["fit", "mse", str(data), "-o", str(tmp_path / "m.npz")]) == 0
+    capsys.readouterr()
+    assert main(["predict", str(tmp_path / "m.npz"), str(data)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == ['"a\\nb"', "c", "c", '"a\\nb"']
+
+
+# ---------------------------------------------------------------- data files
+
+def _bomb(tmp_path, suffix):
+    """A 2 MB gzip file of valid rows that decompresses to about 2 GB (concatenated gzip members)."""
+    line = b"1 1:0.5 2:0.25\n" if "svm" in suffix else b"0.5,0.25,1\n"
+    member = gzip.compress(line * (2**20 // len(line)), compresslevel=9)
+    path = tmp_path / f"bomb{suffix}"
+    path.write_bytes(member * (2 * 10**6 // len(member)))
+    return path
+
+
+@pytest.mark.parametrize("suffix", [".csv.gz", ".svm.gz"])
+def test_a_gzip_bomb_is_refused_quickly_in_little_memory(tmp_path, suffix):
+    path = _bomb(tmp_path, suffix)
+    assert path.stat().st_size <= 2 * 10**6
+    result = _run_child(f"""
+        import json, resource, time
+        from linsep.datasets import read_data_file
+        start, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        try:
+            read_data_file({str(path)!r}); error = None
+        except ValueError as exc:
+            error = str(exc)
+        grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024
+        print(json.dumps({{"error": error, "seconds": time.perf_counter() - start, "grown": grown}}))
+    """)
+    assert result["error"] is not None and "max_decompressed_bytes" in result["error"]
+    assert result["seconds"] < 1.0 and result["grown"] < 200e6, result
+    with pytest.raises(DataFileError, match="max_decompressed_bytes"):
+        read_data_file(path, max_decompressed_bytes=2**20)
+
+
+def test_the_decompression_bound_is_configurable(tmp_path):
+    path = tmp_path / "d.csv.gz"
+    path.write_bytes(gzip.compress(b"0,0,0\n1,1,1\n" * 1000))
+    with pytest.raises(DataFileError, match="max_decompressed_bytes"):
+        read_data_file(path, max_decompressed_bytes=100)
+    assert read_data_file(path, max_decompressed_bytes=None)[0].shape == (2000, 2)
+
+
+def test_a_huge_svmlight_index_is_refused_quickly_in_little_memory(tmp_path):
+    path = tmp_path / "wide.svm"
+    path.write_bytes(b"1 2147483647:1\n-1 1:1\n")
+    assert path.stat().st_size <= 40
+    result = _run_child(f"""
+        import json, resource, time
+        from linsep.datasets import read_data_file
+        start, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        try:
+            read_data_file({str(path)!r}); error = None
+        except ValueError as exc:
+            error = str(exc)
+        grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024
+        print(json.dumps({{"error": error, "seconds": time.perf_counter() - start, "grown": grown}}))
+    """)
+    assert result["error"] is not None and "max_features" in result["error"]
+    assert result["seconds"] < 1.0 and result["grown"] < 200e6, result
+    small = tmp_path / "small.svm"
+    small.write_bytes(b"1 10000000:1\n-1 1:1\n1 2:1\n-1 3:1\n")
+    with pytest.raises(DataFileError, match="max_features"):
+        read_data_file(small)
+    assert read_data_file(small, max_features=None)[0].shape == (4, 10_000_000)
+
+
+# ---------------------------------------------------------------- Dask chunking
+
+DASK_NAMES = [name for name in NAMES if name in ("hk", "modified_hk", "mhks", "mhka", "hkes", "hkesa", "mse", "lsvm")]
+
+
+@pytest.mark.parametrize("name", DASK_NAMES)
+def test_dask_fits_arrays_with_empty_row_chunks_as_in_memory(name):
+    da = pytest.importorskip("dask.array")
+    X, y = _blobs(n=40, shift=3.0)
+    chunks = (10, 0, 15, 0, 15)
+    on_blocks = make_classifier(name, random_state=0).fit(da.from_array(X, chunks=(chunks, 2)),
+                                                          da.from_array(y, chunks=(chunks,)))
+    in_memory = make_classifier(name, random_state=0).fit(X, y)
+    if name.startswith("hkes"):  # the held-out split is drawn per row block on dask: same verdicts, not iterates
+        assert on_blocks.score(X, y) >= 0.9
+        return
+    np.testing.assert_allclose(on_blocks.decision_function(X), in_memory.decision_function(X), rtol=1e-6, atol=1e-8)
