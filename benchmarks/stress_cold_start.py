@@ -163,7 +163,8 @@ def child(scenario, threaded):
 def _launch(scenario, threaded, cache, boundscheck, log):
     env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONFAULTHANDLER="1")
     threads = "2" if threaded else "1"
-    env.update(NUMBA_NUM_THREADS=threads, OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    # BLAS limits cap linsep's pass threads (linsep._threads.pass_threads): the same count for both
+    env.update(NUMBA_NUM_THREADS=threads, OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
     if boundscheck:
         env["NUMBA_BOUNDSCHECK"] = "1"
     cmd = [sys.executable, os.path.abspath(__file__), "--child", scenario] + (["--threaded"] if threaded else [])
