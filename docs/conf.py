@@ -161,6 +161,7 @@ PUBLIC_MODULES = [
     ("linsep.datasets", "Data sets", "The nine bundled IDA benchmark data sets and their splits."),
     ("linsep.experiments", "Experiments", "The protocol of Lauer & Bloch (2006)."),
     ("linsep.kernels", "Kernels", None),
+    ("linsep.warmup", "Compiling ahead of time", "``linsep warm-up``: numba's compiled loops, compiled once per machine."),
 ]
 # What the constants of PUBLIC_MODULES' __all__ mean (one line each on the API page).
 CONSTANTS = {
@@ -172,6 +173,8 @@ CONSTANTS = {
     "PAPER_METHODS": "The seven method columns of the paper's Table 1, in its order.",
     "PROTOCOLS": "The two protocols of the paper: ``\"validation\"`` (Table 1) and ``\"test\"`` (Table 3).",
     "TESTS": "The significance tests of :func:`summarize`: the paired t-test and Wilcoxon's signed-rank test.",
+    "SCOPES": "What :func:`warm_up` compiles: ``\"all\"`` (every loop and kind of data) or ``\"bench\"`` "
+              "(what ``linsep bench`` runs).",
 }
 SOLVER_MODULES = ["linsep.solvers.ho_kashyap", "linsep.solvers.kernel_ho_kashyap", "linsep.solvers.mse",
                   "linsep.solvers.perceptron", "linsep.solvers.kozinec", "linsep.solvers.lsvm"]

@@ -6,7 +6,11 @@ Schlesinger–Kozinec, Lagrangian SVM — each a pure solver in
 with certificates and the experiment of Lauer & Bloch (2006).
 """
 
-from ._registry import available_classifiers, make_classifier
+from . import _numba_cache
+
+_numba_cache.install()  # before any compiled loop loads: numba's disk cache, locked and checked (issue 29)
+
+from ._registry import available_classifiers, make_classifier  # noqa: E402
 from ._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
 from .estimators import HoKashyapClassifier, HoKashyapClassifierCV
 from .estimators import BatchPerceptronClassifier, KernelPerceptronClassifier, PerceptronClassifier

@@ -113,8 +113,23 @@ _original_load_overload = caching.Cache._load_overload
 _original_save_overload = caching.Cache._save_overload
 
 
+def _numba_has_the_parts():
+    """Whether this numba's cache has the private parts patched here (numba 0.59 to 0.68 have them)."""
+    return (hasattr(caching, "Cache") and hasattr(caching.Cache, "_load_overload")
+            and hasattr(caching.Cache, "_save_overload") and hasattr(caching, "IndexDataCacheFile")
+            and all(hasattr(caching.IndexDataCacheFile, name) for name in ("save", "load", "_load_index"))
+            and hasattr(sigutils, "normalize_signature"))
+
+
 def install():
-    """Lock and check the numba disk cache of linsep's functions in this process (idempotent)."""
+    """Lock and check the numba disk cache of linsep's functions in this process (idempotent).
+
+    A numba whose cache lacks the parts this module patches is left as it is
+    (the race is then numba's own, numba issue 4807): ``linsep`` imports either way.
+    """
+    if not _numba_has_the_parts():
+        return False
     if caching.Cache._load_overload is not _checked_load_overload:
         caching.Cache._load_overload = _checked_load_overload
         caching.Cache._save_overload = _locked_save_overload
+    return True

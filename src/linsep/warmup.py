@@ -54,6 +54,17 @@ def warm_up_steps(scope="all", *, parallel=None):
     Returns
     -------
     list of (str, callable)
+
+    See Also
+    --------
+    warm_up : Runs these fits one after the other.
+
+    Examples
+    --------
+    >>> from linsep.warmup import warm_up_steps
+    >>> [description for description, _ in warm_up_steps("bench")]  # doctest: +NORMALIZE_WHITESPACE
+    ['Ho–Kashyap by columns, squared errors, float64', 'Ho–Kashyap by columns, absolute errors, float64',
+     'LSVM pass, float64']
     """
     if scope not in SCOPES:
         raise ValueError(f"scope must be one of {SCOPES}, got {scope!r}")
@@ -138,6 +149,10 @@ def warm_up(scope="all", *, progress=True, parallel=None):
     -------
     float
         The seconds it took.
+
+    See Also
+    --------
+    warm_up_steps : The fits it runs.
 
     Examples
     --------
