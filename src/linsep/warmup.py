@@ -1,7 +1,7 @@
 """Compile linsep's loops ahead of time: :func:`warm_up`, ``linsep warm-up`` on the command line.
 
 numba compiles each of linsep's loops the first time it runs on a kind of
-data and keeps the result in its disk cache (:mod:`linsep.compilation`);
+data and keeps the result in its disk cache (``linsep.compilation``);
 this runs one small fit of each kind, so that no later fit on the machine
 waits for a compilation.
 """
