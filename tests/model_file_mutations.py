@@ -1,13 +1,19 @@
-"""Every mutation of a model file: single-byte flips (with and without the zip CRC fixed) and truncations.
+"""Every mutation of a model file: single-byte flips (with and without the zip CRC fixed) and truncations,
+and edits of its metadata with a valid checksum (:func:`rewrite_model_file`).
 
-Shared by ``tests/test_model_file_fuzz.py`` (a sample) and
-``benchmarks/fuzz_model_files.py`` (the full product).
+Shared by ``tests/test_model_file_fuzz.py`` (a sample), ``tests/test_persistence.py`` and
+``tests/test_adversarial.py`` (tampered files) and ``benchmarks/fuzz_model_files.py`` (the full product).
 """
 
 import io
+import json
 import struct
 import zipfile
 import zlib
+
+import numpy as np
+
+from linsep._model_file import _checksum
 
 MASKS = (0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0xFF)
 
@@ -55,3 +61,15 @@ def mutations(data, positions=None, masks=MASKS):
                 yield f"flip {position} ^ {mask:#04x}, CRC fixed", flipped(data, position, mask, spans, True)
     for length in range(len(data)) if positions is None else sorted({p for p in positions if p < len(data)}):
         yield f"truncated to {length}", data[:length]
+
+
+def rewrite_model_file(path, edit):
+    """Apply ``edit(meta, arrays)`` to the model file at ``path`` and write it back with a valid checksum."""
+    with np.load(path, allow_pickle=False) as archive:
+        arrays = {k: archive[k] for k in archive.files}
+    meta = json.loads(arrays.pop("__meta__").tobytes())
+    meta.pop("checksum")
+    edit(meta, arrays)
+    meta["checksum"] = _checksum(meta, arrays)
+    with open(path, "wb") as handle:
+        np.savez(handle, __meta__=np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays)

@@ -323,7 +323,8 @@ import sys
 import textwrap
 
 import linsep
-from linsep._model_file import MAX_JSON_DEPTH, ModelFileError, _checksum, write_file
+from linsep._model_file import MAX_JSON_DEPTH, ModelFileError, write_file
+from model_file_mutations import rewrite_model_file
 from linsep.datasets import DataFileError, read_data_file
 
 WEIGHTED = [name for name in NAMES if "class_weight" in make_classifier(name).get_params()]
@@ -484,17 +485,6 @@ def test_a_model_without_a_classifier_is_not_saved(tmp_path):
     assert not (tmp_path / "s.npz").exists()
 
 
-def _rewrite(path, edit):
-    with np.load(path, allow_pickle=False) as archive:
-        arrays = {k: archive[k] for k in archive.files}
-    meta = json.loads(arrays.pop("__meta__").tobytes())
-    meta.pop("checksum")
-    edit(meta, arrays)
-    meta["checksum"] = _checksum(meta, arrays)
-    with open(path, "wb") as handle:
-        np.savez(handle, __meta__=np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays)
-
-
 def _node(tree, name):
     if isinstance(tree, dict):
         if tree.get("__estimator__") == name:
@@ -547,7 +537,7 @@ def test_tampered_composite_files_are_refused_in_one_line(tmp_path, edit, words)
     model = make_pipeline(StandardScaler(), make_column_transformer((StandardScaler(), [0]), remainder="passthrough"),
                           make_classifier("mse")).fit(X, y)
     path = linsep.save(model, tmp_path / "m.npz")
-    _rewrite(path, edit)
+    rewrite_model_file(path, edit)
     with pytest.raises(ModelFileError, match=words) as info:
         linsep.load(path)
     assert "\n" not in str(info.value)
@@ -597,11 +587,13 @@ def _bomb(tmp_path, suffix):
     return path
 
 
-@pytest.mark.parametrize("suffix", [".csv.gz", ".svm.gz"])
-def test_a_gzip_bomb_is_refused_quickly_in_little_memory(tmp_path, suffix):
-    path = _bomb(tmp_path, suffix)
-    assert path.stat().st_size <= 2 * 10**6
-    result = _run_child(f"""
+def _read_in_child(path):
+    """``read_data_file(path)`` in a fresh process: its error (or None) and how much the process grew.
+
+    The time it took is measured too, for the record (``benchmarks`` style: shared machines make wall-clock
+    bounds in tests flaky); the bounds that make the refusal quick are on bytes, asserted by the callers.
+    """
+    return _run_child(f"""
         import json, resource, time
         from linsep.datasets import read_data_file
         start, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -612,8 +604,15 @@ def test_a_gzip_bomb_is_refused_quickly_in_little_memory(tmp_path, suffix):
         grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024
         print(json.dumps({{"error": error, "seconds": time.perf_counter() - start, "grown": grown}}))
     """)
+
+
+@pytest.mark.parametrize("suffix", [".csv.gz", ".svm.gz"])
+def test_a_gzip_bomb_is_refused_quickly_in_little_memory(tmp_path, suffix):
+    path = _bomb(tmp_path, suffix)
+    assert path.stat().st_size <= 2 * 10**6
+    result = _read_in_child(path)
     assert result["error"] is not None and "max_decompressed_bytes" in result["error"]
-    assert result["seconds"] < 1.0 and result["grown"] < 200e6, result
+    assert result["grown"] < 200e6, result
     with pytest.raises(DataFileError, match="max_decompressed_bytes"):
         read_data_file(path, max_decompressed_bytes=2**20)
 
@@ -630,19 +629,9 @@ def test_a_huge_svmlight_index_is_refused_quickly_in_little_memory(tmp_path):
     path = tmp_path / "wide.svm"
     path.write_bytes(b"1 2147483647:1\n-1 1:1\n")
     assert path.stat().st_size <= 40
-    result = _run_child(f"""
-        import json, resource, time
-        from linsep.datasets import read_data_file
-        start, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        try:
-            read_data_file({str(path)!r}); error = None
-        except ValueError as exc:
-            error = str(exc)
-        grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024
-        print(json.dumps({{"error": error, "seconds": time.perf_counter() - start, "grown": grown}}))
-    """)
+    result = _read_in_child(path)
     assert result["error"] is not None and "max_features" in result["error"]
-    assert result["seconds"] < 1.0 and result["grown"] < 200e6, result
+    assert result["grown"] < 200e6, result
     small = tmp_path / "small.svm"
     small.write_bytes(b"1 10000000:1\n-1 1:1\n1 2:1\n-1 3:1\n")
     with pytest.raises(DataFileError, match="max_features"):

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
-from model_file_mutations import mutations
+from model_file_mutations import mutations, rewrite_model_file
 from sklearn.compose import make_column_transformer
 from sklearn.decomposition import PCA
 from sklearn.impute import SimpleImputer
@@ -23,7 +23,7 @@ from sklearn.preprocessing import (
 
 import linsep
 from linsep import available_classifiers, make_classifier
-from linsep._model_file import ModelFileError, _checksum
+from linsep._model_file import ModelFileError
 from linsep.cli import main
 from conftest import overwrite
 
@@ -113,17 +113,6 @@ def test_unsupported_steps_are_refused_when_saving(tmp_path, step, words):
     assert not (tmp_path / "p.npz").exists()
 
 
-def _rewrite(path, edit):
-    with np.load(path, allow_pickle=False) as archive:
-        arrays = {k: archive[k] for k in archive.files}
-    meta = json.loads(arrays.pop("__meta__").tobytes())
-    meta.pop("checksum")
-    edit(meta, arrays)
-    meta["checksum"] = _checksum(meta, arrays)
-    with open(path, "wb") as handle:
-        np.savez(handle, __meta__=np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays)
-
-
 @pytest.mark.parametrize("edit, words", [
     (lambda m, a: m["root"].update(__estimator__="os.system"), "is neither a linsep estimator"),
     (lambda m, a: m["root"]["params"].update(evil={"__value__": 1}), "cannot rebuild Pipeline"),
@@ -137,7 +126,7 @@ def _rewrite(path, edit):
 ])
 def test_tampered_composite_files_are_refused(tmp_path, edit, words):
     path = linsep.save(_fit(make_pipeline(StandardScaler(), make_classifier("hk"))), tmp_path / "p.npz")
-    _rewrite(path, edit)
+    rewrite_model_file(path, edit)
     with pytest.raises(ModelFileError, match=words) as info:
         _load(path)
     assert "\n" not in str(info.value) and str(info.value).startswith(str(path))
