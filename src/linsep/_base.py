@@ -97,8 +97,9 @@ def check_class_labels(y):
     Everything else (floats with fractions, bytes, object arrays) goes
     through scikit-learn's ``check_classification_targets``, which gives its
     usual error or warning.  The fast path matters because that check
-    converts and inspects ``y`` again, about 0.1 ms: a quarter of a whole
-    Ho–Kashyap fit on the paper's data sets.
+    converts and inspects ``y`` again, a noticeable share of a whole
+    Ho–Kashyap fit on the paper's small data sets (measured in
+    ``docs/user_guide/performance.md``).
     """
     kind = y.dtype.kind
     if y.ndim == 1 and (kind in "biuU" or (kind == "f" and np.array_equal(y, y.astype(int)))):

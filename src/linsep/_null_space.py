@@ -47,10 +47,9 @@ wide (``p > N``: at least ``p − N`` free columns) or where no row ever has
 one undetermined column (long documents of many rare terms), both found
 after about a pass over the stored entries; where it fails, or gives no
 clear verdict, :attr:`PeeledNullSpace.usable` is ``False`` and the map is
-left to the Krylov solve.  On ``zipf-frequent`` (10⁵ × 5·10⁴, 1.1·10⁶
-stored entries) the map takes 0.1 s instead of 3 s (441 weighted CG
-iterations), 8 free columns; on its 2/3 training part (HKES), 0.5 s instead
-of 4.8 s, 170 free columns and 159 null vectors beyond the groups'.
+left to the Krylov solve.  What peeling saves on the text-like problems of
+``benchmarks/bench_sparse_text.py`` is in ``docs/user_guide/performance.md``
+(sparse, high-dimensional data).
 """
 
 from __future__ import annotations

@@ -138,7 +138,6 @@ def make_classifier(name, **params):
     LagrangianSVMClassifier()
     >>> make_classifier("lsvm", verbose=1)            # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    ...
     linsep._registry.UnknownParameterError: lsvm (LagrangianSVMClassifier) has no parameter 'verbose'; its parameters: C, ...
     """
     try:

@@ -64,11 +64,11 @@ def serial_blas(active=True):
 
     The IRLS step's Gram matrix is one BLAS product per block of 1024 rows
     (:func:`_weighted_gram_rows`): threads inside each small product
-    synchronise a thousand times per pass, and spin while waiting.  Measured
-    at ``N = 10⁶, d = 100`` on 2 cores with other work running: 1.3 s with
-    one BLAS thread, 12.7 s with two; splitting the rows over
-    :func:`pass_threads` chunks instead gave 1.0 s.  This holds for a serial
-    pass too, so every such loop asks for the limit, not only the one holding
+    synchronise a thousand times per pass, and spin while waiting, which made
+    the pass several times slower than on one BLAS thread, and slower than
+    splitting the rows over :func:`pass_threads` chunks (the measurement:
+    ``docs/design.md``, performance notes).  This holds for a serial pass
+    too, so every such loop asks for the limit, not only the one holding
     :data:`_PARALLEL_LOCK`.
 
     The limit is process-wide: only the caller that takes
@@ -99,8 +99,8 @@ def _machine_busy():
     """Whether the 1-minute load average reaches the number of cores (Unix; never elsewhere).
 
     With no idle core, OpenMP's threads spin while waiting for a descheduled
-    partner: a two-thread pass on a 2-core machine at load 5 took 90 ms more
-    than the serial pass, whatever its size.
+    partner: a two-thread pass then costs more than the serial one, whatever
+    its size (``docs/design.md``, performance notes).
     """
     try:
         return os.getloadavg()[0] >= (os.cpu_count() or 1)
@@ -172,9 +172,8 @@ class RowSplitCSR:
     ``threads`` contiguous runs holding about as many stored entries each (views of ``M``'s arrays, no
     copy of the data), and each run's product is SciPy's own, in a pool thread (SciPy releases the GIL
     in its sparse kernels).  Every row is summed by SciPy in the same order whatever the thread count,
-    so the product is ``M @ v`` bit for bit.  Measured on the text-like ``zipf-frequent`` problem of
-    ``benchmarks/bench_sparse_text.py`` (10⁵ × 5·10⁴, 1.1·10⁶ entries), idle 2-core machine: 1.17 →
-    0.67 ms for ``Y v`` and 1.12 → 0.77 ms for ``Yᵀ u`` on 2 threads.
+    so the product is ``M @ v`` bit for bit.  Its gain on the text-like problems of
+    ``benchmarks/bench_sparse_text.py`` is in ``docs/user_guide/performance.md``.
 
     Parameters
     ----------

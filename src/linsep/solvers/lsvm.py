@@ -348,9 +348,9 @@ def dual_update(scores, y, r, alpha, C, mu, linear_term=None):
     ``α_k = C(r_{k−1} − y∘s)`` (``α_k = Q⁻¹r_{k−1}``) and ``r_k = max(r_{k−1} − μα_k, c)``
     (see ``_LinearStep``).  ``scores`` is overwritten (it becomes ``α_k``); ``r`` and ``alpha``
     (``α_{k−1}``, ``None`` on the first pass) are not modified.  Elementwise, so NumPy's own loops
-    rather than a compiled one (linsep compiles only sequential updates): at 10⁵ rows 0.31 ms with
-    ``y∘r_k`` against 0.09 ms compiled, 2–3 % of a sparse fit's time, while a sparse fit then loads
-    no compiled code, whose first load in a process costs about 0.2 s.
+    rather than a compiled one (linsep compiles only sequential updates): slower per pass than a
+    compiled loop, a small share of a sparse fit, and a sparse fit then loads no compiled code at all
+    (the numbers: ``docs/design.md``, performance notes).
 
     Returns
     -------
