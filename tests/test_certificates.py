@@ -3,7 +3,7 @@
 import numpy as np
 from conftest import duplicated_csr, wide_margin_data
 
-from linsep._certificates import PROOF_RTOL, is_proof
+from linsep._certificates import CERTIFICATE_RTOL, is_proof
 from test_scales import exact_proof_residual
 
 
@@ -28,4 +28,4 @@ def test_the_old_false_proof_is_not_a_proof():
     signs = np.where(y == 1, 1.0, -1.0)
     u = np.ones(len(y))
     assert not is_proof(X * 1e-200, signs, u)
-    assert exact_proof_residual(X * 1e-200, signs.astype(int), u) > PROOF_RTOL
+    assert exact_proof_residual(X * 1e-200, signs.astype(int), u) > CERTIFICATE_RTOL

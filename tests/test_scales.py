@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning
 
 from linsep import check_separability, make_classifier
-from linsep._certificates import PROOF_RTOL
+from linsep._certificates import CERTIFICATE_RTOL
 from linsep._registry import available_classifiers
 from linsep._result import NOT_SEPARABLE, SEPARABLE
 from linsep.estimators.ho_kashyap import HoKashyapClassifier
@@ -115,7 +115,7 @@ def test_a_true_proof_is_kept_at_every_scale():
     for scale in (1e-300, 1e-200, 1.0, 1e200, 1e300):
         clf = make_classifier("hk").fit(X * scale, y)
         assert clf.status_ == NOT_SEPARABLE
-        assert exact_proof_residual(X * scale, np.where(np.array(y) == 1, 1, -1), clf.certificate_) <= PROOF_RTOL
+        assert exact_proof_residual(X * scale, np.where(np.array(y) == 1, 1, -1), clf.certificate_) <= CERTIFICATE_RTOL
 
 
 # --- check_separability ------------------------------------------------------------------------------
@@ -175,7 +175,7 @@ def test_check_separability_never_returns_an_unchecked_certificate(problem):
     if result.separable:
         assert exactly_separates(X, signs, result.certificate.coef, result.certificate.intercept)
     else:
-        assert exact_proof_residual(X, signs, result.certificate.u) <= PROOF_RTOL
+        assert exact_proof_residual(X, signs, result.certificate.u) <= CERTIFICATE_RTOL
 
 
 @pytest.mark.parametrize("scale", [1e-300, 1e-200, 1e300])

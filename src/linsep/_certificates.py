@@ -24,7 +24,7 @@ import scipy.sparse as sp
 
 from ._design import summed_duplicates
 
-PROOF_RTOL = 1e-9
+CERTIFICATE_RTOL = 1e-9
 """Largest per-column relative residual of a proof accepted by :func:`linsep.check_separability`."""
 FIT_PROOF_RTOL = 1e-6
 """The same for the ``"not_separable"`` status of a fit: looser, because some solvers stop when the
@@ -140,7 +140,7 @@ def design_proof_residuals(Y, u):
     return None if residuals is None else residuals[:-1]  # drop the constant column proof_residuals adds
 
 
-def is_proof(X, y, u, rtol=PROOF_RTOL):
+def is_proof(X, y, u, rtol=CERTIFICATE_RTOL):
     """Whether ``u`` proves that ``X, y`` (labels ``±1``) are not linearly separable (see the module)."""
     residuals = proof_residuals(X, y, u)
     return residuals is not None and bool(np.all(residuals <= rtol))

@@ -39,7 +39,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_X_y
 
 from ._certificates import (
-    PROOF_RTOL,
+    CERTIFICATE_RTOL,
     decision_scores,
     design_proof_residuals,
     proof_residuals,
@@ -132,7 +132,7 @@ class SeparabilityResult:
         c = self.certificate
         if self.separable is None:
             return (f"undecided ({self.method}): no separating hyperplane and no proof of non-separability "
-                    f"passed the check (per-column relative residual <= {PROOF_RTOL:g})")
+                    f"passed the check (per-column relative residual <= {CERTIFICATE_RTOL:g})")
         if self.separable:
             return (f"separable ({self.method}): hyperplane with geometric margin {c.margin:.6g}, "
                     f"all points strictly on their side")
@@ -208,7 +208,7 @@ def _proof(X, y, u):
         return None
     u = np.maximum(np.asarray(u, dtype=float), 0.0)
     residuals = proof_residuals(X, y, u)
-    if residuals is None or not np.all(residuals <= PROOF_RTOL):
+    if residuals is None or not np.all(residuals <= CERTIFICATE_RTOL):
         return None
     return NonSeparabilityProof(u, float(residuals.max()))
 

@@ -95,7 +95,6 @@ from .._hk_rules import (
     PROOF_RTOL,
     STOPPING_RULES,
     default_tol,
-    is_nonseparability_proof,
     patience_code,
 )
 from .._hk_rules import python as rules
@@ -107,7 +106,6 @@ from ._hk_compiled import SEGMENT_STEPS, HKRun, iterate_compiled
 
 __all__ = ["ho_kashyap", "STOPPING_RULES"]
 
-_PROOF_RTOL = PROOF_RTOL
 # With an iterative W-step, E holds the solve's error too: a candidate proof is
 # looked at (the solve tightened, then checked) once max(E) <= this · max(B).
 _ITERATIVE_CANDIDATE_RTOL = 1e-6
@@ -135,19 +133,6 @@ Each IRLS iteration refactors ``YᵀDY``: the compiled segment does it with a
 scalar Cholesky loop, the Python driver with LAPACK, which is as fast at
 100 columns and faster beyond (``benchmarks/bench_hk_drivers.py``).
 """
-
-
-def nonseparability_proof(E, B, sample_weight=None):
-    """Return ``u = -D E`` if ``E <= 0`` and ``E != 0`` (to rounding), else ``None``.
-
-    With ``Yᵀ D E = 0`` (true at every Ho–Kashyap iterate without
-    regularisation) such a ``u`` satisfies ``u >= 0, u != 0, Yᵀ u = 0``, which
-    rules out any ``W`` with ``Y W > 0``.
-    """
-    if not is_nonseparability_proof(np.asarray(E, dtype=float), np.asarray(B, dtype=float), PROOF_RTOL):
-        return None
-    u = np.maximum(-E, 0.0)
-    return u if sample_weight is None else u * sample_weight
 
 
 def ho_kashyap(
@@ -596,22 +581,6 @@ def _polished(factor, W, B, best_W, best_B, best_is_last, offset, *, keep_separa
             best_W = factor.solve(best_B if offset == 0.0 else best_B + offset, tol=factor.tol, x0=best_W)
             exact = factor.converged
     return W, best_W, exact
-
-
-def stopping_status(*, relative, absolute, fixed_point, separated, W, W_prev, tol, J, J_prev, k, max_iter):
-    """The rules checked after the verdicts: ``"converged"``, ``"max_iter"`` or ``None`` (go on).
-
-    ``linsep._hk_rules.stop_code`` (``J_prev`` ``None`` at ``k = 0``), then the budget.
-    """
-    still = absolute and separated and rules.weights_stand_still(np.asarray(W, dtype=float),
-                                                                 np.asarray(W_prev, dtype=float), tol)
-    code = rules.stop_code(relative, absolute, fixed_point, separated, still, tol, J,
-                           np.nan if J_prev is None else J_prev)
-    if code != HK_BUDGET_SPENT:
-        return CONVERGED
-    if k >= max_iter:
-        return MAX_ITER
-    return None
 
 
 def _check_finite(J, k, factor):
