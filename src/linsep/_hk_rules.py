@@ -34,6 +34,7 @@ __all__ = [
     "default_tol",
     "irls_weights",
     "is_nonseparability_proof",
+    "nonseparability_certificate",
     "patience_code",
     "patience_spent",
     "proof_test",
@@ -179,6 +180,20 @@ python = SimpleNamespace(proof_test=proof_test.py_func, stop_code=_stop_code,
                          validation_improved=validation_improved.py_func,
                          patience_spent=patience_spent.py_func)
 """The rules as plain Python functions (the same source), for the Python driver."""
+
+
+def nonseparability_certificate(E, D=None, *, xp=None):
+    """The certificate of a Ho–Kashyap iterate that proves non-separability: ``u = D · max(−E, 0)``.
+
+    Without a penalty ``Yᵀ D E = 0`` at every iterate, so where ``E <= 0``
+    (and ``E != 0``, :func:`proof_test`) ``u >= 0``, ``u != 0`` and
+    ``Yᵀ u = 0``: no ``W`` has ``Y W > 0`` (Ho & Kashyap, 1965).  ``D`` is
+    the IRLS weights (absolute errors; ``None``: squared errors, ``D = I``).
+    ``E`` may be a NumPy array or one block of a dask design; ``xp``, the
+    namespace of an array-API ``E`` (its ``clip`` takes keyword bounds).
+    """
+    u = np.maximum(-E, 0.0) if xp is None else xp.clip(-E, min=0.0)
+    return u if D is None else u * D
 
 
 def irls_weights(E, irls_floor, largest=None):

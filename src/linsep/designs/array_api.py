@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._hk_rules import nonseparability_certificate
 from .._linalg import GramOnly, least_squares_solver
 from .._plan import FLOAT64_ONLY, working_dtype
 from .base import Design
@@ -128,5 +129,4 @@ class _ArrayAPIPass:
         return factor.solve_normal(self.design.rmatvec(self._weighted(self.design.xp.abs(self.E))))
 
     def certificate(self):
-        u = self.design.xp.clip(-self.E, min=0.0)
-        return u if self.D is None else u * self.D
+        return nonseparability_certificate(self.E, self.D, xp=self.design.xp)

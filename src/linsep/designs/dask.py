@@ -57,7 +57,7 @@ from .._design import (
     signed_scores,
 )
 from .._plan import FLOAT64_ONLY, working_dtype
-from .._hk_rules import irls_weights
+from .._hk_rules import irls_weights, nonseparability_certificate
 from .._linalg import GramOnly, least_squares_solver
 from ..solvers.lsvm import _LinearStep, _PDFactor, linear_pass
 from ._dask_groups import (  # noqa: F401 - _compute, _persist, _delayed, _dask, round_trips: used by _dask.py, tests
@@ -295,8 +295,7 @@ def _certificate_block(X, labels, positive, rows, B, D, W, offset, scale=None):
         B = np.full(Y.shape[0], float(B))
     Z = Y @ W
     E = Z - B if offset == 0.0 else Z - offset - B
-    u = np.maximum(-E, 0.0)
-    return u if D is None else u * D
+    return nonseparability_certificate(E, D)
 
 
 def _proof_support_block(X, labels, positive, rows, u):

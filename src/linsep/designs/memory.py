@@ -15,7 +15,7 @@ import numpy as np
 
 from .._certificates import FIT_PROOF_RTOL, design_proof_residuals, proof_residuals
 from .._design import SignedDesign
-from .._hk_rules import irls_weights
+from .._hk_rules import irls_weights, nonseparability_certificate
 from .._linalg import least_squares_solver
 from .._plan import working_dtype
 from .base import Design
@@ -187,5 +187,4 @@ class _MemoryPass:
         return factor.solve(np.abs(self.E))
 
     def certificate(self):
-        u = np.maximum(-self.E, 0.0)
-        return u if self.D is None else u * self.D
+        return nonseparability_certificate(self.E, self.D)

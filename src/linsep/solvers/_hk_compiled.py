@@ -22,6 +22,7 @@ from .._hk_rules import (
     HK_SEPARABLE,
     PROOF_RTOL,
     is_nonseparability_proof,
+    nonseparability_certificate,
     patience_code,
 )
 from .._linalg import _PIVOT_TOL
@@ -118,9 +119,7 @@ def iterate_compiled(design, L, W, B, *, factor, absolute, irls_floor, learning_
     certificate = None
     if status == NOT_SEPARABLE and is_nonseparability_proof(np.asarray(E, dtype=float), np.asarray(B, dtype=float),
                                                             PROOF_RTOL):
-        certificate = np.maximum(-E, 0.0)
-        if absolute:
-            certificate = certificate * D
+        certificate = nonseparability_certificate(E, D if absolute else None)
     return HKRun(W=W, B=B, k=int(state[0]), status=status, factor=factor, certificate=certificate,
                  history=history, best_W=best_W if has_val else None, best_iter=int(state[3])), threads_used
 
