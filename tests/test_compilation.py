@@ -44,3 +44,15 @@ def test_no_notice_while_notices_are_paused(caplog):
         compilation.prepare(_slow_to_compile(), (1.0, 2.0), "a paused loop", _delay=0.0)
         time.sleep(0.05)
     assert not [record for record in caplog.records if "a paused loop" in record.getMessage()]
+
+
+def test_a_prepared_key_skips_the_signature_look_up():
+    # A caller's cheap key (its dtypes and selectors) stands for the signature: once ready, prepare returns
+    # without typing the arguments again (that typing costs a noticeable share of a small fit).
+    add = _slow_to_compile()
+    compilation.prepare(add, (np.ones(3), 1.0), "a keyed loop", key=("float64",))
+    assert len(add.signatures) == 1
+    compilation.prepare(add, (np.ones(3, dtype=np.int64), 1), "a keyed loop", key=("float64",))
+    assert len(add.signatures) == 1  # the key said ready: nothing typed or compiled
+    compilation.prepare(add, (np.ones(3, dtype=np.int64), 1), "a keyed loop", key=("int64",))
+    assert len(add.signatures) == 2

@@ -8,6 +8,7 @@ the named method, and a one-line summary for ``linsep list``.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from dataclasses import dataclass, field
 from importlib import import_module
@@ -80,8 +81,9 @@ class UnknownParameterError(ValueError, TypeError):
     """A parameter the named method does not have (a ``ValueError``, as in scikit-learn, and a ``TypeError``)."""
 
 
+@functools.cache
 def _parameters(cls):
-    """The constructor's keyword parameters of ``cls``, or None if it takes ``**kwargs``."""
+    """The constructor's keyword parameters of ``cls``, or None if it takes ``**kwargs`` (read once per class)."""
     signature = inspect.signature(cls.__init__)
     if any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values()):
         return None

@@ -29,6 +29,7 @@ NOTICE_DELAY = 1.0
 """Seconds a compilation runs before :func:`prepare` says that it does."""
 
 _announced = set()  # the loops whose notice this process has printed
+_prepared = set()  # (dispatcher, key) pairs ready in this process: the next fit of that kind skips the look-up
 _announced_lock = threading.Lock()
 _paused = threading.Event()  # set while linsep.warmup runs: its progress bar says what is compiled
 
@@ -42,7 +43,7 @@ def _announce(what):
                    "`linsep warm-up` compiles everything ahead of time)", what)
 
 
-def prepare(dispatcher, args, what, *, _delay=NOTICE_DELAY):
+def prepare(dispatcher, args, what, *, key=None, _delay=NOTICE_DELAY):
     """Have the numba ``dispatcher`` ready for ``args`` before they are passed to it.
 
     The signature numba would compile for ``args`` is looked up among the
@@ -59,19 +60,28 @@ def prepare(dispatcher, args, what, *, _delay=NOTICE_DELAY):
         The arguments of the coming call.
     what : str
         What is compiled, for the notice (e.g. ``"the Ho–Kashyap loop"``).
+    key : hashable or None, default=None
+        What decides the signature of ``args`` for this caller (e.g. the dtypes
+        of its arrays and its ``None`` selectors), cheap to form.  Once a key
+        is ready, later calls with it return at once: typing every argument
+        the way numba does costs a few microseconds each, a noticeable share
+        of a small fit.  ``None``: always look the signature up.
     _delay : float, default=NOTICE_DELAY
         Private (tests): the seconds before the notice.
     """
-    signature = tuple(dispatcher.typeof_pyval(arg) for arg in args)
-    if signature in dispatcher.overloads:
+    if key is not None and (dispatcher, key) in _prepared:
         return
-    timer = threading.Timer(_delay, _announce, (what,))
-    timer.daemon = True
-    timer.start()
-    try:
-        dispatcher.compile(signature)
-    finally:
-        timer.cancel()
+    signature = tuple(dispatcher.typeof_pyval(arg) for arg in args)
+    if signature not in dispatcher.overloads:
+        timer = threading.Timer(_delay, _announce, (what,))
+        timer.daemon = True
+        timer.start()
+        try:
+            dispatcher.compile(signature)
+        finally:
+            timer.cancel()
+    if key is not None:
+        _prepared.add((dispatcher, key))
 
 
 @contextlib.contextmanager

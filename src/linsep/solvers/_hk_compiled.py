@@ -159,7 +159,9 @@ def _run_segments(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks, L, W
                 PROOF_RTOL, not traces["criterion"], W_prev, int(n_iter_no_change), float(validation_tol),
                 bool(merged))
         if not traces["criterion"]:
-            prepare(ho_kashyap_segment, args, "the Ho–Kashyap loop")
+            # The variant is decided by the selectors and the types of the data and vectors (the rest is fixed).
+            prepare(ho_kashyap_segment, args, "the Ho–Kashyap loop",
+                    key=(selectors, X.dtype, X_val.dtype, B.dtype, E.dtype, D.dtype, y.dtype, y_val.dtype))
         code, n_recorded = ho_kashyap_segment(*args)
         if code == HK_ILL_CONDITIONED:
             return None

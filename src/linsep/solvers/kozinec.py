@@ -391,7 +391,7 @@ def _kernel_sk_shrinking(cache, y, positive, shift, rule, epsilon, tol, max_iter
         frac = 1.0 if full else _INNER  # on W = all points: the rule itself
         args = (K, pw, aw, f1w, f2w, A, B, Cr, budget, mdm, rule == "kozinec", frac * eps_abs, frac * tol_in, scale)
         if n_iter == 0:
-            prepare(_solve_block, args, "the kernel SK loop")
+            prepare(_solve_block, args, "the kernel SK loop", key=(K.dtype, pw.dtype, aw.dtype))
         steps, code, A, B, Cr = _solve_block(*args)
         n_iter += steps
         alpha[W] = aw

@@ -316,7 +316,8 @@ class _LinearStep:
                 args = (self._X, self._y, self.weights, self._r, self.alpha, self.f.C, float(self.mu), bool(first), g,
                         self._threads if parallel else None)
                 if first:
-                    prepare(lsvm_pass, args, "the LSVM pass")
+                    prepare(lsvm_pass, args, "the LSVM pass",
+                            key=(self._X.dtype, self._y.dtype, self._r.dtype, args[-1] is None))
                 step_sq, alpha_sq, objective = lsvm_pass(*args)
             finally:
                 if parallel:
