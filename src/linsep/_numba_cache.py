@@ -66,7 +66,7 @@ def _folder_lock(folder, exclusive):
             os.close(fd)  # releases the lock
 
 
-class _LockedIndexDataCacheFile(caching.IndexDataCacheFile):
+class _LockedIndexDataCacheFile(getattr(caching, "IndexDataCacheFile", object)):  # object: install() does nothing
     """numba's index and data files, read and written under the cache folder's lock."""
 
     def save(self, key, data):
@@ -109,8 +109,10 @@ def _locked_save_overload(self, sig, data):
     return _original_save_overload(self, sig, data)
 
 
-_original_load_overload = caching.Cache._load_overload
-_original_save_overload = caching.Cache._save_overload
+# numba's own methods, kept to be called by the patched ones (None where this numba lacks them: install()
+# then patches nothing, and importing this module must not fail either).
+_original_load_overload = getattr(getattr(caching, "Cache", None), "_load_overload", None)
+_original_save_overload = getattr(getattr(caching, "Cache", None), "_save_overload", None)
 
 
 def _numba_has_the_parts():

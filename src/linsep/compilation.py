@@ -1,4 +1,4 @@
-"""linsep's compiled code at first use: a one-line notice while numba compiles, and :func:`warm_up`.
+"""linsep's compiled code at first use: a one-line notice while numba compiles (:func:`prepare`).
 
 A handful of linsep's loops are compiled by numba (the Ho–Kashyap segment,
 the LSVM pass, the perceptron and LMS epochs, the Kozinec and SK loops).
