@@ -1,6 +1,6 @@
 """Where the compiled Ho–Kashyap segment pays for itself: its iterations against the Python driver's.
 
-The fit plan (``linsep.solvers.ho_kashyap``) hands a dense fit to the compiled
+The fit plan (``linsep.solvers.ho_kashyap.solver``) hands a dense fit to the compiled
 segment unless one of these measurements says the Python driver is as good:
 
 * toy problems (fewer than ``COMPILED_MIN_ENTRIES`` entries of ``Y``): a whole
@@ -27,8 +27,8 @@ import time
 
 import numpy as np
 
-from linsep._design import sign_normalized
-from linsep.solvers.ho_kashyap import ho_kashyap
+from linsep._core.signed_design import sign_normalized
+from linsep.solvers.ho_kashyap.solver import ho_kashyap
 
 SHAPES = [(150, 4), (500, 10), (2000, 20), (2000, 100), (2000, 128), (20000, 20), (20000, 128), (2000, 600),
           (10000, 600), (1000, 1000)]
@@ -53,7 +53,7 @@ def kernel_fits(repeat):
     """Whole fits of the kernel HK estimators, the Python driver against the compiled segment."""
     import functools
 
-    import linsep.solvers.kernel_ho_kashyap as kernel_module
+    import linsep.solvers.ho_kashyap.kernel as kernel_module
     from linsep import make_classifier
 
     solver = kernel_module.ho_kashyap

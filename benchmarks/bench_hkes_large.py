@@ -27,7 +27,7 @@ import numpy as np
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from linsep import make_classifier
-from linsep._loops import pass_threads
+from linsep._core.threads import pass_threads
 
 
 def peak_bytes():

@@ -4,7 +4,7 @@
     python benchmarks/bench_ho_kashyap.py --threads 1      # one thread everywhere
     python benchmarks/bench_ho_kashyap.py [--n 1000000] [--d 100] [--repeat 3] [--dtype float32] [--pinv-n N]
 
-``Y = diag(y)[X, 1]`` is the view the estimators pass (:class:`linsep._design.SignedDesign`): the compiled
+``Y = diag(y)[X, 1]`` is the view the estimators pass (:class:`linsep._core.signed_design.SignedDesign`): the compiled
 loop reads ``X`` and the labels, and splits the rows over its threads.  Prints, measured in one run on the
 same data, with the BLAS thread count and the HK pass's thread count:
 * one HK iteration / (one X@v + one Xᵀ@u)          (goal <= 1.3)
@@ -30,11 +30,11 @@ import numpy as np
 import scipy.linalg as sla
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from linsep._design import SignedDesign, sign_normalized
-from linsep._linalg import LeastSquaresFactor
-from linsep._loops import _pass_by_rows_chunked, _pass_by_rows_parallel
-from linsep._threads import pass_threads
-from linsep.solvers.ho_kashyap import ho_kashyap
+from linsep._core.signed_design import SignedDesign, sign_normalized
+from linsep._core.linalg import LeastSquaresFactor
+from linsep.solvers.ho_kashyap.loops import _pass_by_rows_chunked, _pass_by_rows_parallel
+from linsep._core.threads import pass_threads
+from linsep.solvers.ho_kashyap.solver import ho_kashyap
 
 
 def best_time(fn, repeat):

@@ -31,7 +31,7 @@ from sklearn.svm import LinearSVC
 from threadpoolctl import threadpool_limits
 
 from linsep import make_classifier
-from linsep.solvers.lsvm import DEFAULT_MU_FACTOR, LSVMFactor
+from linsep.solvers.lsvm.solver import DEFAULT_MU_FACTOR, LSVMFactor
 
 
 def best_time(func, repeat):

@@ -10,7 +10,7 @@ Compares, in one run and on the same data,
 * ``LMSClassifier(max_iter=1).fit`` with ``SGDClassifier(loss="squared_error", max_iter=1, tol=None)``;
 
 both full fits (validation, label encoding, one shuffled epoch, verdict), plus
-the bare compiled epoch of linsep (``linsep._loops``) for reference.  Every
+the bare compiled epoch of linsep (``linsep.solvers.ho_kashyap.loops``) for reference.  Every
 timing is the minimum over ``--repeat`` runs (the machine may be shared; the
 minimum is the least disturbed).  numba is warmed up first, so compilation is
 not timed.  Ratios < 1 mean linsep is faster.
@@ -27,7 +27,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Perceptron, SGDClassifier
 
 from linsep import LMSClassifier, PerceptronClassifier
-from linsep._loops import lms_epoch, perceptron_epoch
+from linsep.solvers.perceptron.loops import lms_epoch, perceptron_epoch
 
 
 def best_times(fns, repeat):

@@ -41,7 +41,7 @@ disturbs less than the ratio of two best times.
 
 Every fit runs on one thread by default (``OMP_NUM_THREADS=1`` and the like in its process), as
 scikit-learn's ``LinearSVC`` (liblinear) does; ``--threads N`` lets linsep's fits use ``N`` threads (their
-sparse CG products, ``linsep._threads.RowSplitCSR``) while the scikit-learn fits keep one.
+sparse CG products, ``linsep._core.threads.RowSplitCSR``) while the scikit-learn fits keep one.
 """
 
 from __future__ import annotations

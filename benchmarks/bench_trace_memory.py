@@ -1,7 +1,7 @@
 """Size of a default teaching trace: Ho–Kashyap on N = 10⁵, d = 50 for 1 000 iterations.
 
 Run: ``PYTHONPATH=src python benchmarks/bench_trace_memory.py [N] [d] [iterations]``.
-Prints the bytes held by the trace keys (budget: linsep._trace.TRACE_BUDGET_BYTES)
+Prints the bytes held by the trace keys (budget: linsep._core.trace.TRACE_BUDGET_BYTES)
 and by the whole ``history_``, the rows kept, and the fit time with and without
 the trace (one run each; other processes on the machine add noise).
 """
@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 
 from linsep import HoKashyapClassifier
-from linsep._trace import TRACE_BUDGET_BYTES, TRACE_KEYS
+from linsep._core.trace import TRACE_BUDGET_BYTES, TRACE_KEYS
 
 n, d, iterations = (int(v) for v in (sys.argv[1:] + ["100000", "50", "1000"][len(sys.argv) - 1:]))
 rng = np.random.default_rng(0)

@@ -20,7 +20,7 @@ from sklearn.preprocessing import StandardScaler
 
 import linsep
 from linsep import make_classifier
-from linsep._model_file import ModelFileError
+from linsep.persistence.model_file import ModelFileError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from model_file_mutations import mutations

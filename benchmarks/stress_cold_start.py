@@ -116,8 +116,8 @@ def _run_fit(fit):
     if kind == "solver":
         import numpy as np
 
-        from linsep._design import SignedDesign
-        from linsep.solvers.ho_kashyap import ho_kashyap
+        from linsep._core.signed_design import SignedDesign
+        from linsep.solvers.ho_kashyap.solver import ho_kashyap
 
         _, loss, dtype, n, d, threads = fit
         X, y = _data(dtype, n, d, 2)
@@ -140,7 +140,7 @@ def child(scenario, threaded):
     if threaded:
         # The threaded passes run only on a machine with an idle core; this one is loaded by the stress
         # test itself, so say it is idle.
-        import linsep._threads as th
+        import linsep._core.threads as th
 
         th._machine_busy = lambda: False
     t0 = time.perf_counter()
@@ -163,7 +163,7 @@ def child(scenario, threaded):
 def _launch(scenario, threaded, cache, boundscheck, log):
     env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONFAULTHANDLER="1")
     threads = "2" if threaded else "1"
-    # BLAS limits cap linsep's pass threads (linsep._threads.pass_threads): the same count for both
+    # BLAS limits cap linsep's pass threads (linsep._core.threads.pass_threads): the same count for both
     env.update(NUMBA_NUM_THREADS=threads, OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
     if boundscheck:
         env["NUMBA_BOUNDSCHECK"] = "1"

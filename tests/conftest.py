@@ -5,7 +5,7 @@ run a given code path pass the solvers' private ``_plan`` argument (see
 :func:`linsep.solvers.ho_kashyap.ho_kashyap`) instead of changing module
 globals: ``PLANS`` names them, and the ``hk_plan`` fixture runs a test under
 each Ho–Kashyap driver; the ``iterative`` fixture sends every least-squares
-system to conjugate gradients (the private ``linsep._linalg.solver_limits``
+system to conjugate gradients (the private ``linsep._core.linalg.solver_limits``
 context, scoped to the test).
 """
 
@@ -87,7 +87,7 @@ def sparse_problem(n, d, density=0.2, seed=0, noise=0.0):
 @pytest.fixture
 def iterative():
     """Every least-squares system (at least the bias and one feature) goes to the iterative solver."""
-    from linsep._linalg import solver_limits
+    from linsep._core.linalg import solver_limits
 
     with solver_limits(direct_max_columns=1):
         yield

@@ -13,7 +13,7 @@ import zlib
 
 import numpy as np
 
-from linsep._model_file import _checksum
+from linsep.persistence.model_file import checksum
 
 MASKS = (0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0xFF)
 
@@ -70,6 +70,6 @@ def rewrite_model_file(path, edit):
     meta = json.loads(arrays.pop("__meta__").tobytes())
     meta.pop("checksum")
     edit(meta, arrays)
-    meta["checksum"] = _checksum(meta, arrays)
+    meta["checksum"] = checksum(meta, arrays)
     with open(path, "wb") as handle:
         np.savez(handle, __meta__=np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays)

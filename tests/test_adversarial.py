@@ -9,7 +9,7 @@ For each cell the fit must either
   whose ``status_`` agrees with its training errors (``"separable"`` ⇒ every
   training sample on its side, per one-vs-rest problem), and whose
   ``"not_separable"`` certificate, if it keeps one, passes an independent
-  check (:func:`linsep._certificates.is_proof` for the linear estimators; for
+  check (:func:`linsep._core.certificates.is_proof` for the linear estimators; for
   the kernel ones ``u >= 0, u != 0`` and the bias row ``Σ u_i y_i = 0``).
 
 The estimators come from the registry, so one registered later is tested
@@ -24,8 +24,8 @@ import pytest
 import scipy.sparse as sp
 
 from linsep import available_classifiers, make_classifier
-from linsep._base import BaseKernelSeparator
-from linsep._certificates import FIT_PROOF_RTOL, is_proof
+from linsep.estimators.base import BaseKernelSeparator
+from linsep._core.certificates import FIT_PROOF_RTOL, is_proof
 
 NAMES = list(available_classifiers())
 BUDGET = {"max_iter": 50, "cv": 3}
@@ -323,7 +323,7 @@ import sys
 import textwrap
 
 import linsep
-from linsep._model_file import MAX_JSON_DEPTH, ModelFileError, write_file
+from linsep.persistence.model_file import MAX_JSON_DEPTH, ModelFileError, write_file
 from model_file_mutations import rewrite_model_file
 from linsep.datasets import DataFileError, read_data_file
 

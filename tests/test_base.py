@@ -1,4 +1,4 @@
-"""The estimator layer (linsep._base): the convergence warning's text, inputs it refuses, verdicts it checks."""
+"""The estimator layer (linsep.estimators.base): the convergence warning's text, inputs it refuses, verdicts it checks."""
 
 import warnings
 
@@ -8,7 +8,7 @@ from conftest import three_overlapping_classes, wide_margin_data
 from sklearn.exceptions import ConvergenceWarning
 
 from linsep import HoKashyapClassifier, KozinecClassifier, PerceptronClassifier
-from linsep._result import CONVERGED, NOT_SEPARABLE, SEPARABLE, SolveResult
+from linsep._core.result import CONVERGED, NOT_SEPARABLE, SEPARABLE, SolveResult
 
 
 def _warning_text(estimator, X, y):

@@ -1,14 +1,14 @@
-"""The independent checks of separability certificates (:mod:`linsep._certificates`)."""
+"""The independent checks of separability certificates (:mod:`linsep._core.certificates`)."""
 
 import numpy as np
 from conftest import duplicated_csr, wide_margin_data
 
-from linsep._certificates import CERTIFICATE_RTOL, is_proof
+from linsep._core.certificates import CERTIFICATE_RTOL, is_proof
 from test_scales import exact_proof_residual
 
 
 def test_duplicate_entries_make_no_false_proof():
-    from linsep._certificates import is_proof, proof_residuals
+    from linsep._core.certificates import is_proof, proof_residuals
 
     X, dense = duplicated_csr()
     before = (X.data.copy(), X.indices.copy(), X.indptr.copy())

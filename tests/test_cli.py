@@ -13,7 +13,7 @@ from sklearn.datasets import dump_svmlight_file
 
 import linsep.separability as separability
 from linsep import available_classifiers, make_classifier
-from linsep.cli import FORMAT_VERSION, CLIError, _checksum, load_model, main, read_data
+from linsep.cli import FORMAT_VERSION, CLIError, checksum, load_model, main, read_data
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -127,7 +127,7 @@ def _rewrite(path, edit_arrays=None, edit_meta=None, rehash=False):
         edit_meta(meta)
     if rehash:
         meta.pop("checksum")
-        meta["checksum"] = _checksum(meta, arrays)
+        meta["checksum"] = checksum(meta, arrays)
     with open(path, "wb") as handle:
         np.savez(handle, __meta__=np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays)
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_iris
 
-from linsep._certificates import decision_scores, is_proof, separates
+from linsep._core.certificates import decision_scores, is_proof, separates
 from linsep.cli import main
 
 SRC = Path(__file__).resolve().parents[1] / "src"

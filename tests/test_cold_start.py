@@ -60,9 +60,9 @@ def test_concurrent_cold_starts_share_one_cache(tmp_path):
 
 EDGES = textwrap.dedent("""
     import numpy as np
-    from linsep._loops import (_count_rows_parallel, _pass_by_rows_chunked, _pass_by_rows_parallel,
+    from linsep.solvers.ho_kashyap.loops import (_count_rows_parallel, _pass_by_rows_chunked, _pass_by_rows_parallel,
                                _weighted_gram_by_rows)
-    from linsep._threads import chunk_range, row_chunks
+    from linsep._core.threads import chunk_range, row_chunks
 
     rng = np.random.default_rng(0)
     for dtype in (np.float32,):  # the report's type, and the float32 pass's blocks of rows

@@ -1,4 +1,4 @@
-"""The notice while numba compiles (:mod:`linsep.compilation`): said once, only when compiling takes time."""
+"""The notice while numba compiles (:mod:`linsep._core.compilation`): said once, only when compiling takes time."""
 
 import logging
 import time
@@ -6,7 +6,7 @@ import time
 import numpy as np
 from numba import njit
 
-from linsep import compilation
+from linsep._core import compilation
 
 
 def _slow_to_compile():

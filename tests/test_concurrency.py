@@ -1,8 +1,8 @@
 """Fits running in several threads at once give the serial results and leave process-wide settings as found.
 
 linsep's compiled passes release the GIL, share one lock for their parallel
-launches (:data:`linsep._loops._PARALLEL_LOCK`) and one for the process-wide
-BLAS thread limit (:func:`linsep._loops.serial_blas`); estimators keep their
+launches (:data:`linsep._core.threads.PARALLEL_LOCK`) and one for the process-wide
+BLAS thread limit (:func:`linsep._core.threads.serial_blas`); estimators keep their
 fit-time state on the instance.  Threads fitting different estimators, or
 scikit-learn's threading backend running a grid search, must therefore see
 exactly what serial fits see.
@@ -51,7 +51,7 @@ def _process_settings():
     """What a fit could change for the whole process: BLAS/OpenMP thread counts and numba's.
 
     Read inside ``threadpool_limits(2)``: a fit that lowers the BLAS count
-    (:func:`linsep._loops.serial_blas`) and failed to restore it would show,
+    (:func:`linsep._core.threads.serial_blas`) and failed to restore it would show,
     even where the environment keeps BLAS to one thread.
     """
     pools = {(pool["user_api"], pool["internal_api"], pool["filepath"]): pool["num_threads"]

@@ -14,7 +14,7 @@ distributed = pytest.importorskip("distributed")
 
 from linsep import HoKashyapClassifier, LagrangianSVMClassifier, MSEClassifier  # noqa: E402
 from linsep.designs import dask as backend  # noqa: E402
-from linsep._certificates import FIT_PROOF_RTOL, is_proof  # noqa: E402
+from linsep._core.certificates import FIT_PROOF_RTOL, is_proof  # noqa: E402
 
 RTOL = 1e-8
 CHUNKS = (70, 33, 97)  # uneven row chunks, N = 200

@@ -14,7 +14,7 @@ da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
 from linsep import HoKashyapClassifier  # noqa: E402
-from linsep.designs import _dask_groups  # noqa: E402
+from linsep.designs import dask_groups as _dask_groups  # noqa: E402
 from linsep.designs import dask as backend  # noqa: E402
 from conftest import local_dask_client  # noqa: E402
 

@@ -10,7 +10,7 @@ da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
 from linsep import HoKashyapClassifier, LagrangianSVMClassifier, MSEClassifier  # noqa: E402
-from linsep._certificates import FIT_PROOF_RTOL, is_proof  # noqa: E402
+from linsep._core.certificates import FIT_PROOF_RTOL, is_proof  # noqa: E402
 from linsep.designs import dask as backend  # noqa: E402
 
 RTOL = 1e-8

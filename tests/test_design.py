@@ -1,4 +1,4 @@
-"""The augmented, sign-normalised design and the shared exact column rescaling (:mod:`linsep._design`).
+"""The augmented, sign-normalised design and the shared exact column rescaling (:mod:`linsep._core.signed_design`).
 
 The tests of the ``Design`` protocol (:mod:`linsep.designs`) are in ``test_designs.py``.
 """
@@ -8,7 +8,7 @@ import pytest
 from conftest import wide_margin_data
 
 from linsep import make_classifier
-from linsep._design import column_shifts, scale_columns, unscale_coef
+from linsep._core.signed_design import column_shifts, scale_columns, unscale_coef
 
 
 def test_in_range_data_are_neither_copied_nor_rescaled():

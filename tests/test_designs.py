@@ -5,15 +5,15 @@ import copy
 import numpy as np
 import pytest
 
-from linsep._design import sign_normalized
+from linsep._core.signed_design import sign_normalized
 from linsep.designs import InMemoryDesign, as_design
-from linsep.solvers.ho_kashyap import ho_kashyap
+from linsep.solvers.ho_kashyap.solver import ho_kashyap
 
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 
 from linsep import make_classifier
-from linsep._dask import prepare
+from linsep.estimators.dask_input import prepare
 from linsep.designs.dask import DaskDesign
 
 CHUNKS = (40, 25, 35)
@@ -73,7 +73,7 @@ def test_one_driver_gives_the_same_fit_on_both_designs(kw):
 @pytest.mark.parametrize("scale", [1e-300, 1e300])
 @pytest.mark.parametrize("name", ["mhks", "mhka", "lsvm", "mse", "hk"])
 def test_dask_refuses_columns_the_in_memory_fit_would_rescale(name, scale):
-    """The in-memory test of linsep._design.column_shifts, on the blocks' column maxima; the cause is named."""
+    """The in-memory test of linsep._core.signed_design.column_shifts, on the blocks' column maxima; the cause is named."""
     X, y = problem(2)
     with pytest.raises(ValueError, match=r"column 0 of X has magnitudes up to .*outside 2\^±53.*does not rescale"):
         make_classifier(name).fit(da.from_array(X * np.array([scale, 1.0, 1.0]), chunks=(CHUNKS, 3)), y)

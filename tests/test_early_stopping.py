@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from linsep import HoKashyapClassifier, KernelHoKashyapClassifier
-from linsep._design import sign_normalized
+from linsep._core.signed_design import sign_normalized
 from linsep.cli import main
-from linsep.solvers.ho_kashyap import ho_kashyap
+from linsep.solvers.ho_kashyap.solver import ho_kashyap
 
 
 @pytest.fixture(scope="module")

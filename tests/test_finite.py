@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from linsep import available_classifiers, make_classifier
-from linsep._base import BaseKernelSeparator
-from linsep._finite import require_finite, require_finite_model
+from linsep.estimators.base import BaseKernelSeparator
+from linsep._core.finite import require_finite, require_finite_model
 
 KERNEL_ESTIMATORS = [name for name in available_classifiers()
                      if isinstance(make_classifier(name), BaseKernelSeparator)]

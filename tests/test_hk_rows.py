@@ -1,4 +1,4 @@
-"""The float32 Ho–Kashyap pass (:mod:`linsep._hk_rows`): float32 products, float64 margins and sums of blocks.
+"""The float32 Ho–Kashyap pass (:mod:`linsep.solvers.ho_kashyap.rows`): float32 products, float64 margins and sums of blocks.
 
 The merged validation count of either pass against the separate one is in ``test_loops.py``.
 """
@@ -6,8 +6,8 @@ The merged validation count of either pass against the separate one is in ``test
 import numpy as np
 import pytest
 
-from linsep._hk_rows import NARROW_BLOCK, _count_rows_narrow, _pass_merged_narrow
-from linsep._loops import _count_rows, _pass_by_rows_parallel, _pass_merged
+from linsep.solvers.ho_kashyap.rows import NARROW_BLOCK, _count_rows_narrow, _pass_merged_narrow
+from linsep.solvers.ho_kashyap.loops import _count_rows, _pass_by_rows_parallel, _pass_merged
 
 EMPTY_ROWS, EMPTY_LABELS = np.empty(0, dtype=np.int64), np.empty(0)
 

@@ -1,9 +1,10 @@
-"""The Ho–Kashyap rules written once for every driver (:mod:`linsep._hk_rules`)."""
+"""The Ho–Kashyap rules written once for every driver (:mod:`linsep.solvers.ho_kashyap.rules`)."""
 
 import numpy as np
 import pytest
 
-from linsep._hk_rules import NO_PATIENCE, nonseparability_certificate, patience_spent, validation_improved
+from linsep._core.certificates import nonseparability_certificate
+from linsep.solvers.ho_kashyap.rules import NO_PATIENCE, patience_spent, validation_improved
 
 
 def test_patience_rule():

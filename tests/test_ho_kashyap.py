@@ -10,9 +10,9 @@ from sklearn.exceptions import ConvergenceWarning
 
 from conftest import random_problem
 from linsep import HoKashyapClassifier, make_classifier
-from linsep._design import SignedDesign, sign_normalized
-from linsep._result import SEPARABLE
-from linsep.solvers.ho_kashyap import _polished, ho_kashyap
+from linsep._core.signed_design import SignedDesign, sign_normalized
+from linsep._core.result import SEPARABLE
+from linsep.solvers.ho_kashyap.solver import _polished, ho_kashyap
 
 # The lecture's example: class 1 {(6,9),(5,7)}, class 2 {(5,9),(0,10)}.
 LECTURE_X = np.array([[6.0, 9.0], [5.0, 7.0], [5.0, 9.0], [0.0, 10.0]])
@@ -430,8 +430,8 @@ def test_irls_keeps_blas_to_one_thread_inside_the_compiled_loop(monkeypatch):
     """Large-data IRLS runs its per-block Gram products on one BLAS thread (the rows go to the chunks)."""
     from threadpoolctl import threadpool_info
 
-    import linsep.solvers._hk_compiled as module
-    from linsep._threads import serial_blas
+    import linsep.solvers.ho_kashyap.compiled as module
+    from linsep._core.threads import serial_blas
 
     def blas_threads():
         return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
@@ -446,7 +446,7 @@ def test_irls_keeps_blas_to_one_thread_inside_the_compiled_loop(monkeypatch):
     segment = module.ho_kashyap_segment
 
     class RecordingSegment:  # the compiled segment, which also records the BLAS limit it runs under
-        def __getattr__(self, name):  # numba's dispatcher API (linsep.compilation.prepare compiles through it)
+        def __getattr__(self, name):  # numba's dispatcher API (linsep._core.compilation.prepare compiles through it)
             return getattr(segment, name)
 
         def __call__(self, *args):
@@ -472,7 +472,7 @@ def test_overlapping_irls_fits_in_threads_restore_the_blas_threads(monkeypatch, 
 
     from threadpoolctl import threadpool_info, threadpool_limits
 
-    import linsep.solvers._hk_compiled as module
+    import linsep.solvers.ho_kashyap.compiled as module
 
     def blas_threads():
         return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
@@ -614,7 +614,7 @@ def test_irls_stops_at_its_fixed_point_on_separable_data(name, compiled):
 
 def test_the_plan_that_ran_is_recorded(hk_plan):
     """Every driver records its path; the compiled and the Python driver give the same fit."""
-    from linsep._design import sign_normalized
+    from linsep._core.signed_design import sign_normalized
 
     X, y = random_problem(3, n=200)
     Y = sign_normalized(X, y)
@@ -670,7 +670,7 @@ def test_polish_re_solves_only_the_returned_weights(case):
     (400, 100, "squared", "compiled"),
 ])
 def test_auto_plan_compiles_where_the_compiled_loop_pays(n, d, loss, driver):
-    from linsep.solvers.ho_kashyap import COMPILED_IRLS_MAX_COLUMNS, COMPILED_MIN_ENTRIES
+    from linsep.solvers.ho_kashyap.solver import COMPILED_IRLS_MAX_COLUMNS, COMPILED_MIN_ENTRIES
 
     assert 4 * 3 < COMPILED_MIN_ENTRIES <= 100 * 4 and COMPILED_IRLS_MAX_COLUMNS == 100
     X, y = random_problem(3, n=n, d=d)
@@ -683,7 +683,7 @@ def test_auto_plan_compiles_where_the_compiled_loop_pays(n, d, loss, driver):
 
 def test_kernel_ho_kashyap_iterates_in_python():
     from linsep.kernels import kernel_matrix
-    from linsep.solvers.kernel_ho_kashyap import kernel_ho_kashyap
+    from linsep.solvers.ho_kashyap.kernel import kernel_ho_kashyap
 
     X, y = random_problem(4, n=200, d=3)
     K = kernel_matrix(X, X, kernel="rbf", gamma=0.5)

@@ -11,7 +11,7 @@ from sklearn.model_selection import KFold
 
 from linsep import (HoKashyapClassifier, HoKashyapClassifierCV, KernelHoKashyapClassifier, KernelHoKashyapClassifierCV,
                     make_classifier)
-from linsep._design import sign_normalized
+from linsep._core.signed_design import sign_normalized
 from linsep.estimators.ho_kashyap_cv import default_C_grid, stratified_folds
 
 # the references stopped at k̂ report their spent budget; that is the point of them

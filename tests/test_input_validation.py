@@ -174,7 +174,7 @@ def test_plain_training_data_is_what_validate_data_leaves_unchanged(case):
     # would accept and return as they are.
     from sklearn.utils.validation import validate_data
 
-    from linsep._base import is_plain_training_data
+    from linsep.estimators.base import is_plain_training_data
 
     X, y = _plain_cases()[case]
     est = make_classifier("hk")
@@ -219,13 +219,13 @@ def test_fit_is_the_same_with_and_without_the_fast_path(name, case, monkeypatch)
     # Every case fits (or fails) exactly as it does through validate_data alone: same
     # attributes (types included, so an ndarray subclass kept as X_fit_ would show), same
     # warnings, same errors.
-    import linsep._base
+    import linsep.estimators.base
 
     X, y = _plain_cases()[case]
 
     def fit(fast):
         if not fast:
-            monkeypatch.setattr(linsep._base, "is_plain_training_data", lambda X, y, dtypes=None: False)
+            monkeypatch.setattr(linsep.estimators.base, "is_plain_training_data", lambda X, y, dtypes=None: False)
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
@@ -247,7 +247,7 @@ def test_fit_is_the_same_with_and_without_the_fast_path(name, case, monkeypatch)
 
 
 def test_fast_path_skips_validate_data_and_drops_stale_feature_names(monkeypatch):
-    import linsep._base
+    import linsep.estimators.base
 
     X, y = blobs()
     est = make_classifier("hk").fit(X, y)
@@ -256,7 +256,7 @@ def test_fast_path_skips_validate_data_and_drops_stale_feature_names(monkeypatch
     def refuse(*args, **kwargs):
         raise AssertionError("validate_data called for plain float64 data")
 
-    monkeypatch.setattr(linsep._base, "validate_data", refuse)
+    monkeypatch.setattr(linsep.estimators.base, "validate_data", refuse)
     est.fit(X[:, :2], y)
     assert est.n_features_in_ == 2 and not hasattr(est, "feature_names_in_")
 

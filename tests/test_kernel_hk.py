@@ -5,7 +5,7 @@ import pytest
 
 from linsep import HoKashyapClassifier, KernelHoKashyapClassifier, make_classifier
 from linsep.kernels import kernel_matrix
-from linsep.solvers.kernel_ho_kashyap import EmpiricalKernelMap, kernel_ho_kashyap
+from linsep.solvers.ho_kashyap.kernel import EmpiricalKernelMap, kernel_ho_kashyap
 
 XOR_X = np.array([[0, 0], [1, 1], [0, 1], [1, 0]], dtype=float)
 XOR_Y = np.array([0, 0, 1, 1])
@@ -198,7 +198,7 @@ def test_multiclass_matches_dual_mhks_reference(map_tol):
 
 
 def test_map_and_gram_built_once_for_all_classes(monkeypatch):
-    import linsep._linalg as linalg
+    import linsep._core.linalg as linalg
     import linsep.estimators.kernel_hk as module
 
     built, grams = [], []

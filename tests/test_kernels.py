@@ -7,9 +7,9 @@ import pytest
 import scipy.sparse as sp
 
 from linsep import available_classifiers, make_classifier
-from linsep._base import BaseKernelSeparator
+from linsep.estimators.base import BaseKernelSeparator
 from linsep.kernels import KernelColumnCache, kernel_matrix, low_rank_gram_factor
-from linsep.solvers.lsvm import kernel_lagrangian_svm
+from linsep.solvers.lsvm.solver import kernel_lagrangian_svm
 
 KERNEL_ESTIMATORS = [name for name in available_classifiers()
                      if isinstance(make_classifier(name), BaseKernelSeparator)]

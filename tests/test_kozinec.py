@@ -18,7 +18,7 @@ from linsep import (
     make_classifier,
 )
 from linsep.kernels import KernelColumnCache, kernel_matrix
-from linsep.solvers.kozinec import kernel_schlesinger_kozinec, schlesinger_kozinec
+from linsep.solvers.kozinec.solver import kernel_schlesinger_kozinec, schlesinger_kozinec
 
 XOR_X = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
 XOR_Y = np.array([0, 0, 1, 1])
@@ -416,7 +416,7 @@ def test_shrinking_soft_margin_and_non_separable():
 @pytest.mark.parametrize("name", ["kozinec", "sk"])
 @pytest.mark.parametrize("formulation", ["two_hull", "augmented"])
 def test_not_separable_status_keeps_a_checkable_certificate(name, formulation):
-    from linsep._certificates import FIT_PROOF_RTOL, is_proof
+    from linsep._core.certificates import FIT_PROOF_RTOL, is_proof
 
     X = np.array([[0, 0], [1, 1], [0, 1], [1, 0]] * 3, dtype=float)  # XOR: the hulls cross
     y = np.array([0, 0, 1, 1] * 3)

@@ -1,6 +1,6 @@
-"""The steps the matrix-free least-squares solves recycle, and the minimum-norm map (:mod:`linsep._krylov`).
+"""The steps the matrix-free least-squares solves recycle, and the minimum-norm map (:mod:`linsep._core.krylov`).
 
-The preconditioned CG itself (``_pcg``) is tested through :class:`linsep._linalg.IterativeLeastSquares`
+The preconditioned CG itself (``_pcg``) is tested through :class:`linsep._core.linalg.IterativeLeastSquares`
 in ``test_linalg.py``.
 """
 
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from linsep._krylov import FrequentColumnsMetric, RecycledSteps, minimum_norm_solve
-from linsep._linalg import IterativeLeastSquares, solver_limits
-from linsep._threads import RowSplitCSR
+from linsep._core.krylov import FrequentColumnsMetric, RecycledSteps, minimum_norm_solve
+from linsep._core.linalg import IterativeLeastSquares, solver_limits
+from linsep._core.threads import RowSplitCSR
 
 
 def wide_text_like(n=40, p=120, seed=0):

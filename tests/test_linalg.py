@@ -1,7 +1,7 @@
-"""Least-squares solves (:mod:`linsep._linalg`): inexact W-steps, CG against the direct factorisation, pivoted Cholesky.
+"""Least-squares solves (:mod:`linsep._core.linalg`): inexact W-steps, CG against the direct factorisation, pivoted Cholesky.
 
 Wide ``Y`` (``d + 1`` above the direct solver's 2000 columns) goes to
-:class:`linsep._linalg.IterativeLeastSquares`; inside an iteration its solves
+:class:`linsep._core.linalg.IterativeLeastSquares`; inside an iteration its solves
 may stop at a fraction ``η`` of the residual they start from
 (``forcing``, forced here with the private ``_plan={"cg_forcing": η}``), and
 the returned weights are solved again in full.  These problems are small in
@@ -23,16 +23,16 @@ import scipy.sparse as sp
 from conftest import random_problem, sparse_problem
 from sklearn.exceptions import ConvergenceWarning
 
-import linsep._krylov as krylov
-import linsep._linalg as linalg
+import linsep._core.krylov as krylov
+import linsep._core.linalg as linalg
 from linsep import make_classifier
-from linsep._certificates import FIT_PROOF_RTOL, design_proof_residuals
-from linsep._design import sign_normalized
-from linsep._linalg import (CG_FORCING, IterativeLeastSquares, LeastSquaresFactor, iteration_forcing,
+from linsep._core.certificates import FIT_PROOF_RTOL, design_proof_residuals
+from linsep._core.signed_design import sign_normalized
+from linsep._core.linalg import (CG_FORCING, IterativeLeastSquares, LeastSquaresFactor, iteration_forcing,
                             least_squares_solver, solver_limits)
 from linsep.kernels import kernel_matrix
-from linsep.solvers.ho_kashyap import ho_kashyap
-from linsep.solvers.lsvm import lagrangian_svm
+from linsep.solvers.ho_kashyap.solver import ho_kashyap
+from linsep.solvers.lsvm.solver import lagrangian_svm
 from linsep.solvers.mse import mse
 
 WIDE = 2100  # features: d + 1 above the direct solver's widest system
@@ -317,7 +317,7 @@ def test_unconverged_minimum_norm_projection_is_reported(iterative, monkeypatch)
     pcg = krylov._pcg
 
     def projection_short(matvec, b, x, inv_diag, rtol, max_iter, **kwargs):
-        # the map's CG (linsep._krylov.minimum_norm_map) stops after one iteration; the W-steps' are untouched
+        # the map's CG (linsep._core.krylov.minimum_norm_map) stops after one iteration; the W-steps' are untouched
         return pcg(matvec, b, x, inv_diag, rtol, 1, **kwargs)
 
     monkeypatch.setattr(krylov, "_pcg", projection_short)
@@ -364,7 +364,7 @@ def test_lsvm_reports_unconverged_cg_solves(iterative):
 
 def test_overflowing_irls_system_raises_instead_of_hanging():
     """irls_floor=0 lets the IRLS weights reach 1/tiny: the factorisation refuses the overflowed system."""
-    from linsep._linalg import LeastSquaresFactor
+    from linsep._core.linalg import LeastSquaresFactor
 
     X, y = random_problem(21, n=40, d=3)
     Y = sign_normalized(X, y)
@@ -378,7 +378,7 @@ def test_overflowing_irls_system_raises_instead_of_hanging():
 
 @pytest.mark.parametrize("tol", [0.0, 0.01, 0.3])
 def test_pivoted_cholesky_bound_and_nystrom_identity(tol):
-    from linsep._linalg import pivoted_cholesky
+    from linsep._core.linalg import pivoted_cholesky
 
     rng = np.random.default_rng(5)
     X = rng.normal(size=(150, 3))

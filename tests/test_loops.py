@@ -1,4 +1,4 @@
-"""The compiled Ho–Kashyap passes (:mod:`linsep._loops`): HKES by rows reads its held-out rows inside the
+"""The compiled Ho–Kashyap passes (:mod:`linsep.solvers.ho_kashyap.loops`): HKES by rows reads its held-out rows inside the
 training pass (one read of X per iteration) and gives the fit of the separate passes.
 
 The compiled segment as a whole is compared with the Python driver in ``test_ho_kashyap.py`` (the
@@ -9,8 +9,8 @@ The compiled segment as a whole is compared with the Python driver in ``test_ho_
 import numpy as np
 import pytest
 
-from linsep._design import SignedDesign
-from linsep.solvers.ho_kashyap import ho_kashyap
+from linsep._core.signed_design import SignedDesign
+from linsep.solvers.ho_kashyap.solver import ho_kashyap
 
 
 def _split(n, d, dtype, seed=0):
@@ -61,9 +61,9 @@ def test_merged_pass_counts_validation_rows_outside_the_training_range():
 _COMPILED_PARTS = """
 import json, sys
 import numpy as np
-from linsep import _hk_rows, _loops
-from linsep._design import SignedDesign, sign_normalized
-from linsep.solvers.ho_kashyap import ho_kashyap
+from linsep.solvers.ho_kashyap import loops as _loops, rows as _hk_rows
+from linsep._core.signed_design import SignedDesign, sign_normalized
+from linsep.solvers.ho_kashyap.solver import ho_kashyap
 
 rng = np.random.default_rng(0)
 X = rng.standard_normal((2000, 8)).astype(sys.argv[1])

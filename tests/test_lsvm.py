@@ -10,7 +10,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from linsep import KernelLagrangianSVMClassifier, LagrangianSVMClassifier, make_classifier
 from linsep.datasets import benchmark_splits
-from linsep.solvers.lsvm import dual_update, kernel_lagrangian_svm, lagrangian_svm
+from linsep.solvers.lsvm.solver import dual_update, kernel_lagrangian_svm, lagrangian_svm
 
 
 def _overlapping(n=80, d=4, seed=0):
@@ -225,8 +225,8 @@ def test_sparse_inner_forcing_matches_tight_solve():
     same, so both converge, and the weights agree to ``1e-6`` of their largest entry (the iterates differ by a
     fraction of steps that the rule drives to ``tol``), the training predictions exactly.
     """
-    from linsep._linalg import CG_FORCING, iteration_forcing
-    from linsep.solvers.lsvm import LSVM_CG_FORCING, LSVMFactor
+    from linsep._core.linalg import CG_FORCING, iteration_forcing
+    from linsep.solvers.lsvm.solver import LSVM_CG_FORCING, LSVMFactor
 
     rng = np.random.default_rng(20)
     n, d = 6000, 2500
@@ -250,8 +250,8 @@ def test_sparse_inner_forcing_matches_tight_solve():
 def test_sparse_lsvm_with_inexact_recycled_solves_matches_the_direct_solution(C):
     # Wide sparse X takes CG with inexact, recycled W-steps and the sparse pass through [X, 1]'s CSR copies;
     # the same numbers dense and narrow enough for the Cholesky factor give the same weights.
-    from linsep._linalg import solver_limits
-    from linsep.solvers.lsvm import lagrangian_svm
+    from linsep._core.linalg import solver_limits
+    from linsep.solvers.lsvm.solver import lagrangian_svm
 
     rng = np.random.default_rng(4)
     X = sp.random(600, 120, density=0.05, random_state=5, format="csr")

@@ -3,7 +3,7 @@
 Few active constraints (one positive among many samples) make iteration (22)
 take about ``C·λ_max(Q)`` steps; the active-set solves reach the same fixed
 point in a handful of rounds from kernel columns only
-(``linsep.solvers.lsvm.active_set_kernel_lagrangian_svm``, from :mod:`linsep.solvers.lsvm_active_set`).
+(``linsep.solvers.lsvm.active_set_kernel_lagrangian_svm``, from :mod:`linsep.solvers.lsvm.active_set`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from sklearn.metrics.pairwise import rbf_kernel
 
 from linsep import make_classifier
 from linsep.estimators.lsvm import ACTIVE_SET_MIN_SAMPLES
-from linsep.solvers.lsvm import (
+from linsep.solvers.lsvm.solver import (
     ACTIVE_SET_KKT_ATOL,
     active_set_kernel_lagrangian_svm,
     kernel_lagrangian_svm,

@@ -13,7 +13,7 @@ import pytest
 from model_file_mutations import member_spans, mutations
 
 from linsep import make_classifier
-from linsep._model_file import ModelFileError, load_model, parse_npy_header, save_model
+from linsep.persistence.model_file import ModelFileError, load_model, parse_npy_header, save_model
 from linsep.cli import main
 from conftest import overwrite
 

@@ -14,7 +14,7 @@ import pytest
 import scipy.sparse as sp
 
 from linsep import make_classifier
-from linsep._model_file import MAX_JSON_DEPTH, ModelFileError, _checksum, check_fitted_model, load_model, save_model
+from linsep.persistence.model_file import MAX_JSON_DEPTH, ModelFileError, checksum, check_fitted_model, load_model, save_model
 from linsep.cli import main
 from conftest import overwrite
 
@@ -36,7 +36,7 @@ def _write(path, meta, arrays):
     """Write a model file from (meta, arrays) as save_model lays it out, with the checksum recomputed."""
     meta = dict(meta)
     meta.pop("checksum", None)
-    meta["checksum"] = _checksum(meta, arrays)
+    meta["checksum"] = checksum(meta, arrays)
     with open(path, "wb") as handle:
         np.savez(handle, __meta__=np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays)
 

@@ -7,7 +7,7 @@ from sklearn.datasets import make_blobs
 from sklearn.exceptions import ConvergenceWarning
 
 from linsep import LMSClassifier, MSEClassifier, WidrowHoffClassifier, make_classifier
-from linsep._design import augment, sign_normalized
+from linsep._core.signed_design import augment, sign_normalized
 from linsep.solvers.mse import largest_gram_eigenvalue, lms, mse, mse_linear_machine, widrow_hoff
 
 # The lecture's four points; class 1 is the positive class (label 1 = classes_[1]).

@@ -1,4 +1,4 @@
-"""The null space of a tall sparse design by peeling, and the minimum-norm map through it (:mod:`linsep._null_space`).
+"""The null space of a tall sparse design by peeling, and the minimum-norm map through it (:mod:`linsep._core.null_space`).
 
 The oracle is the pseudoinverse: ``row_space_part(W)`` must be ``Y⁺ Y W``.
 """
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from linsep._linalg import IterativeLeastSquares, solver_limits
-from linsep._null_space import PeeledNullSpace
+from linsep._core.linalg import IterativeLeastSquares, solver_limits
+from linsep._core.null_space import PeeledNullSpace
 
 
 def tall_text_like(n=600, p=150, seed=0, duplicates=True, zero_columns=True):

@@ -4,7 +4,7 @@ numba saves a new signature of a function by reading its index, taking the first
 number, writing the index, then the data, with no lock: two processes saving two signatures at once
 can leave the index of one beside the data of the other, and a later process runs code compiled for
 other argument types (a segmentation fault in ``_run_segments`` when a by-rows fit gets the by-columns
-segment).  :mod:`linsep._numba_cache` locks the cache folder around each save and load and refuses
+segment).  :mod:`linsep._core.numba_cache` locks the cache folder around each save and load and refuses
 code compiled for another signature.  Here the interleaving is forced in two fresh processes (numba's
 own writes, held at the points where they interleave), and a swapped index is made by hand.
 """
@@ -21,7 +21,7 @@ RACE = textwrap.dedent('''
     dtype, role, sync = sys.argv[1:4]
     import numpy as np
     from numba.core import caching
-    from linsep._loops import _copy_into
+    from linsep.solvers.ho_kashyap.loops import _copy_into
 
     def wait(name, timeout=2.0):  # under linsep's lock the other process never gets there: time out
         end = time.monotonic() + timeout
@@ -59,7 +59,7 @@ RACE = textwrap.dedent('''
 
 LOAD = textwrap.dedent('''
     import numpy as np
-    from linsep._loops import _copy_into
+    from linsep.solvers.ho_kashyap.loops import _copy_into
     for dtype in ("float64", "float32"):
         dst = np.zeros(3, dtype=dtype)
         _copy_into(dst, np.arange(3, dtype=dtype))
@@ -96,7 +96,7 @@ def test_concurrent_saves_of_two_signatures_leave_a_matching_cache(tmp_path):
 
 def test_cache_entry_holding_another_signature_is_compiled_anew(tmp_path):
     assert _load(tmp_path) == 0  # compiles and saves both signatures
-    path, = glob.glob(str(tmp_path / "*" / "_loops._copy_into-*.nbi"))
+    path, = glob.glob(str(tmp_path / "*" / "loops._copy_into-*.nbi"))
     with open(path, "rb") as f:
         version = pickle.load(f)
         stamp, overloads = pickle.loads(f.read())
@@ -114,7 +114,7 @@ def test_the_cache_of_this_numba_is_locked_and_checked():
     # private parts would be left alone, and this test says so rather than the fits.
     from numba.core import caching
 
-    from linsep import _numba_cache
+    from linsep._core import numba_cache as _numba_cache
 
     assert _numba_cache.install() is True
     assert caching.Cache._load_overload is _numba_cache._checked_load_overload

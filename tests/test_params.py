@@ -1,10 +1,10 @@
-"""The parameter tables and parameter objects of the Ho–Kashyap family (:mod:`linsep._params`)."""
+"""The parameter tables and parameter objects of the Ho–Kashyap family (:mod:`linsep.solvers.ho_kashyap.params`)."""
 
 import pytest
 
 from linsep import make_classifier
-from linsep._params import HK_CONSTRAINTS, HKParams, refuse_unsupported
-from linsep.solvers.ho_kashyap import ho_kashyap
+from linsep.solvers.ho_kashyap.params import HK_CONSTRAINTS, HKParams, refuse_unsupported
+from linsep.solvers.ho_kashyap.solver import ho_kashyap
 
 da = pytest.importorskip("dask.array")  # the backend refusal below fits dask arrays
 
@@ -25,7 +25,7 @@ def test_one_constraint_table_for_every_hk_estimator():
 def test_a_parameter_a_backend_cannot_honour_is_refused_generically():
     from dataclasses import dataclass
 
-    from linsep._dask import HK_SUPPORTED
+    from linsep.estimators.dask_input import HK_SUPPORTED
 
     @dataclass(frozen=True)
     class WithMomentum(HKParams):  # a parameter added to the solver, not declared by the dask backend

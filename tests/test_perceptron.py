@@ -10,8 +10,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import rbf_kernel
 
 from linsep import BatchPerceptronClassifier, KernelPerceptronClassifier, PerceptronClassifier, make_classifier
-from linsep._design import sign_normalized
-from linsep.solvers.perceptron import batch_perceptron, kernel_perceptron, perceptron
+from linsep._core.signed_design import sign_normalized
+from linsep.solvers.perceptron.solver import batch_perceptron, kernel_perceptron, perceptron
 
 
 def textbook_perceptron(X, y, eta1, variable, margin, max_epochs, orders):

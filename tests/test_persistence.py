@@ -23,7 +23,7 @@ from sklearn.preprocessing import (
 
 import linsep
 from linsep import available_classifiers, make_classifier
-from linsep._model_file import ModelFileError
+from linsep.persistence.model_file import ModelFileError
 from linsep.cli import main
 from conftest import overwrite
 

@@ -1,4 +1,4 @@
-"""The fit's plan: one rule for the working type (``linsep._plan.working_dtype``), recorded on the result.
+"""The fit's plan: one rule for the working type (``linsep._core.plan.working_dtype``), recorded on the result.
 
 A table over every registered estimator × input (dense, sparse, a
 ``partial_fit`` stream) × type: the type of ``coef_`` (``dual_coef_`` for
@@ -15,7 +15,7 @@ import pytest
 import scipy.sparse as sp
 
 from linsep import available_classifiers, make_classifier
-from linsep._plan import FLOAT32, FLOAT64, FLOAT64_ONLY, READS_FLOAT32, validation_dtypes, working_dtype
+from linsep._core.plan import FLOAT32, FLOAT64, FLOAT64_ONLY, READS_FLOAT32, validation_dtypes, working_dtype
 
 # Estimators whose paths read dense float32 data as they are (coef_ in float32).
 DENSE_FLOAT32 = {"batch_perceptron", "hk", "hkes", "hkesa", "lms", "lsvm", "mhka", "mhks", "modified_hk", "mse",

@@ -1,4 +1,4 @@
-"""``make_classifier`` and the table of named methods (:mod:`linsep._registry`)."""
+"""``make_classifier`` and the table of named methods (:mod:`linsep.estimators.registry`)."""
 
 import pytest
 

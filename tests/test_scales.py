@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning
 
 from linsep import check_separability, make_classifier
-from linsep._certificates import CERTIFICATE_RTOL
-from linsep._registry import available_classifiers
-from linsep._result import NOT_SEPARABLE, SEPARABLE
+from linsep._core.certificates import CERTIFICATE_RTOL
+from linsep.estimators.registry import available_classifiers
+from linsep._core.result import NOT_SEPARABLE, SEPARABLE
 from linsep.estimators.ho_kashyap import HoKashyapClassifier
 
 NAMES = sorted(available_classifiers())

@@ -10,8 +10,8 @@ from scipy.optimize import linprog
 
 import linsep.separability as separability
 from linsep import check_separability
-from linsep._design import sign_normalized
-from linsep._result import NOT_SEPARABLE, SolveResult
+from linsep._core.signed_design import sign_normalized
+from linsep._core.result import NOT_SEPARABLE, SolveResult
 from linsep.separability import proof_residual
 
 

@@ -6,12 +6,12 @@ import scipy.sparse as sp
 from sklearn.datasets import load_iris
 
 from linsep import check_separability
-from linsep._certificates import decision_scores, is_proof, separates
+from linsep._core.certificates import decision_scores, is_proof, separates
 from linsep.separability import MulticlassSeparabilityResult, NonSeparabilityProof
 
 
 def _check(verdict, X, y):
-    """The certificate passes the independent check of linsep._certificates, a proof on <= d + 2 rows."""
+    """The certificate passes the independent check of linsep._core.certificates, a proof on <= d + 2 rows."""
     signs = np.where(y == verdict.classes[1], 1, -1)
     c = verdict.certificate
     if verdict.separable:

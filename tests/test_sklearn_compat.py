@@ -44,7 +44,7 @@ _SEQUENTIAL = ("sequential updates: a row of weight k is corrected once per visi
 _SPLIT = ("early stopping holds out a random share of the rows: repeated rows fall into the training and "
           "validation parts differently from one weighted row")
 _IRLS_FLOOR = ("IRLS floors |e_i| relative to max s_i|e_i| (the scaled rows' residuals), repeated rows relative "
-               "to max|e_i|: where residuals sit at the floor the iterates differ (linsep._weights)")
+               "to max|e_i|: where residuals sit at the floor the iterates differ (linsep.designs.weights)")
 _GAMMA_SCALE = ("gamma='scale' is 1 / (d Var(X)), and repeated rows change Var(X): another kernel (with a fixed "
                 "gamma integer weights equal repeated rows, tests/test_weights.py)")
 _KERNEL_MAP = (_GAMMA_SCALE + "; the truncated empirical kernel map (map_tol > 0) also chooses its pivots among "

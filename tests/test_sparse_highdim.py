@@ -1,6 +1,6 @@
 """Sparse, high-dimensional data: the matrix-free W-step and the estimators that use it.
 
-The iterative path (:class:`linsep._linalg.IterativeLeastSquares`) serves
+The iterative path (:class:`linsep._core.linalg.IterativeLeastSquares`) serves
 ``d + 1 > _DIRECT_MAX_COLUMNS``; here the threshold is lowered so that small
 problems take it, and its answers are compared with the direct factorisation
 on the same data.  Tolerances: a CG solve stops at the relative
@@ -28,13 +28,13 @@ from sklearn.exceptions import ConvergenceWarning
 
 from linsep.designs.memory import InMemoryDesign
 from linsep import make_classifier
-from linsep._certificates import FIT_PROOF_RTOL
-from linsep._design import sign_normalized
-from linsep._krylov import column_squares
-from linsep._linalg import solver_limits
-from linsep._registry import available_classifiers
-from linsep.solvers.ho_kashyap import ho_kashyap
-from linsep.solvers.lsvm import lagrangian_svm
+from linsep._core.certificates import FIT_PROOF_RTOL
+from linsep._core.signed_design import sign_normalized
+from linsep._core.krylov import column_squares
+from linsep._core.linalg import solver_limits
+from linsep.estimators.registry import available_classifiers
+from linsep.solvers.ho_kashyap.solver import ho_kashyap
+from linsep.solvers.lsvm.solver import lagrangian_svm
 
 HK_VARIANTS = ("hk", "modified_hk", "mhks", "mhka", "hkes", "hkesa")
 IRLS = ("mhka", "hkesa")
@@ -90,7 +90,7 @@ def test_minimum_norm_weights_when_d_exceeds_n(name):
 @pytest.mark.parametrize("name", ("hk", "hkes"))
 def test_minimum_norm_weights_of_tall_rank_deficient_data_through_the_peeled_map(name):
     # terms seen in no document, and rare terms seen only together: the null space that the map projects
-    # out without a Krylov solve (linsep._null_space); the weights must be the direct path's W = Y⁺B
+    # out without a Krylov solve (linsep._core.null_space); the weights must be the direct path's W = Y⁺B
     X, y = sparse_problem(400, 60, density=0.05, noise=0.1, seed=3)
     X = sp.hstack([X, sp.csr_matrix((400, 2)), X[:, [5]] * 3.0, X[:, [7]] * -0.5], format="csr")
     params = {"stop_at_separation": False, "max_iter": 100}
@@ -254,7 +254,7 @@ def test_peak_memory_far_below_a_dense_gram(name):
 
 
 def test_duplicate_entries_in_kernel_columns_and_column_statistics():
-    from linsep._design import _column_maxabs
+    from linsep._core.signed_design import _column_maxabs
     from linsep.kernels import KernelColumnCache
 
     X, dense = duplicated_csr()

@@ -1,11 +1,11 @@
-"""Compiled passes on several threads give the one-thread fit bit for bit (linsep._threads).
+"""Compiled passes on several threads give the one-thread fit bit for bit (linsep._core.threads).
 
 A pass over a large ``X`` sums its rows in chunks fixed by the shape
-(:func:`linsep._threads.row_chunks`) and adds them in chunk order; the thread
+(:func:`linsep._core.threads.row_chunks`) and adds them in chunk order; the thread
 count, chosen from the machine's load and whether another fit holds the
 parallel lock, only decides who computes which chunk.  The data here are just
 large enough for several chunks.  The thread count itself follows the BLAS and
-numba limits (:func:`linsep._threads.pass_threads`, last test).
+numba limits (:func:`linsep._core.threads.pass_threads`, last test).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ import pytest
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
-from linsep._design import SignedDesign
-from linsep._threads import (
+from linsep._core.signed_design import SignedDesign
+from linsep._core.threads import (
     CHUNK_ROW_MULTIPLE,
     MAX_ROW_CHUNKS,
     PARALLEL_MIN_ENTRIES,
@@ -30,8 +30,8 @@ from linsep._threads import (
     chunk_range,
     row_chunks,
 )
-from linsep.solvers.ho_kashyap import ho_kashyap
-from linsep.solvers.lsvm import lagrangian_svm
+from linsep.solvers.ho_kashyap.solver import ho_kashyap
+from linsep.solvers.lsvm.solver import lagrangian_svm
 
 N_ROWS, N_COLS = 70_000, 4  # 280 000 entries: above PARALLEL_MIN_ENTRIES, so 64 chunks
 
@@ -129,7 +129,7 @@ def test_thread_count_follows_the_blas_and_numba_limits():
     import numba
     from threadpoolctl import threadpool_limits
 
-    from linsep._threads import PARALLEL_MIN_ENTRIES, pass_threads
+    from linsep._core.threads import PARALLEL_MIN_ENTRIES, pass_threads
 
     assert pass_threads(PARALLEL_MIN_ENTRIES - 1) == 1  # small problems stay serial
     assert 1 <= pass_threads(PARALLEL_MIN_ENTRIES) <= numba.get_num_threads()
@@ -160,7 +160,7 @@ def test_threaded_sparse_products_give_the_same_fit(name, iterative):
 
     from conftest import sparse_problem
     from linsep import make_classifier
-    from linsep._linalg import solver_limits
+    from linsep._core.linalg import solver_limits
 
     X, y = sparse_problem(400, 60, density=0.1, noise=0.05)
     fits = {}

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from linsep import HoKashyapClassifier, MSEClassifier, available_classifiers, make_classifier
-from linsep._trace import TRACE_BUDGET_BYTES, TraceRecorder, make_recorder
+from linsep._core.trace import TRACE_BUDGET_BYTES, TraceRecorder, make_recorder
 from linsep.cli import main
 from linsep.inspection import get_trace, trace_table
 
@@ -194,7 +194,7 @@ def test_recorder_budget_thins_evenly_and_bounds_memory():
 
 
 def test_ho_kashyap_trace_stays_within_the_budget(monkeypatch):
-    import linsep._trace as module
+    import linsep._core.trace as module
 
     monkeypatch.setattr(module, "TRACE_BUDGET_BYTES", 400_000)
     monkeypatch.setattr(module.make_recorder, "__defaults__", (400_000,))

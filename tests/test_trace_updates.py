@@ -123,7 +123,7 @@ def test_command_line_trace_shows_one_row_per_update(capsys, tmp_path):
 
 
 def test_thinned_update_trace_keeps_the_last_update():
-    from linsep._trace import TraceRecorder
+    from linsep._core.trace import TraceRecorder
 
     recorder = TraceRecorder(per_update=True, budget_bytes=600)  # a few rows of 3 weights: thinned early
     recorder.record(0, weights=np.zeros(3), sample=-1, **{"pass": 0})

@@ -12,7 +12,9 @@ from linsep.warmup import SCOPES, warm_up_steps
 _FIT_AFTER_WARM_UP = """
 import json
 import numpy as np
-from linsep import _loops, _lsvm_loops, make_classifier
+from linsep import make_classifier
+from linsep.solvers.ho_kashyap import loops as _loops
+from linsep.solvers.lsvm import loops as _lsvm_loops
 from linsep.datasets import load_benchmark
 X, y = load_benchmark("heart")
 for name in ("hk", "mhka", "lsvm"):

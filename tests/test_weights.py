@@ -1,4 +1,4 @@
-"""Sample and class weights (:mod:`linsep._weights`, through every estimator): repetition, zero weight, scaling,
+"""Sample and class weights (:mod:`linsep.designs.weights`, through every estimator): repetition, zero weight, scaling,
 class_weight="balanced", refusals."""
 
 import warnings

@@ -6,20 +6,20 @@ Schlesinger–Kozinec, Lagrangian SVM — each a pure solver in
 with certificates and the experiment of Lauer & Bloch (2006).
 """
 
-from . import _numba_cache
+from linsep._core import numba_cache as _numba_cache
 
 _numba_cache.install()  # before any compiled loop loads: numba's disk cache, locked and checked (issue 29)
 
-from ._registry import available_classifiers, make_classifier  # noqa: E402
-from ._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
-from .estimators import HoKashyapClassifier, HoKashyapClassifierCV
-from .estimators import BatchPerceptronClassifier, KernelPerceptronClassifier, PerceptronClassifier
-from .estimators import LMSClassifier, MSEClassifier, WidrowHoffClassifier
-from .estimators import KernelHoKashyapClassifier, KernelHoKashyapClassifierCV, KernelLagrangianSVMClassifier, LagrangianSVMClassifier
-from .estimators import KernelSchlesingerKozinecClassifier, KozinecClassifier, SchlesingerKozinecClassifier
-from .persistence import load, save
-from .separability import SeparabilityResult, check_separability
-from ._version import __version__
+from linsep.estimators.registry import available_classifiers, make_classifier  # noqa: E402
+from linsep._core.result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
+from linsep.estimators import HoKashyapClassifier, HoKashyapClassifierCV
+from linsep.estimators import BatchPerceptronClassifier, KernelPerceptronClassifier, PerceptronClassifier
+from linsep.estimators import LMSClassifier, MSEClassifier, WidrowHoffClassifier
+from linsep.estimators import KernelHoKashyapClassifier, KernelHoKashyapClassifierCV, KernelLagrangianSVMClassifier, LagrangianSVMClassifier
+from linsep.estimators import KernelSchlesingerKozinecClassifier, KozinecClassifier, SchlesingerKozinecClassifier
+from linsep.persistence import load, save
+from linsep.separability import SeparabilityResult, check_separability
+from linsep._version import __version__
 
 __all__ = [
     "BatchPerceptronClassifier",

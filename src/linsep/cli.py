@@ -21,7 +21,7 @@ column unless ``--label-column`` says otherwise; ``--header``/``--no-header``,
 ``.svm``, ``.libsvm``, ``.svmlight``), either possibly gzipped (``.gz``); the
 rules are those of :func:`linsep.datasets.read_data_file`.
 
-Model files never use pickle (``linsep._model_file``): one ``.npz``
+Model files never use pickle (``linsep.persistence.model_file``): one ``.npz``
 archive of the fitted arrays plus JSON metadata with a SHA-256 checksum,
 read defensively and checked attribute by attribute, so a truncated, edited
 or foreign file is refused instead of being half-loaded.  ``linsep fit``
@@ -52,14 +52,14 @@ from pathlib import Path
 
 import numpy as np
 
-from . import inspection, separability
-from ._version import __version__
-from ._registry import available_classifiers, make_classifier
-from .datasets import DataFileError, read_data_file
-from .experiments import run_benchmark
-from .experiments.provenance import command_line
-from .experiments.stats import TESTS
-from ._model_file import (FORMAT, FORMAT_VERSION, ModelFileError, _checksum, _first_line, check_fitted_model, load_model,
+from linsep import inspection, separability
+from linsep._version import __version__
+from linsep.estimators.registry import available_classifiers, make_classifier
+from linsep.datasets import DataFileError, read_data_file
+from linsep.experiments import run_benchmark
+from linsep.experiments.provenance import command_line
+from linsep.experiments.stats import TESTS
+from linsep.persistence.model_file import (FORMAT, FORMAT_VERSION, ModelFileError, checksum, first_line, check_fitted_model, load_model,
                           save_model, write_file)
 
 __all__ = ["CLIError", "FORMAT", "FORMAT_VERSION", "USER_ERRORS", "build_parser", "load_model", "main",
@@ -77,7 +77,7 @@ class CLIError(Exception):
 
 def _output_file(path):
     """Refuse, before any work, an output path that cannot be a file: a directory, a device node or pipe, or
-    one in a missing folder (the write itself, :func:`linsep._model_file.write_file`, refuses them again)."""
+    one in a missing folder (the write itself, :func:`linsep.persistence.model_file.write_file`, refuses them again)."""
     path = Path(path)
     if path.is_dir():
         raise CLIError(f"cannot write {path}: is a directory")
@@ -139,7 +139,7 @@ def _cmd_fit(args):
     try:
         estimator = make_classifier(args.algorithm, **params)
     except (ValueError, TypeError) as exc:  # unknown algorithm or parameter name
-        raise CLIError(_first_line(exc)) from None
+        raise CLIError(first_line(exc)) from None
     output = _output_file(args.output)
     X, y = read_data(args.data, **_data_options(args))
     if y is None:  # pragma: no cover - read_data always labels when n_features is None
@@ -147,7 +147,7 @@ def _cmd_fit(args):
     try:
         estimator.fit(X, y)
     except (ValueError, FloatingPointError, OverflowError) as exc:
-        raise CLIError(f"cannot fit {args.algorithm} on {args.data}: {_first_line(exc)}") from None
+        raise CLIError(f"cannot fit {args.algorithm} on {args.data}: {first_line(exc)}") from None
     try:
         check_fitted_model(estimator, estimator.get_params(deep=False))
     except ModelFileError as exc:  # e.g. nan weights after an overflow the solver did not detect
@@ -172,7 +172,7 @@ def _cmd_predict(args):
             scores = estimator.decision_function(X)
             labels = estimator.predict(X)
     except (ValueError, FloatingPointError, OverflowError) as exc:
-        raise CLIError(f"cannot predict {args.data} with {args.model}: {_first_line(exc)}") from None
+        raise CLIError(f"cannot predict {args.data} with {args.model}: {first_line(exc)}") from None
     bad = ~np.isfinite(scores).reshape(X.shape[0], -1).all(axis=1)
     if bad.any():
         raise CLIError(f"cannot predict {args.data} with {args.model}: the decision values of {bad.sum()} "
@@ -204,7 +204,7 @@ def _cmd_separable(args):
     try:
         verdict = separability.check_separability(X, y, **({"pairwise": True} if args.pairwise else {}))
     except (ValueError, FloatingPointError) as exc:
-        raise CLIError(f"{args.data}: {_first_line(exc)}") from None
+        raise CLIError(f"{args.data}: {first_line(exc)}") from None
     if args.json:
         print(json.dumps(verdict.to_dict(), indent=1))
         return EXIT_UNDECIDED if verdict.separable is None else 0
@@ -235,7 +235,7 @@ def _cmd_trace(args):
     try:
         estimator = make_classifier(args.algorithm, **params)
     except (ValueError, TypeError) as exc:
-        raise CLIError(_first_line(exc)) from None
+        raise CLIError(first_line(exc)) from None
     if "record_history" not in estimator.get_params():
         raise CLIError(f"{args.algorithm} records no trace (not an iterative algorithm)")
     X, y = read_data(args.data, **_data_options(args))
@@ -269,7 +269,7 @@ def _cmd_trace(args):
         try:
             estimator.fit(X, y, **fit_params)
         except (ValueError, TypeError) as exc:
-            raise CLIError(f"cannot fit {args.algorithm} on {args.data}: {_first_line(exc)}") from None
+            raise CLIError(f"cannot fit {args.algorithm} on {args.data}: {first_line(exc)}") from None
     classes = [str(c) for c in estimator.classes_.tolist()]
     problem = 0
     if len(classes) > 2:  # one-vs-rest: one trace per class
@@ -289,7 +289,7 @@ def _cmd_trace(args):
     status = f", status {np.ravel(status)[problem]}" if status is not None else ""
     print(f"{args.algorithm}: n_iter_ = {n_iter}{status}"
           + (f" (class {classes[problem]!r} against the rest)" if len(classes) > 2 else ""))
-    for w in {_first_line(w.message) for w in caught}:
+    for w in {first_line(w.message) for w in caught}:
         print(f"warning: {w}", file=sys.stderr)
     if plot_path is not None:
         if X.shape[1] != 2:  # before densifying anything: the plot draws two features
@@ -333,7 +333,7 @@ def _cmd_list(args):
 def _cmd_warm_up(args):
     import numba
 
-    from .warmup import warm_up
+    from linsep.warmup import warm_up
 
     seconds = warm_up("bench" if args.bench else "all", progress=not args.no_progress, parallel=args.threads)
     cache = numba.config.CACHE_DIR or "beside linsep's modules (__pycache__)"
@@ -362,8 +362,8 @@ def _cmd_bench(args):
 
 def _splits_help():
     """``--splits``'s help, from the data sets' realization counts (the protocol's defaults)."""
-    from .datasets import BENCHMARKS
-    from .experiments.runner import QUICK_SPLITS
+    from linsep.datasets import BENCHMARKS
+    from linsep.experiments.runner import QUICK_SPLITS
 
     by_count = {}
     for name, spec in BENCHMARKS.items():
@@ -484,7 +484,7 @@ def _error_line(exc):
     if isinstance(exc, OSError) and exc.strerror:
         text = f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
     elif isinstance(exc, (FloatingPointError, OverflowError)):
-        text = f"numerical overflow ({_first_line(exc)})"
+        text = f"numerical overflow ({first_line(exc)})"
     elif isinstance(exc, MemoryError):
         text = "not enough memory for this data"
     else:
@@ -539,7 +539,7 @@ def main(argv=None):
                 raise
             print(f"linsep {args.command}: error: {_error_line(exc)}", file=sys.stderr)
             return 2
-    for message in dict.fromkeys(_first_line(w.message) for w in caught):
+    for message in dict.fromkeys(first_line(w.message) for w in caught):
         print(f"warning: {message}", file=sys.stderr)
     return status
 

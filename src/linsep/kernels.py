@@ -13,7 +13,7 @@ guarantees for all kernel estimators at once:
   scikit-learn's row norms square each stored entry, so a cell stored as
   ``v + 7`` and ``-7`` would enter an RBF distance as ``(v + 7)² + 49``
   instead of ``v²``;
-* the values are checked (``linsep._finite.require_kernel_block``): one
+* the values are checked (``linsep._core.finite.require_kernel_block``): one
   finite value per pair of rows, else a ``ValueError`` that names the kernel.
 
 ``training_samples`` gives a kernel model its own canonical copy of the
@@ -29,9 +29,9 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import pairwise_kernels
 
-from ._design import summed_duplicates
-from ._finite import require_finite, require_kernel_block
-from ._linalg import pivoted_cholesky, too_wide_for_direct
+from linsep._core.signed_design import summed_duplicates
+from linsep._core.finite import require_finite, require_kernel_block
+from linsep._core.linalg import pivoted_cholesky, too_wide_for_direct
 
 __all__ = ["kernel_params", "kernel_matrix", "resolve_gamma", "KernelColumnCache"]
 
@@ -174,7 +174,7 @@ def low_rank_gram_factor(X, *, kernel, gamma=None, degree=3, coef0=0.0, max_rank
 
     The Gram matrix of many samples in few dimensions has a small numerical
     rank (RBF on 10 000 points in the plane: about 300).  A pivoted Cholesky
-    factorisation to rounding level (``linsep._linalg.pivoted_cholesky``
+    factorisation to rounding level (``linsep._core.linalg.pivoted_cholesky``
     with ``tol=0``: every residual ``K_ii − ‖F_i‖² <= N·eps·max K_ii``, so
     every entry of ``K − F Fᵀ`` is at rounding level) then computes only
     ``r`` columns of ``K``, costs ``O(N r²)`` instead of the ``O(N³)`` of a
@@ -187,7 +187,7 @@ def low_rank_gram_factor(X, *, kernel, gamma=None, degree=3, coef0=0.0, max_rank
     candidates included, so ``r`` is smaller): the factor would no longer
     save work (at ``r = N/4`` it already costs ``N³/16``); likewise past the
     width that linsep's linear methods still solve directly
-    (``linsep._linalg.too_wide_for_direct``), beyond which the ``r × r``
+    (``linsep._core.linalg.too_wide_for_direct``), beyond which the ``r × r``
     systems of the linear method would need an iterative solver.  ``None`` also
     for kernels that are not positive semi-definite
     (:func:`is_positive_semidefinite`), where a Cholesky factor does not

@@ -16,13 +16,13 @@ so when its budget runs out the answer comes from an exact linear program
 certificate, or ``Y W >= 1`` for the hyperplane.
 
 Every certificate is checked before it is returned, independently of the
-solver that found it (``linsep._certificates``): a hyperplane must put
+solver that found it (``linsep._core.certificates``): a hyperplane must put
 every sample strictly on its side, with finite scores, in the original
 units; a proof ``u`` must satisfy ``|Σ_i u_i Y_ij| <= rtol Σ_i u_i |Y_ij|``
 for every column ``j`` (bias included), which no data with a separating
 hyperplane of relative margin above ``rtol = 1e-9`` admit.  Columns of any
 representable magnitude are first rescaled by powers of two
-(``linsep._design.column_shifts``; exact, and it changes neither the
+(``linsep._core.signed_design.column_shifts``; exact, and it changes neither the
 verdict nor the certificates).  When no candidate passes its check, the
 answer is ``undecided`` (``separable is None``, no certificate): never an
 unchecked proof.
@@ -38,16 +38,16 @@ from scipy.optimize import linprog
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_X_y
 
-from ._certificates import (
+from linsep._core.certificates import (
     CERTIFICATE_RTOL,
     decision_scores,
     design_proof_residuals,
     proof_residuals,
     separates,
 )
-from ._design import column_shifts, scale_columns, sign_normalized, unscale_coef
-from ._result import NOT_SEPARABLE, SEPARABLE, UNDECIDED
-from .solvers.ho_kashyap import ho_kashyap
+from linsep._core.signed_design import column_shifts, scale_columns, sign_normalized, unscale_coef
+from linsep._core.result import NOT_SEPARABLE, SEPARABLE, UNDECIDED
+from linsep.solvers.ho_kashyap.solver import ho_kashyap
 
 
 @dataclass(frozen=True)
@@ -173,7 +173,7 @@ def proof_residual(Y, u):
     """Largest per-column relative residual ``|Σ_i u_i Y_ij| / Σ_i u_i |Y_ij|`` of a candidate proof on ``Y``.
 
     ``Y`` is a sign-normalised matrix (any columns, the bias included); ``inf``
-    if ``u`` is not ``>= 0, != 0``.  See ``linsep._certificates.proof_residuals``.
+    if ``u`` is not ``>= 0, != 0``.  See ``linsep._core.certificates.proof_residuals``.
     """
     residuals = design_proof_residuals(Y if sp.issparse(Y) else np.asarray(Y), u)
     return np.inf if residuals is None else float(residuals.max())

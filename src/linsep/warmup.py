@@ -1,7 +1,7 @@
 """Compile linsep's loops ahead of time: :func:`warm_up`, ``linsep warm-up`` on the command line.
 
 numba compiles each of linsep's loops the first time it runs on a kind of
-data and keeps the result in its disk cache (``linsep.compilation``);
+data and keeps the result in its disk cache (``linsep._core.compilation``);
 this runs one small fit of each kind, so that no later fit on the machine
 waits for a compilation.
 """
@@ -16,11 +16,11 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from ._design import SignedDesign
-from ._registry import available_classifiers, make_classifier
-from .compilation import notices_paused
-from .solvers.ho_kashyap import ho_kashyap
-from .solvers.lsvm import lagrangian_svm
+from linsep._core.signed_design import SignedDesign
+from linsep.estimators.registry import available_classifiers, make_classifier
+from linsep._core.compilation import notices_paused
+from linsep.solvers.ho_kashyap.solver import ho_kashyap
+from linsep.solvers.lsvm.solver import lagrangian_svm
 
 __all__ = ["SCOPES", "warm_up", "warm_up_steps"]
 

@@ -16,7 +16,7 @@ from importlib import resources
 import numpy as np
 from sklearn.preprocessing import StandardScaler
 
-from ._files import SVMLIGHT_SUFFIXES, DataFileError, read_data_file
+from linsep.datasets._files import SVMLIGHT_SUFFIXES, DataFileError, read_data_file
 
 
 @dataclass(frozen=True)

@@ -67,7 +67,7 @@ class DataFileError(ValueError):
     """A data file that cannot be read as asked; the message is one line naming the file."""
 
 
-def _first_line(exc):
+def first_line(exc):
     lines = str(exc).strip().splitlines()
     return lines[0] if lines else type(exc).__name__
 
@@ -137,9 +137,9 @@ def read_compressed(path, max_decompressed_bytes=MAX_DECOMPRESSED_BYTES):
                         "a decompression bomb, or a file to decompress first or read with a larger bound)")
                 pieces.append(piece)
     except OSError as exc:  # gzip.BadGzipFile is one
-        raise DataFileError(f"cannot read {path}: {exc.strerror or _first_line(exc)}") from None
+        raise DataFileError(f"cannot read {path}: {exc.strerror or first_line(exc)}") from None
     except (EOFError, zlib.error) as exc:
-        raise DataFileError(f"cannot read {path}: damaged gzip data ({_first_line(exc)})") from None
+        raise DataFileError(f"cannot read {path}: damaged gzip data ({first_line(exc)})") from None
     return b"".join(pieces)
 
 
@@ -149,7 +149,7 @@ def _read_raw(path, gzipped, max_decompressed_bytes):
     try:
         return path.read_bytes()
     except OSError as exc:
-        raise DataFileError(f"cannot read {path}: {exc.strerror or _first_line(exc)}") from None
+        raise DataFileError(f"cannot read {path}: {exc.strerror or first_line(exc)}") from None
 
 
 def _read_text(path, raw):
@@ -200,7 +200,7 @@ def _read_csv(path, text, n_features, header, label_column, delimiter, drop_colu
         numbered = [(line, row) for line, row in enumerate(csv.reader(io.StringIO(text), delimiter=delimiter), 1)
                     if row and any(cell.strip() for cell in row)]
     except csv.Error as exc:  # e.g. a field beyond the csv module's size limit
-        raise DataFileError(f"{path}: not a valid CSV file ({_first_line(exc)})") from None
+        raise DataFileError(f"{path}: not a valid CSV file ({first_line(exc)})") from None
     if not numbered:
         raise DataFileError(f"{path}: empty file (no data rows)")
     width = len(numbered[0][1])
@@ -255,7 +255,7 @@ def _read_svmlight(path, raw, n_features, max_features):
         # from the bytes already read (bounded if gzipped): scikit-learn's reader would decompress on its own
         X, y = load_svmlight_file(io.BytesIO(raw), n_features=n_features)
     except (ValueError, TypeError, RuntimeError, EOFError, OSError, zlib.error) as exc:
-        raise DataFileError(f"{path}: not a valid svmlight/libsvm file ({_first_line(exc)})") from None
+        raise DataFileError(f"{path}: not a valid svmlight/libsvm file ({first_line(exc)})") from None
     # The reader sizes the columns by the largest index without allocating per column (a CSR matrix);
     # everything after it (column scaling, CSC, a dense row) would: bound the count here.
     bound = None if max_features is None else max(int(max_features), len(raw))

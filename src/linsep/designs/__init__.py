@@ -4,7 +4,7 @@ The solvers of the Ho–Kashyap family, MSE and the linear LSVM touch the data
 only through a design (:mod:`linsep.designs.base`):
 
 * :class:`~linsep.designs.memory.InMemoryDesign` — a NumPy array, a
-  :class:`~linsep._design.SignedDesign` view or a SciPy sparse matrix; its
+  :class:`~linsep._core.signed_design.SignedDesign` view or a SciPy sparse matrix; its
   dense form also offers the compiled Ho–Kashyap segment (the fast path);
 * :class:`~linsep.designs.dask.DaskDesign` — ``dask.array`` data chunked by
   rows, persisted on the workers (imported only for dask input).
@@ -14,7 +14,7 @@ the IRLS weights ``D``, LSVM's ``α``) stay with the data; only ``p = d + 1``
 sized vectors, the ``p × p`` Gram matrix and scalars come back to the driver.
 """
 
-from .base import Design, HKPassState
-from .memory import InMemoryDesign, as_design
+from linsep.designs.base import Design, HKPassState
+from linsep.designs.memory import InMemoryDesign, as_design
 
 __all__ = ["Design", "HKPassState", "InMemoryDesign", "as_design"]

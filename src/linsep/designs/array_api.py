@@ -4,17 +4,17 @@
 ``E``, ``B_{k+1}``, the rules' scalars) is written with the namespace's
 functions, unfused; the ``p × p`` Gram matrix and its factor live on the
 host (NumPy, float64), and ``W`` (``p`` numbers) goes back and forth.  Used
-with ``sklearn.set_config(array_api_dispatch=True)`` (:mod:`linsep._array_api`).
+with ``sklearn.set_config(array_api_dispatch=True)`` (:mod:`linsep.estimators.array_api_input`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .._hk_rules import nonseparability_certificate
-from .._linalg import GramOnly, least_squares_solver
-from .._plan import FLOAT64_ONLY, working_dtype
-from .base import Design
+from linsep._core.certificates import nonseparability_certificate
+from linsep._core.linalg import GramOnly, least_squares_solver
+from linsep._core.plan import FLOAT64_ONLY, working_dtype
+from linsep.designs.base import Design
 
 __all__ = ["ArrayAPIDesign"]
 

@@ -44,7 +44,7 @@ class HKPassState(Protocol):
     E: Any
 
     def reweighted(self, factor, irls_floor):
-        """IRLS: ``(factor of YᵀD_{k}Y + CĨ, D_k)`` with ``D_k`` from this pass's ``E`` (:func:`linsep._hk_rules.irls_weights`)."""
+        """IRLS: ``(factor of YᵀD_{k}Y + CĨ, D_k)`` with ``D_k`` from this pass's ``E`` (:func:`linsep._core.irls.irls_weights`)."""
 
     def solve_margin(self, factor):
         """``W_{k+1} = (YᵀDY + CĨ)⁻¹ YᵀD (B_{k+1} + offset)`` (HK, MHKS, MHKA)."""
@@ -71,7 +71,7 @@ class Design(Protocol):
     offers_compiled: bool
 
     def least_squares_solver(self, ridge, gram=None, minimum_norm=True):
-        """The W-step's solver for ``YᵀY + CĨ`` (:func:`linsep._linalg.least_squares_solver`)."""
+        """The W-step's solver for ``YᵀY + CĨ`` (:func:`linsep._core.linalg.least_squares_solver`)."""
 
     def constant_vector(self, value):
         """The ``Vec`` ``value · 1`` (``B_0 = b_0 1``)."""
@@ -95,7 +95,7 @@ class Design(Protocol):
         """The iterates after ``state`` (the pass of ``(W_k, B_k, D_k)``): yields ``(W, B, D, factor, state)``.
 
         One step from iterate ``k`` is the Ho–Kashyap step of the Python driver
-        (``linsep.solvers.ho_kashyap._iterate``): for IRLS,
+        (``linsep.solvers.ho_kashyap.solver._iterate``): for IRLS,
         ``(factor, D_{k+1}) = state.reweighted(factor, irls_floor)``; then
         ``W_{k+1} = W_k + μ (YᵀDY + CĨ)⁻¹YᵀD|E_k|`` (``update="weights"``) or
         ``W_{k+1} = (YᵀDY + CĨ)⁻¹YᵀD(B_{k+1} + offset)``, ``B_{k+1} =

@@ -1,6 +1,6 @@
 """The dask design: ``dask.array`` data chunked by rows, with the operations of :class:`~linsep.designs.base.Design`.
 
-Imported only for dask input (:func:`linsep._backend.is_dask_collection`
+Imported only for dask input (:func:`linsep.designs.backend.is_dask_collection`
 tests the type's module name, so ``import linsep`` never imports dask).
 
 Layout
@@ -16,8 +16,8 @@ taken as ``+1``.  On the client live only ``p = d + 1``-sized vectors, the
 ``N``-sized vectors (``B``, ``D``, LSVM's ``α`` and ``r``) stay on the
 workers, one persisted block per row chunk.
 
-The drivers are the in-memory ones (:mod:`linsep.solvers.ho_kashyap`,
-:mod:`linsep.solvers.mse`, :mod:`linsep.solvers.lsvm`); this module only
+The drivers are the in-memory ones (:mod:`linsep.solvers.ho_kashyap.solver`,
+:mod:`linsep.solvers.mse`, :mod:`linsep.solvers.lsvm.solver`); this module only
 supplies the blockwise operations.  Ho–Kashyap's pass
 (:meth:`DaskDesign.hk_pass`) is one round trip: each block computes ``E``,
 its ``B_{k+1}`` (kept on the worker), its share of the next right-hand side
@@ -26,10 +26,10 @@ compiled code on the workers), in one task per worker's group of
 blocks; IRLS (MHKA, HKESA) needs the global ``max |E_k|`` for the floor of
 ``D_k``, so its weighted Gram matrix takes a second pass, as the in-memory
 compiled loop does.  For small ``X`` several iterations run in one task per
-round trip (:meth:`DaskDesign.hk_iterates`, ``linsep.designs._dask_groups``).
+round trip (:meth:`DaskDesign.hk_iterates`, ``linsep.designs.dask_groups``).
 
 Verdicts are checked blockwise: a ``not_separable`` certificate with the
-per-column test of :mod:`linsep._certificates`, ``separable`` on the
+per-column test of :mod:`linsep._core.certificates`, ``separable`` on the
 returned weights.
 """
 
@@ -40,15 +40,15 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from .._backend import is_dask_collection
-from .._certificates import (
+from linsep.designs.backend import is_dask_collection
+from linsep._core.certificates import (
     FIT_PROOF_RTOL,
     column_largest,
     power_of_two_shifts,
     proof_block_sums,
     residuals_from_sums,
 )
-from .._design import (
+from linsep._core.signed_design import (
     SignedDesign,
     augmented_weights,
     column_maxabs,
@@ -56,11 +56,12 @@ from .._design import (
     safe_exponent,
     signed_scores,
 )
-from .._plan import FLOAT64_ONLY, working_dtype
-from .._hk_rules import irls_weights, nonseparability_certificate
-from .._linalg import GramOnly, least_squares_solver
-from ..solvers.lsvm import _LinearStep, _PDFactor, linear_pass
-from ._dask_groups import (  # noqa: F401 - _compute, _persist, _delayed, _dask, round_trips: used by _dask.py, tests
+from linsep._core.plan import FLOAT64_ONLY, working_dtype
+from linsep._core.certificates import nonseparability_certificate
+from linsep._core.irls import irls_weights
+from linsep._core.linalg import GramOnly, PositiveDefiniteFactor, least_squares_solver
+from linsep._core.lsvm_update import LinearStepping, linear_pass
+from linsep.designs.dask_groups import (  # noqa: F401 - _compute, _persist, _delayed, _dask, round_trips: used by _dask.py, tests
     GroupVec,
     _block_of,
     _Chain,
@@ -75,7 +76,7 @@ from ._dask_groups import (  # noqa: F401 - _compute, _persist, _delayed, _dask,
     round_trips,
     worker_groups,
 )
-from .base import Design
+from linsep.designs.base import Design
 
 __all__ = [
     "MAX_BLOCK_BYTES",
@@ -179,7 +180,7 @@ def _signed_rows(X, labels, positive, rows, scale=None):
 
 
 def _signed_block(X, labels, positive, rows, scale=None):
-    """The block's rows of ``Y`` as a :class:`linsep._design.SignedDesign` (never formed; a row subset read in place)."""
+    """The block's rows of ``Y`` as a :class:`linsep._core.signed_design.SignedDesign` (never formed; a row subset read in place)."""
     return SignedDesign(np.asarray(X, dtype=working_dtype(X, FLOAT64_ONLY)),
                         _signed_labels(labels, positive, rows, scale), rows)
 
@@ -272,7 +273,7 @@ def _hk_block(X, labels, positive, rows, B, D, W, offset, two_mu, tol, update, i
 def _irls_block(X, labels, positive, rows, E, B_next, irls_floor, eabs_max, offset, update, scale=None):
     """IRLS second pass: ``D_k`` (kept), the block's ``[X, 1]ᵀD_k[X, 1]`` and ``YᵀD_k r``.
 
-    ``D_k`` is :func:`linsep._hk_rules.irls_weights` with the floor
+    ``D_k`` is :func:`linsep._core.irls.irls_weights` with the floor
     from the global ``max |E_k|`` (``eabs_max``).
     """
     Y = _signed_block(X, labels, positive, rows, scale)
@@ -354,7 +355,7 @@ class DaskDesign(Design):
     (``blocks.groups``); for small ``X`` (``chain_length``) several iterations
     run in one task over every block (:meth:`hk_iterates`).
 
-    Sample weights (``linsep._weights``): a scaled design (:meth:`scaled`)
+    Sample weights (``linsep.designs.weights``): a scaled design (:meth:`scaled`)
     has the rows ``r_i y_i (x_i, 1)``, ``r`` a persisted part per block that
     every task applies (``scale=``, :meth:`block_weights`); a weighted
     validation design sums the weights of its errors (``count_weight=``).
@@ -365,7 +366,7 @@ class DaskDesign(Design):
     offers_compiled = False
     dtype = FLOAT64_ONLY[0]  # every task computes in float64 (_signed_rows); estimators round to X's type
     ndim = 2
-    # The per-block functions the group tasks of linsep.designs._dask_groups run (it cannot import them).
+    # The per-block functions the group tasks of linsep.designs.dask_groups run (it cannot import them).
     block_functions = SimpleNamespace(hk=_hk_block, irls=_irls_block, count=_count_block,
                                       certificate=_certificate_block)
     chain_max = None  # most iterates per round trip (hk_iterates); None: chain_length(self); private, for tests
@@ -384,7 +385,7 @@ class DaskDesign(Design):
         return DaskDesign(self.blocks, positive, self.rows, self.counts, self.scale, self.count_weight)
 
     def scaled(self, weight, power):
-        """The rows ``s_i^power y_i (x_i, 1)`` (``linsep._weights.scaled_labels``); ``weight``: dask, one per row."""
+        """The rows ``s_i^power y_i (x_i, 1)`` (``linsep.designs.weights.scaled_labels``); ``weight``: dask, one per row."""
         scale = weight if power == 1 else (np.sqrt(weight) if power == 0.5 else weight ** power)
         (scale,) = _persist(scale.rechunk((tuple(self.counts),)))
         return DaskDesign(self.blocks, self.positive, self.rows, self.counts,
@@ -548,7 +549,7 @@ def _right_hand_side(design, rhs, margin_parts=None):
 
 
 def _check_scale(largest, dtype):
-    """Refuse columns that the in-memory fit would rescale (:func:`linsep._design.column_shifts`' test).
+    """Refuse columns that the in-memory fit would rescale (:func:`linsep._core.signed_design.column_shifts`' test).
 
     The in-memory estimators rescale columns whose largest magnitude lies outside ``[2^-p, 2^p]`` by
     powers of two; the dask backend does not, and refuses such data with the cause.
@@ -587,7 +588,7 @@ class DaskLSVMFactor:
         self.C = float(C)
         gram, _ = _prepared_gram(design)
         gram[np.diag_indices_from(gram)] += 1.0 / self.C
-        self._factor = _PDFactor(gram, 1.0 / self.C)
+        self._factor = PositiveDefiniteFactor(gram, 1.0 / self.C)
         self.method = self._factor.method
         self.stats = {"factorization": self.method}
 
@@ -596,8 +597,8 @@ class DaskLSVMFactor:
         return _LSVMStep(design, self._factor, self.C, mu)
 
 
-class _LSVMStep(_LinearStep):
-    """The LSVM update (22) over persisted blocks: :class:`linsep.solvers.lsvm._LinearStep` with a blockwise pass.
+class _LSVMStep(LinearStepping):
+    """The LSVM update (22) over persisted blocks: the in-memory step's :class:`linsep._core.lsvm_update.LinearStepping` over a blockwise pass.
 
     ``r`` and ``α`` stay on the workers; ``W_{k+1} = S⁻¹Hᵗr_k`` is solved on
     the client from the ``p``-vector each pass returns; the step itself
@@ -638,7 +639,7 @@ class _LSVMStep(_LinearStep):
 # --- Verdict checks ------------------------------------------------------------------------------------------
 
 def is_proof(design, u, rtol=FIT_PROOF_RTOL):
-    """:func:`linsep._certificates.is_proof` blockwise: ``u`` (a dask array) proves ``design`` not separable."""
+    """:func:`linsep._core.certificates.is_proof` blockwise: ``u`` (a dask array) proves ``design`` not separable."""
     _, da = _dask()
     if u is None or u.shape != (design.shape[0],):
         return False

@@ -1,9 +1,9 @@
-"""The in-memory design: a NumPy array, a :class:`~linsep._design.SignedDesign` view or a SciPy sparse ``Y``.
+"""The in-memory design: a NumPy array, a :class:`~linsep._core.signed_design.SignedDesign` view or a SciPy sparse ``Y``.
 
 The Python Ho–Kashyap driver's pass is written here in NumPy (sparse ``Y``,
 modified HK, the eigh and SVD factorisations, traced runs, conjugate
 gradients for wide ``Y``); dense data also offer the compiled segment
-(:mod:`linsep.solvers._hk_compiled`) through :meth:`InMemoryDesign.by_rows`
+(:mod:`linsep.solvers.ho_kashyap.compiled`) through :meth:`InMemoryDesign.by_rows`
 and :meth:`InMemoryDesign.by_columns`.
 """
 
@@ -13,12 +13,13 @@ from functools import cached_property
 
 import numpy as np
 
-from .._certificates import FIT_PROOF_RTOL, design_proof_residuals, proof_residuals
-from .._design import SignedDesign
-from .._hk_rules import irls_weights, nonseparability_certificate
-from .._linalg import least_squares_solver
-from .._plan import working_dtype
-from .base import Design
+from linsep._core.certificates import FIT_PROOF_RTOL, design_proof_residuals, proof_residuals
+from linsep._core.signed_design import SignedDesign
+from linsep._core.certificates import nonseparability_certificate
+from linsep._core.irls import irls_weights
+from linsep._core.linalg import least_squares_solver
+from linsep._core.plan import working_dtype
+from linsep.designs.base import Design
 
 __all__ = ["InMemoryDesign", "as_design"]
 
@@ -36,7 +37,7 @@ def as_design(Y, by_columns_max_entries=BY_COLUMNS_MAX_ENTRIES):
 
 
 class InMemoryDesign(Design):
-    """``Y`` in memory: dense (an ndarray or a :class:`~linsep._design.SignedDesign` view) or sparse.
+    """``Y`` in memory: dense (an ndarray or a :class:`~linsep._core.signed_design.SignedDesign` view) or sparse.
 
     ``by_columns_max_entries``: a view with at most this many entries is
     formed (:data:`BY_COLUMNS_MAX_ENTRIES`), so the compiled loop sweeps it by

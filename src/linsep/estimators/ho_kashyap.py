@@ -12,7 +12,7 @@ HKESA (Lauer & Bloch)  ``early_stopping=True, loss="absolute"``  (``"hkesa"``)
 =====================  =====================================================
 
 The equations and the stopping rules are documented in
-:mod:`linsep.solvers.ho_kashyap`.
+:mod:`linsep.solvers.ho_kashyap.solver`.
 """
 
 from __future__ import annotations
@@ -22,19 +22,20 @@ from dataclasses import replace
 import numpy as np
 from sklearn.base import _fit_context
 
-from .. import _params
-from .._backend import is_dask_collection
-from .. import _array_api
-from .._base import CLASS_WEIGHT_CONSTRAINT, BaseLinearSeparator, encode_pm1, rows_with_weight
-from .._plan import READS_FLOAT32
-from .._dask import fit_ho_kashyap
-from .._design import scale_columns, signed_design
-from .._params import (DEFAULT_N_ITER_NO_CHANGE, EARLY_STOPPING_CONSTRAINTS, HK_CONSTRAINTS, HK_PARAMETERS, HKParams,
+from linsep.solvers.ho_kashyap import params as _params
+from linsep.designs.backend import is_dask_collection
+from linsep.estimators import array_api_input as _array_api
+from linsep.estimators.base import CLASS_WEIGHT_CONSTRAINT, BaseLinearSeparator, encode_pm1, rows_with_weight
+from linsep._core.plan import READS_FLOAT32
+from linsep.estimators.dask_input import fit_ho_kashyap
+from linsep._core.signed_design import scale_columns, signed_design
+from linsep.solvers.ho_kashyap.params import (DEFAULT_N_ITER_NO_CHANGE, EARLY_STOPPING_CONSTRAINTS, HK_CONSTRAINTS, HK_PARAMETERS, HKParams,
                        estimator_init, parameter_docs, starting_weights)
-from .._result import NOT_SEPARABLE
-from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
-from .._weights import WeightedValidation, class_weights_of, weighted_ho_kashyap, refuse_weights
-from ..solvers.ho_kashyap import ho_kashyap
+from linsep._core.result import NOT_SEPARABLE
+from linsep._core.trace import RECORD_HISTORY_CONSTRAINT, make_recorder
+from linsep.designs.weights import WeightedValidation, class_weights_of, refuse_weights
+from linsep.solvers.ho_kashyap.weighted import weighted_ho_kashyap
+from linsep.solvers.ho_kashyap.solver import ho_kashyap
 
 
 def resolve_stop_at_separation(estimator):

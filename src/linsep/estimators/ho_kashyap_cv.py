@@ -42,7 +42,7 @@ MHKS / MHKA penalty ``C wᵀw`` with target ``1 + B`` (Lauer & Bloch 2006,
 eqs. 10–11; at ``k = 1`` the ridge classifier), ``None`` plain HK as HKES.
 Each run stops at the Ho–Kashyap rule or, with ``n_iter_no_change``, once
 its validation error has not improved for that many iterations
-(``linsep._hk_rules.patience_spent``).
+(``linsep.solvers.ho_kashyap.rules.patience_spent``).
 """
 
 from __future__ import annotations
@@ -54,17 +54,18 @@ from sklearn.base import _fit_context
 from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import Interval
 
-from .._cv_folds import folds_without_zero_weight, stratified_folds
-from .._base import (CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator,
+from linsep.estimators.cv_folds import folds_without_zero_weight, stratified_folds
+from linsep.estimators.base import (CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator,
                      encode_pm1, rows_with_weight)
-from .._params import HK_CONSTRAINTS, HKParams
-from .._design import sign_normalized
-from .._weights import WeightedValidation, weighted_ho_kashyap, weighted_signed_design
-from .._params import DEFAULT_N_ITER_NO_CHANGE, PATIENCE_CONSTRAINTS
-from .._result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
-from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
-from ..solvers.ho_kashyap import ho_kashyap
-from ..solvers.kernel_ho_kashyap import EmpiricalKernelMap, kernel_ho_kashyap
+from linsep.solvers.ho_kashyap.params import HK_CONSTRAINTS, HKParams
+from linsep._core.signed_design import sign_normalized
+from linsep.designs.weights import WeightedValidation, weighted_signed_design
+from linsep.solvers.ho_kashyap.weighted import weighted_ho_kashyap
+from linsep.solvers.ho_kashyap.params import DEFAULT_N_ITER_NO_CHANGE, PATIENCE_CONSTRAINTS
+from linsep._core.result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
+from linsep._core.trace import RECORD_HISTORY_CONSTRAINT, make_recorder
+from linsep.solvers.ho_kashyap.solver import ho_kashyap
+from linsep.solvers.ho_kashyap.kernel import EmpiricalKernelMap, kernel_ho_kashyap
 
 
 def default_C_grid(n_values):
@@ -124,7 +125,7 @@ class _CrossValidatedStopping:
 
         A row of weight 0 leaves before the folds of an int ``cv`` are drawn;
         the folds of a splitter or of index pairs are drawn on the rows as
-        passed, then lose such rows (``linsep._cv_folds``).
+        passed, then lose such rows (``linsep.estimators.cv_folds``).
         """
         weights = self._sample_weight(X, y, sample_weight)
         kept = rows_with_weight(weights)
@@ -481,7 +482,7 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
 
     def _prepare_problem(self, X, y, fold_runs):
         self._Y = sign_normalized(X, y)  # one matrix per problem; the folds take its rows
-        self._X = X  # weighted runs scale the rows of X themselves (linsep._weights)
+        self._X = X  # weighted runs scale the rows of X themselves (linsep.designs.weights)
         self._fold_grams = None
         if fold_runs and self.Cs is not None:
             s = self._row_weight

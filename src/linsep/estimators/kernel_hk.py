@@ -1,8 +1,8 @@
 """scikit-learn estimator for kernel Ho–Kashyap (``make_classifier("kernel_hk")``).
 
 The iteration is linear Ho–Kashyap run in the empirical kernel map; see
-:mod:`linsep.solvers.kernel_ho_kashyap` for the equivalence and the
-truncated map, and :mod:`linsep.solvers.ho_kashyap` for the iteration,
+:mod:`linsep.solvers.ho_kashyap.kernel` for the equivalence and the
+truncated map, and :mod:`linsep.solvers.ho_kashyap.solver` for the iteration,
 stopping rules and verdicts.
 
 Defaults (measured with ``benchmarks/bench_kernel_hk.py``: digits, a
@@ -27,14 +27,14 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 
-from .._base import CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator, encode_pm1
-from .._certificates import separates
-from .._params import DEFAULT_N_ITER_NO_CHANGE, EARLY_STOPPING_CONSTRAINTS, HK_CONSTRAINTS
-from .._result import CONVERGED, SEPARABLE
-from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
-from .._weights import class_weights_of
-from .ho_kashyap import resolve_stop_at_separation
-from ..solvers.kernel_ho_kashyap import EmpiricalKernelMap, kernel_ho_kashyap
+from linsep.estimators.base import CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator, encode_pm1
+from linsep._core.certificates import separates
+from linsep.solvers.ho_kashyap.params import DEFAULT_N_ITER_NO_CHANGE, EARLY_STOPPING_CONSTRAINTS, HK_CONSTRAINTS
+from linsep._core.result import CONVERGED, SEPARABLE
+from linsep._core.trace import RECORD_HISTORY_CONSTRAINT, make_recorder
+from linsep.designs.weights import class_weights_of
+from linsep.estimators.ho_kashyap import resolve_stop_at_separation
+from linsep.solvers.ho_kashyap.kernel import EmpiricalKernelMap, kernel_ho_kashyap
 
 
 class KernelHoKashyapClassifier(BaseKernelSeparator):
@@ -126,7 +126,7 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
     HoKashyapClassifier : The linear Ho–Kashyap family.
     KernelHoKashyapClassifierCV : Kernel HKES with the stopping iteration cross-validated.
     KernelSchlesingerKozinecClassifier : A maximal-margin hyperplane in the kernel space.
-    linsep.solvers.kernel_ho_kashyap.kernel_ho_kashyap : The solver, with the equations.
+    linsep.solvers.ho_kashyap.kernel.kernel_ho_kashyap : The solver, with the equations.
 
     Examples
     --------

@@ -8,7 +8,7 @@ Schlesinger–Kozinec        :class:`SchlesingerKozinecClassifier`            ``
 kernel SK (Franc–Hlaváč)   :class:`KernelSchlesingerKozinecClassifier`      ``kernel_sk``
 =========================  ==============================================  ==============
 
-The equations and stopping rules are in :mod:`linsep.solvers.kozinec`.
+The equations and stopping rules are in :mod:`linsep.solvers.kozinec.solver`.
 
 The linear estimators fit in float64 even on float32 data (which
 scikit-learn's validation converts, one copy; ``coef_`` is float64): their
@@ -30,10 +30,10 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._base import KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
-from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
-from ..kernels import KernelColumnCache
-from ..solvers.kozinec import FORMULATIONS, kernel_schlesinger_kozinec, schlesinger_kozinec
+from linsep.estimators.base import KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
+from linsep._core.trace import RECORD_HISTORY_CONSTRAINT, make_recorder
+from linsep.kernels import KernelColumnCache
+from linsep.solvers.kozinec.solver import FORMULATIONS, kernel_schlesinger_kozinec, schlesinger_kozinec
 
 
 def _store_margins(estimator, results):
@@ -44,7 +44,7 @@ def _store_margins(estimator, results):
     — and ``None`` for any other status (a list over the classes for
     one-vs-rest), as in the Ho–Kashyap estimators; for the linear
     estimators the base class has checked it with
-    ``linsep._certificates.is_proof`` before it is stored.
+    ``linsep._core.certificates.is_proof`` before it is stored.
     """
     binary = len(results) == 1
     estimator.certificate_ = results[0].certificate if binary else [r.certificate for r in results]
@@ -151,7 +151,7 @@ _SHARED_ATTRS = """
     certificate_ : ndarray, None or list
         For ``"not_separable"``: the proof ``u >= 0, u != 0`` with
         ``Σ_i u_i y_i [x_i, 1] = 0`` (it passes
-        ``linsep._certificates.is_proof``); ``None`` otherwise; a list
+        ``linsep._core.certificates.is_proof``); ``None`` otherwise; a list
         of them for one-vs-rest.
     history_ : dict or list of dict
         Only with ``record_history``.
@@ -163,7 +163,7 @@ class KozinecClassifier(_LinearKozinecBase):
 
     Each update moves the hull point to the point of a segment nearest to the
     other hull (or to the origin, ``"augmented"``), towards the worst point;
-    see :mod:`linsep.solvers.kozinec`.
+    see :mod:`linsep.solvers.kozinec.solver`.
 
     Parameters
     ----------{_SHARED_DOC}

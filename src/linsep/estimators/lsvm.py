@@ -12,7 +12,7 @@ Two classes, because the two forms store different models:
   2 000 samples a low-rank factor of ``K`` or active sets instead.
   With ``kernel="linear"`` it fits the same model as the linear class.
 
-Equations, sign convention and stopping rule: :mod:`linsep.solvers.lsvm`.
+Equations, sign convention and stopping rule: :mod:`linsep.solvers.lsvm.solver`.
 """
 
 from __future__ import annotations
@@ -24,14 +24,14 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 
-from .._base import CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
-from .._plan import READS_FLOAT32
-from .._backend import is_dask_collection
-from .._dask import fit_lsvm
-from .._result import CONVERGED
-from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
-from ..kernels import low_rank_gram_factor
-from ..solvers.lsvm import LSVMFactor, active_set_kernel_lagrangian_svm, kernel_lagrangian_svm, lagrangian_svm
+from linsep.estimators.base import CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
+from linsep._core.plan import READS_FLOAT32
+from linsep.designs.backend import is_dask_collection
+from linsep.estimators.dask_input import fit_lsvm
+from linsep._core.result import CONVERGED
+from linsep._core.trace import RECORD_HISTORY_CONSTRAINT, make_recorder
+from linsep.kernels import low_rank_gram_factor
+from linsep.solvers.lsvm.solver import LSVMFactor, active_set_kernel_lagrangian_svm, kernel_lagrangian_svm, lagrangian_svm
 
 ACTIVE_SET_MIN_SAMPLES = 2000
 """From this many samples the kernel LSVM solves by active sets (``linsep.solvers.lsvm.active_set_kernel_lagrangian_svm``)
@@ -74,7 +74,7 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
     tol : float, default=1e-6
         Stop when ``‖α_{k+1} − α_k‖ <= tol·‖α_{k+1}‖`` and the weights
         ``W = (w, w_0)`` change by at most ``tol·‖W‖`` (relative, so the
-        accuracy is the same for every ``C``; see :mod:`linsep.solvers.lsvm`).
+        accuracy is the same for every ``C``; see :mod:`linsep.solvers.lsvm.solver`).
     max_iter : int, default=10000
         Largest number of updates per binary problem.
     record_history : bool or int, default=False

@@ -22,18 +22,18 @@ from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .. import _array_api
-from .._base import CLASS_WEIGHT_CONSTRAINT, BaseLinearSeparator, rows_with_weight
-from .._plan import READS_FLOAT32
-from .._backend import is_dask_collection
-from .._dask import fit_mse
-from .._certificates import decision_scores
-from .._result import CONVERGED, SEPARABLE, SolveResult
-from .._stream import StreamMixin
-from ..solvers.mse import lms, lms_learning_rate, mse, mse_linear_machine, own_class_gap, widrow_hoff
-from ..solvers.perceptron import SCHEDULES
-from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
-from .._weights import (class_weight_table, scaled_labels, scaled_margin, unscaled_margin, weighted_signed_design,
+from linsep.estimators import array_api_input as _array_api
+from linsep.estimators.base import CLASS_WEIGHT_CONSTRAINT, BaseLinearSeparator, rows_with_weight
+from linsep._core.plan import READS_FLOAT32
+from linsep.designs.backend import is_dask_collection
+from linsep.estimators.dask_input import fit_mse
+from linsep._core.certificates import decision_scores
+from linsep._core.result import CONVERGED, SEPARABLE, SolveResult
+from linsep.estimators.stream import StreamMixin
+from linsep.solvers.mse import lms, lms_learning_rate, mse, mse_linear_machine, own_class_gap, widrow_hoff
+from linsep.solvers.perceptron.solver import SCHEDULES
+from linsep._core.trace import RECORD_HISTORY_CONSTRAINT, make_recorder
+from linsep.designs.weights import (class_weight_table, scaled_labels, scaled_margin, unscaled_margin, weighted_signed_design,
                         refuse_weights)
 
 
@@ -73,7 +73,7 @@ class _MarginFitMixin:
         return self._fit_weighted(X, y, sample_weight, per_row={"margin": b})
 
     def _weighted_problem(self, X, y, margin, sample_weight):
-        """``(Ỹ, b̃)``: the rows ``√s_i y_i`` and margins ``√s_i b_i`` of ``Σ s_i (y_iᵗa − b_i)²`` (``linsep._weights``)."""
+        """``(Ỹ, b̃)``: the rows ``√s_i y_i`` and margins ``√s_i b_i`` of ``Σ s_i (y_iᵗa − b_i)²`` (``linsep.designs.weights``)."""
         return weighted_signed_design(X, y, sample_weight, 0.5), scaled_margin(margin, sample_weight)
 
     def _store(self, results):

@@ -9,7 +9,7 @@ kernel (dual) perceptron   :class:`KernelPerceptronClassifier`  ``"kernel_percep
 =========================  ===================================  ========================
 
 More than two classes are fitted one-vs-rest.  The equations are in
-:mod:`linsep.solvers.perceptron`.  The single-sample and kernel perceptrons
+:mod:`linsep.solvers.perceptron.solver`.  The single-sample and kernel perceptrons
 also learn from a stream of chunks with ``partial_fit`` (:ref:`streaming`).
 """
 
@@ -23,13 +23,13 @@ from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._base import CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
-from .._plan import READS_FLOAT32
-from .._stream import StreamMixin
-from ..kernels import KernelColumnCache, resolve_gamma
-from ..solvers.perceptron import SCHEDULES, batch_perceptron, kernel_perceptron, perceptron
-from .._trace import RECORD_HISTORY_CONSTRAINT, make_recorder
-from .._weights import scaled_labels, weighted_signed_design
+from linsep.estimators.base import CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
+from linsep._core.plan import READS_FLOAT32
+from linsep.estimators.stream import StreamMixin
+from linsep.kernels import KernelColumnCache, resolve_gamma
+from linsep.solvers.perceptron.solver import SCHEDULES, batch_perceptron, kernel_perceptron, perceptron
+from linsep._core.trace import RECORD_HISTORY_CONSTRAINT, make_recorder
+from linsep.designs.weights import scaled_labels, weighted_signed_design
 
 _RULE_PARAMS = {
     "learning_rate": [Interval(Real, 0, None, closed="neither")],

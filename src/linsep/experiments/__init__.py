@@ -13,11 +13,11 @@
 * ``linsep.experiments.runner`` — parallel, cached, resumable :func:`run_benchmark`.
 """
 
-from .methods import PAPER_METHODS, default_methods, get_method
-from .protocol import PROTOCOLS, coarse_grid, fine_grid, load_split, run_one
-from .report import paper_tables
-from .runner import BenchmarkReport, run_benchmark
-from .stats import TESTS, paired_pvalue, summarize
+from linsep.experiments.methods import PAPER_METHODS, default_methods, get_method
+from linsep.experiments.protocol import PROTOCOLS, coarse_grid, fine_grid, load_split, run_one
+from linsep.experiments.report import paper_tables
+from linsep.experiments.runner import BenchmarkReport, run_benchmark
+from linsep.experiments.stats import TESTS, paired_pvalue, summarize
 
 __all__ = [
     "BenchmarkReport", "PAPER_METHODS", "PROTOCOLS", "TESTS", "coarse_grid", "default_methods", "fine_grid",

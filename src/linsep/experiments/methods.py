@@ -38,7 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from .._registry import available_classifiers, make_classifier
+from linsep.estimators.registry import available_classifiers, make_classifier
 
 PAPER_METHODS = ("hk", "hkes", "hkesa", "mhks", "mhka", "lsvm", "svm")
 """The seven columns of Tables 1 and 3, in the paper's order."""

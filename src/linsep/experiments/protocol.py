@@ -37,8 +37,8 @@ from functools import lru_cache
 import numpy as np
 from sklearn.preprocessing import StandardScaler
 
-from ..datasets import BENCHMARKS, load_benchmark, split_indices
-from .methods import Method, get_method
+from linsep.datasets import BENCHMARKS, load_benchmark, split_indices
+from linsep.experiments.methods import Method, get_method
 
 PROTOCOLS = ("validation", "test")
 COARSE_EXPONENTS = np.arange(-10, 11, 2)

@@ -15,7 +15,7 @@ import sys
 from datetime import datetime, timezone
 from importlib import metadata
 
-from .._version import __version__
+from linsep._version import __version__
 
 PACKAGES = ("numpy", "scipy", "scikit-learn", "numba", "llvmlite", "joblib", "threadpoolctl")
 """The distributions whose versions are recorded beside linsep's."""

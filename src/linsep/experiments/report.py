@@ -13,8 +13,8 @@ from importlib import resources
 
 import numpy as np
 
-from .methods import EXTENSION_METHODS, LABELS, get_method
-from .stats import ALPHA, TESTS, summarize
+from linsep.experiments.methods import EXTENSION_METHODS, LABELS, get_method
+from linsep.experiments.stats import ALPHA, TESTS, summarize
 
 TABLE_OF_PROTOCOL = {"validation": 1, "test": 3}
 PAPER_LSVM_HKES_RATIO = 47

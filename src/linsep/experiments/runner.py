@@ -18,14 +18,14 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .._version import __version__
-from ..datasets import BENCHMARKS
-from .methods import default_methods, get_method
-from .protocol import PROTOCOLS, run_one
-from .provenance import cpu_model, provenance, python_call
-from .report import (TABLE_OF_PROTOCOL, error_markdown, error_table, figure_grid, figure_iterations,
+from linsep._version import __version__
+from linsep.datasets import BENCHMARKS
+from linsep.experiments.methods import default_methods, get_method
+from linsep.experiments.protocol import PROTOCOLS, run_one
+from linsep.experiments.provenance import cpu_model, provenance, python_call
+from linsep.experiments.report import (TABLE_OF_PROTOCOL, error_markdown, error_table, figure_grid, figure_iterations,
                      time_markdown, time_table, write_csv, write_raw)
-from .stats import TESTS
+from linsep.experiments.stats import TESTS
 
 CACHE_FORMAT = 2  # 2: timings without compilation (warm_up_s, n_retimed, n_compiles)
 QUICK_SPLITS = 10

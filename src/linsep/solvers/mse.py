@@ -19,11 +19,11 @@ on one point, and raising that point's ``b_i`` to 10 fixes it.
 Three ways to the same minimiser:
 
 * :func:`mse` — ``a = Y⁺ b`` from one factorisation
-  (``linsep._linalg.LeastSquaresFactor``: Cholesky of the equilibrated
+  (``linsep._core.linalg.LeastSquaresFactor``: Cholesky of the equilibrated
   Gram matrix, SVD for rank-deficient ``Y``), never an explicit inverse;
   optional ridge ``C‖w‖²`` on ``w`` only.  Wide ``Y`` (sparse text data,
   ``d + 1`` above 2000 columns) is solved matrix-free by conjugate gradients
-  (``linsep._linalg.least_squares_solver``), to the same minimum-norm
+  (``linsep._core.linalg.least_squares_solver``), to the same minimum-norm
   solution up to a relative normal-equations residual of ``1e-10``.
 * :func:`widrow_hoff` — batch gradient descent
   ``a_{k+1} = a_k − η_k Yᵗ(Y a_k − b)`` with ``η_k = η_1/k``, which converges
@@ -53,13 +53,13 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .._design import signed_scores
-from .._plan import dtype_plan, working_dtype
-from .._linalg import IterativeLeastSquares, least_squares_solver
-from .._loops import lms_epoch, lms_epoch_csr
-from .._result import CONVERGED, MAX_ITER, SEPARABLE, SolveResult
-from ..designs.memory import as_design
-from .perceptron import SCHEDULES, _orders, _rate, _row, sequential_data
+from linsep._core.signed_design import signed_scores
+from linsep._core.plan import dtype_plan, working_dtype
+from linsep._core.linalg import IterativeLeastSquares, least_squares_solver
+from linsep.solvers.perceptron.loops import lms_epoch, lms_epoch_csr
+from linsep._core.result import CONVERGED, MAX_ITER, SEPARABLE, SolveResult
+from linsep.designs.memory import as_design
+from linsep.solvers.perceptron.solver import SCHEDULES, row_entries, sequential_data, step_size, visit_orders
 
 
 def _separation_status(scores, fallback):
@@ -332,7 +332,7 @@ def widrow_hoff(Y, margin=None, *, learning_rate=None, schedule="inverse", max_i
         if k >= max_iter:
             break
         k += 1
-        a = a - _rate(learning_rate, schedule, k) * g
+        a = a - step_size(learning_rate, schedule, k) * g
         _check_finite(a, "Widrow–Hoff", k)
     scores = r + b
     history = {"criterion": np.asarray(criterion)}
@@ -346,11 +346,11 @@ def widrow_hoff(Y, margin=None, *, learning_rate=None, schedule="inverse", max_i
 
 
 def _traced_lms_epoch(X, y, b, order, w, eta, trace, k):
-    """``linsep._loops.lms_epoch`` in plain Python, recording ``a`` after each update (pass ``k``)."""
+    """``linsep.solvers.ho_kashyap.loops.lms_epoch`` in plain Python, recording ``a`` after each update (pass ``k``)."""
     loss = 0.0
     coef = w[:-1]  # a view: updated in place
     for i in order:
-        columns, values = _row(X, i)
+        columns, values = row_entries(X, i)
         r = y[i] * (w[-1] + float(values @ coef[columns])) - b[i]
         loss += r * r
         np.add.at(coef, columns, -eta * r * y[i] * values)
@@ -439,7 +439,7 @@ def lms(X, y, margin=None, *, learning_rate=None, schedule="inverse", max_iter=1
     if learning_rate is None:
         learning_rate = lms_learning_rate(X)
     w = np.zeros(n_features + 1) if initial_weights is None else np.array(initial_weights, dtype=np.float64)
-    orders = _orders(n_samples, shuffle, rng)
+    orders = visit_orders(n_samples, shuffle, rng)
     criterion = []
     status = MAX_ITER
 
@@ -455,7 +455,7 @@ def lms(X, y, margin=None, *, learning_rate=None, schedule="inverse", max_iter=1
     errors = []  # training errors after each pass: traced runs only
     for k in range(1, max_iter + 1):
         previous = w.copy()
-        eta = _rate(learning_rate, schedule, first_pass + k - 1)
+        eta = step_size(learning_rate, schedule, first_pass + k - 1)
         if per_update:
             criterion.append(_traced_lms_epoch(X, y, b, next(orders), w, eta, trace, k))
         elif sp.issparse(X):

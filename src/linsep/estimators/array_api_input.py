@@ -1,0 +1,154 @@
+"""Array-API input for the Ho–Kashyap family and MSE (``sklearn.set_config(array_api_dispatch=True)``).
+
+With dispatch on, an ``X`` of another array-API namespace (PyTorch, CuPy,
+array-api-strict) is fitted where it lives by the in-memory drivers over an
+:class:`~linsep.designs.array_api.ArrayAPIDesign`; ``coef_``,
+``intercept_``, ``classes_``, ``margin_vector_``, ``decision_function``
+and ``predict`` are in the input's namespace and on its device.  Hold-out
+early stopping, starting weights, traces and the MSE linear machine (more
+than two classes) are refused (:func:`linsep.solvers.ho_kashyap.params.refuse_unsupported`);
+columns that the NumPy fit would rescale by powers of two are refused too.
+scikit-learn needs ``SCIPY_ARRAY_API=1`` in the environment for dispatch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import scipy.sparse as sp
+
+from linsep.designs.backend import is_dask_collection
+from linsep.estimators.base import check_class_labels
+from linsep._core.certificates import FIT_PROOF_RTOL, is_proof
+from linsep._core.signed_design import columns_out_of_range, safe_exponent
+from linsep.solvers.ho_kashyap.params import HKParams, refuse_unsupported
+from linsep._core.plan import working_dtype
+from linsep._core.result import CONVERGED, NOT_SEPARABLE, SEPARABLE
+from linsep.designs.array_api import ArrayAPIDesign, to_host
+from linsep.solvers.ho_kashyap.solver import ho_kashyap
+from linsep.solvers.mse import mse
+
+__all__ = ["HK_SUPPORTED", "fit_ho_kashyap", "fit_mse", "is_array_api_input"]
+
+HK_SUPPORTED = frozenset({"learning_rate", "b0", "max_iter", "tol", "stopping", "stop_at_separation", "update",
+                          "C", "loss", "irls_floor", "n_iter_no_change", "validation_tol"})
+"""The :class:`~linsep.solvers.ho_kashyap.params.HKParams` honoured on array-API input; any other one set is refused.
+
+The patience (``n_iter_no_change``, ``validation_tol``) acts only with validation rows, which
+array-API input refuses (``early_stopping``, ``X_val``): its value changes nothing here.
+"""
+
+_ESTIMATOR_NEUTRAL = {"early_stopping": False, "record_history": False}
+
+
+def is_array_api_input(X):
+    """Whether ``X`` is an array of a non-NumPy array-API namespace and scikit-learn's array-API dispatch is on."""
+    from sklearn import get_config
+
+    if isinstance(X, np.ndarray) or sp.issparse(X) or is_dask_collection(X) or isinstance(X, (list, tuple)):
+        return False
+    if not get_config().get("array_api_dispatch", False):
+        return False
+    from sklearn.utils._array_api import _is_numpy_namespace, get_namespace
+
+    try:
+        xp, is_array_api = get_namespace(X)
+    except (TypeError, ValueError):
+        return False
+    return bool(is_array_api) and not _is_numpy_namespace(xp)
+
+
+def _prepare(estimator, X, y):
+    """``(xp, device, X as floats, the classes (NumPy), the labels (NumPy))``; sets ``n_features_in_``."""
+    from sklearn.utils._array_api import device, get_namespace
+
+    xp, _ = get_namespace(X)
+    where = device(X)
+    if X.ndim != 2 or X.shape[0] < 2 or X.shape[1] < 1:
+        raise ValueError(f"X must be 2-d with at least 2 samples and 1 feature, got shape {X.shape}")
+    if not xp.isdtype(X.dtype, "real floating"):
+        X = xp.astype(X, xp.float64)
+    if not bool(xp.all(xp.isfinite(X))):
+        raise ValueError("Input X contains NaN or infinity.")
+    largest = to_host(xp.max(xp.abs(X), axis=0), xp)
+    p = safe_exponent(working_dtype(X, xp=xp))
+    outside = np.flatnonzero(columns_out_of_range(largest, p))
+    if outside.size:
+        raise ValueError(f"column {outside[0]} of X has magnitudes up to {largest[outside[0]]:.3g}, outside 2^±{p}; "
+                         "array-API input is not rescaled (NumPy input is, exactly): rescale X before fitting")
+    labels = to_host(y, xp) if hasattr(y, "__array_namespace__") and not isinstance(y, np.ndarray) else np.asarray(y)
+    if labels.shape != (X.shape[0],):
+        raise ValueError(f"y must have one label per row of X ({X.shape[0]}), got shape {labels.shape}")
+    classes = check_class_labels(labels)
+    if classes.size < 2:
+        raise ValueError(f"{type(estimator).__name__} needs samples of at least 2 classes in the data, "
+                         f"but the data contain only one class: {classes.tolist()[0]!r}")
+    estimator.n_features_in_ = X.shape[1]
+    return xp, where, X, classes, labels
+
+
+def _designs(X, labels, classes, xp, where):
+    positives = [classes[1]] if classes.size == 2 else list(classes)
+    return [ArrayAPIDesign(X, xp.asarray(np.where(labels == c, 1.0, -1.0), dtype=X.dtype, device=where), xp, where)
+            for c in positives]
+
+
+def _store(estimator, results, designs, X, xp, where, classes):
+    """Checked verdicts, the common attributes, and the model in the input's namespace."""
+    checked = []
+    for result, design in zip(results, designs):
+        if result.status == NOT_SEPARABLE and not (result.certificate is not None and is_proof(
+                to_host(design.X, xp), to_host(design.y, xp), to_host(result.certificate, xp), FIT_PROOF_RTOL)):
+            result = replace(result, status=CONVERGED, certificate=None)
+        checked.append(result)
+    estimator.classes_ = classes
+    estimator._unpack_common(checked)
+    W = np.vstack([r.weights for r in checked])
+    estimator.coef_ = xp.asarray(W[:, :-1], dtype=X.dtype, device=where)
+    estimator.intercept_ = xp.asarray(W[:, -1], dtype=X.dtype, device=where)
+    statuses = np.array(np.atleast_1d(estimator.status_), dtype=object)
+    for k, design in enumerate(designs):  # separable must hold for the stored (rounded) model
+        stored = np.append(to_host(estimator.coef_[k, ...], xp), float(estimator.intercept_[k]))
+        if statuses[k] == SEPARABLE and not design.count_nonpositive(stored)[1] > 0:
+            statuses[k] = CONVERGED
+    estimator.status_ = statuses[0] if statuses.size == 1 else statuses
+    if classes.dtype.kind in "biuf":
+        estimator.classes_ = xp.asarray(classes, device=where)
+    return checked
+
+
+def _pick(results, values):
+    return values[0] if len(results) == 1 else list(values)
+
+
+def fit_ho_kashyap(estimator, X, y, X_val=None, y_val=None, coef_init=None, intercept_init=None):
+    """:meth:`linsep.HoKashyapClassifier.fit` for array-API ``X`` (see the module)."""
+    params = HKParams.from_estimator(estimator)
+    where_ = "array-API input"
+    refuse_unsupported(params, HKParams.neutral(), where_, HK_SUPPORTED)
+    refuse_unsupported(estimator.get_params(), _ESTIMATOR_NEUTRAL, where_)
+    refuse_unsupported({"X_val": X_val, "coef_init": coef_init, "intercept_init": intercept_init},
+                       {"X_val": None, "coef_init": None, "intercept_init": None}, where_)
+    xp, where, X, classes, labels = _prepare(estimator, X, y)
+    designs = _designs(X, labels, classes, xp, where)
+    gram = designs[0].gram()  # shared by the one-vs-rest problems (signs do not change it)
+    results = [ho_kashyap(design, **params.solver_kwargs(), gram=gram) for design in designs]
+    results = _store(estimator, results, designs, X, xp, where, classes)
+    estimator.certificate_ = _pick(results, [r.certificate for r in results])
+    estimator.margin_vector_ = _pick(results, [r.margin for r in results])
+    return estimator
+
+
+def fit_mse(estimator, X, y, margin=None):
+    """:meth:`linsep.MSEClassifier.fit` for array-API ``X``: ``Y⁺b`` (two classes)."""
+    xp, where, X, classes, labels = _prepare(estimator, X, y)
+    if classes.size != 2:
+        raise ValueError("the MSE linear machine (more than two classes) is not available for array-API input; "
+                         "fit NumPy arrays")
+    (design,) = _designs(X, labels, classes, xp, where)
+    if margin is not None and np.ndim(margin) == 0:
+        margin = design.constant_vector(float(margin))
+    results = _store(estimator, [mse(design, margin, C=estimator.C)], [design], X, xp, where, classes)
+    estimator.margin_vector_ = results[0].margin
+    return estimator

@@ -1,0 +1,680 @@
+"""One base classifier for every linsep estimator.
+
+The estimator layer does four things and nothing else (the numerical work is
+in :mod:`linsep.solvers`):
+
+1. validate ``X`` and ``y`` once, with scikit-learn's validators;
+2. encode the labels: two classes become ``-1 / +1`` (``classes_[1]`` is
+   ``+1``), more classes become one ``±1`` column per class (one-vs-rest);
+3. call the subclass's ``_solve_binary`` once per column, which returns a
+   :class:`~linsep._core.result.SolveResult`;
+4. unpack the results into ``coef_``, ``intercept_``, ``n_iter_``,
+   ``status_``, ``history_`` and raise one
+   :class:`~sklearn.exceptions.ConvergenceWarning` if any solve hit its
+   iteration budget.
+
+``decision_function`` / ``predict`` come from scikit-learn's
+:class:`~sklearn.linear_model._base.LinearClassifierMixin` for primal models,
+and from :class:`BaseKernelSeparator` for models with ``dual_coef_``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+import weakref
+from abc import ABCMeta, abstractmethod
+from dataclasses import replace
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model._base import LinearClassifierMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from linsep.estimators import dask_input as _dask
+from linsep.designs.backend import is_dask_collection
+from linsep._core.certificates import FIT_PROOF_RTOL, decision_scores, is_proof, separates
+from linsep._core.signed_design import column_shifts, scale_columns, unscale_coef
+from linsep._core.plan import FLOAT64_ONLY, fit_plan, validation_dtypes
+from linsep._core.result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE
+from linsep._core.finite import require_finite_model
+from linsep.designs.weights import check_weight_range, class_weight_table
+from linsep.kernels import KERNELS, kernel_matrix, resolve_gamma, training_samples
+
+__all__ = ["BaseSeparator", "BaseLinearSeparator", "BaseKernelSeparator", "CLASS_WEIGHT_CONSTRAINT",
+           "KERNEL_CONSTRAINTS", "check_class_labels", "encode_pm1", "is_dask_collection",
+           "is_plain_training_data", "rows_with_weight"]
+
+CLASS_WEIGHT_CONSTRAINT = [None, StrOptions({"balanced"}), dict]
+"""Constraint of ``class_weight``: ``None``, ``"balanced"`` or ``{label: weight}`` (as in scikit-learn)."""
+
+KERNEL_CONSTRAINTS = {
+    "kernel": [StrOptions(set(KERNELS)), callable],
+    "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0, None, closed="neither")],
+    "degree": [Interval(Integral, 0, None, closed="left")],
+    "coef0": [Real],
+}
+"""Parameter constraints of the kernel parameters, shared by every kernel estimator."""
+
+
+def encode_pm1(y, classes=None):
+    """Encode labels as ``±1`` columns, as ``LabelBinarizer(neg_label=-1)`` does.
+
+    Returns ``(targets, classes)``: ``classes`` are the sorted distinct labels
+    (or the given ones); ``targets`` has shape ``(N, 1)`` for two classes
+    (``classes[1]`` ↦ +1) and ``(N, K)`` for ``K > 2`` classes (one-vs-rest:
+    class ``k`` ↦ +1 in column ``k``).  Labels must already be validated
+    (:func:`check_class_labels`) and, with ``classes`` given, belong to
+    them.  Written with ``np.unique`` because ``LabelBinarizer`` re-runs its
+    target-type checks at every call, which cost milliseconds: more than a
+    whole Ho–Kashyap fit on the paper's data sets.
+    """
+    y = np.asarray(y)
+    if classes is None:
+        classes, index = np.unique(y, return_inverse=True)
+    else:
+        classes = np.asarray(classes)
+        index = np.searchsorted(classes, y)
+    if classes.size == 2:
+        return np.where(index == 1, 1.0, -1.0)[:, None], classes
+    targets = np.full((y.shape[0], classes.size), -1.0)
+    targets[np.arange(y.shape[0]), index.ravel()] = 1.0
+    return targets, classes
+
+
+def check_class_labels(y):
+    """Refuse targets that are not class labels, as ``check_classification_targets`` does; return the classes.
+
+    ``y`` is a 1-d array already validated by ``_validate_fit``.  Integer,
+    boolean and (unicode) string labels, and floats holding whole numbers,
+    are plain class labels: the sorted distinct values are returned at once
+    unless there are more than 20 samples and more classes than half of them
+    (scikit-learn then warns that ``y`` may be a regression target).
+    Everything else (floats with fractions, bytes, object arrays) goes
+    through scikit-learn's ``check_classification_targets``, which gives its
+    usual error or warning.  The fast path matters because that check
+    converts and inspects ``y`` again, a noticeable share of a whole
+    Ho–Kashyap fit on the paper's small data sets (measured in
+    ``docs/user_guide/performance.md``).
+    """
+    kind = y.dtype.kind
+    if y.ndim == 1 and (kind in "biuU" or (kind == "f" and np.array_equal(y, y.astype(int)))):
+        classes = np.unique(y)
+        if y.shape[0] <= 20 or classes.size <= round(0.5 * y.shape[0]):
+            return classes
+    check_classification_targets(y)
+    return np.unique(y)
+
+
+def is_plain_training_data(X, y, dtypes=(np.float64,)):
+    """Whether ``validate_data`` would accept ``X, y`` for fitting and return them unchanged.
+
+    True for a 2-d NumPy array ``X`` of one of ``dtypes`` (not a subclass such as
+    ``np.memmap``) of at least 2 rows and 1 column whose values are finite,
+    with a 1-d NumPy ``y`` of one integer, boolean, unicode or finite float
+    label per row.  The finiteness test is one sum over ``X`` (a sum of
+    finite numbers that overflows only sends the data to the full checks),
+    as in scikit-learn's own ``_assert_all_finite``.  Everything else,
+    including every input that must be converted or refused, goes through
+    ``validate_data``, which gives scikit-learn's usual conversions, errors
+    and warnings.
+    """
+    if not (type(X) is np.ndarray and X.dtype in dtypes and X.ndim == 2
+            and X.shape[0] >= 2 and X.shape[1] >= 1
+            and type(y) is np.ndarray and y.ndim == 1 and y.shape[0] == X.shape[0]
+            and y.dtype.kind in "biufU"):
+        return False
+    with np.errstate(over="ignore", invalid="ignore"):
+        return math.isfinite(X.sum()) and (y.dtype.kind != "f" or math.isfinite(y.sum()))
+
+
+def row_class_weights(estimator, y, *, stream=False):
+    """The weight ``class_weight`` gives each row of the labels ``y`` (ones when it is ``None``).
+
+    The one computation of class weights of ``fit`` and ``partial_fit``
+    (``stream``): :func:`linsep.designs.weights.class_weight_table` validates them
+    (finite, non-negative; ``"balanced"`` refused for a stream) and, for
+    ``fit``, ``"balanced"`` counts the classes of ``y``.
+    """
+    classes = np.asarray(estimator.classes_) if stream else np.unique(y)  # fit: scikit-learn's compute_sample_weight
+    table = class_weight_table(getattr(estimator, "class_weight", None), classes, type(estimator).__name__,
+                               None if stream else y, stream=stream)
+    return table[np.searchsorted(classes, y)]
+
+
+def rows_with_weight(sample_weight):
+    """Indices of the rows with a positive weight, or ``None`` when every row has one.
+
+    A row of weight 0 takes no part in any weighted criterion, so the
+    solvers never see it: for the Ho–Kashyap family its margin and error
+    would otherwise enter the verdicts (``Y W > 0`` on every row, ``E <= 0``)
+    although they do not enter ``W``.
+    """
+    if sample_weight is None or sample_weight.all():
+        return None
+    return np.flatnonzero(sample_weight)
+
+
+_PARAMETER_NAMES = weakref.WeakKeyDictionary()
+"""Per estimator class: ``(__init__, its parameter names)``; weak, so classes made at run time can be freed."""
+
+
+def _init_parameter_names(cls):
+    cached = _PARAMETER_NAMES.get(cls)
+    if cached is None or cached[0] is not cls.__init__:  # first use, or __init__ replaced since
+        cached = (cls.__init__, tuple(super(BaseSeparator, cls)._get_param_names()))
+        _PARAMETER_NAMES[cls] = cached
+    return cached[1]
+
+
+class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
+    """Validation, label encoding, one-vs-rest and unpacking shared by all estimators.
+
+    Subclasses implement ``_solve_binary(X, y, **fit_params) -> SolveResult``
+    for one ``±1`` problem and ``_store(results)`` to set their model
+    attributes; everything else lives here.
+    """
+
+    # Solvers work in float64: numerically safer for the least-squares and
+    # projection steps, and float32 input is then fitted the same way.  A
+    # subclass whose solver reads float32 as it is lists _plan.READS_FLOAT32 here;
+    # its data keep their type (_plan.working_dtype decides, for every path).
+    _accept_sparse = ("csr", "csc")
+    _dtypes = FLOAT64_ONLY
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = bool(self._accept_sparse)
+        return tags
+
+    @classmethod
+    def _get_param_names(cls):
+        # The parameter names come from the signature of __init__; scikit-learn recomputes
+        # them with inspect.signature in every get_params (and so in every fit's parameter
+        # validation), about 20 µs, a tenth of a small fit.  Cached per class and __init__.
+        return list(_init_parameter_names(cls))
+
+    def _validate_fit(self, X, y):
+        if is_dask_collection(X) or is_dask_collection(y):
+            # Estimators that fit dask arrays blockwise take them before this point; the others would
+            # silently bring all of X into memory.
+            raise TypeError(
+                f"{type(self).__name__} does not fit dask arrays (only HoKashyapClassifier, MSEClassifier and "
+                f"LagrangianSVMClassifier do, blockwise); call X.compute() to fit the data in memory")
+        if is_plain_training_data(X, y, self._dtypes):
+            # What validate_data would do to such data, minus its generic dispatching
+            # (dataframe detection, feature-name and tag look-ups: about 90 µs per call, half
+            # of a whole HKES fit on the paper's small data sets): X and y are used as they
+            # are, the feature count is recorded, stale feature names are dropped.
+            self.n_features_in_ = X.shape[1]
+            if hasattr(self, "feature_names_in_"):
+                del self.feature_names_in_
+        else:
+            X, y = validate_data(
+                self, X, y, accept_sparse=self._accept_sparse, dtype=validation_dtypes(self._dtypes),
+                ensure_min_samples=2, y_numeric=False,
+            )
+        classes = check_class_labels(y)
+        if classes.size < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs samples of at least 2 classes in the data, "
+                f"but the data contain only one class: {classes.tolist()[0]!r}"
+            )
+        # _validate_extra checks validation labels against these classes
+        # before _fit_problems sets the same (sorted, unique) classes_ again.
+        self.classes_ = classes
+        return X, y
+
+    def _sample_weight(self, X, y, sample_weight):
+        """The per-row weights ``s`` of a fit: ``sample_weight`` times the weights of ``class_weight``.
+
+        ``None`` when neither is given (the unweighted solvers run as they
+        are).  Validated in one place by scikit-learn's
+        ``_check_sample_weight`` (one finite, non-negative number per row);
+        ``class_weight`` (``"balanced"``: ``N / (K n_k)`` for class ``k``, or a
+        dict) is computed on the original labels, so every one-vs-rest
+        problem weighs each class as the user asked.  All-zero weights leave
+        nothing to fit and are refused.
+        """
+        class_weight = getattr(self, "class_weight", None)
+        if sample_weight is None and class_weight is None:
+            return None
+        s = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True,
+                                 allow_all_zero_weights=True, copy=True)
+        if class_weight is not None:
+            s *= row_class_weights(self, y)
+        if not np.all(np.isfinite(s)):
+            raise ValueError("sample weights must be finite")
+        check_weight_range(s, type(self).__name__)
+        if not s.any():
+            raise ValueError(f"{type(self).__name__}: every sample weight is zero (after class_weight); "
+                             "nothing is left to fit")
+        if np.unique(y[s > 0]).size < 2:
+            raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes with a positive "
+                             "weight")
+        return s
+
+    def _validate_extra(self, X_extra, y_extra):
+        """Validate an extra labelled set (e.g. validation data) against the fitted shape."""
+        X_extra = validate_data(self, X_extra, accept_sparse=self._accept_sparse,
+                                dtype=validation_dtypes(self._dtypes), reset=False)
+        y_extra = np.asarray(y_extra)
+        if y_extra.ndim != 1 or y_extra.shape[0] != X_extra.shape[0]:
+            raise ValueError(
+                f"validation labels must be a 1-d array with one label per row of X_val; "
+                f"got shape {y_extra.shape} for {X_extra.shape[0]} rows"
+            )
+        unknown = np.setdiff1d(np.unique(y_extra), self.classes_)
+        if unknown.size:
+            raise ValueError(f"validation labels {unknown.tolist()} are not among the training classes")
+        return X_extra, y_extra
+
+    def _early_stopping_data(self, X, y, X_val, y_val):
+        """Return ``X, y, X_val, y_val`` for estimators with ``early_stopping``.
+
+        Given validation data are validated; without them, and with
+        ``early_stopping``, a stratified ``validation_fraction`` of each class
+        is held out of ``X, y`` (at least one sample of each class stays for
+        training) with ``random_state``.  ``X_val`` is ``None`` when there is
+        no early stopping.
+        """
+        if (X_val is None) != (y_val is None):
+            raise ValueError("give both X_val and y_val, or neither")
+        if X_val is not None and not self.early_stopping:
+            raise ValueError("X_val / y_val are only used with early_stopping=True")
+        if X_val is not None:
+            return (X, y, *self._validate_extra(X_val, y_val))
+        if not self.early_stopping:
+            return X, y, None, None
+        fit_rows, val_rows = self._held_out_rows(y)
+        return X[fit_rows], y[fit_rows], X[val_rows], y[val_rows]
+
+    def _held_out_rows(self, y):
+        """Indices ``(fit_rows, val_rows)`` of the stratified ``validation_fraction`` split of ``y`` (sorted)."""
+        # A RandomState passed by the caller is used as it is; an int or None seeds a
+        # numpy Generator, ~10x cheaper to create than a RandomState.  A few NumPy calls
+        # instead of train_test_split(stratify=...), whose fixed cost (about 3 ms) would
+        # dominate a whole HKES fit on the paper's small data sets.
+        seed = self.random_state
+        rng = seed if isinstance(seed, np.random.RandomState) else np.random.default_rng(seed)
+        held_out = np.zeros(y.shape[0], dtype=bool)
+        for label in self.classes_:  # set by _validate_fit: the sorted distinct labels of y
+            members = np.flatnonzero(y == label)
+            n_val = min(members.size - 1, int(round(self.validation_fraction * members.size)))
+            held_out[rng.permutation(members)[:n_val]] = True
+        if not held_out.any():
+            raise ValueError(
+                "early stopping needs a validation set, but validation_fraction="
+                f"{self.validation_fraction} of {y.shape[0]} samples holds out none; "
+                "give X_val/y_val or more samples")
+        return np.flatnonzero(~held_out), np.flatnonzero(held_out)
+
+    def _held_out_rows_with_weight(self, y, weights):
+        """:meth:`_held_out_rows` drawn over the rows of positive weight only (all rows for ``weights=None``).
+
+        Zero weight is a removed row: the split, and so the fit, is that of
+        the data without such rows (same seed, same positions drawn).
+        """
+        kept = None if weights is None else rows_with_weight(weights)
+        if kept is None:
+            return self._held_out_rows(y)
+        fit_rows, val_rows = self._held_out_rows(y[kept])
+        return kept[fit_rows], kept[val_rows]
+
+    def _fit_problems(self, X, y, extra_targets=None, **fit_params):
+        """Encode ``y`` with the classes found by ``_validate_fit`` and solve each binary (or one-vs-rest) problem.
+
+        ``extra_targets`` maps a keyword of ``_solve_binary`` to labels to be
+        encoded like ``y`` (e.g. ``{"y_val": y_val}``); column ``k`` of each
+        encoded array goes to problem ``k``.
+        """
+        targets, self.classes_ = encode_pm1(y, self.classes_)
+        encoded_extra = {name: encode_pm1(labels, self.classes_)[0]
+                         for name, labels in (extra_targets or {}).items()}
+        X_solve = self._solver_input(X)
+        results = []
+        for column in range(targets.shape[1]):
+            per_problem = {name: values[:, column] for name, values in encoded_extra.items()}
+            result = self._solve_binary(X_solve, targets[:, column], **per_problem, **fit_params)
+            results.append(self._checked_proof(result, X_solve, targets[:, column]))
+        self._unpack_common(results)
+        self._store(results)
+        require_finite_model(self)
+        self._check_separation(X, targets)
+        return self
+
+    def _fit_weighted(self, X, y, sample_weight, per_row=None, **fit_params):
+        """:meth:`_fit_problems` with the fit's weights (:meth:`_sample_weight`) as ``sample_weight=``.
+
+        Without weights (and ``class_weight=None``) this is ``_fit_problems``
+        itself: the unweighted path is unchanged.  With weights, rows of
+        weight 0 are removed first (:func:`rows_with_weight`), with the same
+        rows of the arrays in ``per_row`` (keyword → array of one entry per
+        row, e.g. a margin vector), and ``_solve_binary`` receives the
+        positive weights as ``sample_weight``.
+        """
+        per_row = dict(per_row or {})
+        weights = self._sample_weight(X, y, sample_weight)
+        if weights is not None:
+            rows = rows_with_weight(weights)
+            if rows is not None:
+                X, y, weights = X[rows], y[rows], weights[rows]
+                per_row = {name: None if values is None else values[rows] for name, values in per_row.items()}
+            fit_params["sample_weight"] = weights
+        return self._fit_problems(X, y, **per_row, **fit_params)
+
+    # Hooks of _fit_problems: the data the solvers see, and the checks of their verdicts.
+    def _solver_input(self, X):
+        """The training data as the solvers receive them (``X`` itself by default)."""
+        return X
+
+    def _checked_proof(self, result, X, y):
+        """``result``, with a ``not_separable`` verdict whose proof fails the check demoted (no check by default)."""
+        return result
+
+    def _check_separation(self, X, targets):
+        """Demote ``separable`` statuses that the stored model contradicts (no check by default)."""
+
+    def _unpack_common(self, results, warn=True):
+        binary = len(results) == 1
+        # Which path ran, per problem (tests, benchmarks).  The solvers that record no plan (Kozinec,
+        # the kernel rules) belong to float64-only estimators: they worked in self._dtypes[0].
+        self._fit_plans = [fit_plan(r.extra, self._dtypes[0]) for r in results]
+        statuses = np.array([r.status for r in results], dtype=object)
+        n_iters = np.array([r.n_iter for r in results])
+        self.status_ = statuses[0] if binary else statuses
+        self.n_iter_ = int(n_iters[0]) if binary else n_iters
+        histories = [r.history for r in results]
+        if any(h is not None for h in histories):
+            self.history_ = histories[0] if binary else histories
+        elif hasattr(self, "history_"):
+            del self.history_
+        stuck = [self.classes_[i] if not binary else None for i, r in enumerate(results) if r.status == MAX_ITER]
+        if stuck and warn:
+            warnings.warn(self._convergence_message(stuck, binary), ConvergenceWarning)
+
+    def _convergence_message(self, stuck, binary):
+        """The ConvergenceWarning's text: plain class labels, and only the parameters this estimator has."""
+        params = self.get_params(deep=False)
+        labels = ", ".join(repr(label.item() if isinstance(label, np.generic) else label) for label in stuck)
+        which = "" if binary else f" for class(es) {labels} (one-vs-rest)"
+        budget = f"max_iter={params['max_iter']}" if "max_iter" in params else "its iteration budget"
+        advice = ["increase max_iter"] if "max_iter" in params else []
+        if "tol" in params:
+            advice.append("loosen tol")
+        hint = (" " + " or ".join(advice).capitalize() + ".") if advice else ""
+        return (f"{type(self).__name__} reached {budget} without converging{which}; "
+                f"status_ is 'max_iter'.{hint}")
+
+    @abstractmethod
+    def _solve_binary(self, X, y, **kwargs):
+        """Solve one ``±1`` problem and return its :class:`~linsep._core.result.SolveResult`."""
+
+    @abstractmethod
+    def _store(self, results):
+        """Set the model attributes (``coef_`` or ``dual_coef_``, ...) from the results."""
+
+
+class BaseLinearSeparator(LinearClassifierMixin, BaseSeparator):
+    """Base of primal models: the solver returns augmented weights (bias last).
+
+    Data of any representable scale: columns whose magnitude lies outside
+    the safe range of :func:`linsep._core.signed_design.column_shifts` (beyond ``2^±53``
+    for float64) are rescaled by powers of two before solving — exact in
+    floating point, and a no-op (no copy) for ordinary data — and ``coef_``
+    is mapped back to the original columns.  Verdicts are then checked on the
+    returned model: ``"not_separable"`` needs a proof that passes
+    :func:`linsep._core.certificates.is_proof` (per-column relative residual at most
+    ``FIT_PROOF_RTOL = 1e-6``), ``"separable"`` needs
+    ``y_i · decision_function(x_i) > 0`` (finite) on every training sample;
+    a verdict that fails its check is reported as ``"converged"`` (no
+    verdict).
+    """
+
+    _rescale_exponent = None
+    """Columns beyond ``2^±this`` are rescaled (``None``: the dtype's safe range, 2^±53 for float64)."""
+
+    def _fit_problems(self, X, y, extra_targets=None, **fit_params):
+        try:
+            return super()._fit_problems(X, y, extra_targets=extra_targets, **fit_params)
+        finally:
+            self.__dict__.pop("_input_shifts", None)
+
+    def _solver_input(self, X):
+        self._input_shifts = column_shifts(X, self._rescale_exponent)
+        return X if self._input_shifts is None else scale_columns(X, self._input_shifts)
+
+    def _checked_proof(self, result, X, y):
+        if result.status == NOT_SEPARABLE and not (result.certificate is not None
+                                                   and is_proof(X, y, result.certificate, FIT_PROOF_RTOL)):
+            return replace(result, status=CONVERGED, certificate=None)
+        return result
+
+    def _check_separation(self, X, targets):
+        statuses = np.array(np.atleast_1d(self.status_), dtype=object)
+        claimed = np.flatnonzero(statuses == SEPARABLE)
+        if not claimed.size:
+            return
+        with np.errstate(over="ignore", invalid="ignore"):
+            scores = decision_scores(X, self.coef_[claimed], self.intercept_[claimed])
+        for column, problem in enumerate(claimed):
+            if not separates(scores[:, column], targets[:, problem]):
+                statuses[problem] = CONVERGED
+        self.status_ = statuses[0] if statuses.size == 1 else statuses
+
+    def _store(self, results):
+        self._store_linear_model(results)
+
+    def _store_linear_model(self, results):
+        """``coef_`` and ``intercept_`` from the results' weights (bias last), in the original columns."""
+        W = np.vstack([r.weights for r in results])
+        shifts = getattr(self, "_input_shifts", None)
+        self.coef_ = W[:, :-1].copy() if shifts is None else unscale_coef(W[:, :-1], shifts)
+        self.intercept_ = W[:, -1].copy()
+        if shifts is not None and getattr(self, "history_", None) is not None:
+            # traced weights a(k) = [w, w0] in the original columns too, like coef_
+            for history in (self.history_ if isinstance(self.history_, list) else [self.history_]):
+                if history is not None and "weights" in history:
+                    traced = np.array(history["weights"], dtype=float)
+                    with np.errstate(over="ignore"):
+                        traced[..., :-1] = np.ldexp(traced[..., :-1], shifts.astype(np.int32))
+                    history["weights"] = traced
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model to ``X`` (N, d) and labels ``y`` (any two or more values).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (N, d)
+            Training samples.
+        y : array-like of shape (N,)
+            Class labels, any two or more values (one-vs-rest above two).
+        sample_weight : array-like of shape (N,), default=None
+            Non-negative weight per row (all ones when None), multiplied by
+            ``class_weight``'s; rows of weight 0 are left out of the fit
+            (:ref:`weights`).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator; ``status_`` says how each problem ended.
+        """
+        X, y = self._validate_fit(X, y)
+        return self._fit_weighted(X, y, sample_weight)
+
+    # Dask arrays get dask arrays back, computed block by block (linsep.estimators.dask_input); everything else is
+    # scikit-learn's LinearClassifierMixin.
+    def decision_function(self, X):
+        """Signed score per sample, ``w·x + w_0``: positive on the side of ``classes_[1]``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (N, d)
+            Samples.
+
+        Returns
+        -------
+        scores : ndarray of shape (N,) or (N, K)
+            One score per sample for two classes, one per class otherwise (a
+            dask array for dask ``X``, computed block by block).
+        """
+        if is_dask_collection(X):
+            return _dask.decision_function(self, X)
+        return super().decision_function(X)
+
+    def predict(self, X):
+        """Predicted class labels: the side of the hyperplane, or the largest score above two classes.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (N, d)
+            Samples.
+
+        Returns
+        -------
+        labels : ndarray of shape (N,)
+            Labels from ``classes_`` (a dask array for dask ``X``).
+        """
+        if is_dask_collection(X):
+            return _dask.predict(self, X)
+        return super().predict(X)
+
+
+class BaseKernelSeparator(BaseSeparator):
+    """Base of kernel models: ``f(x) = Σ_i α_i k(x_i, x) + b`` per problem.
+
+    Subclasses' solvers return ``weights`` = dual coefficients ``α`` (already
+    multiplied by the ``±1`` labels) and ``intercept`` ``b``.  The training
+    samples are kept in ``X_fit_`` (``kernel="precomputed"`` keeps nothing and
+    expects ``K(X, X_fit)`` at prediction time).
+
+    Kernel parameters follow SVC: ``kernel``, ``gamma`` (``"scale"``,
+    ``"auto"`` or a number, resolved once on the training data into
+    ``_gamma``), ``degree``, ``coef0``; their constraints are
+    :data:`KERNEL_CONSTRAINTS`.  A subclass whose one-vs-rest problems share
+    fit-time work (a kernel column cache, a Gram matrix, an eigendecomposition)
+    builds it in ``_prepare_fit(X)``; the result is ``self._fit_state`` during
+    the solves and is dropped afterwards.
+    """
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        return tags
+
+    def _kernel_params(self):
+        return {"gamma": self._gamma, "degree": self.degree, "coef0": self.coef0}
+
+    def _kernel_matrix(self, A, B):
+        return kernel_matrix(A, B, kernel=self.kernel, **self._kernel_params())
+
+    def _prepare_fit(self, X):
+        """Fit-time state shared by the one-vs-rest problems (``None`` by default)."""
+        return None
+
+    def _store(self, results):
+        self.dual_coef_ = np.vstack([r.weights for r in results])
+        self.intercept_ = np.array([r.intercept if r.intercept is not None else 0.0 for r in results])
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit the model to ``X`` (N, d) — or a Gram matrix (N, N) for ``kernel="precomputed"``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (N, d) or (N, N)
+            Training samples, or their Gram matrix for ``kernel="precomputed"``.
+        y : array-like of shape (N,)
+            Class labels, any two or more values (one-vs-rest above two).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator; ``status_`` says how each problem ended.
+        """
+        X, y = self._validate_fit(X, y)
+        return self._fit_kernel(X, y)
+
+    def _fit_kernel_weighted(self, X, y, sample_weight):
+        """:meth:`_fit_kernel` with the fit's weights (:meth:`_sample_weight`) as ``sample_weight=``.
+
+        Rows of weight 0 are left out before the kernel state is built; a
+        precomputed Gram matrix would lose rows and columns (and predict
+        would expect the columns of the kept rows only), so it is refused.
+        """
+        X, y, weights = self._rows_with_weight(X, y, self._sample_weight(X, y, sample_weight))
+        return self._fit_kernel(X, y, **({} if weights is None else {"sample_weight": weights}))
+
+    def _rows_with_weight(self, X, y, weights):
+        """``X, y, weights`` without the rows of weight 0 (refused for a precomputed Gram matrix)."""
+        rows = rows_with_weight(weights)
+        if rows is None:
+            return X, y, weights
+        if self.kernel == "precomputed":
+            raise ValueError("kernel='precomputed' takes no zero sample weights: remove those rows and "
+                             "columns of the Gram matrix (and the columns of X_val)")
+        return X[rows], y[rows], weights[rows]
+
+    def _fit_kernel(self, X, y, extra_targets=None, **fit_params):
+        """Keep the training samples, resolve ``gamma``, build the shared state, solve."""
+        if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
+            raise ValueError(f"kernel='precomputed' needs a square Gram matrix, got shape {X.shape}")
+        if column_shifts(X) is not None:
+            # Kernel values of such data over- or underflow, and no rescaling is exact for
+            # every kernel and gamma: refuse rather than fit garbage.
+            what = "Gram matrix" if self.kernel == "precomputed" else "X"
+            raise ValueError(
+                f"{type(self).__name__} needs the magnitudes of its {what} within 2^-p .. 2^p per column "
+                f"(p = {np.finfo(X.dtype).nmant + 1} for {X.dtype}); some column lies outside. Rescale "
+                f"the data (e.g. with StandardScaler) or use a linear estimator, which rescales exactly.")
+        self.X_fit_ = X = training_samples(X, self.kernel)  # own copy, sparse duplicates summed
+        self._gamma = resolve_gamma(self.gamma, X)
+        self._fit_state = self._prepare_fit(X)
+        try:
+            return self._fit_problems(X, y, extra_targets=extra_targets, **fit_params)
+        finally:
+            del self._fit_state  # fit-time memory only
+
+    def decision_function(self, X):
+        """Signed score per sample, ``Σ_i α_i k(x_i, x) + b``: positive on the side of ``classes_[1]``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n, d) or (n, N)
+            Samples, or their kernel values against ``X_fit_`` for
+            ``kernel="precomputed"``.
+
+        Returns
+        -------
+        scores : ndarray of shape (n,) or (n, K)
+            One score per sample for two classes, one per class otherwise.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse=self._accept_sparse, dtype=validation_dtypes(self._dtypes),
+                          reset=False)
+        K = X if self.kernel == "precomputed" else self._kernel_matrix(X, self.X_fit_)
+        scores = np.asarray(K @ self.dual_coef_.T) + self.intercept_
+        return scores.ravel() if scores.shape[1] == 1 else scores
+
+    def predict(self, X):
+        """Predicted class labels: the sign of the score, or the largest score above two classes.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n, d) or (n, N)
+            Samples, or their kernel values against ``X_fit_`` for
+            ``kernel="precomputed"``.
+
+        Returns
+        -------
+        labels : ndarray of shape (n,)
+            Labels from ``classes_``.
+        """
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(int)]
+        return self.classes_[np.argmax(scores, axis=1)]

@@ -1,0 +1,349 @@
+"""Look inside a fitted estimator: the lecture-style table of its iterations.
+
+Fit any iterative estimator with ``record_history=True`` (or an int ``n``
+to keep every ``n``-th iterate) and :func:`trace_table` lays its trace out
+as the lecture's worked examples do: one row per iteration ``k`` with the
+weights ``a(k)``, the margin vector ``b(k)`` and error ``e(k)`` (Ho–Kashyap
+and MSE-type rules), the corrected sample (single-sample rules), the
+criterion, the training errors and the validation error where there is
+one.  The trace format is documented in :ref:`trace-format`.
+
+>>> import numpy as np
+>>> from linsep import HoKashyapClassifier
+>>> from linsep.inspection import trace_table
+>>> X, y = np.array([[6, 9], [5, 7], [5, 9], [0, 10]]), np.array([1, 1, -1, -1])
+>>> clf = HoKashyapClassifier(learning_rate=0.9, b0=1.0, record_history=True)
+>>> clf = clf.fit(X, y, coef_init=[1, 1], intercept_init=1)
+>>> table = trace_table(clf, precision=3)
+>>> table.to_records()[1]["b"]
+(28.0, 22.6, 1.0, 1.0)
+>>> print(table.head(2))
+k  a(k) = [w0, w]       b(k)              e(k)                         J    errors
+1  [1, 1, 1]            [1, 1, 1, 1]      [15, 12, -16, -12]           769  2
+2  [34.6, 2.68, -3.79]  [28, 22.6, 1, 1]  [-11.4, -1.14, -14.9, 2.29]  359  1
+
+Plotting is optional (matplotlib) and never needed by the table: the
+displays :class:`TraceDisplay` (:func:`plot_trace`, the hyperplane at
+selected iterations beside the criterion and error curves),
+:class:`ValidationErrorDisplay` (:func:`plot_validation_curve`, HKES's
+Fig. 1) and :class:`SeparabilityDisplay` (:func:`plot_separability`) import
+it when they draw.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from linsep.inspection.trace_plots import NO_TRACE_ADVICE, problem_history
+from linsep.inspection.trace_plots import __all__ as _plots, TraceDisplay, ValidationErrorDisplay, plot_trace, plot_validation_curve  # noqa: E501,F401
+from linsep.inspection.separability_plot import SeparabilityDisplay, plot_separability  # noqa: F401
+from linsep.inspection.cv_plot import CVSurfaceDisplay, plot_cv_surface  # noqa: F401
+
+__all__ = ["TraceTable", "trace_table", "get_trace", "positive_class_labels", *_plots, "SeparabilityDisplay",
+           "plot_separability", "CVSurfaceDisplay", "plot_cv_surface"]
+
+# Scalar history keys shown as columns, with their headers, in this order.
+_SCALAR_COLUMNS = {
+    "criterion": "J",
+    "objective": "objective",
+    "training_errors": "errors",
+    "mistakes": "mistakes",
+    "validation_error": "val. error",
+    "margin": "margin",
+    "margin_upper_bound": "bound",
+    "step": "step",
+}
+
+
+def positive_class_labels(y, positive):
+    """Labels ``+1`` for the class ``positive`` and ``-1`` for every other: the lecture's sign convention.
+
+    A two-class fit takes ``classes_[1]`` (the larger label) as the positive
+    side; fitting on these labels instead makes ``positive`` the ``+1`` class
+    of the trace whatever the label order (``linsep trace --positive LABEL``).
+    ``positive`` may be the label itself or its text (``"1"`` for the label 1).
+
+    Parameters
+    ----------
+    y : array-like of shape (N,)
+        Class labels.
+    positive : object
+        The label of the ``+1`` class (or its text).
+
+    Returns
+    -------
+    ndarray of shape (N,)
+        ``+1`` where ``y`` is ``positive``, ``-1`` elsewhere.
+
+    See Also
+    --------
+    trace_table : The lecture's table of a traced fit.
+
+    Examples
+    --------
+    >>> from linsep.inspection import positive_class_labels
+    >>> positive_class_labels(["cat", "dog", "cat"], "cat").tolist()
+    [1, -1, 1]
+    """
+    y = np.asarray(y)
+    matches = y == positive
+    if not matches.any():
+        matches = np.array([str(v) for v in y.tolist()]) == str(positive)
+    if not matches.any():
+        raise ValueError(f"{positive!r} is not a label of y")
+    return np.where(matches, 1, -1)
+
+
+def get_trace(estimator, problem=0):
+    """The trace dict of a fitted estimator (``history_``; ``problem`` picks a one-vs-rest class).
+
+    Raises a ValueError naming ``record_history`` when the fit recorded no trace.
+
+    Parameters
+    ----------
+    estimator : fitted linsep estimator
+        Fitted with ``record_history=True`` (or an int).
+    problem : int, default=0
+        For a one-vs-rest fit, the binary problem whose trace is returned.
+
+    Returns
+    -------
+    dict of str to ndarray
+        The trace (:ref:`trace-format`): ``"iteration"``, the vectors the
+        algorithm has (``"weights"``, ``"margin_vector"``…) and its scalar traces.
+
+    Raises
+    ------
+    ValueError
+        When the fit recorded no trace (it names ``record_history``).
+
+    See Also
+    --------
+    trace_table : The same trace laid out as the lecture's table.
+
+    Examples
+    --------
+    >>> from linsep import HoKashyapClassifier
+    >>> X, y = [[6, 9], [5, 7], [5, 9], [0, 10]], [1, 1, -1, -1]
+    >>> clf = HoKashyapClassifier(learning_rate=0.9, b0=1.0, record_history=True).fit(X, y)
+    >>> from linsep.inspection import get_trace
+    >>> trace = get_trace(clf)
+    >>> trace["weights"].shape                     # one row a(k) = [w, w0] per iteration
+    (3, 3)
+    >>> trace["iteration"]
+    array([1, 2, 3])
+    """
+    check_is_fitted(estimator)
+    history = getattr(estimator, "history_", None)
+    if history is not None:
+        history = problem_history(estimator, history, problem, "problem")
+    if not history or "iteration" not in history:
+        raise ValueError(f"{type(estimator).__name__} has no trace: {NO_TRACE_ADVICE}")
+    return history
+
+
+def _aligned(values, iterations, n_rows):
+    """Entries of a scalar trace for the rows ``iterations`` (None where it has none).
+
+    A scalar trace holds one entry per iteration and ends at the final one, so
+    it is aligned by its end; one with exactly one entry per row is taken as is.
+    """
+    values = np.asarray(values)
+    if values.shape[0] == n_rows:
+        return list(values)
+    index = iterations - (iterations[-1] - (values.shape[0] - 1))
+    return [values[i] if 0 <= i < values.shape[0] else None for i in index]
+
+
+class TraceTable:
+    """A printable table of a trace: ``str(table)``, :meth:`~TraceTable.to_records`, :meth:`~TraceTable.to_dataframe`.
+
+    Attributes
+    ----------
+    columns : list of str
+        The record keys, in order (``"k"``, ``"a"`` or ``"dual_coef"``,
+        ``"intercept"``, ``"b"``, ``"e"``, ``"sample"``, then the scalar
+        traces by their history key).
+    headers : list of str
+        Column titles of the printed table.
+
+    Parameters
+    ----------
+    columns : list of str
+        The record keys, in order.
+    headers : list of str
+        Column titles of the printed table.
+    rows : list of tuple
+        One tuple per recorded iteration, in the order of ``columns``.
+    precision : int, default=4
+        Significant digits of the printed numbers.
+    max_entries : int, default=8
+        Longest vector printed in full.
+
+    See Also
+    --------
+    trace_table : Builds the table of a fitted estimator.
+
+    Examples
+    --------
+    >>> from linsep import HoKashyapClassifier
+    >>> X, y = [[6, 9], [5, 7], [5, 9], [0, 10]], [1, 1, -1, -1]
+    >>> clf = HoKashyapClassifier(learning_rate=0.9, b0=1.0, record_history=True).fit(X, y)
+    >>> from linsep.inspection import trace_table
+    >>> table = trace_table(clf)
+    >>> len(table), table.columns[:3]
+    (3, ['k', 'a', 'b'])
+    >>> [record["training_errors"] for record in table.to_records()]   # one dict per row
+    [1, 1, 0]
+    """
+
+    def __init__(self, columns, headers, rows, precision=4, max_entries=8):
+        self.columns, self.headers, self._rows = columns, headers, rows
+        self.precision, self.max_entries = precision, max_entries
+
+    def __len__(self):
+        return len(self._rows)
+
+    def to_records(self):
+        """One dict per row; vectors as tuples of floats, scalars as Python numbers (None if absent).
+
+        Returns
+        -------
+        list of dict
+            One dict per row, keyed by ``columns``.
+        """
+        return [dict(zip(self.columns, row)) for row in self._rows]
+
+    def to_dataframe(self):
+        """The records as a pandas DataFrame indexed by ``k`` (needs pandas).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per recorded iteration, indexed by ``k``.
+        """
+        try:
+            import pandas as pd
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise ImportError("to_dataframe needs pandas; use to_records() without it") from exc
+        return pd.DataFrame.from_records(self.to_records(), columns=self.columns).set_index("k")
+
+    def head(self, n):
+        """The first ``n`` rows as a new table.
+
+        Parameters
+        ----------
+        n : int
+            Number of rows kept.
+
+        Returns
+        -------
+        TraceTable
+            The first ``n`` rows, printed with the same settings.
+        """
+        return TraceTable(self.columns, self.headers, self._rows[:n], self.precision, self.max_entries)
+
+    def _cell(self, value):
+        if value is None:
+            return ""
+        if isinstance(value, tuple):
+            shown = [self._cell(v) for v in value[:self.max_entries]]
+            if len(value) > self.max_entries:
+                shown.append(f"… ({len(value)})")
+            return "[" + ", ".join(shown) + "]"
+        if isinstance(value, (int, np.integer)):
+            return str(int(value))
+        value = float(value)
+        return "0" if value == 0 else f"{value:.{self.precision}g}"
+
+    def __str__(self):
+        cells = [self.headers] + [[self._cell(v) for v in row] for row in self._rows]
+        widths = [max(len(line[j]) for line in cells) for j in range(len(self.headers))]
+        return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in cells)
+
+    def __repr__(self):
+        return str(self)
+
+
+def trace_table(estimator, *, problem=0, bias_first=True, precision=4, max_entries=8):
+    """The lecture-style table of a fitted estimator's trace.
+
+    Parameters
+    ----------
+    estimator : fitted linsep estimator
+        Fitted with ``record_history`` truthy.
+    problem : int, default=0
+        For one-vs-rest fits, the class whose binary problem is shown.
+    bias_first : bool, default=True
+        Show ``a(k)`` as the lecture writes it, ``[w0, w1, …, wd]`` (the
+        trace itself keeps the bias last, ``[w, w0]``).  The records follow
+        the same order.
+    precision : int, default=4
+        Significant digits of the printed numbers (records keep full precision).
+    max_entries : int, default=8
+        Longest vector printed in full (longer ones end with ``…``).
+
+    Returns
+    -------
+    TraceTable
+        Rows ``k`` as recorded (see :ref:`trace-format` for the iteration
+        numbering of each algorithm; with ``record_history="updates"`` one
+        row per update of a single-sample rule, with its ``sample`` and
+        ``pass``); scalar traces (``criterion`` as ``J``,
+        ``training_errors``, ``mistakes``, ``validation_error``, SK's
+        ``margin``/``margin_upper_bound``, LSVM's ``objective``) are matched to
+        the rows by iteration number.
+
+    See Also
+    --------
+    get_trace : The trace dict itself.
+    plot_trace : The same trace drawn (two-feature data).
+
+    Examples
+    --------
+    >>> from linsep import HoKashyapClassifier
+    >>> from linsep.inspection import trace_table
+    >>> X, y = [[6, 9], [5, 7], [5, 9], [0, 10]], [1, 1, -1, -1]
+    >>> clf = HoKashyapClassifier(learning_rate=0.9, b0=1.0, record_history=True)
+    >>> clf = clf.fit(X, y, coef_init=[1, 1], intercept_init=1)
+    >>> print(trace_table(clf, precision=3).head(2))
+    k  a(k) = [w0, w]       b(k)              e(k)                         J    errors
+    1  [1, 1, 1]            [1, 1, 1, 1]      [15, 12, -16, -12]           769  2
+    2  [34.6, 2.68, -3.79]  [28, 22.6, 1, 1]  [-11.4, -1.14, -14.9, 2.29]  359  1
+    """
+    trace = get_trace(estimator, problem)
+    iterations = np.asarray(trace["iteration"])
+    n_rows = iterations.shape[0]
+    columns, headers, data = ["k"], ["k"], [[int(k)] for k in iterations]
+
+    def add(key, header, values):
+        columns.append(key)
+        headers.append(header)
+        for row, value in zip(data, values):
+            row.append(value)
+
+    def vectors(array):
+        return [tuple(float(v) for v in row) for row in np.asarray(array)]
+
+    if "weights" in trace:
+        W = np.asarray(trace["weights"])
+        if bias_first:
+            W = np.c_[W[:, -1], W[:, :-1]]
+        add("a", "a(k) = [w0, w]" if bias_first else "a(k) = [w, w0]", vectors(W))
+    if "dual_coef" in trace:
+        add("dual_coef", "dual coef", vectors(trace["dual_coef"]))
+        add("intercept", "intercept", [float(v) for v in trace["intercept"]])
+    if "margin_vector" in trace:
+        add("b", "b(k)", vectors(trace["margin_vector"]))
+    if "error_vector" in trace:
+        add("e", "e(k)", vectors(trace["error_vector"]))
+    if "sample" in trace:
+        add("sample", "sample", [None if s < 0 else int(s) for s in trace["sample"]])
+    if "pass" in trace:  # an update-level trace: its per-pass scalars do not match the rows
+        add("pass", "pass", [int(p) for p in trace["pass"]])
+    for key, header in _SCALAR_COLUMNS.items():
+        if key in trace and "pass" not in trace:
+            values = _aligned(trace[key], iterations, n_rows)
+            add(key, header, [None if v is None else v.item() if hasattr(v, "item") else v for v in values])
+    return TraceTable(columns, headers, [tuple(row) for row in data], precision, max_entries)

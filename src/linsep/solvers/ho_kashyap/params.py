@@ -1,0 +1,229 @@
+"""One home for each algorithm's parameters: the constraint tables and the parameter objects every path receives.
+
+:data:`HK_CONSTRAINTS` is the scikit-learn constraint table of the
+Ho–Kashyap iteration's parameters (``HoKashyapClassifier``, its
+cross-validated twins and the kernel estimator take them from here);
+:class:`HKParams` carries their values from an estimator to
+:func:`linsep.solvers.ho_kashyap.ho_kashyap`, in memory and on dask alike
+(:meth:`HKParams.solver_kwargs`).  A backend lists the parameters it
+honours; :func:`refuse_unsupported` refuses any other one set away from its
+neutral value, so a new parameter is never silently ignored.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, fields
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from linsep.solvers.ho_kashyap.rules import STOPPING_RULES
+
+__all__ = ["DEFAULT_N_ITER_NO_CHANGE", "EARLY_STOPPING_CONSTRAINTS", "HKParameter", "HKParams", "HK_CONSTRAINTS",
+           "HK_PARAMETERS", "HK_VARIANTS", "estimator_init", "parameter_docs", "PATIENCE_CONSTRAINTS", "refuse_unsupported", "starting_weights"]
+
+@dataclass(frozen=True)
+class HKParameter:
+    """One parameter of the Ho–Kashyap iteration as the estimators offer it.
+
+    ``default`` is the estimators' default, ``constraints`` scikit-learn's
+    constraint list, ``doc`` its numpydoc entry (type line first, then the
+    description).
+    """
+
+    default: object
+    constraints: list
+    doc: str
+
+
+HK_PARAMETERS = {
+    "learning_rate": HKParameter(0.4, [Interval(Real, 0, 1, closed="neither")], """float, default=0.4
+    ``μ`` of the margin update ``B ← B + μ(E + |E|)``, ``0 < μ < 1``
+    (the paper's 0.4)."""),
+    "b0": HKParameter(1e-6, [Interval(Real, 0, None, closed="neither")], """float, default=1e-6
+    Initial margin ``B_0 = b_0 1`` (the paper's value)."""),
+    "C": HKParameter(None, [None, Interval(Real, 0, None, closed="left")], """float or None, default=None
+    ``None`` for HK / HKES; a number for Łęski's modified HK (MHKS,
+    MHKA): target ``1 + B`` and penalty ``C wᵀw`` (bias unpenalised)."""),
+    "loss": HKParameter("squared", [StrOptions({"squared", "absolute"})], """{"squared", "absolute"}, default="squared"
+    ``D = I`` or IRLS weights ``D_k = diag(1/|e_i|)`` (MHKA, HKESA)."""),
+    "update": HKParameter("margin", [StrOptions({"margin", "weights"})], """{"margin", "weights"}, default="margin"
+    ``W = Y⁺B`` (HK) or ``W ← W + μ Y⁺|E|`` (modified HK)."""),
+    "max_iter": HKParameter(10_000, [Interval(Integral, 0, None, closed="left")], """int, default=10000
+    Largest number of margin updates per binary problem (so ``n_iter_``
+    is at most ``max_iter + 1``)."""),
+    "tol": HKParameter(1e-6, [None, Interval(Real, 0, None, closed="left")], """float or None, default=1e-6
+    Tolerance of ``stopping``; ``None`` with ``stopping="paper"`` gives
+    the paper's ``0.5 b_0²``."""),
+    "stopping": HKParameter("relative", [StrOptions(set(STOPPING_RULES))], """{"relative", "paper"}, default="relative"
+    ``"relative"``: stop when ``|J_k − J_{k−1}| <= tol·J_{k−1}`` or at
+    the fixed point ``|E_k| <= tol·(B_k + offset)`` (scale-free; keeps
+    HK's promise that separable data end separated).  ``"paper"``:
+    ``|J_k − J_{k−1}| < tol`` (``tol=None`` for the paper's ``0.5 b_0²``)."""),
+    "stop_at_separation": HKParameter("auto", ["boolean", StrOptions({"auto"})], """bool or "auto", default="auto"
+    Stop as soon as every training point is strictly on its side.
+    ``"auto"``: only for plain HK / modified HK (no ``C``, no early
+    stopping), whose goal is a separating hyperplane."""),
+    "irls_floor": HKParameter(1e-6, [Interval(Real, 0, 1, closed="left")], """float, default=1e-6
+    Floor of ``|e_i|`` relative to ``max|e|`` in the IRLS weights."""),
+}
+"""The Ho–Kashyap iteration's parameters (:func:`linsep.solvers.ho_kashyap.ho_kashyap`), declared once.
+
+:class:`~linsep.HoKashyapClassifier` takes its signature (:func:`estimator_init`),
+its constraints and the docstring entries of these parameters from here; a
+parameter added here (and to :class:`HKParams`) reaches every in-memory fit,
+and the backends that do not list it (dask, array API) refuse it.
+"""
+
+HK_CONSTRAINTS = {name: parameter.constraints for name, parameter in HK_PARAMETERS.items()}
+"""Constraints of the parameters of the Ho–Kashyap iteration (:func:`linsep.solvers.ho_kashyap.ho_kashyap`)."""
+
+HK_VARIANTS = {
+    "hk": ({}, "Ho–Kashyap: W = Y⁺B, B ← B + μ(E+|E|); separability verdict with proof"),
+    "modified_hk": ({"update": "weights"}, "modified Ho–Kashyap: W ← W + μY⁺|E|"),
+    "mhks": ({"C": 1.0, "loss": "squared"}, "Łęski's modified HK, squared errors, regularisation C (Lauer & Bloch §2.2)"),
+    "mhka": ({"C": 1.0, "loss": "absolute"}, "Łęski's modified HK, absolute errors (IRLS), regularisation C"),
+    "hkes": ({"early_stopping": True}, "Ho–Kashyap with early stopping on a validation set (Lauer & Bloch §2.3)"),
+    "hkesa": ({"early_stopping": True, "loss": "absolute"}, "HKES with absolute errors (IRLS) (Lauer & Bloch §2.4)"),
+}
+"""The registry's names for :class:`~linsep.HoKashyapClassifier`: name → (preset parameters, one-line summary)."""
+
+
+def estimator_init(parameters):
+    """An ``__init__`` taking exactly ``parameters`` (name → default) as keyword-only arguments, stored as given.
+
+    scikit-learn reads an estimator's parameters from the signature of its
+    ``__init__``; this one carries an explicit :class:`inspect.Signature`, so
+    ``get_params``, ``clone``, ``repr`` and the estimator checks see the
+    parameters one by one, while their list lives in one table.
+    """
+    names = tuple(parameters)
+
+    def __init__(self, **kwargs):
+        unknown = [name for name in kwargs if name not in parameters]
+        if unknown:
+            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument {unknown[0]!r}")
+        for name in names:
+            setattr(self, name, kwargs.get(name, parameters[name]))
+
+    __init__.__signature__ = inspect.Signature(
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        + [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=parameters[name]) for name in names])
+    return __init__
+
+
+def parameter_docs(names, indent=4):
+    """The numpydoc entries of the HK parameters ``names`` (:data:`HK_PARAMETERS`), indented for a class docstring."""
+    pad = " " * indent
+    lines = []
+    for name in names:
+        type_line, *text = HK_PARAMETERS[name].doc.split("\n")
+        lines.append(f"{pad}{name} : {type_line}")
+        lines.extend(f"{pad}{line}" if line.strip() else "" for line in text)
+    return "\n".join(lines)
+
+
+PATIENCE_CONSTRAINTS = {
+    "n_iter_no_change": [None, Interval(Integral, 1, None, closed="left")],
+    "validation_tol": [Interval(Real, 0, 1, closed="left")],
+}
+"""Constraints of early stopping's patience (:func:`linsep.solvers.ho_kashyap.rules.patience_spent`)."""
+
+DEFAULT_N_ITER_NO_CHANGE = 100
+"""Default patience of the early-stopped estimators (measured: ``benchmarks/bench_hkes_cv_c.py --patience``)."""
+
+EARLY_STOPPING_CONSTRAINTS = {
+    "early_stopping": ["boolean"],
+    "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+    "random_state": ["random_state"],
+    **PATIENCE_CONSTRAINTS,
+}
+"""Constraints of the hold-out early stopping of HKES / HKESA."""
+
+
+def resolve_stop_at_separation(stop_at_separation, C, early_stopping):
+    """``"auto"``: stop at separation only for plain HK (``C`` is ``None``) without early stopping."""
+    if stop_at_separation == "auto":
+        return C is None and not early_stopping
+    return bool(stop_at_separation)
+
+
+@dataclass(frozen=True)
+class HKParams:
+    """The values of the Ho–Kashyap iteration's parameters, as the solver receives them.
+
+    ``stop_at_separation`` is resolved (``"auto"`` → a bool) and
+    ``record_history`` is kept for the backends' checks.
+    """
+
+    learning_rate: float = 0.4
+    b0: float = 1e-6
+    max_iter: int = 10_000
+    tol: float | None = 1e-6
+    stopping: str = "relative"
+    stop_at_separation: bool = True
+    update: str = "margin"
+    C: float | None = None
+    loss: str = "squared"
+    irls_floor: float = 1e-6
+    n_iter_no_change: int | None = None
+    validation_tol: float = 0.0
+    record_history: object = False
+
+    @classmethod
+    def from_estimator(cls, estimator, **overrides):
+        """The parameters of ``estimator`` (any that it lacks keep their defaults), with ``overrides``."""
+        values = {f.name: getattr(estimator, f.name) for f in fields(cls) if hasattr(estimator, f.name)}
+        values["stop_at_separation"] = resolve_stop_at_separation(
+            getattr(estimator, "stop_at_separation", "auto"), getattr(estimator, "C", None),
+            getattr(estimator, "early_stopping", False))
+        values.update(overrides)
+        return cls(**values)
+
+    @classmethod
+    def neutral(cls):
+        """Each parameter's default: the value that asks nothing of a backend."""
+        return {f.name: f.default for f in fields(cls)}
+
+    def solver_kwargs(self):
+        """Keyword arguments of :func:`linsep.solvers.ho_kashyap.ho_kashyap` (``record_history`` as a bool)."""
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values["record_history"] = bool(values["record_history"])
+        return values
+
+
+def refuse_unsupported(values, neutral, where, supported=()):
+    """Refuse each parameter of ``neutral`` (name → neutral value) not in ``supported`` that is set away from neutral.
+
+    ``values`` is a mapping, or an object with the parameters as attributes
+    (e.g. :class:`HKParams`, whose :meth:`HKParams.neutral` values are the
+    defaults); ``where`` names the backend in the message.  A backend lists
+    what it honours in ``supported``: a parameter added later is refused
+    there until the backend declares it, never silently ignored.
+    """
+    for name, default in neutral.items():
+        if name in supported:
+            continue
+        value = values.get(name, default) if isinstance(values, dict) else getattr(values, name, default)
+        if value is not None and value is not default and value != default:
+            raise ValueError(f"{name}={value!r} is not available for {where}; fit in memory to use it")
+
+
+def starting_weights(n_classes, n_features, coef_init, intercept_init):
+    """``W_0 = (coef_init, intercept_init)`` (bias last; a missing part is 0), checked; ``None`` if neither is given.
+
+    Starting weights serve two-class problems only (one ``W_0`` per problem).
+    """
+    if coef_init is None and intercept_init is None:
+        return None
+    if n_classes != 2:
+        raise ValueError("coef_init / intercept_init are supported for two-class problems only")
+    coef = np.zeros(n_features) if coef_init is None else np.asarray(coef_init, dtype=float).ravel()
+    if coef.shape[0] != n_features:
+        raise ValueError(f"coef_init has {coef.shape[0]} entries, X has {n_features} features")
+    weights = np.append(coef, 0.0 if intercept_init is None else float(intercept_init))
+    if not np.all(np.isfinite(weights)):
+        raise ValueError("coef_init and intercept_init must be finite")
+    return weights

@@ -1,0 +1,129 @@
+"""Row arithmetic of the compiled Ho–Kashyap pass (:mod:`linsep.solvers.ho_kashyap.loops`), and its float32 variant.
+
+:func:`_margin_update` is one training row's share of a pass (its error, next
+margin and statistics), shared by the float64 pass
+(:func:`linsep.solvers.ho_kashyap.loops._pass_merged`) and the float32 one here,
+:func:`_pass_merged_narrow`, which forms each row's products in float32 (as
+float32 BLAS does) and adds them up in float64 across blocks of rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# Reassociation lets LLVM vectorise the dot products (the result may differ
+# from a left-to-right sum in the last bits, which no rule here depends on);
+# no 'nnan'/'ninf' flags: inputs are validated finite, and we do not want
+# comparisons with NaN to be optimised away if that ever changes.
+_FAST = {"reassoc", "contract", "arcp", "nsz"}
+
+
+@njit(inline="always", fastmath=_FAST)
+def _accumulate(stats, z, e, target, b, tol, d):
+    """Add sample ``i`` (IRLS weight ``d``) to the pass statistics (see :func:`linsep.solvers.ho_kashyap.loops._ho_kashyap_pass`)."""
+    J, fixed_point, wrong, separated, max_e, max_b = stats
+    return (J + d * e * e, fixed_point & (target > 0.0) & (abs(e) <= tol * target), wrong + (z <= 0.0),
+            separated & (z > 0.0), max(max_e, e), max(max_b, abs(b)))
+
+
+@njit(inline="always", fastmath=_FAST)
+def _margin_update(i, sign, s, B, offset, two_mu, tol, D, weighted, E, B_next, stats):
+    """Training row ``i`` (score ``s = Y_i W``) of :func:`linsep.solvers.ho_kashyap.loops._pass_by_rows`: ``E_i``, ``B_{k+1,i}``; returns the
+    statistics and ``t = y_i (B_{k+1,i} + offset)``, the weight of the row's share ``t x_r`` of ``g``."""
+    b = float(B[i])
+    target = b + offset
+    e = s - target
+    E[i] = e
+    stats = _accumulate(stats, s, e, target, b, tol, D[i] if weighted else 1.0)
+    b_next = b + two_mu * max(e, 0.0)
+    B_next[i] = b_next
+    return stats, sign * (float(B_next[i]) + offset)  # the stored (rounded) margin, as the next pass reads it
+
+
+NARROW_BLOCK = 16
+"""Rows whose shares of ``g`` a float32 pass (:func:`_pass_merged_narrow`) sums in float32 before adding to ``g``."""
+
+
+@njit(inline="always", fastmath=_FAST)
+def _narrow_score(X, r, W, W_x, p_x, bias):
+    """``(x_r, 1) W`` for float32 ``X``: the float32 sum of the products ``x_rj W_x[j]`` (``W_x``: ``W`` in
+    float32), as float32 BLAS forms ``X W``; the bias is added in float64."""
+    s = np.float32(0.0)
+    for j in range(p_x):
+        s += X[r, j] * W_x[j]
+    return float(s) + (W[p_x] if bias else 0.0)
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def _pass_merged_narrow(X, y, rows, y_val, rows_val, W, B, offset, two_mu, tol, D, E, B_next, g, lo, hi, v_lo, v_hi):
+    """:func:`_pass_merged` for float32 ``X``: float32 products, float64 margins and statistics.
+
+    A row's score is the float32 sum of its float32 products
+    (:func:`_narrow_score`) and the shares ``t x_r`` of :data:`NARROW_BLOCK`
+    rows are summed in float32 before they are added to ``g`` in float64.
+    Float64 arithmetic on every element of ``X`` made the pass compute-bound:
+    an HKES iteration on 10⁷ × 50 float32 rows took 1.31 times one float32
+    ``X @ v``, and takes 0.83 times with this pass
+    (``benchmarks/bench_hkes_large.py``, 2 cores; one thread over all rows:
+    2.0 times, now 1.0 times).
+
+    Its loop is :func:`linsep.solvers.ho_kashyap.loops._pass_merged`'s with the float32 row
+    arithmetic, written twice on purpose: one body with a type test inside
+    the loop ran 1.6 to 2.7 times slower (LLVM no longer vectorised the
+    row loops), typed numba overloads ran 2 times slower unless inlined into
+    the loop's IR, and inlined they make numba warn
+    (``NumbaIRAssumptionWarning``) on every first compilation.
+    """
+    p_x = X.shape[1]
+    bias = W.shape[0] > p_x
+    signed = y.shape[0] > 0
+    subset = rows.shape[0] > 0
+    weighted = D.shape[0] > 0
+    W_x = np.empty(p_x, dtype=X.dtype)
+    W_x[:] = W[:p_x]
+    block = np.zeros(p_x, dtype=X.dtype)
+    g[:] = 0.0
+    stats = (0.0, True, 0, True, -np.inf, 0.0)
+    count = 0
+    v = v_lo
+    for i in range(lo, hi):
+        r = rows[i] if subset else i
+        while v < v_hi and rows_val[v] < r:  # validation rows before this training row
+            count += y_val[v] * _narrow_score(X, rows_val[v], W, W_x, p_x, bias) <= 0.0
+            v += 1
+        sign = y[i] if signed else 1.0
+        s = _narrow_score(X, r, W, W_x, p_x, bias) * sign
+        stats, t = _margin_update(i, sign, s, B, offset, two_mu, tol, D, weighted, E, B_next, stats)
+        t_x = np.float32(t)
+        for j in range(p_x):
+            block[j] += X[r, j] * t_x
+        if bias:
+            g[p_x] += t
+        if (i - lo + 1) % NARROW_BLOCK == 0:
+            for j in range(p_x):
+                g[j] += block[j]
+                block[j] = 0.0
+    for j in range(p_x):
+        g[j] += block[j]
+    while v < v_hi:
+        count += y_val[v] * _narrow_score(X, rows_val[v], W, W_x, p_x, bias) <= 0.0
+        v += 1
+    return stats, count
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def _count_rows_narrow(X, y, rows, W, lo, hi):
+    """``linsep.solvers.ho_kashyap.loops._count_rows`` for float32 ``X``: the rows ``i`` in ``lo:hi`` with ``Y_i W <= 0``, scored
+    as :func:`_pass_merged_narrow` scores them."""
+    p_x = X.shape[1]
+    bias = W.shape[0] > p_x
+    signed = y.shape[0] > 0
+    subset = rows.shape[0] > 0
+    W_x = np.empty(p_x, dtype=X.dtype)
+    W_x[:] = W[:p_x]
+    count = 0
+    for i in range(lo, hi):
+        s = _narrow_score(X, rows[i] if subset else i, W, W_x, p_x, bias)
+        count += (y[i] * s if signed else s) <= 0.0
+    return count

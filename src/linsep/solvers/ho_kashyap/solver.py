@@ -1,0 +1,590 @@
+"""Ho–Kashyap family: HK, modified HK, MHKS, MHKA, HKES, HKESA.
+
+All six methods are one iteration on the augmented, sign-normalised matrix
+``Y = diag(y)[X, 1]`` (``linsep._core.signed_design``), differing in four switches.
+
+Ho–Kashyap (HK) [1]_ [2]_ (Lauer & Bloch 2006, eqs. 6–9) minimises
+
+.. math::
+
+    J(W, B) = \\lVert Y W - B \\rVert^2 \\quad \\text{subject to } B > 0
+
+by alternating a least-squares solve for the weights and a projected gradient
+step on the margin vector:
+
+.. math::
+
+    W_k = Y^{+} B_k, \\qquad E_k = Y W_k - B_k, \\qquad
+    B_{k+1} = B_k + \\mu (E_k + |E_k|), \\quad 0 < \\mu < 1,
+
+from ``B_0 = b_0 1``.  Because ``Yᵀ E_k = 0``, a vector ``E_k <= 0`` with
+``E_k != 0`` proves that no ``W`` has ``Y W > 0`` (Gordan's alternative):
+linsep keeps ``u = -E_k`` as the certificate.
+
+Modified HK (the encyclopedia variant [1]_) replaces the weight solve by the
+increment ``W_{k+1} = W_k + \\mu Y^{+} |E_k|``; started from ``W_0 = Y⁺B_0`` it
+produces the same iterates as HK (``Y⁺E_k = 0``), and differs when started
+from an arbitrary ``W_0``.
+
+MHKS / MHKA (Łęski 2003, Lauer & Bloch eqs. 10–11) add a margin of one and a
+regularisation ``C`` on ``w`` but not on the bias (``Ĩ``):
+
+.. math::
+
+    J = (Y W - 1 - B)^t D (Y W - 1 - B) + C w^t w, \\qquad
+    W_k = (Y^t D_k Y + C \\tilde I)^{-1} Y^t D_k (B_k + 1),
+
+with ``D = I`` (squared errors, factored once) or ``D_k = diag(1/|e_i|)``
+(absolute errors, iteratively reweighted least squares, refactored at each
+iteration; a relative floor keeps the weights finite).
+
+HKES / HKESA (Lauer & Bloch §2.3–2.4, eqs. 12–14) run HK (squared, or
+absolute with ``D_k`` but no ``C``) and record the validation error ``GE_k`` at
+every iteration up to the HK stopping point ``k*``; the returned weights are
+``W_k̂`` with ``k̂ = argmin_k GE_k`` (the first minimiser over *all* ``k``,
+not "stop at the first rise").
+
+Stopping rules
+--------------
+``stopping="paper"``: ``|J_k - J_{k-1}| < tol``; ``tol=None`` gives the
+paper's ``0.5 b_0²`` (eq. 9 and §3.1). The raw criterion ``J`` grows with
+``N`` and with the scale of ``B``, so this absolute rule stops early on
+large data sets and, on the four points of the lecture [3]_, at ``k = 2``
+before the data are separated.
+
+``stopping="relative"`` (default): ``|J_k - J_{k-1}| <= tol · J_{k-1}``, or
+``|E_k| <= tol (B_k + offset)`` componentwise (with IRLS, on separated data,
+that or ``W`` standing still, below). The first is invariant to
+``b_0``, to the data scale and to ``N``; it fires only when ``J`` shrinks by
+less than a fraction ``tol`` per step, so with ``tol = 1e-6`` separable data
+practically always end separated (1 500 of 1 500 random thin-margin problems
+in ``benchmarks/study_stopping_rule.py``), and it reproduces the paper's
+benchmark errors. The second recognises the fixed point of separable data
+(``B`` no longer moves, and ``Y W = B + E > 0``), where ``J`` may keep
+shrinking geometrically and the first would not fire: without it, HK that
+does not stop at separation (HKES, MHKS) would run to ``max_iter`` on
+well-separated training data.  With IRLS (MHKA, HKESA) the absolute-error fit
+keeps some residuals clearly negative for good, so its fixed point is the
+weights standing still, ``max|W_k − W_{k−1}| <= tol · max|W_k|``, on
+separated training data: ``E`` never becomes small there (residuals hover at
+the floor of the IRLS weights and ``B`` creeps up by rounding-sized steps)
+while ``J`` falls by a few ``tol`` per step for thousands of steps.
+
+Whatever the rule, each iteration first checks the verdicts: all points
+strictly separated (``Y W > 0``, when ``stop_at_separation``) and, for
+``C = 0``, the non-separability proof ``E <= 0, E != 0``.
+
+References
+----------
+.. [1] Y.-C. Ho and R. L. Kashyap, "An algorithm for linear inequalities and
+   its applications", IEEE Trans. Electronic Computers 14(5), 1965.
+.. [2] F. Lauer and G. Bloch, "Ho–Kashyap classifier with early stopping for
+   regularization", Pattern Recognition Letters 27(9), 2006.
+.. [3] R. O. Duda, P. E. Hart and D. G. Stork, Pattern Classification, 2nd
+   ed., §5.9 (the lecture's worked example follows it).
+.. [4] J. Łęski, "Ho–Kashyap classifier with generalization control",
+   Pattern Recognition Letters 24(14), 2003.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from linsep.solvers.ho_kashyap.rules import (
+    HK_BUDGET_SPENT,
+    PROOF_RTOL,
+    STOPPING_RULES,
+    default_tol,
+    patience_code,
+)
+from linsep.solvers.ho_kashyap.rules import python as rules
+from linsep._core.linalg import CG_PROOF_RTOL, IterativeLeastSquares, iteration_forcing
+from linsep._core.result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
+from linsep._core.threads import serial_blas_for
+from linsep.designs.memory import BY_COLUMNS_MAX_ENTRIES, as_design
+from linsep.solvers.ho_kashyap.compiled import SEGMENT_STEPS, HKRun, iterate_compiled
+
+__all__ = ["ho_kashyap", "STOPPING_RULES"]
+
+# With an iterative W-step, E holds the solve's error too: a candidate proof is
+# looked at (the solve tightened, then checked) once max(E) <= this · max(B).
+_ITERATIVE_CANDIDATE_RTOL = 1e-6
+
+DRIVERS = ("auto", "compiled", "python")
+"""Values of the private ``_plan["driver"]``: the compiled segment where it applies and pays (``"auto"``: see
+``COMPILED_MIN_ENTRIES`` and ``COMPILED_IRLS_MAX_COLUMNS``), wherever it applies, or the Python driver."""
+
+COMPILED_MIN_ENTRIES = 256
+"""The smallest problem (entries of ``Y`` and ``Y_val`` together) that ``driver="auto"`` hands to the compiled segment.
+
+Below it a whole fit runs the Python driver: a Python iteration costs tens of
+microseconds on such data, so even a thousand of them cost less than loading
+the compiled segment from numba's disk cache, and far less than compiling it
+on a machine that has never run it (a newcomer's first fit, the lecture's
+four points).  The paper's smallest fits (titanic's, 100 × 4 = 400 entries
+while ``C`` is tuned on two thirds of its 150 training rows) are above it,
+so the benchmark protocol runs the compiled loop as before.
+"""
+
+COMPILED_IRLS_MAX_COLUMNS = 100
+"""The widest ``Y`` (columns, bias included) whose IRLS fits (``loss="absolute"``) ``driver="auto"`` compiles.
+
+Each IRLS iteration refactors ``YᵀDY``: the compiled segment does it with a
+scalar Cholesky loop, the Python driver with LAPACK, which is as fast at
+100 columns and faster beyond (``benchmarks/bench_hk_drivers.py``).
+"""
+
+
+def ho_kashyap(
+    Y,
+    *,
+    learning_rate=0.4,
+    b0=1e-6,
+    max_iter=10_000,
+    tol=1e-6,
+    stopping="relative",
+    stop_at_separation=True,
+    update="margin",
+    C=None,
+    loss="squared",
+    irls_floor=1e-6,
+    initial_weights=None,
+    initial_margin=None,
+    Y_val=None,
+    n_iter_no_change=None,
+    validation_tol=0.0,
+    record_history=False,
+    trace=None,
+    gram=None,
+    _plan=None,
+):
+    """Run the Ho–Kashyap iteration on ``Y`` (see the module docstring).
+
+    Parameters
+    ----------
+    Y : ndarray, sparse matrix or ``linsep._core.signed_design.SignedDesign`` of shape (N, p)
+        Sign-normalised augmented design matrix, bias column last.  A
+        ``SignedDesign`` larger than the cache is never formed: the compiled
+        loop reads its ``X`` (float32 or float64) and labels directly.
+    learning_rate : float
+        ``μ`` in ``B_{k+1} = B_k + μ(E_k + |E_k|)``; ``0 < μ < 1``.
+    b0 : float
+        Initial margin ``B_0 = b_0 1`` (ignored if ``initial_margin`` is given).
+    max_iter : int
+        Largest number of margin updates.
+    tol : float or None
+        Tolerance of the stopping rule; ``None`` with ``stopping="paper"``
+        means the paper's ``0.5 b_0²``.
+    stopping : {"relative", "paper"}
+        ``|ΔJ| <= tol·J_{k-1}`` or the paper's ``|ΔJ| < tol``.
+    stop_at_separation : bool
+        Stop as soon as ``Y W > 0`` (the lecture's rule).
+    update : {"margin", "weights"}
+        ``W = Y⁺B`` (HK) or ``W += μ Y⁺|E|`` (modified HK).
+    C : float or None
+        ``None``: plain HK (target ``B``).  A number ``>= 0``: Łęski's
+        modified HK, target ``1 + B`` and penalty ``C wᵀw`` (MHKS / MHKA).
+    loss : {"squared", "absolute"}
+        ``D = I`` or the IRLS weights ``D_k = diag(1/max(|e_i|, floor))``.
+    irls_floor : float
+        Floor of ``|e_i|`` relative to ``max |e|``.
+    initial_weights, initial_margin : ndarray or None
+        Start from a given ``W_0`` / ``B_0`` (the lecture's example starts at
+        ``a = 1, b = 1``).
+    Y_val : ndarray, sparse matrix, SignedDesign of shape (M, p) or None
+        Sign-normalised validation matrix: enables early stopping (HKES).
+    n_iter_no_change : int or None
+        With ``Y_val``: stop once the validation error has not improved (by
+        more than ``validation_tol``) for this many iterates
+        (``linsep.solvers.ho_kashyap.rules.patience_spent``, status ``converged``);
+        ``None``: the paper's rule, ``k̂`` over every iterate up to the HK
+        stopping point.
+    validation_tol : float
+        Least fall of the validation error (a fraction) that counts as an
+        improvement for ``n_iter_no_change``.
+    record_history : bool
+        Keep per-iteration traces (always kept with ``Y_val``).
+    trace : trace recorder or None
+        Also record ``weights`` ``a(k)``, ``margin_vector`` ``b(k)`` and
+        ``error_vector`` ``e(k)`` per iteration (rows ``k = 1 … n_iter``,
+        the lecture's numbering); a traced run takes the NumPy loop.
+    gram : ndarray of shape (p, p) or None
+        ``YᵀY`` if known (one-vs-rest problems on the same features share it:
+        the signs of the rows do not change it); saves its ``O(N p²)`` product.
+    _plan : dict or None
+        Private: force a path (tests, benchmarks).  Keys ``driver``
+        (``DRIVERS``), ``by_columns_max_entries``, ``segment_steps``,
+        ``threads`` and the IRLS Cholesky ``pivot_tol`` of the compiled segment, ``cg_forcing`` the inexact
+        W-steps of wide ``Y`` (``linsep._core.linalg.iteration_forcing``; ``0``: every solve to ``τ``).
+        The path that ran is recorded in
+        ``extra["plan"]``.
+
+    Returns
+    -------
+    SolveResult
+        ``weights`` (bias last; float32 for float32 ``Y``, else float64),
+        ``margin`` ``B`` (the same type), ``status``, ``certificate``
+        (``u >= 0`` with ``Yᵀu = 0`` for ``not_separable``), ``n_iter`` — the
+        index ``k`` of the final iterate ``W_k``, counted from ``k = 1`` for
+        the first weights as in the paper and the lecture (so ``n_iter - 1``
+        margin updates were made) — ``history`` with ``criterion``,
+        ``training_errors`` and ``validation_error`` (entry ``k - 1`` belongs
+        to ``W_k``), ``best_iter`` ``k̂`` for early stopping, and ``extra``
+        with the factorisation and ``plan`` (driver, factorisation, dtype,
+        threads).
+
+    See Also
+    --------
+    linsep.HoKashyapClassifier : The estimator over this solver (labels, one-vs-rest, validation split).
+    linsep.solvers.mse.mse : One least-squares solve for a fixed margin vector.
+
+    Notes
+    -----
+    Dense data with the margin update (HK, MHKS, MHKA, HKES, HKESA) run in a
+    compiled loop (``linsep.solvers.ho_kashyap.loops.ho_kashyap_segment``; one pass over
+    ``Y`` per iteration for data larger than the cache, two cache-resident
+    passes below; IRLS adds the weighted Gram matrix and its Cholesky
+    factor).  A pass by rows over at least ``linsep._core.threads.PARALLEL_MIN_ENTRIES``
+    entries is split over threads (``linsep._core.threads.pass_threads``).
+    float32 data are read as float32 (the vectors ``B``, ``E`` are kept in
+    float32; the pass by rows forms each row's products and 16-row blocks of
+    ``Yᵀ(B + offset)`` in float32 and every other sum in float64,
+    ``linsep.solvers.ho_kashyap.rows``; the factor and ``W`` are float64, and ``W`` is
+    rounded to float32 on return).  Sparse ``Y`` or ``Y_val``, modified HK, the eigh factorisation,
+    rank-deficient ``Y`` with ``initial_weights`` or with IRLS, and IRLS
+    systems that fail the Cholesky pivot test run the NumPy loop below,
+    which is also the reference the compiled loop is tested against.
+
+    Wide ``Y`` (``p = d + 1`` above ``linsep._core.linalg._DIRECT_MAX_COLUMNS``
+    = 2000, e.g. sparse text data) run the NumPy loop with the matrix-free
+    W-step ``linsep._core.linalg.IterativeLeastSquares``: conjugate
+    gradients on the normal equations, Jacobi-preconditioned, warm-started
+    from the previous solution (IRLS only changes ``D``: nothing is
+    refactored), each solve stopping at the relative residual
+    ``τ = 1e-10`` (``linsep._core.linalg.CG_RTOL``).  On large ``Y``
+    (``linsep._core.linalg.iteration_forcing``: from 2¹⁶ stored entries) the
+    margin update with squared errors solves inexactly inside the
+    iteration: a W-step stops once its residual is ``η = 1e-2``
+    (``linsep._core.linalg.CG_FORCING``) times the change ``Yᵀ(B_k − B_{k−1})``
+    of its right-hand side, so the error of ``W_k`` is a fraction ``η`` of
+    the step and vanishes as the iteration settles; the returned weights
+    (and an early-stopping choice) are then re-solved to ``τ`` for their
+    margins, except separating weights, which are the verdict's witness.
+    ``extra`` then has ``cg_iterations``, ``cg_solves`` and
+    ``cg_residual``.  How ``τ`` enters the verdicts:
+
+    * ``separable`` is checked on the returned weights (``Y W > 0``); ``τ``
+      plays no part.
+    * ``not_separable`` needs ``Yᵀ D E = 0``, which a solve gives only to
+      ``‖YᵀDE‖ <= τ ‖YᵀD(B + offset)‖``.  Once ``max E <= 1e-6 · max B`` (a
+      *candidate*; the direct path's ``1e-10`` would miss proofs blurred by
+      the solve's error), ``W`` is re-solved at ``τ = 1e-14``
+      (``linsep._core.linalg.CG_PROOF_RTOL``) and ``E`` recomputed; ``u = −DE``
+      is accepted only if ``E <= 0`` to rounding, as on the direct path,
+      **and** ``u`` (or, failing that, ``u`` with its entries below
+      ``sqrt(eps) · max u`` — rounding noise — set to 0) passes the
+      per-column check of ``linsep._core.certificates``,
+      ``|Σ_i u_i Y_ij| <= FIT_PROOF_RTOL · Σ_i u_i |Y_ij|`` (``1e-6``) for
+      every column ``j``.  Otherwise the iteration goes on (and may end
+      ``converged``): no proof is claimed that was not checked.
+    * ``converged``: the stopping rules read ``J`` (which carries the solve's
+      error to second order) and ``E``; if the last solve (the re-solve of
+      the returned weights after inexact W-steps) stopped short of ``τ``
+      (iteration limit, rounding floor), the status is ``max_iter``.
+    * Weights: with ``C = 0`` the preconditioned solves give the minimum
+      ``M``-norm solutions, whose ``Y W`` — hence ``E``, ``B``, ``J`` and every
+      verdict — are those of the minimum-norm ``Y⁺B``; the returned weights
+      are projected on the row space of ``Y`` by one unpreconditioned solve,
+      so they are ``Y⁺B`` as on the direct path, to ``τ``.  If that solve
+      stops short of ``τ``, the unprojected weights (the same ``Y W``) are
+      returned and a ``converged`` status becomes ``max_iter``.
+
+    An IRLS system that fails the Cholesky test and whose dense SVD would
+    exceed the memory budget switches the fit to the iterative W-step in
+    mid-run; from then on every rule above applies.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_blobs
+    >>> X, y = make_blobs(n_samples=40, centers=[[-2, 0], [2, 0]], random_state=0)
+    >>> y = 2 * y - 1                                        # labels in {-1, +1}
+    >>> Y = y[:, None] * np.c_[X, np.ones(len(X))]          # Y = diag(y)[X, 1], bias last
+    >>> from linsep.solvers.ho_kashyap.solver import ho_kashyap
+    >>> result = ho_kashyap(Y)
+    >>> result.status, bool((Y @ result.weights > 0).all())
+    ('separable', True)
+    >>> X_xor = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
+    >>> Y_xor = np.array([-1, -1, 1, 1])[:, None] * np.c_[X_xor, np.ones(4)]
+    >>> proof = ho_kashyap(Y_xor)
+    >>> proof.status, np.allclose(Y_xor.T @ proof.certificate, 0)     # u >= 0 with Yᵀu = 0
+    ('not_separable', True)
+    """
+    if stopping not in STOPPING_RULES:
+        raise ValueError(f"stopping must be one of {STOPPING_RULES}, got {stopping!r}")
+    if update not in ("margin", "weights"):
+        raise ValueError(f"update must be 'margin' or 'weights', got {update!r}")
+    if loss not in ("squared", "absolute"):
+        raise ValueError(f"loss must be 'squared' or 'absolute', got {loss!r}")
+    tol = default_tol(tol, stopping, b0)
+    if max_iter < 0 or max_iter != int(max_iter):
+        raise ValueError(f"max_iter must be a non-negative integer, got {max_iter!r}")
+    max_iter = int(max_iter)
+    plan = {"driver": "auto", "by_columns_max_entries": BY_COLUMNS_MAX_ENTRIES, "segment_steps": SEGMENT_STEPS,
+            "threads": None, "pivot_tol": None, "cg_forcing": None, **(_plan or {})}
+    if plan["driver"] not in DRIVERS:
+        raise ValueError(f"_plan['driver'] must be one of {DRIVERS}, got {plan['driver']!r}")
+    design = as_design(Y, plan["by_columns_max_entries"])
+    n_samples, n_cols = design.shape
+    for name, value, expected in (("initial_weights", initial_weights, n_cols),
+                                  ("initial_margin", initial_margin, n_samples)):
+        if value is not None and (np.shape(value) != (expected,) or not np.all(np.isfinite(value))):
+            raise ValueError(f"{name} must be {expected} finite numbers, got shape {np.shape(value)}")
+    if n_iter_no_change is not None and (n_iter_no_change < 1 or n_iter_no_change != int(n_iter_no_change)):
+        raise ValueError(f"n_iter_no_change must be None or a positive integer, got {n_iter_no_change!r}")
+    if Y_val is not None and (Y_val.ndim != 2 or Y_val.shape[0] == 0 or Y_val.shape[1] != n_cols):
+        raise ValueError(f"Y_val must have at least one row and {n_cols} columns, got shape {Y_val.shape}")
+    Y_val = as_design(Y_val, plan["by_columns_max_entries"])
+
+    ridge = 0.0 if C is None else float(C)
+    offset = 0.0 if C is None else 1.0
+    B = design.constant_vector(b0) if initial_margin is None else design.vector(initial_margin)
+    factor = design.least_squares_solver(ridge, gram=gram, minimum_norm=False)
+    if isinstance(factor, IterativeLeastSquares) and update == "margin" and loss == "squared":
+        # W_k = (YᵀY + CĨ)⁻¹Yᵀ(B_k + offset) for a fixed system: inexact solves inside the iteration,
+        # the returned weights re-solved in full (_polished)
+        factor.forcing = iteration_forcing(factor.Y, plan["cg_forcing"])
+    with serial_blas_for(factor):  # the whole iteration, when the sparse products run on threads
+        W = design.solve_target(factor, B, offset) if initial_weights is None else \
+            np.array(initial_weights, dtype=float)
+        options = dict(
+            learning_rate=learning_rate, max_iter=max_iter, tol=tol, relative=stopping == "relative",
+            stop_at_separation=stop_at_separation, ridge=ridge, offset=offset,
+            # Without a penalty, Yᵀ D E = 0 at every iterate, so E <= 0 is a proof.
+            can_prove=ridge == 0.0, Y_val=Y_val, n_iter_no_change=n_iter_no_change, validation_tol=float(validation_tol),
+        )
+        absolute = loss == "absolute"
+        run, driver, threads = _compiled_run(design, factor, W, B, plan, options, absolute=absolute, update=update,
+                                             irls_floor=irls_floor, traced=trace is not None,
+                                             initial_weights=initial_weights)
+        if run is None:  # not covered, or an IRLS system needed more than a Cholesky factor
+            driver = "python" if driver is None else driver + ", then python"
+            run = _iterate(design, factor, W, B, update=update, absolute=absolute, regularized=C is not None,
+                           irls_floor=irls_floor, trace=trace, **options)
+        return _finish(design, run, options, update=update, initial_weights=initial_weights,
+                       keep_history=record_history or trace is not None, trace=trace,
+                       plan={"driver": driver, "factorization": factor.method, "dtype": design.dtype.name,
+                             "threads": threads})
+
+
+def _compiled_run(design, factor, W, B, plan, options, *, absolute, update, irls_floor, traced, initial_weights):
+    """The compiled segment where it covers the fit: ``(run or None, driver name or None, threads)``.
+
+    It covers the margin update on dense in-memory data (and validation data), untraced, with a
+    Cholesky factor, or (squared errors, no starting weights) the SVD of a rank-deficient ``Y``.
+    """
+    Y_val = options["Y_val"]
+    if (plan["driver"] == "python" or traced or update != "margin" or not design.offers_compiled
+            or (Y_val is not None and not Y_val.offers_compiled)):
+        return None, None, 1
+    entries = design.size + (0 if Y_val is None else Y_val.size)
+    if plan["driver"] == "auto" and (entries < COMPILED_MIN_ENTRIES
+                                     or (absolute and design.shape[1] > COMPILED_IRLS_MAX_COLUMNS)):
+        # A toy problem (the Python driver is done before compiled code would load), or wide IRLS (LAPACK
+        # refactors YᵀDY faster than the compiled loop's Cholesky).
+        return None, None, 1
+    compiled = dict(options, segment_steps=plan["segment_steps"], threads=plan["threads"],
+                    pivot_tol=plan["pivot_tol"], check_finite=_check_finite, irls_floor=irls_floor)
+    if factor.method == "cholesky":
+        run, threads = iterate_compiled(design, factor.cholesky_factor, W, B, factor=factor, absolute=absolute,
+                                        **compiled)
+        return run, "compiled", threads
+    if factor.method == "svd" and not absolute and initial_weights is None:
+        # Rank-deficient Y = U S Vᵀ: iterate on Ỹ = U S, whose Gram matrix S² has the
+        # Cholesky factor S.  Ỹ⁺ r = S⁻¹Uᵀr are the coordinates of Y⁺ r = V S⁻¹Uᵀr in
+        # the basis V, so the iterates are HK's own, mapped back by W = V c.
+        U, s, Vt = factor.svd_factors
+        compiled["Y_val"] = None if Y_val is None else Y_val.rotated(Vt.T)
+        rotated = as_design(U * s, design.by_columns_max_entries)
+        run, threads = iterate_compiled(rotated, np.diag(s), Vt @ W, B, factor=factor, absolute=False, **compiled)
+        run.W = Vt.T @ run.W
+        run.best_W = None if run.best_W is None else Vt.T @ run.best_W
+        return run, "compiled (svd basis)", threads
+    return None, None, 1
+
+
+def _finish(design, run, options, *, update, initial_weights, keep_history, trace, plan):
+    """The returned weights (minimum norm for iterative solves), the checked status, the :class:`SolveResult`."""
+    Y_val = options["Y_val"]
+    early_stopping = Y_val is not None
+    weights = run.best_W if early_stopping else run.W
+    projected = True  # the weights are the minimum-norm ones the status promises
+    if isinstance(run.factor, IterativeLeastSquares) and options["ridge"] == 0.0:
+        # The preconditioned solves left W in M⁻¹·(row space); W_k = Y⁺ r is its projection on the row
+        # space.  Starting weights (k = 0, or the base of modified HK's increments) are kept as given.
+        k_returned = run.best_iter if early_stopping else run.k
+        base = None if initial_weights is None or (update == "margin" and k_returned > 0) else \
+            np.asarray(initial_weights, dtype=float)
+        minimum_norm = None
+        if base is None:
+            minimum_norm = run.factor.minimum_norm_part(weights)
+        elif update == "weights" and k_returned > 0:
+            minimum_norm = base + run.factor.minimum_norm_part(weights - base)
+        if minimum_norm is not None:
+            projected = run.factor.converged  # else keep W: a half-projected one has other fitted values
+            weights = minimum_norm if projected else weights
+    weights = weights.astype(design.dtype, copy=False)
+    status = run.status
+    _, smallest, finite = design.count_nonpositive(weights)
+    if not finite:  # e.g. from starting weights near the float64 limit
+        raise FloatingPointError("Ho–Kashyap's weights overflow the scores Y W; rescale the data or the starting weights")
+    if smallest > 0:
+        status = SEPARABLE
+    elif status == SEPARABLE:  # early stopping picked an iterate that does not separate
+        status = CONVERGED
+    if status == CONVERGED and not projected:
+        status = MAX_ITER  # not the minimum-norm weights that convergence stands for
+    keep_history = keep_history or early_stopping
+    history = run.history if trace is None else trace.merge_into(run.history)
+    return SolveResult(
+        weights=weights,
+        n_iter=run.k + 1,
+        status=status,
+        margin=design.host(run.B, design.dtype),
+        certificate=run.certificate,
+        history=history if keep_history else None,
+        best_iter=run.best_iter + 1 if early_stopping else None,
+        extra={**run.factor.stats, "plan": plan},
+    )
+
+
+def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, stop_at_separation,
+             ridge, offset, can_prove, Y_val, update, absolute, regularized, irls_floor, n_iter_no_change=None,
+             validation_tol=0.0, trace=None):
+    """The Python driver: every variant, on any design (the reference for the compiled segment).
+
+    Each iteration is one fused pass of the design (:meth:`~linsep.designs.base.Design.hk_pass`),
+    the rules of ``linsep.solvers.ho_kashyap.rules``, and the W-step on the host; the design hands out the iterates
+    (:meth:`~linsep.designs.base.Design.hk_iterates`), the driver applies the rules to each in turn.  With a ``trace`` it records
+    ``a(k), b(k), e(k)`` as row ``k + 1`` (the lecture's numbering).
+    """
+    D = None
+    iterative = isinstance(factor, IterativeLeastSquares)
+    two_mu = 2.0 * learning_rate
+    pass_options = dict(offset=offset, two_mu=two_mu, tol=tol, update=update, irls=absolute, validation=Y_val)
+
+    def criterion(state, W):
+        return state.J + ridge * float(W[:-1] @ W[:-1]) if regularized else state.J
+
+    state = design.hk_pass(W, B, D, **pass_options)
+    J = criterion(state, W)
+    early_stopping = Y_val is not None
+    history = {"criterion": [J], "training_errors": [state.wrong]}
+    best_W, best_iter = None, 0
+    last_improvement = 0  # the last iterate that improved the validation error (patience)
+    patience = patience_code(n_iter_no_change)
+    if early_stopping:
+        n_val = Y_val.shape[0]
+        history["validation_error"] = [state.val_errors / n_val]
+        best_W = W
+    best_B = B
+
+    certificate = None
+    steps = None  # the design's iterator over the next iterates (Design.hk_iterates)
+    k = 0
+    J_prev = np.nan  # no change of J yet
+    W_prev = np.full_like(W, np.nan)  # no previous iterate yet
+    while True:
+        if trace is not None and trace.wants(k + 1):
+            trace.record(k + 1, weights=W, margin_vector=design.host(B), error_vector=design.host(state.E))
+        if stop_at_separation and state.separated:
+            status = SEPARABLE
+            break
+        # max E first: the full proof test runs only when E is (nearly) non-positive.
+        if can_prove and state.max_e <= (_ITERATIVE_CANDIDATE_RTOL if iterative else PROOF_RTOL) * state.max_b:
+            if iterative and update == "margin":
+                # YᵀD E = 0 holds only to the solve's tolerance: re-solve tightly, then check u = −D E.
+                W = factor.solve(B if offset == 0.0 else B + offset, tol=CG_PROOF_RTOL)
+                state = design.hk_pass(W, B, D, **pass_options)
+                J = criterion(state, W)
+                steps = None  # the next iterates start from this re-solved one
+            if rules.proof_test(state.max_e, state.min_e, state.max_b, PROOF_RTOL):
+                certificate = state.certificate()
+                if iterative:
+                    certificate = design.checked_certificate(certificate)  # None: no proof passed, keep iterating
+                if certificate is not None:
+                    status = NOT_SEPARABLE
+                    break
+        separated = absolute and state.separated
+        code = rules.stop_code(relative, absolute, state.fixed_point, separated,
+                               separated and rules.weights_stand_still(W, W_prev, tol), tol, J, J_prev)
+        if code != HK_BUDGET_SPENT or (early_stopping and rules.patience_spent(k, last_improvement, patience)):
+            status = CONVERGED
+            break
+        if k >= max_iter:
+            status = MAX_ITER
+            break
+
+        if steps is None:  # the design's iterates from here (dask computes several per round trip)
+            steps = design.hk_iterates(state, W, B, D, factor, update=update, learning_rate=learning_rate,
+                                       irls_floor=irls_floor, pass_options=pass_options, limit=max_iter - k)
+        W_prev = W
+        W, B, D, factor, state = next(steps)
+        iterative = isinstance(factor, IterativeLeastSquares)  # a reweighted system may need CG
+        J_prev, J = J, criterion(state, W)
+        k += 1
+        _check_finite(J, k, factor)
+
+        history["criterion"].append(J)
+        history["training_errors"].append(state.wrong)
+        if early_stopping:
+            error = state.val_errors / n_val
+            history["validation_error"].append(error)
+            if rules.validation_improved(error, history["validation_error"][best_iter], validation_tol):
+                last_improvement = k
+            if error < history["validation_error"][best_iter]:
+                best_W, best_B, best_iter = W, B, k
+
+    if iterative and factor.forcing > 0 and status != NOT_SEPARABLE:
+        W, best_W, exact = _polished(factor, W, B, best_W, best_B if early_stopping else None, best_iter == k,
+                                     offset, keep_separating=status == SEPARABLE)
+        if not exact and status == CONVERGED:
+            status = MAX_ITER  # the returned weights are not the full solve that convergence stands for
+    if iterative and status == CONVERGED and not factor.converged:
+        status = MAX_ITER  # the last W-step did not reach its tolerance: no claim of convergence
+    if trace is not None:
+        trace.record(k + 1, final=True, weights=W, margin_vector=design.host(B), error_vector=design.host(state.E))
+    history = {name: np.asarray(values) for name, values in history.items()}
+    return HKRun(W=W, B=B, k=k, status=status, factor=factor, certificate=certificate,
+                 history=history, best_W=best_W, best_iter=best_iter, stats=state)
+
+
+def _polished(factor, W, B, best_W, best_B, best_is_last, offset, *, keep_separating):
+    """``W`` (and the early-stopping choice ``best_W``) re-solved to the solver's ``tol`` after inexact solves.
+
+    The iterations solved ``W_k = (YᵀY + CĨ)⁻¹Yᵀ(B_k + offset)`` to the forcing target only
+    (``linsep._core.linalg.IterativeLeastSquares.forcing``); the returned weights are the full solves
+    for the same margins, warm-started from the iterates.  A separating ``W`` (``keep_separating``)
+    is the verdict's witness and is kept as it is.  With early stopping (``best_B`` given) only the
+    returned choice is re-solved: the last iterate ``W`` is kept as it is unless it is the choice (a full
+    solve costs hundreds of CG iterations on wide data).  Returns ``(W, best_W, exact)``, ``exact``
+    whether every solve of returned weights met the tolerance.
+    """
+    exact = True
+    if not keep_separating and (best_B is None or best_is_last):
+        W = factor.solve(B if offset == 0.0 else B + offset, tol=factor.tol, x0=W)
+        exact = factor.converged
+    if best_B is not None:
+        if best_is_last:
+            best_W = W
+        else:
+            best_W = factor.solve(best_B if offset == 0.0 else best_B + offset, tol=factor.tol, x0=best_W)
+            exact = factor.converged
+    return W, best_W, exact
+
+
+def _check_finite(J, k, factor):
+    if not np.isfinite(J):  # pragma: no cover - guarded by the factorisation's rank test
+        raise FloatingPointError(
+            f"Ho–Kashyap diverged at iteration {k} (least-squares factorisation: {factor.method}); "
+            "the data are too ill-conditioned for this solver")
