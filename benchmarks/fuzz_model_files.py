@@ -2,7 +2,7 @@
 
 Prints, per model, how many mutations were refused in one line, loaded with
 identical predictions, or neither (a failure), and the time taken.  The test
-suite (``tests/test_model_file_fuzz.py``) runs a sample of the same product.
+suite (``tests/persistence/test_model_file_fuzz.py``) runs a sample of the same product.
 
     PYTHONPATH=src python benchmarks/fuzz_model_files.py
 """

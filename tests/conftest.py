@@ -10,6 +10,7 @@ context, scoped to the test).
 """
 
 import contextlib
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -138,3 +139,17 @@ def client():
     """A two-worker in-process dask cluster for a test module (``local_dask_client``)."""
     with local_dask_client(2) as dask_client:
         yield dask_client
+
+
+def exact_proof_residual(X, signs, u):
+    """max_j |Σ u_i y_i Y_ij| / Σ u_i |Y_ij| in exact rational arithmetic (bias column included)."""
+    u = [Fraction(float(v)) for v in np.ravel(u)]
+    assert all(v >= 0 for v in u) and any(v > 0 for v in u)
+    worst = Fraction(0)
+    columns = [list(map(float, X[:, j])) for j in range(X.shape[1])] + [[1.0] * X.shape[0]]
+    for column in columns:
+        terms = [ui * int(s) * Fraction(x) for ui, s, x in zip(u, signs, column)]
+        magnitude = sum(abs(t) for t in terms)
+        if magnitude:
+            worst = max(worst, abs(sum(terms)) / magnitude)
+    return float(worst)

@@ -1,8 +1,8 @@
 """Every mutation of a model file: single-byte flips (with and without the zip CRC fixed) and truncations,
 and edits of its metadata with a valid checksum (:func:`rewrite_model_file`).
 
-Shared by ``tests/test_model_file_fuzz.py`` (a sample), ``tests/test_persistence.py`` and
-``tests/test_adversarial.py`` (tampered files) and ``benchmarks/fuzz_model_files.py`` (the full product).
+Shared by ``tests/persistence/test_model_file_fuzz.py`` (a sample), ``tests/persistence/test_persistence.py`` and
+``tests/cross_cutting/test_adversarial.py`` (tampered files) and ``benchmarks/fuzz_model_files.py`` (the full product).
 """
 
 import io

@@ -47,17 +47,26 @@ def test_estimators_without_a_dask_backend_refuse_dask_arrays():
 
 # --- verdicts are checked on the returned model ---------------------------------------------------
 
-def test_a_separable_claim_the_weights_contradict_is_demoted(monkeypatch):
-    X, y = wide_margin_data()
-    monkeypatch.setattr(HoKashyapClassifier, "_solve_binary",
-                        lambda self, X, y, **kw: SolveResult(np.zeros(X.shape[1] + 1), 1, SEPARABLE))
-    assert HoKashyapClassifier().fit(X, y).status_ == CONVERGED
+class _ClaimsSeparation(HoKashyapClassifier):
+    """A solver that claims separation with zero weights (the stored model contradicts it)."""
+
+    def _solve_binary(self, X, y, fit, **kw):
+        return SolveResult(np.zeros(X.shape[1] + 1), 1, SEPARABLE)
 
 
-def test_an_unchecked_proof_is_demoted(monkeypatch):
+class _ClaimsAProof(HoKashyapClassifier):
+    """A solver that claims non-separability with a certificate that proves nothing."""
+
+    def _solve_binary(self, X, y, fit, **kw):
+        return SolveResult(np.zeros(X.shape[1] + 1), 1, NOT_SEPARABLE, certificate=np.ones(X.shape[0]))
+
+
+def test_a_separable_claim_the_weights_contradict_is_demoted():
     X, y = wide_margin_data()
-    monkeypatch.setattr(HoKashyapClassifier, "_solve_binary",
-                        lambda self, X, y, **kw: SolveResult(np.zeros(X.shape[1] + 1), 1, NOT_SEPARABLE,
-                                                             certificate=np.ones(X.shape[0])))
-    clf = HoKashyapClassifier().fit(X, y)
+    assert _ClaimsSeparation().fit(X, y).status_ == CONVERGED
+
+
+def test_an_unchecked_proof_is_demoted():
+    X, y = wide_margin_data()
+    clf = _ClaimsAProof().fit(X, y)
     assert clf.status_ == CONVERGED and clf.certificate_ is None

@@ -8,7 +8,7 @@ from linsep.solvers.ho_kashyap.solver import ho_kashyap
 
 da = pytest.importorskip("dask.array")  # the backend refusal below fits dask arrays
 
-from test_designs import problem  # noqa: E402
+from dask_problems import design_problem  # noqa: E402
 
 
 def test_one_constraint_table_for_every_hk_estimator():
@@ -35,4 +35,4 @@ def test_a_parameter_a_backend_cannot_honour_is_refused_generically():
     with pytest.raises(ValueError, match="momentum=0.3 is not available for dask input"):
         refuse_unsupported(WithMomentum(momentum=0.3), WithMomentum.neutral(), "dask input", HK_SUPPORTED)
     with pytest.raises(ValueError, match="record_history=True is not available"):
-        make_classifier("hk", record_history=True).fit(*[da.from_array(a, chunks=50) for a in problem()])
+        make_classifier("hk", record_history=True).fit(*[da.from_array(a, chunks=50) for a in design_problem()])

@@ -15,58 +15,14 @@ distributed = pytest.importorskip("distributed")
 from linsep import HoKashyapClassifier, LagrangianSVMClassifier, MSEClassifier  # noqa: E402
 from linsep.designs import dask as backend  # noqa: E402
 from linsep._core.certificates import FIT_PROOF_RTOL, is_proof  # noqa: E402
-
-RTOL = 1e-8
-CHUNKS = (70, 33, 97)  # uneven row chunks, N = 200
-
-
-def _data(kind, n=sum(CHUNKS), d=4, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d))
-    if kind == "separable":
-        y = (X @ np.arange(1.0, d + 1) + 0.5 > 0).astype(int)
-        X[:, 0] += np.where(y == 1, 0.5, -0.5)  # a margin: HK separates in a few steps
-    elif kind == "xor":
-        y = (X[:, 0] * X[:, 1] > 0).astype(int)
-    elif kind == "noisy":
-        y = (X[:, 0] + 0.5 * X[:, 1] + 0.5 * rng.standard_normal(n) > 0).astype(int)
-    else:  # three classes along the first feature, with strings as labels
-        y = np.array(["a", "b", "c"])[np.digitize(X[:, 0] + 0.3 * rng.standard_normal(n), [-0.4, 0.4])]
-    return X, y
-
-
-def _dask_pair(X, y, dask_y=True):
-    Xd = da.from_array(X, chunks=(CHUNKS, X.shape[1]))
-    return Xd, (da.from_array(y, chunks=(CHUNKS,)) if dask_y else y)
-
-
-def _fit_both(make, X, y, **fit_kwargs):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        memory = make().fit(X, y, **fit_kwargs)
-        Xd, yd = _dask_pair(X, y)
-        on_dask = make().fit(Xd, yd, **fit_kwargs)
-    return memory, on_dask
-
-
-def _assert_same_fit(memory, on_dask):
-    assert isinstance(on_dask.coef_, np.ndarray) and isinstance(on_dask.intercept_, np.ndarray)
-    W_mem = np.column_stack([memory.coef_, memory.intercept_])
-    W_dask = np.column_stack([on_dask.coef_, on_dask.intercept_])
-    scale = np.abs(W_mem).max(axis=1, keepdims=True)
-    assert np.all(np.abs(W_dask - W_mem) <= RTOL * scale), np.abs(W_dask - W_mem).max() / scale.min()
-    np.testing.assert_array_equal(on_dask.classes_, memory.classes_)
-    np.testing.assert_array_equal(np.atleast_1d(on_dask.status_), np.atleast_1d(memory.status_))
-    np.testing.assert_array_equal(np.atleast_1d(on_dask.n_iter_), np.atleast_1d(memory.n_iter_))
-    assert on_dask.n_features_in_ == memory.n_features_in_
-
+from dask_problems import CHUNKS, RTOL, assert_same_fit, dask_pair, fit_both, pair_data  # noqa: E402
 
 @pytest.mark.parametrize("kind, expected", [("separable", "separable"), ("xor", "not_separable")])
 def test_hk_verdicts_equal(client, kind, expected):
-    X, y = _data(kind)
-    memory, on_dask = _fit_both(lambda: HoKashyapClassifier(max_iter=300), X, y)
+    X, y = pair_data(kind)
+    memory, on_dask = fit_both(lambda: HoKashyapClassifier(max_iter=300), X, y)
     assert memory.status_ == expected
-    _assert_same_fit(memory, on_dask)
+    assert_same_fit(memory, on_dask)
     np.testing.assert_allclose(on_dask.margin_vector_.compute(), memory.margin_vector_, rtol=RTOL, atol=1e-12)
     if expected == "not_separable":
         # the certificate stays on the workers; it is a valid proof for the in-memory check too
@@ -76,15 +32,15 @@ def test_hk_verdicts_equal(client, kind, expected):
 
 
 def test_hk_max_iter_warns(client):
-    X, y = _data("noisy")
-    Xd, yd = _dask_pair(X, y)
+    X, y = pair_data("noisy")
+    Xd, yd = dask_pair(X, y)
     with pytest.warns(ConvergenceWarning):
         on_dask = HoKashyapClassifier(max_iter=4).fit(Xd, yd)
     memory = HoKashyapClassifier(max_iter=4)
     with pytest.warns(ConvergenceWarning):
         memory.fit(X, y)
     assert on_dask.status_ == "max_iter"
-    _assert_same_fit(memory, on_dask)
+    assert_same_fit(memory, on_dask)
 
 
 MHKS, MHKA, MODIFIED = dict(C=1.0, max_iter=12), dict(C=1.0, loss="absolute", max_iter=8), dict(update="weights", max_iter=12)
@@ -102,18 +58,18 @@ def per_round_trip(request):
                                           (MHKA, "three")],
                          ids=["mhks", "mhka", "modified_hk", "mhks-ovr", "mhka-ovr"])
 def test_hk_variants_equal(client, params, kind, per_round_trip):
-    X, y = _data(kind)
-    memory, on_dask = _fit_both(lambda: HoKashyapClassifier(**params), X, y)
-    _assert_same_fit(memory, on_dask)
+    X, y = pair_data(kind)
+    memory, on_dask = fit_both(lambda: HoKashyapClassifier(**params), X, y)
+    assert_same_fit(memory, on_dask)
 
 
 @pytest.mark.parametrize("loss", ["squared", "absolute"], ids=["hkes", "hkesa"])
 def test_early_stopping_with_validation_data_equal(client, loss, per_round_trip):
-    X, y = _data("noisy", seed=1)
-    X_val, y_val = _data("noisy", n=60, seed=2)
+    X, y = pair_data("noisy", seed=1)
+    X_val, y_val = pair_data("noisy", n=60, seed=2)
     make = lambda: HoKashyapClassifier(early_stopping=True, loss=loss, max_iter=12)  # noqa: E731
-    memory, on_dask = _fit_both(make, X, y, X_val=X_val, y_val=y_val)
-    _assert_same_fit(memory, on_dask)
+    memory, on_dask = fit_both(make, X, y, X_val=X_val, y_val=y_val)
+    assert_same_fit(memory, on_dask)
     assert on_dask.best_iter_ == memory.best_iter_
     np.testing.assert_allclose(on_dask.history_["validation_error"], memory.history_["validation_error"])
 
@@ -121,8 +77,8 @@ def test_early_stopping_with_validation_data_equal(client, loss, per_round_trip)
 def test_early_stopping_blockwise_split(client):
     # Without X_val, each row block holds out a stratified third, seeded by (random_state, block):
     # the in-memory fit on the same split gives the same model.
-    X, y = _data("three", seed=3)
-    Xd, yd = _dask_pair(X, y)
+    X, y = pair_data("three", seed=3)
+    Xd, yd = dask_pair(X, y)
     make = lambda: HoKashyapClassifier(early_stopping=True, max_iter=6, random_state=7)  # noqa: E731
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -133,33 +89,33 @@ def test_early_stopping_blockwise_split(client):
         keep = np.setdiff1d(np.arange(len(y)), held)
         memory = make().fit(X[keep], y[keep], X_val=X[held], y_val=y[held])
     assert 0.25 < held.size / len(y) < 0.4
-    _assert_same_fit(memory, on_dask)
+    assert_same_fit(memory, on_dask)
     np.testing.assert_array_equal(on_dask.best_iter_, memory.best_iter_)
 
 
 @pytest.mark.parametrize("kind", ["noisy", "three"])
 def test_mse_equal(client, kind):
-    X, y = _data(kind)
-    memory, on_dask = _fit_both(lambda: MSEClassifier(C=0.5), X, y)
-    _assert_same_fit(memory, on_dask)
+    X, y = pair_data(kind)
+    memory, on_dask = fit_both(lambda: MSEClassifier(C=0.5), X, y)
+    assert_same_fit(memory, on_dask)
     np.testing.assert_array_equal(on_dask.margin_vector_.compute(), memory.margin_vector_)
     b = np.linspace(0.5, 2.0, len(y))
-    memory, on_dask = _fit_both(lambda: MSEClassifier(), X, y, margin=b)
-    _assert_same_fit(memory, on_dask)
+    memory, on_dask = fit_both(lambda: MSEClassifier(), X, y, margin=b)
+    assert_same_fit(memory, on_dask)
 
 
 @pytest.mark.parametrize("kind", ["noisy", "three"])
 def test_lsvm_equal(client, kind):
-    X, y = _data(kind)
-    memory, on_dask = _fit_both(lambda: LagrangianSVMClassifier(C=2.0, tol=1e-3, max_iter=20), X, y)
-    _assert_same_fit(memory, on_dask)
+    X, y = pair_data(kind)
+    memory, on_dask = fit_both(lambda: LagrangianSVMClassifier(C=2.0, tol=1e-3, max_iter=20), X, y)
+    assert_same_fit(memory, on_dask)
     alpha = on_dask.alpha_.compute()
     np.testing.assert_allclose(alpha, memory.alpha_, rtol=0, atol=RTOL * np.abs(memory.alpha_).max())
 
 
 def test_predict_is_blockwise(client):
-    X, y = _data("three")
-    Xd, yd = _dask_pair(X, y, dask_y=False)  # NumPy labels with dask X
+    X, y = pair_data("three")
+    Xd, yd = dask_pair(X, y, dask_y=False)  # NumPy labels with dask X
     clf = MSEClassifier().fit(Xd, yd)
     scores, labels = clf.decision_function(Xd), clf.predict(Xd)
     assert isinstance(scores, da.Array) and isinstance(labels, da.Array)
@@ -170,8 +126,8 @@ def test_predict_is_blockwise(client):
 
 def test_one_pass_per_iteration_and_only_small_results(client, per_round_trip):
     # Per iteration at most one persist (the fused block pass) and one compute, whose results are p-sized.
-    X, y = _data("noisy")
-    Xd, yd = _dask_pair(X, y)
+    X, y = pair_data("noisy")
+    Xd, yd = dask_pair(X, y)
     with backend.round_trips() as trips, warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         clf = HoKashyapClassifier(C=1.0, max_iter=12).fit(Xd, yd)
@@ -185,7 +141,7 @@ def test_one_pass_per_iteration_and_only_small_results(client, per_round_trip):
 
 
 def test_refused_inputs(client):
-    X, y = _data("noisy")
+    X, y = pair_data("noisy")
     yd = da.from_array(y, chunks=(CHUNKS,))
     by_columns = da.from_array(X, chunks=(CHUNKS, 2))
     # column chunks are merged when the row blocks stay small
@@ -225,9 +181,9 @@ def test_wide_x_is_refused_before_any_pass(client):
                                   lambda: LagrangianSVMClassifier(C=2.0, tol=1e-3, max_iter=20)],
                          ids=["mhks", "mse", "lsvm"])
 def test_float32_gives_the_in_memory_float32_model(client, make):
-    X, y = _data("three")
+    X, y = pair_data("three")
     X32 = X.astype(np.float32)
-    memory, on_dask = _fit_both(make, X32, y)
+    memory, on_dask = fit_both(make, X32, y)
     assert on_dask.coef_.dtype == memory.coef_.dtype == np.float32
     assert on_dask.intercept_.dtype == memory.intercept_.dtype == np.float32
     # the same fit up to the float32 rounding of the weights (and of the in-memory float32 products)

@@ -210,7 +210,7 @@ def test_caller_arrays_untouched_and_bad_input(name):
 
 
 def test_lms_fits_sparse_like_dense():
-    # the sequential rule reads CSR rows as they are (tests/test_stream.py checks the iterates)
+    # the sequential rule reads CSR rows as they are (tests/estimators/test_stream.py checks the iterates)
     kw = dict(max_iter=50, shuffle=False, learning_rate=0.01)
     dense = LMSClassifier(**kw).fit(LECTURE_X, LECTURE_Y)
     sparse = LMSClassifier(**kw).fit(sp.csr_matrix(LECTURE_X), LECTURE_Y)

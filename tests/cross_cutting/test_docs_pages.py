@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-PAGES = Path(__file__).resolve().parents[1] / "docs" / "user_guide"
+PAGES = Path(__file__).resolve().parents[2] / "docs" / "user_guide"
 
 
 @pytest.mark.parametrize("page", ["persistence.rst", "data_files.rst", "separability_classes.rst"])

@@ -1,10 +1,9 @@
 """The independent checks of separability certificates (:mod:`linsep._core.certificates`)."""
 
 import numpy as np
-from conftest import duplicated_csr, wide_margin_data
+from conftest import duplicated_csr, exact_proof_residual, wide_margin_data
 
 from linsep._core.certificates import CERTIFICATE_RTOL, is_proof
-from test_scales import exact_proof_residual
 
 
 def test_duplicate_entries_make_no_false_proof():

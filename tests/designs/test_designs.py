@@ -15,6 +15,7 @@ dask = pytest.importorskip("dask")
 from linsep import make_classifier
 from linsep.estimators.dask_input import prepare
 from linsep.designs.dask import DaskDesign
+from dask_problems import design_problem
 
 CHUNKS = (40, 25, 35)
 
@@ -23,13 +24,6 @@ CHUNKS = (40, 25, 35)
 def synchronous_scheduler():
     with dask.config.set(scheduler="synchronous"):  # no cluster: the blockwise code runs in this process
         yield
-
-
-def problem(seed=0, n=sum(CHUNKS), d=3):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d))
-    y = np.where(X[:, 0] + 0.7 * rng.normal(size=n) > 0, 1, 0)
-    return X, y
 
 
 def designs(X, y):
@@ -41,7 +35,7 @@ def designs(X, y):
 
 @pytest.mark.parametrize("irls", [False, True])
 def test_pass_statistics_and_steps_agree(irls):
-    X, y = problem()
+    X, y = design_problem()
     memory, on_dask = designs(X, y)
     assert isinstance(memory, InMemoryDesign) and memory.shape == on_dask.shape
     W = np.array([0.5, -0.2, 0.1, 0.05])
@@ -59,7 +53,7 @@ def test_pass_statistics_and_steps_agree(irls):
 
 @pytest.mark.parametrize("kw", [dict(), dict(C=1.0, loss="absolute"), dict(update="weights")])
 def test_one_driver_gives_the_same_fit_on_both_designs(kw):
-    X, y = problem(1)
+    X, y = design_problem(1)
     memory, on_dask = designs(X, y)
     kw = dict(kw, max_iter=25)
     expected = ho_kashyap(memory, **kw, _plan={"driver": "python"})
@@ -74,7 +68,7 @@ def test_one_driver_gives_the_same_fit_on_both_designs(kw):
 @pytest.mark.parametrize("name", ["mhks", "mhka", "lsvm", "mse", "hk"])
 def test_dask_refuses_columns_the_in_memory_fit_would_rescale(name, scale):
     """The in-memory test of linsep._core.signed_design.column_shifts, on the blocks' column maxima; the cause is named."""
-    X, y = problem(2)
+    X, y = design_problem(2)
     with pytest.raises(ValueError, match=r"column 0 of X has magnitudes up to .*outside 2\^±53.*does not rescale"):
         make_classifier(name).fit(da.from_array(X * np.array([scale, 1.0, 1.0]), chunks=(CHUNKS, 3)), y)
 
@@ -94,7 +88,7 @@ class _FailsAt:
 
 def test_chained_iterates_are_the_serial_ones_and_defer_errors():
     # One group (synchronous scheduler): Design.hk_iterates runs chunks of 2, 4, … iterates in one task.
-    X, y = problem(3)
+    X, y = design_problem(3)
     memory, on_dask = designs(X, y)
     assert len(on_dask.blocks.groups) == 1
     options = dict(offset=1.0, two_mu=0.8, tol=1e-6, update="margin", irls=False, validation=None)
@@ -122,7 +116,7 @@ def test_chained_iterates_are_the_serial_ones_and_defer_errors():
 def test_chained_driver_stops_where_the_serial_one_does(kw):
     # Chained (one task for all blocks) and one round trip per iterate (the default hk_iterates, one task
     # per group of blocks) give the same fit, whatever iterate the rules stop at.
-    X, y = problem(4)
+    X, y = design_problem(4)
     _, chained = designs(X, y)
     blocks = copy.copy(chained.blocks)
     blocks.groups = [[0], [2], [1]]  # as if three workers held them
@@ -130,7 +124,7 @@ def test_chained_driver_stops_where_the_serial_one_does(kw):
     serial.chain_max = 1  # one round trip per iterate: Design.hk_iterates' default over the three groups
     kw = dict(kw, max_iter=60)
     if kw.pop("Y_val", False):
-        X_val, y_val = problem(5)
+        X_val, y_val = design_problem(5)
         val = designs(X_val, y_val)[1]
         kw["Y_val"] = val
     results = [ho_kashyap(d, **kw) for d in (chained, serial)]

@@ -1,6 +1,6 @@
 """The float32 Ho–Kashyap pass (:mod:`linsep.solvers.ho_kashyap.rows`): float32 products, float64 margins and sums of blocks.
 
-The merged validation count of either pass against the separate one is in ``test_loops.py``.
+The merged validation count of either pass against the separate one is in ``test_hk_loops.py``.
 """
 
 import numpy as np

@@ -2,7 +2,7 @@
 
 The reference checks here are independent of linsep: exact rational arithmetic (``fractions``) for
 certificates, plain NumPy for the rest.  The rescaling's own unit tests (``column_shifts``,
-``scale_columns``, ``unscale_coef``) are in ``test_design.py``.
+``scale_columns``, ``unscale_coef``) are in ``core/test_signed_design.py``.
 """
 
 import warnings
@@ -10,7 +10,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from conftest import wide_margin_data
+from conftest import exact_proof_residual, wide_margin_data
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning
@@ -119,20 +119,6 @@ def test_a_true_proof_is_kept_at_every_scale():
 
 
 # --- check_separability ------------------------------------------------------------------------------
-
-def exact_proof_residual(X, signs, u):
-    """max_j |Σ u_i y_i Y_ij| / Σ u_i |Y_ij| in exact rational arithmetic (bias column included)."""
-    u = [Fraction(float(v)) for v in np.ravel(u)]
-    assert all(v >= 0 for v in u) and any(v > 0 for v in u)
-    worst = Fraction(0)
-    columns = [list(map(float, X[:, j])) for j in range(X.shape[1])] + [[1.0] * X.shape[0]]
-    for column in columns:
-        terms = [ui * int(s) * Fraction(x) for ui, s, x in zip(u, signs, column)]
-        magnitude = sum(abs(t) for t in terms)
-        if magnitude:
-            worst = max(worst, abs(sum(terms)) / magnitude)
-    return float(worst)
-
 
 def exactly_separates(X, signs, coef, intercept):
     coef = [Fraction(float(c)) for c in np.ravel(coef)]

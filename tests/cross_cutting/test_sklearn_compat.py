@@ -46,7 +46,7 @@ _SPLIT = ("early stopping holds out a random share of the rows: repeated rows fa
 _IRLS_FLOOR = ("IRLS floors |e_i| relative to max s_i|e_i| (the scaled rows' residuals), repeated rows relative "
                "to max|e_i|: where residuals sit at the floor the iterates differ (linsep.designs.weights)")
 _GAMMA_SCALE = ("gamma='scale' is 1 / (d Var(X)), and repeated rows change Var(X): another kernel (with a fixed "
-                "gamma integer weights equal repeated rows, tests/test_weights.py)")
+                "gamma integer weights equal repeated rows, tests/designs/test_weights.py)")
 _KERNEL_MAP = (_GAMMA_SCALE + "; the truncated empirical kernel map (map_tol > 0) also chooses its pivots among "
                "the training rows")
 _INVERSE_STEPS = ("class weights 1000 : 0.0001 multiply the condition number of the weighted Y^T S Y by ~1e7; "

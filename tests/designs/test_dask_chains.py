@@ -18,7 +18,7 @@ from linsep.designs import dask_groups as _dask_groups  # noqa: E402
 from linsep.designs import dask as backend  # noqa: E402
 from conftest import local_dask_client  # noqa: E402
 
-from test_dask import RTOL, _assert_same_fit, _dask_pair, _data, _fit_both  # noqa: E402
+from dask_problems import RTOL, assert_same_fit, dask_pair, fit_both, pair_data  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -52,15 +52,15 @@ CHAINED = [
 
 @pytest.mark.parametrize("params, kind", [case[1:] for case in CHAINED], ids=[case[0] for case in CHAINED])
 def test_chained_iterations_equal_in_memory(one_worker, params, kind):
-    X, y = _data(kind)
-    Xd, yd = _dask_pair(X, y)
+    X, y = pair_data(kind)
+    Xd, yd = dask_pair(X, y)
     assert len(backend.RowBlocks(Xd, yd).groups) == 1  # one worker: one group, chained iterations
     memory = HoKashyapClassifier(**params)
     with backend.round_trips() as trips, warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         memory.fit(X, y)
         on_dask = HoKashyapClassifier(**params).fit(Xd, yd)
-    _assert_same_fit(memory, on_dask)
+    assert_same_fit(memory, on_dask)
     n_iter = int(np.sum(on_dask.n_iter_))
     assert trips.computes < n_iter or n_iter < 12  # several iterations per round trip
     assert trips.largest <= (X.shape[1] + 1) ** 2
@@ -75,12 +75,12 @@ def test_chained_iterations_equal_in_memory(one_worker, params, kind):
 def test_chained_fits_stop_inside_a_chunk(one_worker):
     # The stopping iterate falls inside a chunk of chained iterates (not at its end) for some of these
     # tolerances: the fit is still the in-memory one, to the iterate.
-    X, y = _data("noisy")
-    Xd, yd = _dask_pair(X, y)
+    X, y = pair_data("noisy")
+    Xd, yd = dask_pair(X, y)
     inside = 0
     for tol in (1e-2, 3e-3, 1e-3, 3e-4, 1e-4):
         memory, on_dask = (HoKashyapClassifier(C=1.0, tol=tol).fit(data, labels) for data, labels in ((X, y), (Xd, yd)))
-        _assert_same_fit(memory, on_dask)
+        assert_same_fit(memory, on_dask)
         inside += int(on_dask.n_iter_) not in _chain_boundaries()
     assert inside >= 2
 
@@ -88,12 +88,12 @@ def test_chained_fits_stop_inside_a_chunk(one_worker):
 @pytest.mark.parametrize("loss", ["squared", "absolute"], ids=["hkes", "hkesa"])
 @pytest.mark.parametrize("patience", [None, 3, 7])
 def test_chained_early_stopping_and_patience_equal(one_worker, loss, patience):
-    X, y = _data("noisy", seed=1)
-    X_val, y_val = _data("noisy", n=60, seed=2)
+    X, y = pair_data("noisy", seed=1)
+    X_val, y_val = pair_data("noisy", n=60, seed=2)
     make = lambda: HoKashyapClassifier(early_stopping=True, loss=loss, n_iter_no_change=patience,  # noqa: E731
                                        max_iter=80)
-    memory, on_dask = _fit_both(make, X, y, X_val=X_val, y_val=y_val)
-    _assert_same_fit(memory, on_dask)
+    memory, on_dask = fit_both(make, X, y, X_val=X_val, y_val=y_val)
+    assert_same_fit(memory, on_dask)
     assert on_dask.best_iter_ == memory.best_iter_
     np.testing.assert_allclose(on_dask.history_["validation_error"], memory.history_["validation_error"])
 
@@ -118,8 +118,8 @@ def test_hkes_three_classes_takes_few_round_trips(one_worker):
 def test_fitted_margin_holds_its_blocks_only(one_worker):
     # The margin is picked from a chain's result (every iterate's B, D and E): persisted on its own, the
     # fitted attribute keeps one chunk per row block, not that result.
-    X, y = _data("noisy")
-    Xd, yd = _dask_pair(X, y)
+    X, y = pair_data("noisy")
+    Xd, yd = dask_pair(X, y)
     on_dask = HoKashyapClassifier(C=1.0, max_iter=200).fit(Xd, yd)
     assert int(on_dask.n_iter_) > 8  # the last iterate comes from a chain
     margin = on_dask.margin_vector_
@@ -129,8 +129,8 @@ def test_fitted_margin_holds_its_blocks_only(one_worker):
 def test_iterations_per_round_trip_caps_the_chains(one_worker):
     import dask
 
-    X, y = _data("noisy")
-    Xd, yd = _dask_pair(X, y)
+    X, y = pair_data("noisy")
+    Xd, yd = dask_pair(X, y)
     design = backend.DaskDesign(backend.RowBlocks(Xd, yd), 1)
     assert _dask_groups.chain_length(design) > 4
     with dask.config.set({"linsep.iterations-per-round-trip": 4}), backend.round_trips() as capped:

@@ -102,7 +102,7 @@ def test_dask_integer_weights_equal_repeated_rows(client, name):
     X_rep, y_rep = np.repeat(X, repeats, 0), np.repeat(y, repeats)
     chunks = tuple(int(repeats[a:b].sum()) for a, b in zip(np.cumsum((0,) + CHUNKS)[:-1], np.cumsum(CHUNKS)))
     repeated = _fit(name, _dask(X_rep, chunks), _dask(y_rep, chunks))
-    # IRLS floors |e_i| relative to max s_i|e_i| rather than max|e_i| (tests/test_weights.py)
+    # IRLS floors |e_i| relative to max s_i|e_i| rather than max|e_i| (tests/designs/test_weights.py)
     _assert_same_fit(repeated, weighted, 1e-5 if name == "mhka" else 1e-7)
 
 
@@ -121,7 +121,7 @@ def test_dask_zero_weight_equals_removed_row(client, name):
 @pytest.mark.parametrize("name", ["hk", "mse", "mhks", "lsvm"])
 def test_dask_common_factor_of_the_weights(client, name):
     # HK and MSE without C: the same predictions; MHKS weighs C against the weighted sum (C / 7),
-    # LSVM penalises row i with C s_i (C · 7) — as in memory (tests/test_weights.py).
+    # LSVM penalises row i with C s_i (C · 7) — as in memory (tests/designs/test_weights.py).
     X, y, counts = _data()
     Xd, yd = _dask(X), _dask(y)
     weights = counts + 0.5
