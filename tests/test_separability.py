@@ -8,7 +8,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
-import linsep.separability as separability
 from linsep import check_separability
 from linsep._core.signed_design import sign_normalized
 from linsep._core.result import NOT_SEPARABLE, SolveResult
@@ -109,13 +108,14 @@ def test_proof_residual_of_a_signed_design():
     assert proof_residual(Y, np.ones(3)) > 0.1
 
 
-def test_undecided_when_no_candidate_passes(monkeypatch, capsys):
+def test_undecided_when_no_candidate_passes(capsys):
     from types import SimpleNamespace
 
     X, y = wide_margin_data()
-    monkeypatch.setattr(separability, "ho_kashyap", lambda Y, **kw: SolveResult(
-        np.zeros(Y.shape[1]), 3, NOT_SEPARABLE, certificate=np.ones(Y.shape[0])))
-    monkeypatch.setattr(separability, "linprog", lambda *a, **kw: SimpleNamespace(status=2, x=None))
-    result = check_separability(X, y)
+    plan = {  # HK claims a proof that fails the check, and the linear programs fail
+        "ho_kashyap": lambda Y, **kw: SolveResult(np.zeros(Y.shape[1]), 3, NOT_SEPARABLE,
+                                                  certificate=np.ones(Y.shape[0])),
+        "linprog": lambda *a, **kw: SimpleNamespace(status=2, x=None)}
+    result = check_separability(X, y, _plan=plan)
     assert result.separable is None and result.certificate is None and result.status == "undecided"
     assert result.summary().startswith("undecided")

@@ -225,7 +225,7 @@ def _row_normalized(Y):
     return (sp.diags(1.0 / norms) @ Y) if sp.issparse(Y) else Y / norms[:, None], norms * largest
 
 
-def check_separability(X, y, *, max_iter=1000, pairwise=False):
+def check_separability(X, y, *, max_iter=1000, pairwise=False, _plan=None):
     """Decide whether classes are linearly separable, with a checked certificate for each verdict.
 
     Parameters
@@ -238,6 +238,10 @@ def check_separability(X, y, *, max_iter=1000, pairwise=False):
     pairwise : bool, default=False
         With more than two classes, also decide every pair of classes (on
         their rows only).
+    _plan : dict or None
+        Private (tests): ``{"ho_kashyap": ..., "linprog": ...}`` replace the
+        Ho–Kashyap solver and SciPy's ``linprog`` the verdicts are decided
+        with (their candidates are checked all the same).
 
     Returns
     -------
@@ -269,10 +273,11 @@ def check_separability(X, y, *, max_iter=1000, pairwise=False):
     classes = np.unique(y)
     if len(classes) < 2:
         raise ValueError(f"check_separability decides between two classes; got {len(classes)}")
+    plan = {"ho_kashyap": ho_kashyap, "linprog": linprog, **(_plan or {})}
     if len(classes) == 2:
-        return _check_two_classes(X, np.where(y == classes[1], 1.0, -1.0), classes, max_iter)
+        return _check_two_classes(X, np.where(y == classes[1], 1.0, -1.0), classes, max_iter, plan)
     one_vs_rest = {_plain(label): _check_two_classes(X, np.where(y == label, 1.0, -1.0),
-                                                     np.array(["rest", label], dtype=object), max_iter)
+                                                     np.array(["rest", label], dtype=object), max_iter, plan)
                    for label in classes}
     pairs = None
     if pairwise:
@@ -281,7 +286,7 @@ def check_separability(X, y, *, max_iter=1000, pairwise=False):
             for positive in classes[i + 1:]:
                 rows = np.flatnonzero((y == negative) | (y == positive))
                 verdict = _check_two_classes(X[rows], np.where(y[rows] == positive, 1.0, -1.0),
-                                             np.array([negative, positive]), max_iter)
+                                             np.array([negative, positive]), max_iter, plan)
                 pairs[_plain(negative), _plain(positive)] = _on_all_rows(verdict, rows, X.shape[0])
     return MulticlassSeparabilityResult(classes, one_vs_rest, pairs)
 
@@ -349,27 +354,30 @@ class MulticlassSeparabilityResult:
                 "pairwise": None if self.pairwise is None else [v.to_dict() for v in self.pairwise.values()]}
 
 
-def _check_two_classes(X, signs, classes, max_iter):
-    """The verdict for labels ``signs`` (±1) of the rows of ``X``; ``classes[1]`` is the positive side."""
+def _check_two_classes(X, signs, classes, max_iter, plan):
+    """The verdict for labels ``signs`` (±1) of the rows of ``X``; ``classes[1]`` is the positive side.
+
+    ``plan``: the ``ho_kashyap`` and ``linprog`` functions to decide with (:func:`check_separability`).
+    """
     shifts = column_shifts(X)
     Xs = X if shifts is None else scale_columns(X, shifts)  # exact; same verdict and certificates
     Y = sign_normalized(Xs, signs)
     Yn, norms = _row_normalized(Y)
 
-    hk = ho_kashyap(Yn, b0=1.0, max_iter=max_iter, tol=0.0, stop_at_separation=True)
+    hk = plan["ho_kashyap"](Yn, b0=1.0, max_iter=max_iter, tol=0.0, stop_at_separation=True)
     if hk.status == SEPARABLE:
         plane = _hyperplane(X, signs, shifts, hk.weights)
         if plane is not None:
             return SeparabilityResult(True, plane, "ho_kashyap", classes, hk.n_iter)
     if hk.certificate is not None:
         # u for the row-normalised rows is a valid u for Y after rescaling by 1/‖Y_i‖.
-        proof = _small_proof(Xs, signs, Yn, norms, hk.certificate)
+        proof = _small_proof(Xs, signs, Yn, norms, hk.certificate, plan["linprog"])
         if proof is not None:
             return SeparabilityResult(False, proof, "ho_kashyap", classes, hk.n_iter)
-    return _decide_by_linear_programming(X, Xs, signs, shifts, Yn, norms, classes, hk.n_iter)
+    return _decide_by_linear_programming(X, Xs, signs, shifts, Yn, norms, classes, hk.n_iter, plan["linprog"])
 
 
-def _gordan_vertex(Yn):
+def _gordan_vertex(Yn, linprog):
     """A vertex of ``{u >= 0 : Ynᵀu = 0, 1ᵀu = 1}`` (HiGHS simplex), or ``None`` if it is empty.
 
     A vertex has at most as many nonzero entries as there are equations,
@@ -383,7 +391,7 @@ def _gordan_vertex(Yn):
     return np.maximum(gordan.x, 0.0) if gordan.status == 0 else None
 
 
-def _small_proof(Xs, signs, Yn, norms, u_normalized):
+def _small_proof(Xs, signs, Yn, norms, u_normalized, linprog):
     """The checked proof from a candidate ``u`` for the rows of ``Yn``, on at most ``d + 2`` rows if possible.
 
     The Gordan system restricted to the candidate's support is feasible, and
@@ -392,7 +400,7 @@ def _small_proof(Xs, signs, Yn, norms, u_normalized):
     """
     support = np.flatnonzero(np.asarray(u_normalized) > 0)
     if support.size > Yn.shape[1] + 1:
-        vertex = _gordan_vertex(Yn[support])
+        vertex = _gordan_vertex(Yn[support], linprog)
         if vertex is not None:
             reduced = np.zeros(Yn.shape[0])
             reduced[support] = vertex
@@ -402,11 +410,11 @@ def _small_proof(Xs, signs, Yn, norms, u_normalized):
     return _proof(Xs, signs, np.asarray(u_normalized) / norms)
 
 
-def _decide_by_linear_programming(X, Xs, signs, shifts, Yn, norms, classes, n_iter):
+def _decide_by_linear_programming(X, Xs, signs, shifts, Yn, norms, classes, n_iter, linprog):
     n_samples, n_cols = Yn.shape
-    vertex = _gordan_vertex(Yn)
+    vertex = _gordan_vertex(Yn, linprog)
     if vertex is not None:
-        proof = _small_proof(Xs, signs, Yn, norms, vertex)
+        proof = _small_proof(Xs, signs, Yn, norms, vertex, linprog)
         if proof is not None:
             return SeparabilityResult(False, proof, "linear_programming", classes, n_iter)
     primal = linprog(np.zeros(n_cols), A_ub=-Yn, b_ub=-np.ones(n_samples),

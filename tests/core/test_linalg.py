@@ -23,7 +23,6 @@ import scipy.sparse as sp
 from conftest import random_problem, sparse_problem
 from sklearn.exceptions import ConvergenceWarning
 
-import linsep._core.krylov as krylov
 import linsep._core.linalg as linalg
 from linsep import make_classifier
 from linsep._core.certificates import FIT_PROOF_RTOL, design_proof_residuals
@@ -33,7 +32,7 @@ from linsep._core.linalg import (CG_FORCING, IterativeLeastSquares, LeastSquares
 from linsep.kernels import kernel_matrix
 from linsep.solvers.ho_kashyap.solver import ho_kashyap
 from linsep.solvers.lsvm.solver import lagrangian_svm
-from linsep.solvers.mse import mse
+from linsep.solvers.mse import mse, mse_linear_machine
 
 WIDE = 2100  # features: d + 1 above the direct solver's widest system
 
@@ -287,7 +286,7 @@ def test_unconverged_solve_is_reported(iterative):
             make_classifier("mse").fit(X, y)
 
 
-def test_unconverged_column_of_a_multi_right_hand_side_is_reported(iterative, monkeypatch):
+def test_unconverged_column_of_a_multi_right_hand_side_is_reported(iterative):
     X, y = sparse_problem(100, 40)
     A = sign_normalized(X, np.ones(100))
     with solver_limits(cg_max_iter=1):
@@ -295,33 +294,25 @@ def test_unconverged_column_of_a_multi_right_hand_side_is_reported(iterative, mo
     solver.solve(np.column_stack([np.ones(100), np.zeros(100)]))  # the last column solves at once
     assert not solver.converged
 
-    # The multi-class linear machine: only the first class's solve stops short.
-    pcg, calls = linalg._pcg, []
-
-    def first_solve_short(matvec, b, x, inv_diag, rtol, max_iter, **kwargs):
-        calls.append(1)
-        return pcg(matvec, b, x, inv_diag, rtol, 1 if len(calls) == 1 else max_iter, **kwargs)
-
-    monkeypatch.setattr(linalg, "_pcg", first_solve_short)
+    # The multi-class linear machine: only the first class's solve stops short (one CG iteration).
     labels = np.arange(100) % 3
-    with pytest.warns(ConvergenceWarning):
-        model = make_classifier("mse").fit(X, labels)
-    assert list(model.status_) == ["max_iter"] * 3 and len(calls) == 3
+    with solver_limits(first_solve_max_iter=1):
+        with pytest.warns(ConvergenceWarning):
+            model = make_classifier("mse").fit(X, labels)
+        machine = mse_linear_machine(sp.hstack([X, np.ones((100, 1))]).tocsr(), labels)
+    assert list(model.status_) == ["max_iter"] * 3
+    assert machine.status == "max_iter" and machine.extra["factorization"] == "cg"
+    assert machine.extra["cg_solves"] == 3  # one CG solve per class
 
 
-def test_unconverged_minimum_norm_projection_is_reported(iterative, monkeypatch):
+def test_unconverged_minimum_norm_projection_is_reported(iterative):
     X, y = sparse_problem(100, 20, noise=0.15)
     Y = sign_normalized(X, np.where(y == 1, 1.0, -1.0))
     reference = ho_kashyap(Y, tol=1e-3)
     assert reference.status == "converged"
-    pcg = krylov._pcg
-
-    def projection_short(matvec, b, x, inv_diag, rtol, max_iter, **kwargs):
-        # the map's CG (linsep._core.krylov.minimum_norm_map) stops after one iteration; the W-steps' are untouched
-        return pcg(matvec, b, x, inv_diag, rtol, 1, **kwargs)
-
-    monkeypatch.setattr(krylov, "_pcg", projection_short)
-    with solver_limits(peeling_max_free=0):  # the Krylov map (this tall Y would peel: no solve to cut short)
+    # the map's CG (linsep._core.krylov.minimum_norm_map) stops after one iteration; the W-steps' are untouched;
+    # peeling_max_free=0: the Krylov map (this tall Y would peel: no solve to cut short)
+    with solver_limits(peeling_max_free=0, map_max_iter=1):
         result = ho_kashyap(Y, tol=1e-3)
     assert result.extra["minimum_norm_map"] == "cg"
     assert result.status == "max_iter"
@@ -329,22 +320,16 @@ def test_unconverged_minimum_norm_projection_is_reported(iterative, monkeypatch)
     np.testing.assert_allclose(Y @ result.weights, Y @ reference.weights, atol=1e-8)
 
 
-def test_irls_system_that_turns_iterative_is_checked(monkeypatch):
+def test_irls_system_that_turns_iterative_is_checked():
     # A reweighted system that Cholesky refuses and whose dense SVD would be too large goes to CG
-    # in mid-fit; that factor's unconverged solves must still be reported.
+    # in mid-fit; that factor's unconverged solves must still be reported.  direct_weighted=False sends
+    # every weighted (reweighted) system to CG, as such a refusal does; the first, unweighted one stays direct.
     X, y = sparse_problem(100, 20, noise=0.15)
     Y = sign_normalized(X, np.where(y == 1, 1.0, -1.0))
-    init = LeastSquaresFactor.__init__
-
-    def direct_unless_weighted(self, Y, sample_weight=None, ridge=0.0, gram=None):
-        if sample_weight is not None:
-            raise linalg._TooLargeForDirect
-        init(self, Y, sample_weight, ridge, gram)
-
-    monkeypatch.setattr(LeastSquaresFactor, "__init__", direct_unless_weighted)
-    assert ho_kashyap(Y, C=0.1, loss="absolute").status == "converged"
-    with solver_limits(cg_max_iter=1):
-        result = ho_kashyap(Y, C=0.1, loss="absolute")
+    with solver_limits(direct_weighted=False):
+        assert ho_kashyap(Y, C=0.1, loss="absolute").status == "converged"
+        with solver_limits(cg_max_iter=1):
+            result = ho_kashyap(Y, C=0.1, loss="absolute")
     assert result.extra["factorization"] == "cg" and result.status == "max_iter"
 
 

@@ -193,15 +193,13 @@ def test_recorder_budget_thins_evenly_and_bounds_memory():
     assert TRACE_BUDGET_BYTES < 100 * 2**20
 
 
-def test_ho_kashyap_trace_stays_within_the_budget(monkeypatch):
-    import linsep._core.trace as module
+def test_ho_kashyap_trace_stays_within_the_budget():
+    from linsep._core.trace import trace_budget
 
-    monkeypatch.setattr(module, "TRACE_BUDGET_BYTES", 400_000)
-    monkeypatch.setattr(module.make_recorder, "__defaults__", (400_000,))
     X, y = _data(5, n=1000, separable=False)
     clf = HoKashyapClassifier(C=1.0, record_history=True, max_iter=300, tol=0.0, stopping="paper",
                               stop_at_separation=False)  # C: no non-separability proof ends it early
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), trace_budget(400_000):
         warnings.simplefilter("ignore")
         clf.fit(X, y)
     trace = clf.history_

@@ -81,6 +81,9 @@ class SolverLimits:
     product_threads: int | None = None  # threads of the sparse CG products (None: linsep._core.threads.pass_threads)
     frequent_columns: int = FREQUENT_COLUMNS  # k of the minimum-norm map's metric (linsep._core.krylov)
     peeling_max_free: int = PEELING_MAX_FREE  # free columns of the map's peeling (linsep._core.null_space; 0: none)
+    first_solve_max_iter: int | None = None  # CG iterations of each iterative solver's first solve (None: cg_max_iter)
+    map_max_iter: int | None = None  # CG iterations of the minimum-norm map (None: the solver's cg_max_iter)
+    direct_weighted: bool = True  # False: a weighted system (IRLS) goes to CG, as one the direct path refuses
 
 
 _LIMITS = contextvars.ContextVar("linsep_solver_limits", default=SolverLimits())
@@ -150,6 +153,8 @@ class LeastSquaresFactor:
     """
 
     def __init__(self, Y, sample_weight=None, ridge=0.0, gram=None):
+        if sample_weight is not None and not _LIMITS.get().direct_weighted:
+            raise _TooLargeForDirect
         self.Y = Y
         self.sample_weight = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
         self.ridge = float(ridge)
@@ -389,6 +394,7 @@ class IterativeLeastSquares:
         self.ridge = float(ridge)
         self.tol = float(tol)
         self.max_iter = _LIMITS.get().cg_max_iter if max_iter is None else int(max_iter)
+        self._first_max_iter = _LIMITS.get().first_solve_max_iter  # None: the first solve's budget is max_iter
         self.penalize_bias = bool(penalize_bias)
         self.minimum_norm = bool(minimum_norm)
         self.forcing = float(forcing)
@@ -463,7 +469,8 @@ class IterativeLeastSquares:
         """
         limits = _LIMITS.get()
         out, n_iter, self.residual, self.converged, self.minimum_norm_map = minimum_norm_map(
-            self._A, self._At, W, self.tol if tol is None else float(tol), self.max_iter,
+            self._A, self._At, W, self.tol if tol is None else float(tol),
+            self.max_iter if limits.map_max_iter is None else limits.map_max_iter,
             threads=self.product_threads, frequent_columns=limits.frequent_columns,
             peeling_max_free=limits.peeling_max_free)
         self.iterations += n_iter
@@ -523,9 +530,10 @@ class IterativeLeastSquares:
                 fitted, previous_fitted = self._fitted.copy(), self._fitted
                 on_step = lambda alpha: np.add(fitted, alpha * self._image_of_last, out=fitted)  # noqa: E731
             known = (self._recycled.corrected(start, r0, fitted), float(np.linalg.norm(r0)))
+        max_iter = self.max_iter if self.solves or self._first_max_iter is None else self._first_max_iter
         with serial_blas_for(self):
             x, n_iter, residual, converged = _pcg(self._matvec, g, start, self._inv_diag,
-                                                  self.tol if tol is None else float(tol), self.max_iter,
+                                                  self.tol if tol is None else float(tol), max_iter,
                                                   forcing=forcing, start=known, on_step=on_step)
         self._image = None
         if recycling:  # CG left its final residual in known[0]

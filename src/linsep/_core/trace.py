@@ -84,6 +84,8 @@ the scalar keys are not subsampled.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 from numbers import Integral
 
 import numpy as np
@@ -104,10 +106,31 @@ RECORD_HISTORY_CONSTRAINT = ["boolean", Interval(Integral, 0, None, closed="left
 """``_parameter_constraints`` entry of ``record_history``: a bool, a stride ``n >= 1`` (0: off), or ``"updates"``."""
 
 
-def make_recorder(record_history, budget_bytes=TRACE_BUDGET_BYTES):
-    """A :class:`TraceRecorder` for an estimator's ``record_history``, or ``None`` when it is falsy."""
+_BUDGET_BYTES = contextvars.ContextVar("linsep_trace_budget_bytes", default=TRACE_BUDGET_BYTES)
+
+
+@contextlib.contextmanager
+def trace_budget(budget_bytes):
+    """Private: the recorders :func:`make_recorder` makes in this block keep ``budget_bytes`` (tests: a small budget).
+
+    Scoped to the block and to the current thread's context, as ``linsep._core.linalg.solver_limits``.
+    """
+    token = _BUDGET_BYTES.set(int(budget_bytes))
+    try:
+        yield
+    finally:
+        _BUDGET_BYTES.reset(token)
+
+
+def make_recorder(record_history, budget_bytes=None):
+    """A :class:`TraceRecorder` for an estimator's ``record_history``, or ``None`` when it is falsy.
+
+    ``budget_bytes``: :data:`TRACE_BUDGET_BYTES`, or that of a :func:`trace_budget` block, unless given.
+    """
     if not record_history:
         return None
+    if budget_bytes is None:
+        budget_bytes = _BUDGET_BYTES.get()
     if record_history == UPDATES:
         return TraceRecorder(stride=1, budget_bytes=budget_bytes, per_update=True)
     stride = 1 if record_history is True else int(record_history)

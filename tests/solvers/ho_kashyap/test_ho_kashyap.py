@@ -426,12 +426,12 @@ def test_threaded_pass_reproduces_the_serial_pass(kw, with_validation, dtype):
         np.testing.assert_allclose(threaded.history[name], trace, rtol=rtol, err_msg=name)
 
 
-def test_irls_keeps_blas_to_one_thread_inside_the_compiled_loop(monkeypatch):
+def test_irls_keeps_blas_to_one_thread_inside_the_compiled_loop():
     """Large-data IRLS runs its per-block Gram products on one BLAS thread (the rows go to the chunks)."""
     from threadpoolctl import threadpool_info
 
-    import linsep.solvers.ho_kashyap.compiled as module
     from linsep._core.threads import serial_blas
+    from linsep.solvers.ho_kashyap.loops import ho_kashyap_segment as segment
 
     def blas_threads():
         return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
@@ -443,7 +443,6 @@ def test_irls_keeps_blas_to_one_thread_inside_the_compiled_loop(monkeypatch):
         assert blas_threads() == before
     assert blas_threads() == before
     seen = []
-    segment = module.ho_kashyap_segment
 
     class RecordingSegment:  # the compiled segment, which also records the BLAS limit it runs under
         def __getattr__(self, name):  # numba's dispatcher API (linsep._core.compilation.prepare compiles through it)
@@ -453,15 +452,14 @@ def test_irls_keeps_blas_to_one_thread_inside_the_compiled_loop(monkeypatch):
             seen.append(blas_threads())
             return segment(*args)
 
-    monkeypatch.setattr(module, "ho_kashyap_segment", RecordingSegment())  # observes the BLAS limit inside
-    X, y = random_problem(36, n=300, d=4)
-    ho_kashyap(SignedDesign(X, y), loss="absolute", C=0.5, _plan=BY_ROWS[True])
+    X, y = random_problem(36, n=300, d=4)  # the segment called observes the BLAS limit inside
+    ho_kashyap(SignedDesign(X, y), loss="absolute", C=0.5, _plan={**BY_ROWS[True], "segment": RecordingSegment()})
     assert seen and all(set(threads) <= {1} for threads in seen)
     assert blas_threads() == before
 
 
 @pytest.mark.parametrize("chunks", [1, 2])
-def test_overlapping_irls_fits_in_threads_restore_the_blas_threads(monkeypatch, chunks):
+def test_overlapping_irls_fits_in_threads_restore_the_blas_threads(chunks):
     """Two MHKA fits in threads whose one-thread BLAS limits overlap (A in, B in, A out, B out) leave BLAS as it was.
 
     ``chunks=2``: one fit holds the lock of the parallel pass, the other runs
@@ -472,7 +470,7 @@ def test_overlapping_irls_fits_in_threads_restore_the_blas_threads(monkeypatch, 
 
     from threadpoolctl import threadpool_info, threadpool_limits
 
-    import linsep.solvers.ho_kashyap.compiled as module
+    from linsep._core.threads import serial_blas
 
     def blas_threads():
         return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
@@ -484,10 +482,8 @@ def test_overlapping_irls_fits_in_threads_restore_the_blas_threads(monkeypatch, 
         setter.start()
         setter.join()
 
-    plan = {**BY_ROWS[True], "threads": chunks}  # by rows: the IRLS Gram products limit BLAS
     first_in, first_out = threading.Event(), threading.Event()
     both_in = threading.Barrier(2, timeout=60)
-    serial_blas = module.serial_blas
     inside, errors = [], []
 
     @contextlib.contextmanager
@@ -506,7 +502,8 @@ def test_overlapping_irls_fits_in_threads_restore_the_blas_threads(monkeypatch, 
         if not second:
             first_out.set()
 
-    monkeypatch.setattr(module, "serial_blas", overlapping)
+    # by rows: the IRLS Gram products limit BLAS, through the limit given (the real one, made to overlap)
+    plan = {**BY_ROWS[True], "threads": chunks, "blas_limit": overlapping}
 
     def fit(seed):
         try:

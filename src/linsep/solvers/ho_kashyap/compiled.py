@@ -58,7 +58,8 @@ class HKRun:
 
 def iterate_compiled(design, L, W, B, *, factor, absolute, irls_floor, learning_rate, max_iter, tol, relative,
                      stop_at_separation, ridge, offset, can_prove, Y_val, n_iter_no_change=None,
-                     validation_tol=0.0, segment_steps=SEGMENT_STEPS, threads=None, pivot_tol=None, check_finite):
+                     validation_tol=0.0, segment_steps=SEGMENT_STEPS, threads=None, pivot_tol=None, check_finite,
+                     segment=None, blas_limit=None):
     """The iteration in compiled segments of ``segment_steps``, from ``YᵀY + CĨ = L Lᵀ``.
 
     ``design`` and ``Y_val`` are in-memory dense designs.  Returns ``(run, threads)``,
@@ -66,7 +67,10 @@ def iterate_compiled(design, L, W, B, *, factor, absolute, irls_floor, learning_
     ``linsep._core.linalg.LeastSquaresFactor`` would not factor by Cholesky:
     the Python driver then runs the whole solve.  ``threads`` (``None``:
     ``linsep._core.threads.pass_threads``) splits a pass by rows; ``pivot_tol`` (``None``: the
-    factorisation's own) is the Cholesky pivot test of the IRLS systems.
+    factorisation's own) is the Cholesky pivot test of the IRLS systems.  ``segment`` (``None``:
+    ``ho_kashyap_segment``) is the compiled segment called and ``blas_limit`` (``None``:
+    ``linsep._core.threads.serial_blas``) the BLAS limit the IRLS pass runs under: tests pass wrappers that
+    observe them (``ho_kashyap(..., _plan={"segment": ..., "blas_limit": ...})``).
     """
     n_samples, n_cols = design.shape
     has_val = Y_val is not None
@@ -96,15 +100,17 @@ def iterate_compiled(design, L, W, B, *, factor, absolute, irls_floor, learning_
     L = np.array(L, dtype=float, order="C")  # refactored in place by IRLS
     D = np.ones(n_samples) if absolute else np.empty(0)  # IRLS weights D_0 = I
     traces = {"criterion": [], "training_errors": [], "validation_error": []}
+    blas_limit = serial_blas if blas_limit is None else blas_limit
     parallel = n_chunks > 1 and PARALLEL_LOCK.acquire(blocking=False)
     try:
-        with serial_blas(absolute and not by_columns):  # IRLS Gram products: rows split over chunks, not BLAS
+        with blas_limit(absolute and not by_columns):  # IRLS Gram products: rows split over chunks, not BLAS
             status = _run_segments(
                 X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks if parallel else 1, L, W, B, E, D, state,
                 best_W, W_prev, traces, merged=merged, factor=factor, has_val=has_val, n_val=Y_val.shape[0] if has_val else 0,
                 irls_floor=irls_floor, learning_rate=learning_rate, max_iter=max_iter, tol=tol, relative=relative,
                 stop_at_separation=stop_at_separation, ridge=ridge, offset=offset, can_prove=can_prove,
                 segment_steps=segment_steps, check_finite=check_finite,
+                segment=ho_kashyap_segment if segment is None else segment,
                 n_iter_no_change=patience_code(n_iter_no_change), validation_tol=float(validation_tol),
                 pivot_tol=PIVOT_TOL if pivot_tol is None else float(pivot_tol))
     finally:
@@ -142,7 +148,7 @@ def _increasing(rows):
 def _run_segments(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks, L, W, B, E, D, state, best_W, W_prev,
                   traces, *, merged, factor, has_val, n_val, irls_floor, learning_rate, max_iter, tol, relative,
                   stop_at_separation, ridge, offset, can_prove, segment_steps, check_finite, pivot_tol,
-                  n_iter_no_change, validation_tol):
+                  n_iter_no_change, validation_tol, segment):
     """Call the compiled loop segment by segment; return the status, or ``None`` for an ill-conditioned IRLS system."""
     chunked = not by_columns and row_chunks.py_func(E.shape[0], X.shape[1]) > 1
     selectors = segment_selectors(by_columns=by_columns, chunked=chunked, threads=n_chunks, reweighted=D.shape[0] > 0)
@@ -160,9 +166,9 @@ def _run_segments(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks, L, W
                 bool(merged))
         if not traces["criterion"]:
             # The variant is decided by the selectors and the types of the data and vectors (the rest is fixed).
-            prepare(ho_kashyap_segment, args, "the Ho–Kashyap loop",
+            prepare(segment, args, "the Ho–Kashyap loop",
                     key=(selectors, X.dtype, X_val.dtype, B.dtype, E.dtype, D.dtype, y.dtype, y_val.dtype))
-        code, n_recorded = ho_kashyap_segment(*args)
+        code, n_recorded = segment(*args)
         if code == HK_ILL_CONDITIONED:
             return None
         traces["criterion"].append(criterion[:n_recorded])

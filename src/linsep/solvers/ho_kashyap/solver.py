@@ -215,7 +215,9 @@ def ho_kashyap(
         Private: force a path (tests, benchmarks).  Keys ``driver``
         (``DRIVERS``), ``by_columns_max_entries``, ``segment_steps``,
         ``threads`` and the IRLS Cholesky ``pivot_tol`` of the compiled segment, ``cg_forcing`` the inexact
-        W-steps of wide ``Y`` (``linsep._core.linalg.iteration_forcing``; ``0``: every solve to ``τ``).
+        W-steps of wide ``Y`` (``linsep._core.linalg.iteration_forcing``; ``0``: every solve to ``τ``),
+        ``segment`` and ``blas_limit`` the compiled segment called and the BLAS limit of its IRLS pass
+        (``None``: the module's own; tests pass wrappers that observe them, ``iterate_compiled``).
         The path that ran is recorded in
         ``extra["plan"]``.
 
@@ -331,7 +333,8 @@ def ho_kashyap(
         raise ValueError(f"max_iter must be a non-negative integer, got {max_iter!r}")
     max_iter = int(max_iter)
     plan = {"driver": "auto", "by_columns_max_entries": BY_COLUMNS_MAX_ENTRIES, "segment_steps": SEGMENT_STEPS,
-            "threads": None, "pivot_tol": None, "cg_forcing": None, **(_plan or {})}
+            "threads": None, "pivot_tol": None, "cg_forcing": None, "segment": None, "blas_limit": None,
+            **(_plan or {})}
     if plan["driver"] not in DRIVERS:
         raise ValueError(f"_plan['driver'] must be one of {DRIVERS}, got {plan['driver']!r}")
     design = as_design(Y, plan["by_columns_max_entries"])
@@ -394,7 +397,8 @@ def _compiled_run(design, factor, W, B, plan, options, *, absolute, update, irls
         # refactors YᵀDY faster than the compiled loop's Cholesky).
         return None, None, 1
     compiled = dict(options, segment_steps=plan["segment_steps"], threads=plan["threads"],
-                    pivot_tol=plan["pivot_tol"], check_finite=_check_finite, irls_floor=irls_floor)
+                    pivot_tol=plan["pivot_tol"], check_finite=_check_finite, irls_floor=irls_floor,
+                    segment=plan["segment"], blas_limit=plan["blas_limit"])
     if factor.method == "cholesky":
         run, threads = iterate_compiled(design, factor.cholesky_factor, W, B, factor=factor, absolute=absolute,
                                         **compiled)
