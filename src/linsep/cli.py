@@ -59,7 +59,7 @@ from linsep.datasets import DataFileError, read_data_file
 from linsep.experiments import run_benchmark
 from linsep.experiments.provenance import command_line
 from linsep.experiments.stats import TESTS
-from linsep.persistence.model_file import (FORMAT, FORMAT_VERSION, ModelFileError, checksum, first_line, check_fitted_model, load_model,
+from linsep.persistence.model_file import (FORMAT, FORMAT_VERSION, ModelFileError, first_line, check_fitted_model, load_model,
                           save_model, write_file)
 
 __all__ = ["CLIError", "FORMAT", "FORMAT_VERSION", "USER_ERRORS", "build_parser", "load_model", "main",

@@ -8,7 +8,7 @@ estimator layer (:mod:`linsep.estimators.base`) turns a ``"max_iter"`` status in
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 import numpy as np
@@ -91,3 +91,29 @@ class SolveResult:
     def __post_init__(self):
         if self.status not in STATUSES:
             raise ValueError(f"unknown status {self.status!r}; expected one of {STATUSES}")
+
+
+def demote_unproven(result, is_proof):
+    """``result``, its ``not_separable`` verdict demoted to ``converged`` unless ``is_proof(certificate)`` holds.
+
+    The one rule of every backend: a proof of non-separability is reported
+    only when an independent check accepts its certificate
+    (:mod:`linsep._core.certificates`); a verdict without one says nothing.
+    """
+    if result.status == NOT_SEPARABLE and not (result.certificate is not None and is_proof(result.certificate)):
+        return replace(result, status=CONVERGED, certificate=None)
+    return result
+
+
+def demote_unseparated(statuses, separates):
+    """``statuses`` (one per problem), each ``separable`` one demoted to ``converged`` unless ``separates(k)`` holds.
+
+    The other half of the rule: a ``separable`` verdict must hold for the
+    stored model on every row (``y_i f(x_i) > 0``, finite), whatever solved
+    it.  Returns a status, or an array of them above one problem.
+    """
+    statuses = np.array(np.atleast_1d(statuses), dtype=object)
+    for k in np.flatnonzero(statuses == SEPARABLE):
+        if not separates(k):
+            statuses[k] = CONVERGED
+    return statuses[0] if statuses.size == 1 else statuses

@@ -13,8 +13,6 @@ scikit-learn needs ``SCIPY_ARRAY_API=1`` in the environment for dispatch.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import scipy.sparse as sp
 
@@ -23,8 +21,9 @@ from linsep.estimators.base import check_class_labels
 from linsep._core.certificates import FIT_PROOF_RTOL, is_proof
 from linsep._core.signed_design import columns_out_of_range, safe_exponent
 from linsep.solvers.ho_kashyap.params import HKParams, refuse_unsupported
+from linsep._core.result import demote_unproven, demote_unseparated
 from linsep._core.plan import working_dtype
-from linsep._core.result import CONVERGED, NOT_SEPARABLE, SEPARABLE
+
 from linsep.designs.array_api import ArrayAPIDesign, to_host
 from linsep.solvers.ho_kashyap.solver import ho_kashyap
 from linsep.solvers.mse import mse
@@ -96,23 +95,19 @@ def _designs(X, labels, classes, xp, where):
 
 def _store(estimator, results, designs, X, xp, where, classes):
     """Checked verdicts, the common attributes, and the model in the input's namespace."""
-    checked = []
-    for result, design in zip(results, designs):
-        if result.status == NOT_SEPARABLE and not (result.certificate is not None and is_proof(
-                to_host(design.X, xp), to_host(design.y, xp), to_host(result.certificate, xp), FIT_PROOF_RTOL)):
-            result = replace(result, status=CONVERGED, certificate=None)
-        checked.append(result)
+    checked = [demote_unproven(result, lambda certificate, design=design: is_proof(
+        to_host(design.X, xp), to_host(design.y, xp), to_host(certificate, xp), FIT_PROOF_RTOL))
+        for result, design in zip(results, designs)]
     estimator.classes_ = classes
     estimator._unpack_common(checked)
     W = np.vstack([r.weights for r in checked])
     estimator.coef_ = xp.asarray(W[:, :-1], dtype=X.dtype, device=where)
     estimator.intercept_ = xp.asarray(W[:, -1], dtype=X.dtype, device=where)
-    statuses = np.array(np.atleast_1d(estimator.status_), dtype=object)
-    for k, design in enumerate(designs):  # separable must hold for the stored (rounded) model
+    def separates(k):  # separable must hold for the stored (rounded) model
         stored = np.append(to_host(estimator.coef_[k, ...], xp), float(estimator.intercept_[k]))
-        if statuses[k] == SEPARABLE and not design.count_nonpositive(stored)[1] > 0:
-            statuses[k] = CONVERGED
-    estimator.status_ = statuses[0] if statuses.size == 1 else statuses
+        return designs[k].count_nonpositive(stored)[1] > 0
+
+    estimator.status_ = demote_unseparated(estimator.status_, separates)
     if classes.dtype.kind in "biuf":
         estimator.classes_ = xp.asarray(classes, device=where)
     return checked

@@ -24,7 +24,7 @@ import math
 import warnings
 import weakref
 from abc import ABCMeta, abstractmethod
-from dataclasses import replace
+
 from numbers import Integral, Real
 
 import numpy as np
@@ -40,13 +40,14 @@ from linsep.designs.backend import is_dask_collection
 from linsep._core.certificates import FIT_PROOF_RTOL, decision_scores, is_proof, separates
 from linsep._core.signed_design import column_shifts, scale_columns, unscale_coef
 from linsep._core.plan import FLOAT64_ONLY, fit_plan, validation_dtypes
-from linsep._core.result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE
+from linsep._core.result import MAX_ITER, SEPARABLE, demote_unproven, demote_unseparated
 from linsep._core.finite import require_finite_model
 from linsep.designs.weights import check_weight_range, class_weight_table
 from linsep.kernels import KERNELS, kernel_matrix, resolve_gamma, training_samples
 
 __all__ = ["BaseSeparator", "BaseLinearSeparator", "BaseKernelSeparator", "CLASS_WEIGHT_CONSTRAINT",
-           "KERNEL_CONSTRAINTS", "check_class_labels", "encode_pm1", "is_dask_collection",
+           "KERNEL_CONSTRAINTS", "FitContext", "check_class_labels",
+           "encode_pm1", "is_dask_collection",
            "is_plain_training_data", "rows_with_weight"]
 
 CLASS_WEIGHT_CONSTRAINT = [None, StrOptions({"balanced"}), dict]
@@ -157,6 +158,43 @@ def rows_with_weight(sample_weight):
     if sample_weight is None or sample_weight.all():
         return None
     return np.flatnonzero(sample_weight)
+
+
+class FitContext:
+    """What one fit hands from its validation to its solves, verdict checks and storing.
+
+    A fit builds one context and passes it, as an argument, to every hook of
+    :meth:`BaseSeparator._fit_problems` (``_solver_input``, ``_solve_binary``,
+    ``_checked_proof``, ``_store``, ``_check_separation``); nothing of it is
+    kept on the estimator.  The fields every estimator may use:
+
+    shifts
+        Power-of-two exponents of the columns rescaled before solving
+        (:func:`linsep._core.signed_design.column_shifts`), or ``None``.
+    fit_rows
+        The rows of ``X`` the solvers fit (a held-out split or rows of weight
+        0 left out), or ``None`` for all of them.
+    validation
+        ``(X_val, rows)``: the early-stopping rows, a separate array
+        (``rows=None``) or rows of ``X`` itself; ``(None, None)`` without.
+    val_weight
+        Weights of the validation rows, or ``None``.
+    initial_weights
+        Starting weights ``W_0`` (bias last), or ``None``.
+    all_labels
+        The labels of every row of ``X`` (the verdicts speak of all of them).
+    state
+        Work shared by the one-vs-rest problems (a kernel map, a Gram matrix,
+        a factor, a column cache), built once per fit.
+
+    An estimator may add fields of its own (keyword arguments).
+    """
+
+    def __init__(self, **fields):
+        self.shifts = self.fit_rows = self.val_weight = self.initial_weights = None
+        self.all_labels = self.state = None
+        self.validation = (None, None)
+        self.__dict__.update(fields)
 
 
 _PARAMETER_NAMES = weakref.WeakKeyDictionary()
@@ -325,29 +363,32 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
         fit_rows, val_rows = self._held_out_rows(y[kept])
         return kept[fit_rows], kept[val_rows]
 
-    def _fit_problems(self, X, y, extra_targets=None, **fit_params):
+    def _fit_problems(self, X, y, fit=None, extra_targets=None, **fit_params):
         """Encode ``y`` with the classes found by ``_validate_fit`` and solve each binary (or one-vs-rest) problem.
 
-        ``extra_targets`` maps a keyword of ``_solve_binary`` to labels to be
-        encoded like ``y`` (e.g. ``{"y_val": y_val}``); column ``k`` of each
-        encoded array goes to problem ``k``.
+        ``fit`` is the fit's :class:`FitContext` (a new, empty one by
+        default), handed to every hook.  ``extra_targets`` maps a keyword of
+        ``_solve_binary`` to labels to be encoded like ``y`` (e.g.
+        ``{"y_val": y_val}``); column ``k`` of each encoded array goes to
+        problem ``k``.
         """
+        fit = FitContext() if fit is None else fit
         targets, self.classes_ = encode_pm1(y, self.classes_)
         encoded_extra = {name: encode_pm1(labels, self.classes_)[0]
                          for name, labels in (extra_targets or {}).items()}
-        X_solve = self._solver_input(X)
+        X_solve = self._solver_input(X, fit)
         results = []
         for column in range(targets.shape[1]):
             per_problem = {name: values[:, column] for name, values in encoded_extra.items()}
-            result = self._solve_binary(X_solve, targets[:, column], **per_problem, **fit_params)
-            results.append(self._checked_proof(result, X_solve, targets[:, column]))
+            result = self._solve_binary(X_solve, targets[:, column], fit, **per_problem, **fit_params)
+            results.append(self._checked_proof(result, X_solve, targets[:, column], fit))
         self._unpack_common(results)
-        self._store(results)
+        self._store(results, fit)
         require_finite_model(self)
-        self._check_separation(X, targets)
+        self._check_separation(X, targets, fit)
         return self
 
-    def _fit_weighted(self, X, y, sample_weight, per_row=None, **fit_params):
+    def _fit_weighted(self, X, y, sample_weight, per_row=None, fit=None, **fit_params):
         """:meth:`_fit_problems` with the fit's weights (:meth:`_sample_weight`) as ``sample_weight=``.
 
         Without weights (and ``class_weight=None``) this is ``_fit_problems``
@@ -365,18 +406,18 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
                 X, y, weights = X[rows], y[rows], weights[rows]
                 per_row = {name: None if values is None else values[rows] for name, values in per_row.items()}
             fit_params["sample_weight"] = weights
-        return self._fit_problems(X, y, **per_row, **fit_params)
+        return self._fit_problems(X, y, fit, **per_row, **fit_params)
 
     # Hooks of _fit_problems: the data the solvers see, and the checks of their verdicts.
-    def _solver_input(self, X):
+    def _solver_input(self, X, fit):
         """The training data as the solvers receive them (``X`` itself by default)."""
         return X
 
-    def _checked_proof(self, result, X, y):
+    def _checked_proof(self, result, X, y, fit):
         """``result``, with a ``not_separable`` verdict whose proof fails the check demoted (no check by default)."""
         return result
 
-    def _check_separation(self, X, targets):
+    def _check_separation(self, X, targets, fit):
         """Demote ``separable`` statuses that the stored model contradicts (no check by default)."""
 
     def _unpack_common(self, results, warn=True):
@@ -411,11 +452,11 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
                 f"status_ is 'max_iter'.{hint}")
 
     @abstractmethod
-    def _solve_binary(self, X, y, **kwargs):
+    def _solve_binary(self, X, y, fit, **kwargs):
         """Solve one ``±1`` problem and return its :class:`~linsep._core.result.SolveResult`."""
 
     @abstractmethod
-    def _store(self, results):
+    def _store(self, results, fit):
         """Set the model attributes (``coef_`` or ``dual_coef_``, ...) from the results."""
 
 
@@ -438,41 +479,28 @@ class BaseLinearSeparator(LinearClassifierMixin, BaseSeparator):
     _rescale_exponent = None
     """Columns beyond ``2^±this`` are rescaled (``None``: the dtype's safe range, 2^±53 for float64)."""
 
-    def _fit_problems(self, X, y, extra_targets=None, **fit_params):
-        try:
-            return super()._fit_problems(X, y, extra_targets=extra_targets, **fit_params)
-        finally:
-            self.__dict__.pop("_input_shifts", None)
+    def _solver_input(self, X, fit):
+        fit.shifts = column_shifts(X, self._rescale_exponent)
+        return X if fit.shifts is None else scale_columns(X, fit.shifts)
 
-    def _solver_input(self, X):
-        self._input_shifts = column_shifts(X, self._rescale_exponent)
-        return X if self._input_shifts is None else scale_columns(X, self._input_shifts)
+    def _checked_proof(self, result, X, y, fit):
+        return demote_unproven(result, lambda certificate: is_proof(X, y, certificate, FIT_PROOF_RTOL))
 
-    def _checked_proof(self, result, X, y):
-        if result.status == NOT_SEPARABLE and not (result.certificate is not None
-                                                   and is_proof(X, y, result.certificate, FIT_PROOF_RTOL)):
-            return replace(result, status=CONVERGED, certificate=None)
-        return result
-
-    def _check_separation(self, X, targets):
-        statuses = np.array(np.atleast_1d(self.status_), dtype=object)
-        claimed = np.flatnonzero(statuses == SEPARABLE)
+    def _check_separation(self, X, targets, fit):
+        claimed = np.flatnonzero(np.atleast_1d(self.status_) == SEPARABLE)
         if not claimed.size:
             return
         with np.errstate(over="ignore", invalid="ignore"):
             scores = decision_scores(X, self.coef_[claimed], self.intercept_[claimed])
-        for column, problem in enumerate(claimed):
-            if not separates(scores[:, column], targets[:, problem]):
-                statuses[problem] = CONVERGED
-        self.status_ = statuses[0] if statuses.size == 1 else statuses
+        column_of = {problem: column for column, problem in enumerate(claimed)}
+        self.status_ = demote_unseparated(self.status_, lambda k: separates(scores[:, column_of[k]], targets[:, k]))
 
-    def _store(self, results):
-        self._store_linear_model(results)
+    def _store(self, results, fit):
+        self._store_linear_model(results, fit.shifts)
 
-    def _store_linear_model(self, results):
+    def _store_linear_model(self, results, shifts=None):
         """``coef_`` and ``intercept_`` from the results' weights (bias last), in the original columns."""
         W = np.vstack([r.weights for r in results])
-        shifts = getattr(self, "_input_shifts", None)
         self.coef_ = W[:, :-1].copy() if shifts is None else unscale_coef(W[:, :-1], shifts)
         self.intercept_ = W[:, -1].copy()
         if shifts is not None and getattr(self, "history_", None) is not None:
@@ -557,8 +585,8 @@ class BaseKernelSeparator(BaseSeparator):
     ``_gamma``), ``degree``, ``coef0``; their constraints are
     :data:`KERNEL_CONSTRAINTS`.  A subclass whose one-vs-rest problems share
     fit-time work (a kernel column cache, a Gram matrix, an eigendecomposition)
-    builds it in ``_prepare_fit(X)``; the result is ``self._fit_state`` during
-    the solves and is dropped afterwards.
+    builds it in ``_prepare_fit(X)``; the fit's :class:`FitContext` carries it
+    (``fit.state``) to the solves.
     """
 
     def __sklearn_tags__(self):
@@ -572,11 +600,11 @@ class BaseKernelSeparator(BaseSeparator):
     def _kernel_matrix(self, A, B):
         return kernel_matrix(A, B, kernel=self.kernel, **self._kernel_params())
 
-    def _prepare_fit(self, X):
+    def _prepare_fit(self, X, fit):
         """Fit-time state shared by the one-vs-rest problems (``None`` by default)."""
         return None
 
-    def _store(self, results):
+    def _store(self, results, fit):
         self.dual_coef_ = np.vstack([r.weights for r in results])
         self.intercept_ = np.array([r.intercept if r.intercept is not None else 0.0 for r in results])
 
@@ -607,7 +635,7 @@ class BaseKernelSeparator(BaseSeparator):
         would expect the columns of the kept rows only), so it is refused.
         """
         X, y, weights = self._rows_with_weight(X, y, self._sample_weight(X, y, sample_weight))
-        return self._fit_kernel(X, y, **({} if weights is None else {"sample_weight": weights}))
+        return self._fit_kernel(X, y, sample_weight=weights)
 
     def _rows_with_weight(self, X, y, weights):
         """``X, y, weights`` without the rows of weight 0 (refused for a precomputed Gram matrix)."""
@@ -619,7 +647,7 @@ class BaseKernelSeparator(BaseSeparator):
                              "columns of the Gram matrix (and the columns of X_val)")
         return X[rows], y[rows], weights[rows]
 
-    def _fit_kernel(self, X, y, extra_targets=None, **fit_params):
+    def _fit_kernel(self, X, y, fit=None, extra_targets=None, sample_weight=None, **fit_params):
         """Keep the training samples, resolve ``gamma``, build the shared state, solve."""
         if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
             raise ValueError(f"kernel='precomputed' needs a square Gram matrix, got shape {X.shape}")
@@ -633,11 +661,11 @@ class BaseKernelSeparator(BaseSeparator):
                 f"the data (e.g. with StandardScaler) or use a linear estimator, which rescales exactly.")
         self.X_fit_ = X = training_samples(X, self.kernel)  # own copy, sparse duplicates summed
         self._gamma = resolve_gamma(self.gamma, X)
-        self._fit_state = self._prepare_fit(X)
-        try:
-            return self._fit_problems(X, y, extra_targets=extra_targets, **fit_params)
-        finally:
-            del self._fit_state  # fit-time memory only
+        fit = FitContext() if fit is None else fit
+        fit.state = self._prepare_fit(X, fit)
+        if sample_weight is not None:
+            fit_params["sample_weight"] = sample_weight
+        return self._fit_problems(X, y, fit, extra_targets=extra_targets, **fit_params)
 
     def decision_function(self, X):
         """Signed score per sample, ``Σ_i α_i k(x_i, x) + b``: positive on the side of ``classes_[1]``.

@@ -24,7 +24,7 @@ from linsep.designs.backend import is_dask_collection
 from linsep._core.linalg import too_wide_for_direct
 from linsep.solvers.ho_kashyap.params import HKParams, refuse_unsupported, starting_weights
 from linsep._core.plan import FLOAT64_ONLY, working_dtype
-from linsep._core.result import CONVERGED, NOT_SEPARABLE, SEPARABLE, SolveResult
+from linsep._core.result import CONVERGED, SEPARABLE, SolveResult, demote_unproven, demote_unseparated
 from linsep.designs import dask as blockwise
 from linsep.designs.dask import (
     DaskDesign,
@@ -232,22 +232,14 @@ def _positives(classes):
 
 
 def _checked_verdicts(results, designs):
-    """Demote verdicts whose evidence fails its blockwise check (as the in-memory estimators do)."""
-    checked = []
-    for result, design in zip(results, designs):
-        if result.status == NOT_SEPARABLE and not blockwise.is_proof(design, result.certificate):
-            result = replace(result, status=CONVERGED, certificate=None)
-        checked.append(result)
-    return checked
+    """Demote verdicts whose evidence fails its blockwise check (the rule of :func:`demote_unproven`)."""
+    return [demote_unproven(result, lambda certificate, design=design: blockwise.is_proof(design, certificate))
+            for result, design in zip(results, designs)]
 
 
 def _check_separation(estimator, designs):
-    statuses = np.array(np.atleast_1d(estimator.status_), dtype=object)
-    for k, design in enumerate(designs):
-        if statuses[k] == SEPARABLE and not all(_compute(*design.tasks(
-                blockwise._separates_block, coef=estimator.coef_[k], intercept=float(estimator.intercept_[k])))):
-            statuses[k] = CONVERGED
-    estimator.status_ = statuses[0] if statuses.size == 1 else statuses
+    estimator.status_ = demote_unseparated(estimator.status_, lambda k: all(_compute(*designs[k].tasks(
+        blockwise._separates_block, coef=estimator.coef_[k], intercept=float(estimator.intercept_[k])))))
 
 
 def _store(estimator, results, blocks):

@@ -25,7 +25,7 @@ from sklearn.base import _fit_context
 from linsep.solvers.ho_kashyap import params as _params
 from linsep.designs.backend import is_dask_collection
 from linsep.estimators import array_api_input as _array_api
-from linsep.estimators.base import CLASS_WEIGHT_CONSTRAINT, BaseLinearSeparator, encode_pm1, rows_with_weight
+from linsep.estimators.base import CLASS_WEIGHT_CONSTRAINT, BaseLinearSeparator, FitContext, encode_pm1, rows_with_weight
 from linsep._core.plan import READS_FLOAT32
 from linsep.estimators.dask_input import fit_ho_kashyap
 from linsep._core.signed_design import scale_columns, signed_design
@@ -203,91 +203,85 @@ class HoKashyapClassifier(BaseLinearSeparator):
             return _array_api.fit_ho_kashyap(self, X, y, X_val, y_val, coef_init, intercept_init)
         X, y = self._validate_fit(X, y)
         weights = self._sample_weight(X, y, sample_weight)
-        self._fit_rows, self._val_weight = None, None
-        self._all_labels = y  # the verdict describes every row of X, held-out ones included
+        fit = FitContext(all_labels=y)  # the verdict describes every row of X, held-out ones included
         if self.early_stopping and X_val is None and y_val is None:
             # The held-out split stays a pair of row indices into X: no copy of the data.  Rows of weight 0
             # leave before it is drawn (zero weight is a removed row: the split of the data without them).
-            self._fit_rows, val_rows = self._held_out_rows_with_weight(y, weights)
+            fit.fit_rows, val_rows = self._held_out_rows_with_weight(y, weights)
             if weights is not None:  # the held-out rows keep their weights
-                self._val_weight = weights[val_rows]
-                weights = weights[self._fit_rows]
-            validation, y, y_val = (X, val_rows), y[self._fit_rows], y[val_rows]
+                fit.val_weight = weights[val_rows]
+                weights = weights[fit.fit_rows]
+            fit.validation, y, y_val = (X, val_rows), y[fit.fit_rows], y[val_rows]
         else:
             X, y, X_val, y_val = self._early_stopping_data(X, y, X_val, y_val)
-            validation = (X_val, None)
+            fit.validation = (X_val, None)
             if weights is not None:
                 if y_val is not None and self.class_weight is not None:
-                    self._val_weight = class_weights_of(self.class_weight, y, y_val)
-                self._fit_rows = rows_with_weight(weights)  # rows of weight 0 leave, as a view of X
-                if self._fit_rows is not None:
-                    y, weights = y[self._fit_rows], weights[self._fit_rows]
-        self._initial_weights = None
+                    fit.val_weight = class_weights_of(self.class_weight, y, y_val)
+                fit.fit_rows = rows_with_weight(weights)  # rows of weight 0 leave, as a view of X
+                if fit.fit_rows is not None:
+                    y, weights = y[fit.fit_rows], weights[fit.fit_rows]
         if coef_init is not None or intercept_init is not None:
-            self._initial_weights = starting_weights(np.unique(y).size, X.shape[1], coef_init, intercept_init)
+            fit.initial_weights = starting_weights(np.unique(y).size, X.shape[1], coef_init, intercept_init)
         extra = {"y_val": y_val} if y_val is not None else None
-        self._validation = validation  # (X_val, its rows or None)
-        try:
-            return self._fit_problems(X, y, extra_targets=extra,
-                                      **({} if weights is None else {"sample_weight": weights}))
-        finally:
-            del self._validation, self._fit_rows, self._initial_weights, self._all_labels, self._val_weight
+        return self._fit_problems(X, y, fit, extra_targets=extra,
+                                  **({} if weights is None else {"sample_weight": weights}))
 
-    def _solver_input(self, X):
+    def _solver_input(self, X, fit):
         # Validation data and starting weights follow the training columns' power-of-two scaling.
-        X = super()._solver_input(X)
-        shifts = self._input_shifts
+        X = super()._solver_input(X, fit)
+        shifts = fit.shifts
         if shifts is not None:
-            X_val, val_rows = self._validation
+            X_val, val_rows = fit.validation
             if val_rows is not None:  # held-out rows of X itself
-                self._validation = (X, val_rows)
+                fit.validation = (X, val_rows)
             elif X_val is not None:
-                self._validation = (scale_columns(X_val, shifts), None)
-            if self._initial_weights is not None:
-                self._initial_weights = self._initial_weights.copy()
-                self._initial_weights[:-1] = np.ldexp(self._initial_weights[:-1], -shifts.astype(np.int32))
+                fit.validation = (scale_columns(X_val, shifts), None)
+            if fit.initial_weights is not None:
+                fit.initial_weights = fit.initial_weights.copy()
+                fit.initial_weights[:-1] = np.ldexp(fit.initial_weights[:-1], -shifts.astype(np.int32))
         return X
 
     # With a held-out split the solvers see all of X and the fitting rows' labels.  A proof found on
     # the fitting rows is checked on them (a copy, made only then) and, zero on the held-out rows,
     # proves that all of X cannot be separated; "separable" is checked on every row of X, since
     # the model was chosen on the held-out rows, not fitted to them.
-    def _checked_proof(self, result, X, y):
-        if self._fit_rows is None or result.status != NOT_SEPARABLE:
-            return super()._checked_proof(result, X, y)
-        result = super()._checked_proof(result, X[self._fit_rows], y)
+    def _checked_proof(self, result, X, y, fit):
+        if fit.fit_rows is None or result.status != NOT_SEPARABLE:
+            return super()._checked_proof(result, X, y, fit)
+        result = super()._checked_proof(result, X[fit.fit_rows], y, fit)
         if result.certificate is not None:
             certificate = np.zeros(X.shape[0], dtype=np.asarray(result.certificate).dtype)
-            certificate[self._fit_rows] = result.certificate
+            certificate[fit.fit_rows] = result.certificate
             result = replace(result, certificate=certificate)
         return result
 
-    def _check_separation(self, X, targets):
-        if self._fit_rows is not None:
-            targets = encode_pm1(self._all_labels, self.classes_)[0]
-        super()._check_separation(X, targets)
+    def _check_separation(self, X, targets, fit):
+        if fit.fit_rows is not None:
+            targets = encode_pm1(fit.all_labels, self.classes_)[0]
+        super()._check_separation(X, targets, fit)
 
-    def _solve_binary(self, X, y, y_val=None, sample_weight=None):
-        X_val, val_rows = self._validation
+    def _solve_binary(self, X, y, fit, y_val=None, sample_weight=None):
+        X_val, val_rows = fit.validation
         Y_val = None if y_val is None else signed_design(X_val, y_val, val_rows)
-        if Y_val is not None and self._val_weight is not None:
-            Y_val = WeightedValidation(Y_val, self._val_weight)
+        if Y_val is not None and fit.val_weight is not None:
+            Y_val = WeightedValidation(Y_val, fit.val_weight)
         if sample_weight is not None:
             return weighted_ho_kashyap(
-                X, y, self._fit_rows, sample_weight, HKParams.from_estimator(self).solver_kwargs(),
-                initial_weights=self._initial_weights, Y_val=Y_val, trace=make_recorder(self.record_history),
+                X, y, fit.fit_rows, sample_weight, HKParams.from_estimator(self).solver_kwargs(),
+                initial_weights=fit.initial_weights, Y_val=Y_val, trace=make_recorder(self.record_history),
                 _plan=getattr(self, "_solver_plan", None))
         return ho_kashyap(
-            signed_design(X, y, self._fit_rows),
+            signed_design(X, y, fit.fit_rows),
             **HKParams.from_estimator(self).solver_kwargs(),
-            initial_weights=self._initial_weights,
+            initial_weights=fit.initial_weights,
             Y_val=Y_val,
             trace=make_recorder(self.record_history),
             _plan=getattr(self, "_solver_plan", None),  # private: a path forced by tests (not a parameter)
         )
 
-    def _store(self, results):
-        super()._store(results)
+    def _store(self, results, fit):
+        super()._store(results, fit)
         binary = len(results) == 1
         pick = (lambda values: values[0]) if binary else list
         self.certificate_ = pick([r.certificate for r in results])

@@ -55,7 +55,7 @@ from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import Interval
 
 from linsep.estimators.cv_folds import folds_without_zero_weight, stratified_folds
-from linsep.estimators.base import (CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator,
+from linsep.estimators.base import (FitContext, CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator,
                      encode_pm1, rows_with_weight)
 from linsep.solvers.ho_kashyap.params import HK_CONSTRAINTS, HKParams
 from linsep._core.signed_design import sign_normalized
@@ -121,7 +121,7 @@ class _CrossValidatedStopping:
         return folds
 
     def _weighted_folds(self, X, y, sample_weight):
-        """``X, y, s`` of the rows of positive weight, ``self._folds`` set on them (``s`` None unweighted).
+        """:class:`FitContext` ``fit`` with ``folds`` and the row weights ``row_weight`` (``None`` unweighted); ``X, y``.
 
         A row of weight 0 leaves before the folds of an int ``cv`` are drawn;
         the folds of a splitter or of index pairs are drawn on the rows as
@@ -132,11 +132,11 @@ class _CrossValidatedStopping:
         drawn_here = self.cv is None or isinstance(self.cv, Integral)  # folds drawn by stratified_folds
         if kept is not None and drawn_here:
             X, y, weights = self._drop_rows(X, y, weights, kept)
-        self._folds = self._make_folds(X, y)
+        folds = self._make_folds(X, y)
         if kept is not None and not drawn_here:
-            self._folds = folds_without_zero_weight(self._folds, weights)
+            folds = folds_without_zero_weight(folds, weights)
             X, y, weights = self._drop_rows(X, y, weights, kept)
-        return X, y, weights
+        return FitContext(folds=folds, row_weight=weights), X, y
 
     def _drop_rows(self, X, y, weights, kept):
         return X[kept], y[kept], weights[kept]
@@ -162,39 +162,35 @@ class _CrossValidatedStopping:
                              f"got {self.Cs!r}")
         return grid
 
-    def _fold_runs(self, y, grid):
+    def _fold_runs(self, fit, y, grid):
         """``runs[c][f]``: the early-stopped run of fold ``f`` with ``C = grid[c]``."""
-        tasks = [(c, f) for c in range(len(grid)) for f in range(len(self._folds))]
+        tasks = [(c, f) for c in range(len(grid)) for f in range(len(fit.folds))]
         if self.n_jobs in (None, 1) or len(tasks) == 1:
-            done = [self._run_fold(f, y, grid[c]) for c, f in tasks]
+            done = [self._run_fold(fit, f, y, grid[c]) for c, f in tasks]
         else:
             from joblib import Parallel, delayed
 
             done = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-                delayed(self._run_fold)(f, y, grid[c]) for c, f in tasks)
-        n_folds = len(self._folds)
+                delayed(self._run_fold)(fit, f, y, grid[c]) for c, f in tasks)
+        n_folds = len(fit.folds)
         return [done[c * n_folds:(c + 1) * n_folds] for c in range(len(grid))]
 
-    def _fit_problems(self, X, y, extra_targets=None, **fit_params):
+    def _fit_problems(self, X, y, fit=None, extra_targets=None, **fit_params):
         # One-vs-rest with a grid of C: one C for every problem.  predict compares the problems'
         # scores, and C scales them: each problem's own best C would make them incomparable.  The C
         # kept minimises the sum over the problems of their cross-validation error at their own k̂.
-        self._surfaces = None
-        try:
-            if self.Cs is not None:
-                targets = encode_pm1(y, self.classes_)[0]
-                X_solve = self._solver_input(X)
-                self._surfaces = [self._surface(X_solve, targets[:, c]) for c in range(targets.shape[1])]
-                self._shared_C = self._choose_C(self._surfaces)
-            return super()._fit_problems(X, y, extra_targets=extra_targets, **fit_params)
-        finally:
-            for name in ("_surfaces", "_shared_C", "_input_shifts"):
-                self.__dict__.pop(name, None)
+        fit.surfaces = None
+        if self.Cs is not None:
+            targets = encode_pm1(y, self.classes_)[0]
+            X_solve = self._solver_input(X, fit)
+            fit.surfaces = [self._surface(fit, X_solve, targets[:, c]) for c in range(targets.shape[1])]
+            fit.shared_C = self._choose_C(fit.surfaces)
+        return super()._fit_problems(X, y, fit, extra_targets=extra_targets, **fit_params)
 
-    def _surface(self, X, y):
+    def _surface(self, fit, X, y):
         """``(runs per C, mean curves per C, k̂ per C, mean error at k̂ per C)`` of one binary problem."""
-        self._prepare_problem(X, y, fold_runs=True)
-        runs_per_C = self._fold_runs(y, self._C_grid())
+        self._prepare_problem(fit, X, y, fold_runs=True)
+        runs_per_C = self._fold_runs(fit, y, self._C_grid())
         curves = [mean_validation_curve([r.history["validation_error"] for r in runs]) for runs in runs_per_C]
         best_iters = np.array([int(np.argmin(mean)) + 1 for _, mean in curves])  # argmin: the first minimiser
         best_errors = np.array([mean[k - 1] for (_, mean), k in zip(curves, best_iters)])
@@ -204,31 +200,31 @@ class _CrossValidatedStopping:
         """Index in the grid of the ``C`` shared by the problems: least sum of their errors at their own ``k̂``."""
         return int(np.argmin(np.sum([surface[3] for surface in surfaces], axis=0)))  # ties: the first C
 
-    def _prepare_problem(self, X, y, fold_runs):
+    def _prepare_problem(self, fit, X, y, fold_runs):
         """Per-problem state of the fold runs (``fold_runs``) and of the refit (none by default)."""
 
-    def _solve_binary(self, X, y):
+    def _solve_binary(self, X, y, fit):
         grid = self._C_grid()
-        if self._surfaces:  # a grid of C: the problems' surfaces are known, in order, and the C chosen
-            runs_per_C, curves, best_iters, best_errors = self._surfaces.pop(0)
-            chosen = self._shared_C
-            self._prepare_problem(X, y, fold_runs=False)
+        if fit.surfaces:  # a grid of C: the problems' surfaces are known, in order, and the C chosen
+            runs_per_C, curves, best_iters, best_errors = fit.surfaces.pop(0)
+            chosen = fit.shared_C
+            self._prepare_problem(fit, X, y, fold_runs=False)
         else:
-            runs_per_C, curves, best_iters, best_errors = self._surface(X, y)
+            runs_per_C, curves, best_iters, best_errors = self._surface(fit, X, y)
             chosen = 0
         C, runs, (per_fold, mean), best_iter = grid[chosen], runs_per_C[chosen], curves[chosen], int(best_iters[chosen])
         if self.refit:
-            final = self._refit_run(y, best_iter - 1, C)
+            final = self._refit_run(fit, y, best_iter - 1, C)
             weights, intercept, n_iter = final.weights, final.intercept, final.n_iter
             margin, history, status, certificate = final.margin, final.history, final.status, final.certificate
             if status == MAX_ITER:  # stopped at k̂ as planned
                 status = CONVERGED
         else:
-            weights, intercept, separates = self._average(runs, y)
+            weights, intercept, separates = self._average(fit, runs, y)
             n_iter, margin, history, certificate = max(r.n_iter for r in runs), None, None, None
             status = SEPARABLE if separates else CONVERGED
         if status == CONVERGED:
-            proofs = [(r, train) for r, (train, _) in zip(runs, self._folds) if r.certificate is not None]
+            proofs = [(r, train) for r, (train, _) in zip(runs, fit.folds) if r.certificate is not None]
             if proofs:  # a subset that cannot be separated proves that the whole set cannot
                 run, train = proofs[0]
                 certificate = np.zeros(y.shape[0])
@@ -245,8 +241,8 @@ class _CrossValidatedStopping:
                            certificate=certificate, history=history, best_iter=best_iter,
                            extra={"cv_curve": mean, "cv_curves": per_fold, "C": C, "cv_results": surface})
 
-    def _store(self, results):
-        super()._store(results)
+    def _store(self, results, fit):
+        super()._store(results, fit)
         binary = len(results) == 1
         pick = (lambda values: values[0]) if binary else list
         self.certificate_ = pick([r.certificate for r in results])
@@ -473,49 +469,45 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
             iterates (or, with ``refit=False``, the average of the fold models).
         """
         X, y = self._validate_fit(X, y)
-        X, y, self._row_weight = self._weighted_folds(X, y, sample_weight)
-        try:
-            return self._fit_problems(X, y)
-        finally:  # fit-time state only
-            for name in ("_folds", "_Y", "_fold_grams", "_X", "_row_weight"):
-                self.__dict__.pop(name, None)
+        fit, X, y = self._weighted_folds(X, y, sample_weight)
+        return self._fit_problems(X, y, fit)
 
-    def _prepare_problem(self, X, y, fold_runs):
-        self._Y = sign_normalized(X, y)  # one matrix per problem; the folds take its rows
-        self._X = X  # weighted runs scale the rows of X themselves (linsep.designs.weights)
-        self._fold_grams = None
+    def _prepare_problem(self, fit, X, y, fold_runs):
+        fit.Y = sign_normalized(X, y)  # one matrix per problem; the folds take its rows
+        fit.X = X  # weighted runs scale the rows of X themselves (linsep.designs.weights)
+        fit.fold_grams = None
         if fold_runs and self.Cs is not None:
-            s = self._row_weight
+            s = fit.row_weight
             # The Gram matrix of the rows the fold's runs iterate on: √s_i y_i (x_i, 1) (s_i for IRLS).
-            Y = self._Y if s is None else weighted_signed_design(X, y, s, 1 if self.loss == "absolute" else 0.5)
+            Y = fit.Y if s is None else weighted_signed_design(X, y, s, 1 if self.loss == "absolute" else 0.5)
             if isinstance(Y, np.ndarray):
-                self._fold_grams = [Y[train].T @ Y[train] for train, _ in self._folds]
+                fit.fold_grams = [Y[train].T @ Y[train] for train, _ in fit.folds]
 
-    def _run_fold(self, f, y, C):
-        train, validation = self._folds[f]
+    def _run_fold(self, fit, f, y, C):
+        train, validation = fit.folds[f]
         # Every C of the grid reuses the fold's Gram matrix YᵀY (each run factors YᵀY + CĨ once).
-        gram = None if self._fold_grams is None else self._fold_grams[f]
-        s = self._row_weight
+        gram = None if fit.fold_grams is None else fit.fold_grams[f]
+        s = fit.row_weight
         if s is not None:
             params = dict(self._hk_options(), max_iter=self.max_iter, C=C, n_iter_no_change=self.n_iter_no_change,
                           validation_tol=self.validation_tol)
-            return weighted_ho_kashyap(self._X, y[train], train, s[train], params, gram=gram,
-                                       Y_val=WeightedValidation(self._Y[validation], s[validation]))
-        return ho_kashyap(self._Y[train], Y_val=self._Y[validation], max_iter=self.max_iter, C=C, gram=gram,
+            return weighted_ho_kashyap(fit.X, y[train], train, s[train], params, gram=gram,
+                                       Y_val=WeightedValidation(fit.Y[validation], s[validation]))
+        return ho_kashyap(fit.Y[train], Y_val=fit.Y[validation], max_iter=self.max_iter, C=C, gram=gram,
                           n_iter_no_change=self.n_iter_no_change, validation_tol=self.validation_tol,
                           **self._hk_options())
 
-    def _refit_run(self, y, max_iter, C):
+    def _refit_run(self, fit, y, max_iter, C):
         trace = make_recorder(self.record_history)
-        if self._row_weight is not None:
+        if fit.row_weight is not None:
             params = dict(self._hk_options(), max_iter=max_iter, C=C, record_history=bool(self.record_history))
-            return weighted_ho_kashyap(self._X, y, None, self._row_weight, params, trace=trace)
-        return ho_kashyap(self._Y, max_iter=max_iter, C=C, record_history=bool(self.record_history),
+            return weighted_ho_kashyap(fit.X, y, None, fit.row_weight, params, trace=trace)
+        return ho_kashyap(fit.Y, max_iter=max_iter, C=C, record_history=bool(self.record_history),
                           trace=trace, **self._hk_options())
 
-    def _average(self, runs, y):
+    def _average(self, fit, runs, y):
         weights = np.mean([r.weights for r in runs], axis=0)
-        return weights, None, bool(np.asarray(self._Y @ weights).min() > 0)
+        return weights, None, bool(np.asarray(fit.Y @ weights).min() > 0)
 
 
 class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
@@ -654,41 +646,38 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
             stopped after ``k̂`` iterates.
         """
         X, y = self._validate_fit(X, y)
-        X, y, self._row_weight = self._weighted_folds(X, y, sample_weight)
-        try:
-            return self._fit_kernel(X, y)
-        finally:
-            del self._folds, self._row_weight
+        fit, X, y = self._weighted_folds(X, y, sample_weight)
+        return self._fit_kernel(X, y, fit)
 
     def _drop_rows(self, X, y, weights, kept):
         return self._rows_with_weight(X, y, weights)  # refuses a precomputed Gram matrix
 
-    def _prepare_fit(self, X):
+    def _prepare_fit(self, X, fit):
         K = X if self.kernel == "precomputed" else self._kernel_matrix(X, X)
         K = np.asarray(K.toarray() if hasattr(K, "toarray") else K, dtype=float)
         fold_maps = [(EmpiricalKernelMap(K[np.ix_(train, train)], tol=self.map_tol), K[np.ix_(validation, train)])
-                     for train, validation in self._folds]
+                     for train, validation in fit.folds]
         return K, fold_maps, EmpiricalKernelMap(K, tol=self.map_tol) if self.refit else None
 
-    def _run_fold(self, f, y, C):
-        _, fold_maps, _ = self._fit_state
+    def _run_fold(self, fit, f, y, C):
+        _, fold_maps, _ = fit.state
         kernel_map, K_val = fold_maps[f]
-        train, validation = self._folds[f]
-        s = self._row_weight
+        train, validation = fit.folds[f]
+        s = fit.row_weight
         weights = {} if s is None else {"sample_weight": s[train], "val_weight": s[validation]}
         return kernel_ho_kashyap(None, y[train], K_val=K_val, y_val=y[validation], kernel_map=kernel_map,
                                  max_iter=self.max_iter, C=C, n_iter_no_change=self.n_iter_no_change,
                                  validation_tol=self.validation_tol, **weights, **self._hk_options())
 
-    def _refit_run(self, y, max_iter, C):
-        return kernel_ho_kashyap(None, y, kernel_map=self._fit_state[2], max_iter=max_iter, C=C,
-                                 sample_weight=self._row_weight, record_history=bool(self.record_history),
+    def _refit_run(self, fit, y, max_iter, C):
+        return kernel_ho_kashyap(None, y, kernel_map=fit.state[2], max_iter=max_iter, C=C,
+                                 sample_weight=fit.row_weight, record_history=bool(self.record_history),
                                  trace=make_recorder(self.record_history), **self._hk_options())
 
-    def _average(self, runs, y):
-        K = self._fit_state[0]
+    def _average(self, fit, runs, y):
+        K = fit.state[0]
         dual = np.zeros(y.shape[0])
-        for run, (train, _) in zip(runs, self._folds):
+        for run, (train, _) in zip(runs, fit.folds):
             dual[train] += run.weights
         dual /= len(runs)
         intercept = float(np.mean([run.intercept for run in runs]))

@@ -27,10 +27,11 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 
-from linsep.estimators.base import CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator, encode_pm1
+from linsep.estimators.base import (CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator, FitContext,
+                                    demote_unseparated, encode_pm1)
 from linsep._core.certificates import separates
 from linsep.solvers.ho_kashyap.params import DEFAULT_N_ITER_NO_CHANGE, EARLY_STOPPING_CONSTRAINTS, HK_CONSTRAINTS
-from linsep._core.result import CONVERGED, SEPARABLE
+from linsep._core.result import SEPARABLE
 from linsep._core.trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from linsep.designs.weights import class_weights_of
 from linsep.estimators.ho_kashyap import resolve_stop_at_separation
@@ -233,39 +234,31 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
         X, y = self._validate_fit(X, y)
         held_out = self.early_stopping and X_val is None
         weights = self._sample_weight(X, y, sample_weight)
-        self._val_weight = None
+        fit = FitContext()
         if weights is not None and self.early_stopping and X_val is None:
             fit_rows, val_rows = self._held_out_rows_with_weight(y, weights)  # the split of the rows of weight > 0
-            X_val, y_val, self._val_weight = X[val_rows], y[val_rows], weights[val_rows]
+            X_val, y_val, fit.val_weight = X[val_rows], y[val_rows], weights[val_rows]
             X, y, weights = X[fit_rows], y[fit_rows], weights[fit_rows]
-        X, y, self._X_val, y_val = self._early_stopping_data(X, y, X_val, y_val)
+        X, y, X_val, y_val = self._early_stopping_data(X, y, X_val, y_val)
+        fit.validation = (X_val, None)
         if weights is not None:
-            if y_val is not None and self._val_weight is None and self.class_weight is not None:
-                self._val_weight = class_weights_of(self.class_weight, y, y_val)
+            if y_val is not None and fit.val_weight is None and self.class_weight is not None:
+                fit.val_weight = class_weights_of(self.class_weight, y, y_val)
             X, y, weights = self._rows_with_weight(X, y, weights)
-        try:
-            self._fit_kernel(X, y, extra_targets=None if y_val is None else {"y_val": y_val},
-                             **({} if weights is None else {"sample_weight": weights}))
-            if held_out:  # the verdict describes every row passed to fit, the held-out ones included
-                self._check_held_out_separation(self._X_val, y_val)
-            return self
-        finally:
-            del self._X_val, self._val_weight
+        self._fit_kernel(X, y, fit, extra_targets=None if y_val is None else {"y_val": y_val}, sample_weight=weights)
+        if held_out:  # the verdict describes every row passed to fit, the held-out ones included
+            self._check_held_out_separation(X_val, y_val)
+        return self
 
     def _check_held_out_separation(self, X_val, y_val):
         """Demote ``separable`` where a held-out row is not strictly on its side (the solver saw only the others)."""
-        statuses = np.array(np.atleast_1d(self.status_), dtype=object)
-        claimed = np.flatnonzero(statuses == SEPARABLE)
-        if not claimed.size:
+        if not np.any(np.atleast_1d(self.status_) == SEPARABLE):
             return
         targets = encode_pm1(y_val, self.classes_)[0]
         scores = self.decision_function(X_val).reshape(X_val.shape[0], -1)
-        for problem in claimed:
-            if not separates(scores[:, problem], targets[:, problem]):
-                statuses[problem] = CONVERGED
-        self.status_ = statuses[0] if statuses.size == 1 else statuses
+        self.status_ = demote_unseparated(self.status_, lambda k: separates(scores[:, k], targets[:, k]))
 
-    def _prepare_fit(self, X):
+    def _prepare_fit(self, X, fit):
         # one kernel map (only its pivot columns of K computed), one Gram matrix
         # of the features and one block of validation kernel rows for every
         # one-vs-rest problem
@@ -279,16 +272,16 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
                 columns=lambda idx: self._kernel_matrix(X, X[idx]),
                 diagonal=np.concatenate([np.diagonal(self._kernel_matrix(B, B)) for B in blocks]),
                 tol=self.map_tol)
-        X_val = self._X_val
+        X_val = fit.validation[0]
         K_val = None if X_val is None else (X_val if self.kernel == "precomputed"
                                             else self._kernel_matrix(X_val, X))
         return kernel_map, K_val
 
-    def _solve_binary(self, X, y, y_val=None, sample_weight=None):
-        kernel_map, K_val = self._fit_state
+    def _solve_binary(self, X, y, fit, y_val=None, sample_weight=None):
+        kernel_map, K_val = fit.state
         return kernel_ho_kashyap(
             None, y,
-            K_val=K_val, y_val=y_val, sample_weight=sample_weight, val_weight=self._val_weight,
+            K_val=K_val, y_val=y_val, sample_weight=sample_weight, val_weight=fit.val_weight,
             kernel_map=kernel_map,
             learning_rate=self.learning_rate,
             b0=self.b0,
@@ -306,13 +299,13 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
             trace=make_recorder(self.record_history),
         )
 
-    def _store(self, results):
-        super()._store(results)
+    def _store(self, results, fit):
+        super()._store(results, fit)
         pick = (lambda values: values[0]) if len(results) == 1 else list
         self.certificate_ = pick([r.certificate for r in results])
         self.margin_vector_ = pick([r.margin for r in results])
         self.rank_ = int(results[0].extra["rank"])
-        self.support_ = np.sort(self._fit_state[0].pivots)
+        self.support_ = np.sort(fit.state[0].pivots)
         if self.early_stopping:
             self.best_iter_ = pick([r.best_iter for r in results])
             if len(results) > 1:

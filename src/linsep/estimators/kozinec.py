@@ -98,15 +98,15 @@ class _LinearKozinecBase(BaseLinearSeparator):
         X, y = self._validate_fit(X, y)
         return self._fit_problems(X, y)
 
-    def _solve_binary(self, X, y):
+    def _solve_binary(self, X, y, fit):
         return schlesinger_kozinec(
             X, y, formulation=self.formulation, rule=self._rule, C=getattr(self, "C", None),
             epsilon=getattr(self, "epsilon", None), tol=getattr(self, "tol", 0.0),
             max_iter=self.max_iter, record_history=bool(self.record_history),
             trace=make_recorder(self.record_history))
 
-    def _store(self, results):
-        super()._store(results)
+    def _store(self, results, fit):
+        super()._store(results, fit)
         _store_margins(self, results)
 
 
@@ -387,17 +387,17 @@ class KernelSchlesingerKozinecClassifier(BaseKernelSeparator):
         refuse_sample_weight(self, unsupported)
         return super().fit(X, y)
 
-    def _prepare_fit(self, X):
+    def _prepare_fit(self, X, fit):
         # one column cache for all one-vs-rest problems: they share the samples
         return KernelColumnCache(X, kernel=self.kernel, cache_size=self.cache_size, **self._kernel_params())
 
-    def _solve_binary(self, X, y):
+    def _solve_binary(self, X, y, fit):
         return kernel_schlesinger_kozinec(
-            self._fit_state, y, C=self.C, epsilon=self.epsilon, tol=self.tol, max_iter=self.max_iter,
+            fit.state, y, C=self.C, epsilon=self.epsilon, tol=self.tol, max_iter=self.max_iter,
             record_history=bool(self.record_history), update=self.update, shrinking=self.shrinking,
             trace=make_recorder(self.record_history))
 
-    def _store(self, results):
-        super()._store(results)
+    def _store(self, results, fit):
+        super()._store(results, fit)
         _store_margins(self, results)
-        self.n_kernel_columns_ = self._fit_state.n_computed
+        self.n_kernel_columns_ = fit.state.n_computed

@@ -31,7 +31,8 @@ from linsep.estimators.dask_input import fit_lsvm
 from linsep._core.result import CONVERGED
 from linsep._core.trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from linsep.kernels import low_rank_gram_factor
-from linsep.solvers.lsvm.solver import LSVMFactor, active_set_kernel_lagrangian_svm, kernel_lagrangian_svm, lagrangian_svm
+from linsep.solvers.lsvm.active_set import active_set_kernel_lagrangian_svm
+from linsep.solvers.lsvm.solver import LSVMFactor, kernel_lagrangian_svm, lagrangian_svm
 
 ACTIVE_SET_MIN_SAMPLES = 2000
 """From this many samples the kernel LSVM solves by active sets (``linsep.solvers.lsvm.active_set_kernel_lagrangian_svm``)
@@ -154,21 +155,17 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
         """
         if is_dask_collection(X):
             return fit_lsvm(self, X, y, sample_weight)
-        self._lsvm_factor = None
-        try:
-            return super().fit(X, y, sample_weight)
-        finally:
-            del self._lsvm_factor
+        return super().fit(X, y, sample_weight)
 
-    def _solve_binary(self, X, y, sample_weight=None):
-        if self._lsvm_factor is None:  # Q's small factor ignores labels: share it across classes
-            self._lsvm_factor = LSVMFactor(X, self.C, sample_weight)
+    def _solve_binary(self, X, y, fit, sample_weight=None):
+        if fit.state is None:  # Q's small factor ignores labels: share it across classes
+            fit.state = LSVMFactor(X, self.C, sample_weight)
         return lagrangian_svm(X, y, C=self.C, mu=self.mu, tol=self.tol, max_iter=self.max_iter,
-                              factor=self._lsvm_factor, record_history=bool(self.record_history),
+                              factor=fit.state, record_history=bool(self.record_history),
                               trace=make_recorder(self.record_history), sample_weight=sample_weight)
 
-    def _store(self, results):
-        super()._store(results)
+    def _store(self, results, fit):
+        super()._store(results, fit)
         _store_alpha(self, results)
 
 
@@ -236,7 +233,7 @@ class KernelLagrangianSVMClassifier(BaseKernelSeparator):
         self.max_iter = max_iter
         self.record_history = record_history
 
-    def _prepare_fit(self, X):
+    def _prepare_fit(self, X, fit):
         # One factor for every one-vs-rest problem.  K = F Fᵀ to rounding with few columns (many samples
         # in few dimensions): the kernel LSVM is then the linear LSVM on the rows of F — the same Q, the
         # same iterates — at O(N r) per iteration instead of two N×N triangular solves.  Otherwise, from
@@ -294,33 +291,33 @@ class KernelLagrangianSVMClassifier(BaseKernelSeparator):
         return low_rank_gram_factor(X[np.sort(rows)], kernel=self.kernel, max_rank_fraction=0.5,
                                     **self._kernel_params()) is not None
 
-    def _solve_binary(self, X, y, sample_weight=None):
-        if isinstance(self._fit_state, _KernelColumns) and sample_weight is not None:
-            gram = self._fit_state.whole()  # the active sets solve the unweighted dual only
-        elif isinstance(self._fit_state, _KernelColumns):
-            result = active_set_kernel_lagrangian_svm(self._fit_state.block, y, C=self.C,
+    def _solve_binary(self, X, y, fit, sample_weight=None):
+        if isinstance(fit.state, _KernelColumns) and sample_weight is not None:
+            gram = fit.state.whole()  # the active sets solve the unweighted dual only
+        elif isinstance(fit.state, _KernelColumns):
+            result = active_set_kernel_lagrangian_svm(fit.state.block, y, C=self.C,
                                                       max_rounds=min(50, self.max_iter))
             if result.status == CONVERGED:
                 return result
-            gram = self._fit_state.whole()  # the iteration on K, as below the size limit
-        elif isinstance(self._fit_state, tuple):
-            F, lsvm_factor = self._fit_state
+            gram = fit.state.whole()  # the iteration on K, as below the size limit
+        elif isinstance(fit.state, tuple):
+            F, lsvm_factor = fit.state
             if sample_weight is not None and lsvm_factor.sample_weight is not sample_weight:
                 # S holds the weights: one weighted factor, shared by every problem
                 lsvm_factor = LSVMFactor(F, self.C, sample_weight)
-                self._fit_state = F, lsvm_factor
+                fit.state = F, lsvm_factor
             result = lagrangian_svm(F, y, C=self.C, mu=self.mu, tol=self.tol, max_iter=self.max_iter,
                                     factor=lsvm_factor, sample_weight=sample_weight)
             signed = y * result.extra["alpha"]  # f(x) = Σ y_i α_i (k(x_i, x) + 1), as kernel_lagrangian_svm
             return replace(result, weights=signed, intercept=float(signed.sum()))
         else:
-            gram = self._fit_state
+            gram = fit.state
         return kernel_lagrangian_svm(gram, y, C=self.C, mu=self.mu, tol=self.tol,
                                      max_iter=self.max_iter, record_history=bool(self.record_history),
                                      trace=make_recorder(self.record_history), sample_weight=sample_weight)
 
-    def _store(self, results):
-        super()._store(results)
+    def _store(self, results, fit):
+        super()._store(results, fit)
         _store_alpha(self, results)
 
 

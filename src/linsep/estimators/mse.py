@@ -23,7 +23,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from linsep.estimators import array_api_input as _array_api
-from linsep.estimators.base import CLASS_WEIGHT_CONSTRAINT, BaseLinearSeparator, rows_with_weight
+from linsep.estimators.base import CLASS_WEIGHT_CONSTRAINT, BaseLinearSeparator, FitContext, rows_with_weight
 from linsep._core.plan import READS_FLOAT32
 from linsep.designs.backend import is_dask_collection
 from linsep.estimators.dask_input import fit_mse
@@ -67,17 +67,17 @@ class _MarginFitMixin:
     # and give float64 coef_, except in the LMS loop, which reads them as they are.
     _dtypes = READS_FLOAT32
 
-    def _fit_with_margin(self, X, y, margin, sample_weight=None):
+    def _fit_with_margin(self, X, y, margin, sample_weight=None, fit=None):
         X, y = self._validate_fit(X, y)
         b = _check_margin(margin, X.shape[0])
-        return self._fit_weighted(X, y, sample_weight, per_row={"margin": b})
+        return self._fit_weighted(X, y, sample_weight, per_row={"margin": b}, fit=fit)
 
     def _weighted_problem(self, X, y, margin, sample_weight):
         """``(Ỹ, b̃)``: the rows ``√s_i y_i`` and margins ``√s_i b_i`` of ``Σ s_i (y_iᵗa − b_i)²`` (``linsep.designs.weights``)."""
         return weighted_signed_design(X, y, sample_weight, 0.5), scaled_margin(margin, sample_weight)
 
-    def _store(self, results):
-        super()._store(results)
+    def _store(self, results, fit):
+        super()._store(results, fit)
         margins = [r.margin for r in results]
         self.margin_vector_ = margins[0] if len(results) == 1 else np.column_stack(margins)
 
@@ -194,20 +194,18 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
         if rows is not None:  # rows of weight 0 leave
             X, labels, weights = X[rows], labels[rows], weights[rows]
             b = None if b is None else b[rows]
-        try:  # the same power-of-two column scaling as the one-vs-rest estimators
-            X_solve = self._solver_input(X)  # A = [X, 1]: a design with all labels +1, never formed
-            A, b_solve = self._weighted_problem(X_solve, np.ones(X.shape[0], dtype=X.dtype), b, weights)
-            traces = ([make_recorder(self.record_history) for _ in classes]
-                      if self.record_history else None)
-            solved = mse_linear_machine(A, labels, b_solve, C=self.C, traces=traces)
-            results = [SolveResult(weights=solved.weights[:, k], n_iter=1, status=solved.status,
-                                   margin=unscaled_margin(solved.margin[:, k], weights),
-                                   history=None if traces is None else solved.history[k], extra=solved.extra)
-                       for k in range(classes.size)]
-            self._unpack_common(results)
-            self._store(results)
-        finally:
-            del self._input_shifts
+        fit = FitContext()
+        X_solve = self._solver_input(X, fit)  # the same power-of-two column scaling as one-vs-rest
+        # A = [X, 1]: a design with all labels +1, never formed
+        A, b_solve = self._weighted_problem(X_solve, np.ones(X.shape[0], dtype=X.dtype), b, weights)
+        traces = [make_recorder(self.record_history) for _ in classes] if self.record_history else None
+        solved = mse_linear_machine(A, labels, b_solve, C=self.C, traces=traces)
+        results = [SolveResult(weights=solved.weights[:, k], n_iter=1, status=solved.status,
+                               margin=unscaled_margin(solved.margin[:, k], weights),
+                               history=None if traces is None else solved.history[k], extra=solved.extra)
+                   for k in range(classes.size)]
+        self._unpack_common(results)
+        self._store(results, fit)
         self._check_machine_separation(X, labels)
         return self
 
@@ -226,7 +224,7 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
         if not (np.all(np.isfinite(scores)) and own_class_gap(scores, labels).min() > 0):
             self.status_ = np.full(self.status_.shape, CONVERGED, dtype=object)
 
-    def _solve_binary(self, X, y, margin=None, sample_weight=None):
+    def _solve_binary(self, X, y, fit, margin=None, sample_weight=None):
         Y, margin = self._weighted_problem(X, y, margin, sample_weight)
         result = mse(Y, margin, C=self.C, trace=make_recorder(self.record_history))
         return unscaled_margin(result, sample_weight)
@@ -337,7 +335,7 @@ class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
         """
         return self._fit_with_margin(X, y, margin, sample_weight)
 
-    def _solve_binary(self, X, y, margin=None, sample_weight=None):
+    def _solve_binary(self, X, y, fit, margin=None, sample_weight=None):
         Y, margin = self._weighted_problem(X, y, margin, sample_weight)
         result = widrow_hoff(Y, margin, learning_rate=self.learning_rate,
                              schedule=self.schedule, max_iter=self.max_iter, tol=self.tol,
@@ -454,11 +452,7 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
         self : object
             The fitted estimator; ``status_`` says how each problem ended.
         """
-        self._rng = check_random_state(self.random_state)
-        try:
-            self._fit_with_margin(X, y, margin, sample_weight)
-        finally:
-            del self._rng
+        self._fit_with_margin(X, y, margin, sample_weight, FitContext(rng=check_random_state(self.random_state)))
         self.epoch_ = int(np.max(self.n_iter_))
         return self
 
@@ -490,11 +484,8 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
         ``max_iter`` is not used; ``status_`` and ``margin_vector_`` speak of
         this chunk only.  Semantics and the schedule rule: :ref:`streaming`.
         """
-        self._rng = check_random_state(self.random_state)
-        try:
-            return self._partial_fit_primal(X, y, classes, epoch, margin=margin)
-        finally:
-            del self._rng
+        return self._partial_fit_primal(X, y, classes, epoch, rng=check_random_state(self.random_state),
+                                        margin=margin)
 
     def _start_stream(self, X):
         # η_1 is fixed on the first chunk and kept for the whole stream; with class weights divided by the
@@ -504,29 +495,29 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
             table = class_weight_table(self.class_weight, self.classes_, type(self).__name__, stream=True)
             self.learning_rate_ /= max(float(table.max()), np.finfo(float).tiny)
 
-    def _store(self, results):
-        super()._store(results)
+    def _store(self, results, fit):
+        super()._store(results, fit)
         self.learning_rate_ = results[0].extra["learning_rate"]
         # fit's η_1 is in the units of the columns it solved in; partial_fit needs the original ones
-        self._learning_rate_in_input_units = getattr(self, "_input_shifts", None) is None
+        self._learning_rate_in_input_units = fit.shifts is None
 
     def _stream_ready(self):
         return self.learning_rate is not None or getattr(self, "_learning_rate_in_input_units", True)
 
-    def _solve_binary(self, X, y, margin=None, sample_weight=None):
+    def _solve_binary(self, X, y, fit, margin=None, sample_weight=None):
         learning_rate = self.learning_rate
         if sample_weight is not None and learning_rate is None:
             learning_rate = lms_learning_rate(X) / sample_weight.max()  # steps η s_i ‖y_i‖² <= 1: contractions
         y, margin = scaled_labels(y, sample_weight, 0.5), scaled_margin(margin, sample_weight)
         result = lms(X, y, margin, learning_rate=learning_rate, schedule=self.schedule,
-                     max_iter=self.max_iter, tol=self.tol, shuffle=self.shuffle, rng=self._rng,
+                     max_iter=self.max_iter, tol=self.tol, shuffle=self.shuffle, rng=fit.rng,
                      trace=make_recorder(self.record_history))
         return unscaled_margin(result, sample_weight)
 
-    def _solve_chunk(self, X, y, weights, epoch, margin=None, sample_weight=None):
+    def _solve_chunk(self, X, y, weights, epoch, rng, margin=None, sample_weight=None):
         margin = _check_margin(margin, X.shape[0])
         y, margin = scaled_labels(y, sample_weight, 0.5), scaled_margin(margin, sample_weight)
         result = lms(X, y, margin, learning_rate=self.learning_rate_,
-                     schedule=self.schedule, max_iter=1, tol=self.tol, shuffle=self.shuffle, rng=self._rng,
+                     schedule=self.schedule, max_iter=1, tol=self.tol, shuffle=self.shuffle, rng=rng,
                      initial_weights=weights, first_pass=epoch, trace=make_recorder(self.record_history))
         return unscaled_margin(result, sample_weight)

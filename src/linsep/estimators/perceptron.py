@@ -23,7 +23,7 @@ from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from linsep.estimators.base import CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
+from linsep.estimators.base import CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator, FitContext
 from linsep._core.plan import READS_FLOAT32
 from linsep.estimators.stream import StreamMixin
 from linsep.kernels import KernelColumnCache, resolve_gamma
@@ -163,11 +163,8 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
         self : object
             The fitted estimator; ``status_`` says how each problem ended.
         """
-        self._rng = check_random_state(self.random_state)
-        try:
-            super().fit(X, y, sample_weight)
-        finally:
-            del self._rng
+        X, y = self._validate_fit(X, y)
+        self._fit_weighted(X, y, sample_weight, fit=FitContext(rng=check_random_state(self.random_state)))
         self.epoch_ = int(np.max(self.n_iter_))
         return self
 
@@ -197,22 +194,18 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
         ``max_iter`` is not used; ``status_`` speaks of this chunk only.
         Semantics and the schedule rule: :ref:`streaming`.
         """
-        self._rng = check_random_state(self.random_state)
-        try:
-            return self._partial_fit_primal(X, y, classes, epoch)
-        finally:
-            del self._rng
+        return self._partial_fit_primal(X, y, classes, epoch, rng=check_random_state(self.random_state))
 
-    def _solve_binary(self, X, y, sample_weight=None):
+    def _solve_binary(self, X, y, fit, sample_weight=None):
         y = weighted_rule_labels(self, y, sample_weight)
         return perceptron(X, y, learning_rate=self.learning_rate, schedule=self.schedule, margin=self.margin,
-                          max_iter=self.max_iter, shuffle=self.shuffle, rng=self._rng,
+                          max_iter=self.max_iter, shuffle=self.shuffle, rng=fit.rng,
                           trace=make_recorder(self.record_history))
 
-    def _solve_chunk(self, X, y, weights, epoch, sample_weight=None):
+    def _solve_chunk(self, X, y, weights, epoch, rng, sample_weight=None):
         y = weighted_rule_labels(self, y, sample_weight)
         return perceptron(X, y, learning_rate=self.learning_rate, schedule=self.schedule, margin=self.margin,
-                          max_iter=1, shuffle=self.shuffle, rng=self._rng, initial_weights=weights,
+                          max_iter=1, shuffle=self.shuffle, rng=rng, initial_weights=weights,
                           first_pass=epoch, trace=make_recorder(self.record_history))
 
 
@@ -313,7 +306,7 @@ class BatchPerceptronClassifier(BaseLinearSeparator):
         """
         return super().fit(X, y, sample_weight)
 
-    def _solve_binary(self, X, y, sample_weight=None):
+    def _solve_binary(self, X, y, fit, sample_weight=None):
         weighted_rule_labels(self, y, sample_weight)  # refuses a margin
         return batch_perceptron(weighted_signed_design(X, y, sample_weight, 1), learning_rate=self.learning_rate,
                                 schedule=self.schedule, margin=self.margin, max_iter=self.max_iter,
@@ -427,7 +420,7 @@ class KernelPerceptronClassifier(StreamMixin, BaseKernelSeparator):
         self.random_state = random_state
         self.cache_size = cache_size
 
-    def _prepare_fit(self, X):
+    def _prepare_fit(self, X, fit):
         # one column cache for all one-vs-rest problems: they correct on the same samples
         cache = KernelColumnCache(X, kernel=self.kernel, cache_size=self.cache_size, **self._kernel_params())
         return cache, check_random_state(self.random_state)
@@ -460,18 +453,18 @@ class KernelPerceptronClassifier(StreamMixin, BaseKernelSeparator):
         X, y = self._validate_fit(X, y)
         return self._fit_kernel_weighted(X, y, sample_weight)
 
-    def _solve_binary(self, X, y, sample_weight=None):
-        cache, rng = self._fit_state
+    def _solve_binary(self, X, y, fit, sample_weight=None):
+        cache, rng = fit.state
         y = scaled_labels(y, sample_weight, 1)
         return kernel_perceptron(cache.column, y, max_iter=self.max_iter,
                                  fit_intercept=self.fit_intercept, shuffle=self.shuffle, rng=rng,
                                  trace=make_recorder(self.record_history))
 
-    def _store(self, results):
-        super()._store(results)
+    def _store(self, results, fit):
+        super()._store(results, fit)
         alphas = [r.extra["alpha"] for r in results]
         self.alpha_ = alphas[0] if len(results) == 1 else np.vstack(alphas)
-        self.n_kernel_columns_ = self._fit_state[0].n_computed
+        self.n_kernel_columns_ = fit.state[0].n_computed
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None):

@@ -71,7 +71,7 @@ import numpy as np
 from sklearn.utils.multiclass import _check_partial_fit_first_call, check_classification_targets
 from sklearn.utils.validation import validate_data
 
-from linsep.estimators.base import encode_pm1, row_class_weights
+from linsep.estimators.base import FitContext, encode_pm1, row_class_weights
 from linsep._core.signed_design import column_shifts
 from linsep._core.plan import validation_dtypes
 from linsep._core.finite import require_finite_model
@@ -199,6 +199,6 @@ class StreamMixin:
             W = np.column_stack([self.coef_, self.intercept_]).astype(np.float64)
         passes = self._passes_so_far(first, n_problems)
         results = [self._solve_chunk(X, targets[:, c], W[c], epoch, **chunk_params) for c in range(n_problems)]
-        self._store(self._finish_chunk(results, passes, epoch))
+        self._store(self._finish_chunk(results, passes, epoch), FitContext())
         require_finite_model(self)
         return self

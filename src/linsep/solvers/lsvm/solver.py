@@ -98,7 +98,6 @@ References
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg as sla
 import scipy.sparse as sp
 
 from linsep._core.signed_design import SignedDesign, augment, augmented_gram, signed_scores
@@ -571,6 +570,3 @@ def kernel_lagrangian_svm(K, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, re
         extra={"alpha": alpha, "factorization": factor.method},
     )
 
-
-# The active-set solver of the kernel LSVM lives beside (re-exported here, where callers import it).
-from linsep.solvers.lsvm.active_set import ACTIVE_SET_KKT_ATOL, ACTIVE_SET_SUBSAMPLE, active_set_kernel_lagrangian_svm  # noqa: E402,F401
