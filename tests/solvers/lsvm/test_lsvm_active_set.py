@@ -15,11 +15,8 @@ from sklearn.metrics.pairwise import rbf_kernel
 
 from linsep import make_classifier
 from linsep.estimators.lsvm import ACTIVE_SET_MIN_SAMPLES
-from linsep.solvers.lsvm.solver import (
-    ACTIVE_SET_KKT_ATOL,
-    active_set_kernel_lagrangian_svm,
-    kernel_lagrangian_svm,
-)
+from linsep.solvers.lsvm.active_set import ACTIVE_SET_KKT_ATOL, active_set_kernel_lagrangian_svm
+from linsep.solvers.lsvm.solver import kernel_lagrangian_svm
 
 
 def one_positive(n, d, seed=0):
