@@ -1,7 +1,6 @@
 """The Dask backend: the same fits as in memory, blockwise, on a small LocalCluster."""
 
 import json
-import sys
 import warnings
 
 import numpy as np
@@ -13,7 +12,7 @@ da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
 from linsep import HoKashyapClassifier, LagrangianSVMClassifier, MSEClassifier  # noqa: E402
-from linsep.designs import dask as backend  # noqa: E402
+from linsep.designs import dask_data, dask_groups  # noqa: E402
 from linsep._core.certificates import FIT_PROOF_RTOL, is_proof  # noqa: E402
 from dask_problems import CHUNKS, RTOL, assert_same_fit, dask_pair, fit_both, pair_data  # noqa: E402
 
@@ -84,7 +83,7 @@ def test_early_stopping_blockwise_split(client):
         warnings.simplefilter("ignore", ConvergenceWarning)
         on_dask = make().fit(Xd, yd)
         starts = np.cumsum((0,) + CHUNKS)
-        held = np.concatenate([start + backend._held_out_block(y[a:b], np.unique(y), 1 / 3, 7, i)[1]
+        held = np.concatenate([start + dask_data._held_out_block(y[a:b], np.unique(y), 1 / 3, 7, i)[1]
                                for i, (start, a, b) in enumerate(zip(starts, starts[:-1], starts[1:]))])
         keep = np.setdiff1d(np.arange(len(y)), held)
         memory = make().fit(X[keep], y[keep], X_val=X[held], y_val=y[held])
@@ -128,7 +127,7 @@ def test_one_pass_per_iteration_and_only_small_results(client, per_round_trip):
     # Per iteration at most one persist (the fused block pass) and one compute, whose results are p-sized.
     X, y = pair_data("noisy")
     Xd, yd = dask_pair(X, y)
-    with backend.round_trips() as trips, warnings.catch_warnings():
+    with dask_groups.round_trips() as trips, warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         clf = HoKashyapClassifier(C=1.0, max_iter=12).fit(Xd, yd)
     n_iter = clf.n_iter_
@@ -172,7 +171,7 @@ def test_wide_x_is_refused_before_any_pass(client):
     wide = da.zeros((6, 2000), chunks=(3, 2000))
     labels = np.array([0, 1] * 3)
     for make in (HoKashyapClassifier, MSEClassifier, LagrangianSVMClassifier):
-        with backend.round_trips() as trips, pytest.raises(ValueError, match="2000 features, too many for the dask"):
+        with dask_groups.round_trips() as trips, pytest.raises(ValueError, match="2000 features, too many for the dask"):
             make().fit(wide, labels)
         assert trips.persists == trips.computes == 0
 

@@ -11,7 +11,7 @@ distributed = pytest.importorskip("distributed")
 
 from linsep import HoKashyapClassifier, LagrangianSVMClassifier, MSEClassifier  # noqa: E402
 from linsep._core.certificates import FIT_PROOF_RTOL, is_proof  # noqa: E402
-from linsep.designs import dask as backend  # noqa: E402
+from linsep.designs import dask_data  # noqa: E402
 
 RTOL = 1e-8
 CHUNKS = (70, 33, 97)  # uneven row chunks, N = 200
@@ -166,7 +166,7 @@ def test_weighted_blockwise_held_out_split(client):
     X, y, counts = _data(seed=3)
     class_weight = {0: 1.0, 1: 3.0}
     starts = np.cumsum((0,) + CHUNKS)
-    held = np.concatenate([start + backend._held_out_block(y[a:b], np.unique(y), 1 / 3, 7, i)[1]
+    held = np.concatenate([start + dask_data._held_out_block(y[a:b], np.unique(y), 1 / 3, 7, i)[1]
                            for i, (start, a, b) in enumerate(zip(starts, starts[:-1], starts[1:]))])
     fit = np.setdiff1d(np.arange(len(y)), held)
     weights = np.ones(len(y))

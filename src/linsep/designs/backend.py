@@ -1,15 +1,47 @@
-"""Which backend holds some data, by type name only (a leaf module: it imports nothing of linsep).
+"""Which backend holds some data: the one question, asked here (a leaf module: it imports nothing of linsep).
 
-The estimators hand dask collections to :mod:`linsep.designs.dask`, which
-is imported only then, so ``import linsep`` never imports dask.
+``backend_of(X, y)`` is ``"dask"`` for a dask collection (by its type's module
+name: dask itself is not imported, so ``import linsep`` never imports it),
+``"array_api"`` for an array of another array-API namespace while
+scikit-learn's array-API dispatch is on, else ``"memory"``.  The estimators
+dispatch on it once (``BaseSeparator._fit_on_backend``); the designs of each
+backend (:mod:`linsep.designs.dask`, :mod:`linsep.designs.array_api`) do the rest.
 """
 
 from __future__ import annotations
 
-__all__ = ["is_dask_collection"]
+__all__ = ["BACKENDS", "backend_of", "is_array_api_input", "is_dask_collection"]
+
+BACKENDS = ("memory", "dask", "array_api")
 
 
 def is_dask_collection(obj):
     """Whether ``obj`` is a dask collection, by its type's module name (dask itself is not imported)."""
     module = type(obj).__module__ or ""
     return module == "dask" or module.startswith("dask.")
+
+
+def is_array_api_input(X):
+    """Whether ``X`` is an array of a non-NumPy array-API namespace and scikit-learn's array-API dispatch is on."""
+    import numpy as np
+    import scipy.sparse as sp
+    from sklearn import get_config
+
+    if isinstance(X, np.ndarray) or sp.issparse(X) or is_dask_collection(X) or isinstance(X, (list, tuple)):
+        return False
+    if not get_config().get("array_api_dispatch", False):
+        return False
+    from sklearn.utils._array_api import _is_numpy_namespace, get_namespace
+
+    try:
+        xp, is_array_api = get_namespace(X)
+    except (TypeError, ValueError):
+        return False
+    return bool(is_array_api) and not _is_numpy_namespace(xp)
+
+
+def backend_of(X, y=None):
+    """``"dask"``, ``"array_api"`` or ``"memory"``: where ``X`` (and ``y``) of a fit or a prediction live."""
+    if is_dask_collection(X) or (y is not None and is_dask_collection(y)):
+        return "dask"
+    return "array_api" if is_array_api_input(X) else "memory"

@@ -7,7 +7,7 @@ Layout
 ------
 ``X`` (N, d) is chunked by rows, with all ``d`` columns in one chunk (a
 column-chunked ``X`` is rechunked, if the row blocks stay below
-:data:`MAX_BLOCK_BYTES`); ``y`` (dask or NumPy) is brought to the same row
+:data:`linsep.designs.dask_data.MAX_BLOCK_BYTES`); ``y`` (dask or NumPy) is brought to the same row
 chunks.  Both are persisted once: every later pass reads the blocks where
 they live.  The design ``Y = diag(y)[X, 1]`` is never formed: each task forms
 its block's signed rows, in float64, from ``X_b``, the labels and the class
@@ -61,7 +61,8 @@ from linsep._core.certificates import nonseparability_certificate
 from linsep._core.irls import irls_weights
 from linsep._core.linalg import GramOnly, PositiveDefiniteFactor, least_squares_solver
 from linsep._core.lsvm_update import LinearStepping, linear_pass
-from linsep.designs.dask_groups import (  # noqa: F401 - _compute, _persist, _delayed, _dask, round_trips: used by _dask.py, tests
+from linsep.designs.dask_data import row_chunked
+from linsep.designs.dask_groups import (
     GroupVec,
     _block_of,
     _Chain,
@@ -73,96 +74,17 @@ from linsep.designs.dask_groups import (  # noqa: F401 - _compute, _persist, _de
     _sum_parts,
     chain_length,
     group_map,
-    round_trips,
-    worker_groups,
 )
 from linsep.designs.base import Design
+from linsep.designs.weights import validation_weight_factor
 
 __all__ = [
-    "MAX_BLOCK_BYTES",
     "DaskDesign",
     "DaskLSVMFactor",
-    "RowBlocks",
-    "decision_function",
+    "linear_scores",
     "is_proof",
-    "predict",
+    "predicted_labels",
 ]
-
-MAX_BLOCK_BYTES = 1 << 30
-"""Largest row block (all columns, float64) that a column-chunked ``X`` is rechunked into."""
-
-
-# --- The data: row blocks -------------------------------------------------------------------------
-
-class RowBlocks:
-    """Persisted row blocks of ``X`` (all columns) and of the labels, with their sizes."""
-
-    def __init__(self, X, labels):
-        dask, _ = _dask()
-        X, labels = dask.persist(X, labels)
-        self.X = X
-        self.labels = labels
-        self.X_parts = X.to_delayed().ravel().tolist()
-        self.label_parts = labels.to_delayed().ravel().tolist()
-        self.sizes = [int(n) for n in X.chunks[0]]
-        self.groups = worker_groups(X, len(self.sizes))  # one task per group per pass (_dask_groups)
-        self.n_features = int(X.shape[1])
-        self.dtype = working_dtype(X)  # of the fitted weights, as in memory (float32 for float32 X)
-
-
-def _check_row_chunked(X, name="X"):
-    """``X`` as a 2-d dask array chunked by rows only; clear errors for what cannot be handled."""
-    _, da = _dask()
-    if not isinstance(X, da.Array):
-        raise TypeError(f"{name} must be a dask array (or a NumPy array), got {type(X).__name__}")
-    if X.ndim != 2:
-        raise ValueError(f"{name} must be 2-d (samples × features), got {X.ndim} dimension(s)")
-    if any(np.isnan(c) for chunks in X.chunks for c in chunks):
-        raise ValueError(f"{name} has chunks of unknown size (e.g. after boolean indexing); "
-                         f"call {name}.compute_chunk_sizes() first")
-    if X.dtype.kind not in "biuf":
-        raise ValueError(f"{name} must hold real numbers, got dtype {X.dtype}")
-    if len(X.chunks[1]) > 1:
-        largest = max(X.chunks[0]) * X.shape[1] * 8
-        if largest > MAX_BLOCK_BYTES:
-            raise ValueError(
-                f"{name} is chunked by columns and a row block with all {X.shape[1]} columns would take "
-                f"{largest / 2**20:.0f} MiB (limit {MAX_BLOCK_BYTES / 2**20:.0f} MiB); rechunk it by rows, "
-                f"e.g. {name}.rechunk({{0: 'auto', 1: -1}})")
-        X = X.rechunk({1: -1})
-    return X
-
-
-def _labels_like(y, X, name="y"):
-    """``y`` as a 1-d dask array with the row chunks of ``X``."""
-    _, da = _dask()
-    if is_dask_collection(y):
-        if not isinstance(y, da.Array):
-            raise TypeError(f"{name} must be a dask or NumPy array, got {type(y).__name__}")
-        if y.ndim == 2 and y.shape[1] == 1:
-            y = y[:, 0]
-        if y.ndim != 1 or any(np.isnan(c) for c in y.chunks[0]):
-            raise ValueError(f"{name} must be a 1-d array with known chunk sizes")
-        if y.shape[0] != X.shape[0]:
-            raise ValueError(f"{name} has {y.shape[0]} labels for {X.shape[0]} rows of X")
-        return y if y.chunks[0] == X.chunks[0] else y.rechunk((X.chunks[0],))
-    y = np.asarray(y)
-    if y.ndim == 2 and y.shape[1] == 1:
-        y = y[:, 0]
-    if y.ndim != 1 or y.shape[0] != X.shape[0]:
-        raise ValueError(f"{name} must be 1-d with one label per row of X ({X.shape[0]}), got shape {y.shape}")
-    return da.from_array(y, chunks=(X.chunks[0],))
-
-
-def _classes(labels):
-    """The sorted distinct labels (computed: small), checked as class labels."""
-    from sklearn.utils.multiclass import check_classification_targets
-
-    _, da = _dask()
-    (classes,) = _compute(da.unique(labels))
-    classes = np.unique(classes)
-    check_classification_targets(classes)
-    return classes
 
 
 # --- Per-block work (runs on the workers) -------------------------------------------------------------
@@ -326,18 +248,6 @@ def _lsvm_block(X, labels, positive, rows, r, alpha, W, C, mu, first, scale=None
     return r_next, alpha, {"step_sq": step_sq, "alpha_sq": alpha_sq, "objective": objective, "g": g}
 
 
-def _held_out_block(labels, classes, fraction, seed, index):
-    """Stratified held-out rows of one block: ``(fit rows, validation rows)``."""
-    rng = np.random.default_rng([seed, index])
-    held_out = np.zeros(labels.shape[0], dtype=bool)
-    for label in classes:
-        members = np.flatnonzero(labels == label)
-        n_val = min(members.size - 1, int(round(fraction * members.size)))
-        if n_val > 0:
-            held_out[rng.permutation(members)[:n_val]] = True
-    return np.flatnonzero(~held_out), np.flatnonzero(held_out)
-
-
 # --- The blockwise design -------------------------------------------------------------------------------
 
 class DaskDesign(Design):
@@ -396,6 +306,23 @@ class DaskDesign(Design):
         (weight,) = _persist(weight.rechunk((tuple(self.counts),)))
         return DaskDesign(self.blocks, self.positive, self.rows, self.counts, self.scale,
                           (weight, weight.to_delayed().ravel().tolist()))
+
+    def counted_with_weights(self, weight):
+        """:meth:`counted_with` the weights normalised to sum to the rows (as :class:`linsep.designs.weights.WeightedValidation`)."""
+        (total,) = _compute(weight.sum())
+        return self.counted_with(weight * validation_weight_factor(total, self.shape[0]))
+
+    def gram(self):
+        """``YᵀY`` (``[X, 1]ᵀ[X, 1]`` weighed by a scaled design's rows): one blockwise pass, shared by any labels."""
+        return _prepared_gram(self)[0]
+
+    def is_proof(self, u, rtol=FIT_PROOF_RTOL):
+        """Whether ``u`` (a dask array, one entry per row) proves this design not separable (:func:`is_proof`)."""
+        return is_proof(self, u, rtol)
+
+    def separates(self, coef, intercept):
+        """Whether ``y_i (coef·x_i + intercept) > 0``, finite, on every row (the stored model's check)."""
+        return all(_compute(*self.tasks(_separates_block, coef=coef, intercept=float(intercept))))
 
     def tasks(self, function, *per_block, **constants):
         """One delayed ``function(X_b, labels_b, positive, rows_b, *per_block[b], **constants)`` per block (+ weights)."""
@@ -669,16 +596,12 @@ def _separates_block(X, labels, positive, rows, coef, intercept):
 
 # --- Prediction ------------------------------------------------------------------------------------------------
 
-def decision_function(estimator, X):
-    """Blockwise ``X coefᵀ + intercept`` (a dask array: (N,) for two classes, (N, K) otherwise)."""
-    from sklearn.utils.validation import check_is_fitted
-
-    check_is_fitted(estimator)
-    X = _check_row_chunked(X)
-    if X.shape[1] != estimator.n_features_in_:
-        raise ValueError(f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
-                         f"{estimator.n_features_in_} features as input")
-    coef, intercept = np.asarray(estimator.coef_, dtype=np.float64), np.asarray(estimator.intercept_, dtype=np.float64)
+def linear_scores(X, coef, intercept, n_features, owner):
+    """Blockwise ``X coefᵀ + intercept`` (a dask array: (N,) for one row of ``coef``, (N, K) otherwise)."""
+    X = row_chunked(X)
+    if X.shape[1] != n_features:
+        raise ValueError(f"X has {X.shape[1]} features, but {owner} is expecting {n_features} features as input")
+    coef, intercept = np.asarray(coef, dtype=np.float64), np.asarray(intercept, dtype=np.float64)
     scores = X.map_blocks(_decision_block, coef=coef, intercept=intercept, chunks=(X.chunks[0], (coef.shape[0],)),
                           dtype=np.float64)
     return scores[:, 0] if coef.shape[0] == 1 else scores
@@ -690,10 +613,8 @@ def _labels_block(scores, classes):
     return classes[np.argmax(scores, axis=1)]
 
 
-def predict(estimator, X):
-    """Blockwise predicted labels (a dask array)."""
-    scores = decision_function(estimator, X)
-    classes = estimator.classes_
+def predicted_labels(scores, classes):
+    """Blockwise labels of the scores of :func:`linsep.designs.dask.linear_scores` (a dask array)."""
     if scores.ndim == 1:
         return scores.map_blocks(_labels_block, classes=classes, dtype=classes.dtype)
     return scores.map_blocks(_labels_block, classes=classes, drop_axis=1, dtype=classes.dtype)

@@ -22,7 +22,7 @@ from sklearn.utils.class_weight import compute_class_weight
 from linsep._core.signed_design import sign_normalized, signed_design
 from linsep.designs.memory import as_design
 
-__all__ = ["MAX_WEIGHT_RATIO", "WeightedValidation", "check_class_weight", "check_weight_range", "class_weight_table",
+__all__ = ["MAX_WEIGHT_RATIO", "WeightedValidation", "check_class_weight", "check_row_weights", "check_weight_range", "class_weight_table",
            "class_weights_of", "refuse_weights", "scaled_labels", "scaled_margin", "unscaled_margin",
            "validation_weight_factor", "weighted_signed_design"]
 
@@ -100,6 +100,27 @@ def check_weight_range(s, owner):
                          f"from the smallest positive to the largest, beyond {MAX_WEIGHT_RATIO:.0e} that float64 "
                          "fits resolve (the small rows would be ignored silently); give such rows weight 0, or "
                          "compress the weights")
+
+
+def check_row_weights(owner, *, finite, smallest, positive_range, positive_per_class):
+    """The rules a fit's row weights (``sample_weight`` times ``class_weight``'s) meet, from their summary.
+
+    Finite, non-negative, within :data:`MAX_WEIGHT_RATIO` from the smallest
+    positive to the largest (``positive_range``), not all zero, and positive
+    on at least two classes (``positive_per_class``: the rows of positive
+    weight per class).  In memory the summary is taken over the array, on
+    dask block by block (:func:`linsep.designs.dask_data.row_weights`): one
+    rule, one message, on either.
+    """
+    if not finite:
+        raise ValueError("sample weights must be finite")
+    if smallest < 0:
+        raise ValueError("Negative values in data passed to sample_weight")
+    check_weight_range(positive_range, owner)
+    if not np.any(positive_per_class):
+        raise ValueError(f"{owner}: every sample weight is zero (after class_weight); nothing is left to fit")
+    if np.count_nonzero(positive_per_class) < 2:
+        raise ValueError(f"{owner} needs samples of at least 2 classes with a positive weight")
 
 
 def refuse_weights(estimator, sample_weight, where):

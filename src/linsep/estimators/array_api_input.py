@@ -14,10 +14,9 @@ scikit-learn needs ``SCIPY_ARRAY_API=1`` in the environment for dispatch.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
-from linsep.designs.backend import is_dask_collection
-from linsep.estimators.base import check_class_labels
+from linsep.designs.weights import refuse_weights
+from linsep.estimators.base import check_class_labels, check_two_classes
 from linsep._core.certificates import FIT_PROOF_RTOL, is_proof
 from linsep._core.signed_design import columns_out_of_range, safe_exponent
 from linsep.solvers.ho_kashyap.params import HKParams, refuse_unsupported
@@ -28,7 +27,7 @@ from linsep.designs.array_api import ArrayAPIDesign, to_host
 from linsep.solvers.ho_kashyap.solver import ho_kashyap
 from linsep.solvers.mse import mse
 
-__all__ = ["HK_SUPPORTED", "fit_ho_kashyap", "fit_mse", "is_array_api_input"]
+__all__ = ["HK_SUPPORTED", "fit_ho_kashyap", "fit_mse"]
 
 HK_SUPPORTED = frozenset({"learning_rate", "b0", "max_iter", "tol", "stopping", "stop_at_separation", "update",
                           "C", "loss", "irls_floor", "n_iter_no_change", "validation_tol"})
@@ -39,23 +38,6 @@ array-API input refuses (``early_stopping``, ``X_val``): its value changes nothi
 """
 
 _ESTIMATOR_NEUTRAL = {"early_stopping": False, "record_history": False}
-
-
-def is_array_api_input(X):
-    """Whether ``X`` is an array of a non-NumPy array-API namespace and scikit-learn's array-API dispatch is on."""
-    from sklearn import get_config
-
-    if isinstance(X, np.ndarray) or sp.issparse(X) or is_dask_collection(X) or isinstance(X, (list, tuple)):
-        return False
-    if not get_config().get("array_api_dispatch", False):
-        return False
-    from sklearn.utils._array_api import _is_numpy_namespace, get_namespace
-
-    try:
-        xp, is_array_api = get_namespace(X)
-    except (TypeError, ValueError):
-        return False
-    return bool(is_array_api) and not _is_numpy_namespace(xp)
 
 
 def _prepare(estimator, X, y):
@@ -80,9 +62,7 @@ def _prepare(estimator, X, y):
     if labels.shape != (X.shape[0],):
         raise ValueError(f"y must have one label per row of X ({X.shape[0]}), got shape {labels.shape}")
     classes = check_class_labels(labels)
-    if classes.size < 2:
-        raise ValueError(f"{type(estimator).__name__} needs samples of at least 2 classes in the data, "
-                         f"but the data contain only one class: {classes.tolist()[0]!r}")
+    check_two_classes(classes, type(estimator).__name__)
     estimator.n_features_in_ = X.shape[1]
     return xp, where, X, classes, labels
 
@@ -117,8 +97,9 @@ def _pick(results, values):
     return values[0] if len(results) == 1 else list(values)
 
 
-def fit_ho_kashyap(estimator, X, y, X_val=None, y_val=None, coef_init=None, intercept_init=None):
+def fit_ho_kashyap(estimator, X, y, X_val=None, y_val=None, coef_init=None, intercept_init=None, sample_weight=None):
     """:meth:`linsep.HoKashyapClassifier.fit` for array-API ``X`` (see the module)."""
+    refuse_weights(estimator, sample_weight, "array-API arrays")
     params = HKParams.from_estimator(estimator)
     where_ = "array-API input"
     refuse_unsupported(params, HKParams.neutral(), where_, HK_SUPPORTED)
@@ -135,8 +116,9 @@ def fit_ho_kashyap(estimator, X, y, X_val=None, y_val=None, coef_init=None, inte
     return estimator
 
 
-def fit_mse(estimator, X, y, margin=None):
+def fit_mse(estimator, X, y, margin=None, sample_weight=None):
     """:meth:`linsep.MSEClassifier.fit` for array-API ``X``: ``Y⁺b`` (two classes)."""
+    refuse_weights(estimator, sample_weight, "array-API arrays")
     xp, where, X, classes, labels = _prepare(estimator, X, y)
     if classes.size != 2:
         raise ValueError("the MSE linear machine (more than two classes) is not available for array-API input; "

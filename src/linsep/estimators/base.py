@@ -35,18 +35,18 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from linsep.estimators import dask_input as _dask
-from linsep.designs.backend import is_dask_collection
+from linsep.designs.backend import backend_of, is_dask_collection
+from linsep.designs.dask import linear_scores, predicted_labels
 from linsep._core.certificates import FIT_PROOF_RTOL, decision_scores, is_proof, separates
 from linsep._core.signed_design import column_shifts, scale_columns, unscale_coef
 from linsep._core.plan import FLOAT64_ONLY, fit_plan, validation_dtypes
 from linsep._core.result import MAX_ITER, SEPARABLE, demote_unproven, demote_unseparated
 from linsep._core.finite import require_finite_model
-from linsep.designs.weights import check_weight_range, class_weight_table
+from linsep.designs.weights import check_row_weights, class_weight_table
 from linsep.kernels import KERNELS, kernel_matrix, resolve_gamma, training_samples
 
 __all__ = ["BaseSeparator", "BaseLinearSeparator", "BaseKernelSeparator", "CLASS_WEIGHT_CONSTRAINT",
-           "KERNEL_CONSTRAINTS", "FitContext", "check_class_labels",
+           "KERNEL_CONSTRAINTS", "FitContext", "check_class_labels", "check_two_classes",
            "encode_pm1", "is_dask_collection",
            "is_plain_training_data", "rows_with_weight"]
 
@@ -85,6 +85,13 @@ def encode_pm1(y, classes=None):
     targets = np.full((y.shape[0], classes.size), -1.0)
     targets[np.arange(y.shape[0]), index.ravel()] = 1.0
     return targets, classes
+
+
+def check_two_classes(classes, owner):
+    """Refuse training labels of one class: every linsep estimator separates at least two."""
+    if classes.size < 2:
+        raise ValueError(f"{owner} needs samples of at least 2 classes in the data, "
+                         f"but the data contain only one class: {classes.tolist()[0]!r}")
 
 
 def check_class_labels(y):
@@ -236,10 +243,28 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
         # validation), about 20 µs, a tenth of a small fit.  Cached per class and __init__.
         return list(_init_parameter_names(cls))
 
+    _backend_fits = {}
+    """Fits of data that live outside memory, by backend (:func:`linsep.designs.backend.backend_of`).
+
+    ``{"dask": fit, "array_api": fit}``: each ``fit(estimator, X, y, **arguments)``
+    takes the arguments of the estimator's ``fit`` and returns the estimator.
+    A backend not listed here fits in memory (array-API input through
+    scikit-learn's conversion) or, for dask, is refused.
+    """
+
+    def _fit_on_backend(self, X, y, **arguments):
+        """The fit of ``X`` where it lives when that is not memory and this estimator has a fit there; else ``None``.
+
+        The one place that asks which backend holds the data (the estimators'
+        ``fit`` call it first; ``_validate_fit`` refuses what is left).
+        """
+        fit = self._backend_fits.get(backend_of(X, y))
+        return None if fit is None else fit(self, X, y, **arguments)
+
     def _validate_fit(self, X, y):
-        if is_dask_collection(X) or is_dask_collection(y):
-            # Estimators that fit dask arrays blockwise take them before this point; the others would
-            # silently bring all of X into memory.
+        if backend_of(X, y) == "dask":
+            # Estimators that fit dask arrays blockwise take them before this point (_fit_on_backend);
+            # the others would silently bring all of X into memory.
             raise TypeError(
                 f"{type(self).__name__} does not fit dask arrays (only HoKashyapClassifier, MSEClassifier and "
                 f"LagrangianSVMClassifier do, blockwise); call X.compute() to fit the data in memory")
@@ -257,11 +282,7 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
                 ensure_min_samples=2, y_numeric=False,
             )
         classes = check_class_labels(y)
-        if classes.size < 2:
-            raise ValueError(
-                f"{type(self).__name__} needs samples of at least 2 classes in the data, "
-                f"but the data contain only one class: {classes.tolist()[0]!r}"
-            )
+        check_two_classes(classes, type(self).__name__)
         # _validate_extra checks validation labels against these classes
         # before _fit_problems sets the same (sorted, unique) classes_ again.
         self.classes_ = classes
@@ -285,15 +306,12 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
                                  allow_all_zero_weights=True, copy=True)
         if class_weight is not None:
             s *= row_class_weights(self, y)
-        if not np.all(np.isfinite(s)):
-            raise ValueError("sample weights must be finite")
-        check_weight_range(s, type(self).__name__)
-        if not s.any():
-            raise ValueError(f"{type(self).__name__}: every sample weight is zero (after class_weight); "
-                             "nothing is left to fit")
-        if np.unique(y[s > 0]).size < 2:
-            raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes with a positive "
-                             "weight")
+        positive = s > 0
+        with np.errstate(invalid="ignore"):
+            positive_range = (float(s[positive].min(initial=np.inf)), float(s.max(initial=0.0)))
+        check_row_weights(type(self).__name__, finite=bool(np.all(np.isfinite(s))), smallest=float(s.min()),
+                          positive_range=positive_range,
+                          positive_per_class=np.unique(y[positive], return_counts=True)[1])
         return s
 
     def _validate_extra(self, X_extra, y_extra):
@@ -550,8 +568,9 @@ class BaseLinearSeparator(LinearClassifierMixin, BaseSeparator):
             One score per sample for two classes, one per class otherwise (a
             dask array for dask ``X``, computed block by block).
         """
-        if is_dask_collection(X):
-            return _dask.decision_function(self, X)
+        if backend_of(X) == "dask":
+            check_is_fitted(self)
+            return linear_scores(X, self.coef_, self.intercept_, self.n_features_in_, type(self).__name__)
         return super().decision_function(X)
 
     def predict(self, X):
@@ -567,8 +586,8 @@ class BaseLinearSeparator(LinearClassifierMixin, BaseSeparator):
         labels : ndarray of shape (N,)
             Labels from ``classes_`` (a dask array for dask ``X``).
         """
-        if is_dask_collection(X):
-            return _dask.predict(self, X)
+        if backend_of(X) == "dask":
+            return predicted_labels(self.decision_function(X), self.classes_)
         return super().predict(X)
 
 

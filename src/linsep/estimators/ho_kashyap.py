@@ -23,17 +23,15 @@ import numpy as np
 from sklearn.base import _fit_context
 
 from linsep.solvers.ho_kashyap import params as _params
-from linsep.designs.backend import is_dask_collection
-from linsep.estimators import array_api_input as _array_api
+from linsep.estimators import array_api_input, dask_input
 from linsep.estimators.base import CLASS_WEIGHT_CONSTRAINT, BaseLinearSeparator, FitContext, encode_pm1, rows_with_weight
 from linsep._core.plan import READS_FLOAT32
-from linsep.estimators.dask_input import fit_ho_kashyap
 from linsep._core.signed_design import scale_columns, signed_design
 from linsep.solvers.ho_kashyap.params import (DEFAULT_N_ITER_NO_CHANGE, EARLY_STOPPING_CONSTRAINTS, HK_CONSTRAINTS, HK_PARAMETERS, HKParams,
                        estimator_init, parameter_docs, starting_weights)
 from linsep._core.result import NOT_SEPARABLE
 from linsep._core.trace import RECORD_HISTORY_CONSTRAINT, make_recorder
-from linsep.designs.weights import WeightedValidation, class_weights_of, refuse_weights
+from linsep.designs.weights import WeightedValidation, class_weights_of
 from linsep.solvers.ho_kashyap.weighted import weighted_ho_kashyap
 from linsep.solvers.ho_kashyap.solver import ho_kashyap
 
@@ -131,6 +129,7 @@ class HoKashyapClassifier(BaseLinearSeparator):
     'separable'
     """
 
+    _backend_fits = {"dask": dask_input.fit_ho_kashyap, "array_api": array_api_input.fit_ho_kashyap}
     _dtypes = READS_FLOAT32
     _parameter_constraints = {
         **HK_CONSTRAINTS,
@@ -196,11 +195,10 @@ class HoKashyapClassifier(BaseLinearSeparator):
         stopping holds out a stratified ``validation_fraction`` of every row
         block (seeded by ``random_state`` and the block's index).
         """
-        if is_dask_collection(X):
-            return fit_ho_kashyap(self, X, y, X_val, y_val, coef_init, intercept_init, sample_weight)
-        if _array_api.is_array_api_input(X):
-            refuse_weights(self, sample_weight, "array-API arrays")
-            return _array_api.fit_ho_kashyap(self, X, y, X_val, y_val, coef_init, intercept_init)
+        elsewhere = self._fit_on_backend(X, y, X_val=X_val, y_val=y_val, coef_init=coef_init,
+                                         intercept_init=intercept_init, sample_weight=sample_weight)
+        if elsewhere is not None:
+            return elsewhere
         X, y = self._validate_fit(X, y)
         weights = self._sample_weight(X, y, sample_weight)
         fit = FitContext(all_labels=y)  # the verdict describes every row of X, held-out ones included

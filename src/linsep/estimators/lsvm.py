@@ -26,8 +26,7 @@ from sklearn.utils._param_validation import Interval
 
 from linsep.estimators.base import CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
 from linsep._core.plan import READS_FLOAT32
-from linsep.designs.backend import is_dask_collection
-from linsep.estimators.dask_input import fit_lsvm
+from linsep.estimators import dask_input
 from linsep._core.result import CONVERGED
 from linsep._core.trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from linsep.kernels import low_rank_gram_factor
@@ -115,6 +114,7 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
     """
 
     _parameter_constraints = {**_COMMON_CONSTRAINTS, "class_weight": CLASS_WEIGHT_CONSTRAINT}
+    _backend_fits = {"dask": dask_input.fit_lsvm}
     _dtypes = READS_FLOAT32  # float32 X read as float32 by the compiled pass; sums, S and α in float64
 
     def __init__(self, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, record_history=False, class_weight=None):
@@ -153,8 +153,9 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
         self : object
             The fitted estimator; ``status_`` says how each problem ended.
         """
-        if is_dask_collection(X):
-            return fit_lsvm(self, X, y, sample_weight)
+        elsewhere = self._fit_on_backend(X, y, sample_weight=sample_weight)
+        if elsewhere is not None:
+            return elsewhere
         return super().fit(X, y, sample_weight)
 
     def _solve_binary(self, X, y, fit, sample_weight=None):

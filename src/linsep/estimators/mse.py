@@ -22,19 +22,16 @@ from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from linsep.estimators import array_api_input as _array_api
+from linsep.estimators import array_api_input, dask_input
 from linsep.estimators.base import CLASS_WEIGHT_CONSTRAINT, BaseLinearSeparator, FitContext, rows_with_weight
 from linsep._core.plan import READS_FLOAT32
-from linsep.designs.backend import is_dask_collection
-from linsep.estimators.dask_input import fit_mse
 from linsep._core.certificates import decision_scores
 from linsep._core.result import CONVERGED, SEPARABLE, SolveResult
 from linsep.estimators.stream import StreamMixin
 from linsep.solvers.mse import lms, lms_learning_rate, mse, mse_linear_machine, own_class_gap, widrow_hoff
 from linsep.solvers.perceptron.solver import SCHEDULES
 from linsep._core.trace import RECORD_HISTORY_CONSTRAINT, make_recorder
-from linsep.designs.weights import (class_weight_table, scaled_labels, scaled_margin, unscaled_margin, weighted_signed_design,
-                        refuse_weights)
+from linsep.designs.weights import (class_weight_table, scaled_labels, scaled_margin, unscaled_margin, weighted_signed_design)
 
 
 def _check_margin(margin, n_samples):
@@ -141,6 +138,7 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
     _parameter_constraints = {"C": [Interval(Real, 0, None, closed="left")],
                               "record_history": RECORD_HISTORY_CONSTRAINT,
                               "class_weight": CLASS_WEIGHT_CONSTRAINT}
+    _backend_fits = {"dask": dask_input.fit_mse, "array_api": array_api_input.fit_mse}
     _rescale_exponent = None  # one factorisation, no iterations to precondition; C is in the data's units
 
     def __init__(self, *, C=0.0, record_history=False, class_weight=None):
@@ -178,11 +176,9 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
         (:ref:`dask`), with its weights (dask or NumPy); ``margin_vector_``
         is then a dask array.
         """
-        if is_dask_collection(X):
-            return fit_mse(self, X, y, margin, sample_weight)
-        if _array_api.is_array_api_input(X):
-            refuse_weights(self, sample_weight, "array-API arrays")
-            return _array_api.fit_mse(self, X, y, margin)
+        elsewhere = self._fit_on_backend(X, y, margin=margin, sample_weight=sample_weight)
+        if elsewhere is not None:
+            return elsewhere
         X, y = self._validate_fit(X, y)
         b = _check_margin(margin, X.shape[0])
         classes, labels = np.unique(y, return_inverse=True)

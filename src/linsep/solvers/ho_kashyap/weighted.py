@@ -51,7 +51,7 @@ def scaled_ho_kashyap(design_of, s, params, *, initial_weights=None, **options):
     ``design_of(power)`` is the design of the rows ``s_i^power y_i`` (power
     ``0.5`` or ``1``) and ``s`` the positive weights of its rows: a NumPy
     array (in memory) or a dask array chunked like the design's row blocks
-    (``linsep.estimators.dask_input``); the scaled starting margin, the IRLS variants'
+    (:mod:`linsep.designs.dask_data`); the scaled starting margin, the IRLS variants'
     starting weights and the mapping back are the same expressions on
     either.  ``options`` go to :func:`ho_kashyap` as they are.
     """
