@@ -101,7 +101,8 @@ class Playground:
                    tools="", toolbar_location="above", title="click: add a point · drag: move · "
                    "tap it, then Backspace: delete", name="canvas", css_classes=["ls-canvas"])
         p.xaxis.axis_label, p.yaxis.axis_label = "x1", "x2"
-        mapper = LinearColorMapper(palette=["#fcd5d5", "#c6dbef"], low=-1e-12, high=1e-12)
+        # the sign of the score: -1 (red side), 0 (white: a zero model), +1 (blue side)
+        mapper = LinearColorMapper(palette=["#fcd5d5", "#ffffff", "#c6dbef"], low=-1, high=1)
         p.image(image="image", x="x", y="y", dw="dw", dh="dh", source=self.regions, color_mapper=mapper,
                 global_alpha=0.8, level="image")
         p.segment("x0", "y0", "x1", "y1", source=self.line, line_color="black", line_width=2)

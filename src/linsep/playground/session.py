@@ -347,7 +347,11 @@ class Run:
             linsep.CONVERGED: f"converged at k = {k}",
             linsep.MAX_ITER: f"max_iter reached at k = {k} without a verdict",
         }
-        return words.get(status, f"{status} at k = {k}")
+        text = words.get(status, f"{status} at k = {k}")
+        best = getattr(self.estimator, "best_iter_", None)
+        if best is not None:
+            text += f"; early stopping returns the iterate k̂ = {int(np.ravel(best)[0])}"
+        return text
 
     def certificate(self):
         """What the end of the run proves, as a dict.
