@@ -57,7 +57,7 @@ from sklearn.utils._param_validation import Interval
 from linsep.estimators.cv_folds import folds_without_zero_weight, stratified_folds
 from linsep.estimators.base import (FitContext, CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator,
                      encode_pm1, rows_with_weight)
-from linsep.solvers.ho_kashyap.params import HK_CONSTRAINTS, HKParams
+from linsep.solvers.ho_kashyap.params import HK_CONSTRAINTS, HKParams, estimator_init, hk_defaults
 from linsep._core.signed_design import sign_normalized
 from linsep.designs.weights import WeightedValidation, weighted_signed_design
 from linsep.solvers.ho_kashyap.weighted import weighted_ho_kashyap
@@ -257,6 +257,16 @@ class _CrossValidatedStopping:
         self.cv_results_ = pick([r.extra["cv_results"] for r in results])
 
 
+_CV_HK_NAMES = ("loss", "C", "learning_rate", "b0", "max_iter", "tol", "stopping", "irls_floor")
+"""The HK parameters of the cross-validated estimators (C by the grid ``Cs``; no separation stop: early-stopped runs)."""
+
+_CV_PARAMETERS = {
+    "cv": 5, **hk_defaults(_CV_HK_NAMES), "Cs": None, "refit": True, "n_iter_no_change": DEFAULT_N_ITER_NO_CHANGE,
+    "validation_tol": 0.0, "class_weight": None, "n_jobs": None, "record_history": False, "random_state": None,
+}
+"""The parameters of :class:`HoKashyapClassifierCV` with their defaults (the kernel twin adds its kernel's)."""
+
+
 class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
     """Ho–Kashyap with early stopping chosen by cross-validation, then refitted on all data.
 
@@ -392,8 +402,7 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
 
     _parameter_constraints = {
         "cv": ["cv_object"],
-        **{name: HK_CONSTRAINTS[name] for name in ("loss", "C", "learning_rate", "b0", "max_iter", "tol",
-                                                   "stopping", "irls_floor")},
+        **{name: HK_CONSTRAINTS[name] for name in _CV_HK_NAMES},
         "Cs": [None, Interval(Integral, 1, None, closed="left"), "array-like"],
         "refit": ["boolean"],
         **PATIENCE_CONSTRAINTS,
@@ -403,44 +412,7 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         "random_state": ["random_state"],
     }
 
-    def __init__(
-        self,
-        *,
-        cv=5,
-        loss="squared",
-        C=None,
-        Cs=None,
-        refit=True,
-        learning_rate=0.4,
-        b0=1e-6,
-        max_iter=10_000,
-        tol=1e-6,
-        stopping="relative",
-        irls_floor=1e-6,
-        n_iter_no_change=DEFAULT_N_ITER_NO_CHANGE,
-        validation_tol=0.0,
-        class_weight=None,
-        n_jobs=None,
-        record_history=False,
-        random_state=None,
-    ):
-        self.cv = cv
-        self.loss = loss
-        self.C = C
-        self.Cs = Cs
-        self.refit = refit
-        self.learning_rate = learning_rate
-        self.b0 = b0
-        self.max_iter = max_iter
-        self.tol = tol
-        self.stopping = stopping
-        self.irls_floor = irls_floor
-        self.n_iter_no_change = n_iter_no_change
-        self.validation_tol = validation_tol
-        self.class_weight = class_weight
-        self.n_jobs = n_jobs
-        self.record_history = record_history
-        self.random_state = random_state
+    __init__ = estimator_init(_CV_PARAMETERS)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -570,54 +542,8 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
     _parameter_constraints = {**KERNEL_CONSTRAINTS, **HoKashyapClassifierCV._parameter_constraints,
                               "map_tol": [Interval(Real, 0, 1, closed="left")]}
 
-    def __init__(
-        self,
-        *,
-        kernel="rbf",
-        gamma="scale",
-        degree=3,
-        coef0=0.0,
-        cv=5,
-        loss="squared",
-        C=None,
-        Cs=None,
-        refit=True,
-        learning_rate=0.4,
-        b0=1e-6,
-        max_iter=10_000,
-        tol=1e-6,
-        stopping="relative",
-        irls_floor=1e-6,
-        n_iter_no_change=DEFAULT_N_ITER_NO_CHANGE,
-        validation_tol=0.0,
-        class_weight=None,
-        n_jobs=None,
-        record_history=False,
-        random_state=None,
-        map_tol=0.3,
-    ):
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.cv = cv
-        self.loss = loss
-        self.C = C
-        self.Cs = Cs
-        self.refit = refit
-        self.learning_rate = learning_rate
-        self.b0 = b0
-        self.max_iter = max_iter
-        self.tol = tol
-        self.stopping = stopping
-        self.irls_floor = irls_floor
-        self.n_iter_no_change = n_iter_no_change
-        self.validation_tol = validation_tol
-        self.class_weight = class_weight
-        self.n_jobs = n_jobs
-        self.record_history = record_history
-        self.random_state = random_state
-        self.map_tol = map_tol
+    __init__ = estimator_init({"kernel": "rbf", "gamma": "scale", "degree": 3, "coef0": 0.0, **_CV_PARAMETERS,
+                               "map_tol": 0.3})
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):

@@ -30,12 +30,18 @@ from sklearn.utils._param_validation import Interval
 from linsep.estimators.base import (CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator, FitContext,
                                     demote_unseparated, encode_pm1)
 from linsep._core.certificates import separates
-from linsep.solvers.ho_kashyap.params import DEFAULT_N_ITER_NO_CHANGE, EARLY_STOPPING_CONSTRAINTS, HK_CONSTRAINTS
+from linsep.solvers.ho_kashyap.params import (DEFAULT_N_ITER_NO_CHANGE, EARLY_STOPPING_CONSTRAINTS, HK_CONSTRAINTS,
+                                             estimator_init, hk_defaults)
 from linsep._core.result import SEPARABLE
 from linsep._core.trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from linsep.designs.weights import class_weights_of
 from linsep.estimators.ho_kashyap import resolve_stop_at_separation
 from linsep.solvers.ho_kashyap.kernel import EmpiricalKernelMap, kernel_ho_kashyap
+
+
+_HK_NAMES = ("C", "learning_rate", "b0", "loss", "update", "max_iter", "tol", "stopping", "stop_at_separation",
+             "irls_floor")
+"""The HK parameters the kernel estimator forwards to ``kernel_ho_kashyap`` (one added to HK_PARAMETERS is not offered here)."""
 
 
 class KernelHoKashyapClassifier(BaseKernelSeparator):
@@ -141,62 +147,19 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
 
     _parameter_constraints = {
         **KERNEL_CONSTRAINTS,
-        # the HK parameters it forwards to kernel_ho_kashyap (a parameter added to HK_PARAMETERS is not offered here)
-        **{name: HK_CONSTRAINTS[name] for name in ("C", "learning_rate", "b0", "loss", "update", "max_iter", "tol",
-                                                   "stopping", "stop_at_separation", "irls_floor")},
+        **{name: HK_CONSTRAINTS[name] for name in _HK_NAMES},
         **EARLY_STOPPING_CONSTRAINTS,
         "class_weight": CLASS_WEIGHT_CONSTRAINT,
         "record_history": RECORD_HISTORY_CONSTRAINT,
         "map_tol": [Interval(Real, 0, 1, closed="left")],
     }
-    def __init__(
-        self,
-        *,
-        kernel="rbf",
-        gamma="scale",
-        degree=3,
-        coef0=0.0,
-        C=0.3,
-        learning_rate=0.4,
-        b0=1e-6,
-        loss="squared",
-        update="margin",
-        max_iter=10_000,
-        tol=1e-3,
-        stopping="relative",
-        stop_at_separation="auto",
-        irls_floor=1e-6,
-        early_stopping=False,
-        validation_fraction=1 / 3,
-        n_iter_no_change=DEFAULT_N_ITER_NO_CHANGE,
-        validation_tol=0.0,
-        random_state=None,
-        record_history=False,
-        map_tol=0.3,
-        class_weight=None,
-    ):
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.C = C
-        self.learning_rate = learning_rate
-        self.b0 = b0
-        self.loss = loss
-        self.update = update
-        self.max_iter = max_iter
-        self.tol = tol
-        self.stopping = stopping
-        self.stop_at_separation = stop_at_separation
-        self.irls_floor = irls_floor
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-        self.validation_tol = validation_tol
-        self.random_state = random_state
-        self.record_history = record_history
-        self.map_tol = map_tol
-        self.class_weight = class_weight
+    __init__ = estimator_init({
+        "kernel": "rbf", "gamma": "scale", "degree": 3, "coef0": 0.0,
+        # the kernel map's own defaults: a regularised, looser fit than the linear estimator's
+        **hk_defaults(_HK_NAMES, C=0.3, tol=1e-3),
+        "early_stopping": False, "validation_fraction": 1 / 3, "n_iter_no_change": DEFAULT_N_ITER_NO_CHANGE,
+        "validation_tol": 0.0, "random_state": None, "record_history": False, "map_tol": 0.3, "class_weight": None,
+    })
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, X_val=None, y_val=None, sample_weight=None):

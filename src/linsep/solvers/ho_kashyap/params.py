@@ -22,7 +22,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from linsep.solvers.ho_kashyap.rules import STOPPING_RULES
 
 __all__ = ["DEFAULT_N_ITER_NO_CHANGE", "EARLY_STOPPING_CONSTRAINTS", "HKParameter", "HKParams", "HK_CONSTRAINTS",
-           "HK_PARAMETERS", "HK_VARIANTS", "estimator_init", "parameter_docs", "PATIENCE_CONSTRAINTS", "refuse_unsupported", "starting_weights"]
+           "HK_PARAMETERS", "HK_VARIANTS", "estimator_init", "hk_defaults", "parameter_docs", "PATIENCE_CONSTRAINTS", "refuse_unsupported", "starting_weights"]
 
 @dataclass(frozen=True)
 class HKParameter:
@@ -114,6 +114,20 @@ def estimator_init(parameters):
     return __init__
 
 
+def hk_defaults(names=None, **overrides):
+    """``{name: default}`` of the HK parameters ``names`` (all of :data:`HK_PARAMETERS` for ``None``), with ``overrides``.
+
+    The estimators that offer a subset (the kernel and cross-validated
+    estimators) take their signature, constraints and docs from the same
+    names; an estimator whose own default differs says so in ``overrides``.
+    """
+    names = tuple(HK_PARAMETERS) if names is None else names
+    unknown = set(overrides) - set(names)
+    if unknown:
+        raise ValueError(f"overrides of parameters not offered: {sorted(unknown)}")
+    return {name: overrides.get(name, HK_PARAMETERS[name].default) for name in names}
+
+
 def parameter_docs(names, indent=4):
     """The numpydoc entries of the HK parameters ``names`` (:data:`HK_PARAMETERS`), indented for a class docstring."""
     pad = " " * indent
@@ -158,17 +172,17 @@ class HKParams:
     ``record_history`` is kept for the backends' checks.
     """
 
-    learning_rate: float = 0.4
-    b0: float = 1e-6
-    max_iter: int = 10_000
-    tol: float | None = 1e-6
-    stopping: str = "relative"
-    stop_at_separation: bool = True
-    update: str = "margin"
-    C: float | None = None
-    loss: str = "squared"
-    irls_floor: float = 1e-6
-    n_iter_no_change: int | None = None
+    learning_rate: float = HK_PARAMETERS["learning_rate"].default
+    b0: float = HK_PARAMETERS["b0"].default
+    max_iter: int = HK_PARAMETERS["max_iter"].default
+    tol: float | None = HK_PARAMETERS["tol"].default
+    stopping: str = HK_PARAMETERS["stopping"].default
+    stop_at_separation: bool = True  # "auto" resolved for plain HK
+    update: str = HK_PARAMETERS["update"].default
+    C: float | None = HK_PARAMETERS["C"].default
+    loss: str = HK_PARAMETERS["loss"].default
+    irls_floor: float = HK_PARAMETERS["irls_floor"].default
+    n_iter_no_change: int | None = None  # the paper's rule: k̂ over all k
     validation_tol: float = 0.0
     record_history: object = False
 

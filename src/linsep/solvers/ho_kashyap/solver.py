@@ -103,6 +103,7 @@ from linsep._core.result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, S
 from linsep._core.threads import serial_blas_for
 from linsep.designs.memory import BY_COLUMNS_MAX_ENTRIES, as_design
 from linsep.solvers.ho_kashyap.compiled import SEGMENT_STEPS, HKRun, iterate_compiled
+from linsep.solvers.ho_kashyap.params import HKParams
 
 __all__ = ["ho_kashyap", "STOPPING_RULES"]
 
@@ -135,24 +136,27 @@ scalar Cholesky loop, the Python driver with LAPACK, which is as fast at
 """
 
 
+_DEFAULTS = HKParams()  # each default once, in the parameter table (params.HK_PARAMETERS)
+
+
 def ho_kashyap(
     Y,
     *,
-    learning_rate=0.4,
-    b0=1e-6,
-    max_iter=10_000,
-    tol=1e-6,
-    stopping="relative",
-    stop_at_separation=True,
-    update="margin",
-    C=None,
-    loss="squared",
-    irls_floor=1e-6,
+    learning_rate=_DEFAULTS.learning_rate,
+    b0=_DEFAULTS.b0,
+    max_iter=_DEFAULTS.max_iter,
+    tol=_DEFAULTS.tol,
+    stopping=_DEFAULTS.stopping,
+    stop_at_separation=_DEFAULTS.stop_at_separation,
+    update=_DEFAULTS.update,
+    C=_DEFAULTS.C,
+    loss=_DEFAULTS.loss,
+    irls_floor=_DEFAULTS.irls_floor,
     initial_weights=None,
     initial_margin=None,
     Y_val=None,
-    n_iter_no_change=None,
-    validation_tol=0.0,
+    n_iter_no_change=_DEFAULTS.n_iter_no_change,
+    validation_tol=_DEFAULTS.validation_tol,
     record_history=False,
     trace=None,
     gram=None,
