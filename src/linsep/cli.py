@@ -10,6 +10,7 @@
     linsep trace ALGO DATA [--param name=value …] [--init-weights w0,w1,…] [--b0 VALUE]
                  [--positive LABEL] [--class LABEL] [--steps K] [--every N] [--digits D] [--plot OUT.png]
     linsep list
+    linsep playground [--port N] [--host 127.0.0.1] [--no-browser]   (needs linsep[playground])
     linsep warm-up [--bench] [--threads/--no-threads] [--no-progress]
     linsep --version
 
@@ -330,6 +331,12 @@ def _cmd_list(args):
     return 0
 
 
+def _cmd_playground(args):
+    from linsep.playground.server import run_from_arguments  # Bokeh only here: an optional extra
+
+    return run_from_arguments(args)
+
+
 def _cmd_warm_up(args):
     import numba
 
@@ -455,6 +462,13 @@ def build_parser():
 
     lst = sub.add_parser("list", help="the registered algorithms")
     lst.set_defaults(func=_cmd_list)
+
+    play = sub.add_parser("playground", help="points, methods and their iterations in a local web page "
+                          "(linsep[playground])")
+    play.add_argument("--port", type=int, default=5006, help="port to serve on (0: a free one; default 5006)")
+    play.add_argument("--host", default="127.0.0.1", help="loopback address to serve on (default 127.0.0.1)")
+    play.add_argument("--no-browser", dest="browser", action="store_false", help="do not open a web browser")
+    play.set_defaults(func=_cmd_playground)
 
     warm = sub.add_parser("warm-up", help="compile linsep's loops ahead of time (once per machine)")
     warm.add_argument("--threads", action=argparse.BooleanOptionalAction, default=None,

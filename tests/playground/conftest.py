@@ -37,7 +37,7 @@ def playground_url():
     except ImportError:
         _missing("Bokeh is not installed (pip install 'linsep[playground]')")
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen([sys.executable, "-m", "linsep.playground", "--port", "0", "--no-browser"],
+    proc = subprocess.Popen([sys.executable, "-m", "linsep", "playground", "--port", "0", "--no-browser"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         line = proc.stdout.readline()

@@ -182,3 +182,13 @@ def test_server_serves_loopback_only():
         server.stop() if hasattr(server, "_started") and server._started else None
     with pytest.raises(ValueError, match="loopback"):
         serve(port=0, host="0.0.0.0", open_browser=False)
+
+
+def test_cli_subcommand():
+    from linsep.cli import build_parser
+
+    args = build_parser().parse_args(["playground", "--port", "0", "--no-browser"])
+    assert (args.port, args.host, args.browser, args.func.__name__) == (0, "127.0.0.1", False, "_cmd_playground")
+    from linsep.cli import main
+
+    assert main(["playground", "--port", "0", "--no-browser", "--host", "192.0.2.1"]) == 2   # loopback only
