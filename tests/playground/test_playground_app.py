@@ -192,3 +192,14 @@ def test_cli_subcommand():
     from linsep.cli import main
 
     assert main(["playground", "--port", "0", "--no-browser", "--host", "192.0.2.1"]) == 2   # loopback only
+
+
+def test_docs_page_examples():
+    import doctest
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[2] / "docs" / "user_guide" / "playground.rst"
+    result = doctest.testfile(str(page), module_relative=False, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 3 and result.failed == 0
+    for image in ("playground_lecture.png", "playground_xor.png", "playground_kernel.png"):
+        assert (page.parent / "images" / image).stat().st_size > 10_000

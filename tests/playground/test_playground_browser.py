@@ -113,6 +113,7 @@ def test_edit_points_kernel_and_export(page, tmp_path):
     page.press("ls-end")
     page.wait_text("#ls-certificate", "kernel decision regions: 0 training point(s)")
     assert len(page.source("regions")["image"]) == 1
+    screenshot(page, "playground_kernel.png", tmp_path)
 
     with page.page.expect_download() as download:
         page.press("ls-export-points_csv")
