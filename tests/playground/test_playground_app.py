@@ -144,6 +144,12 @@ def test_document_without_a_browser():
     assert "separable at k = 104" in page.verdict.text and len(page.margins.data["x0"]) == 2
     page.scrubbed(50)
     assert page.pos == 49 and "running" in page.verdict.text
+    page.toggle_play()                                                 # play from row 50 …
+    assert page.play.label == "pause" and page._timer is not None
+    page._tick()
+    assert page.pos == 50
+    page.toggle_play()                                                 # … and pause
+    assert page.play.label == "play" and page._timer is None
     page.go(-1)
     assert page.table.text == "" and page.regions.data["image"] == []
     page.export("trace_csv")

@@ -41,7 +41,7 @@ def add_points(page, points):
     before = len(page.source("points")["x"])
     for n, ((x, y), cls) in enumerate(points, start=before + 1):
         page.locator(".ls-class button").nth(0 if cls == "+1" else 1).click()
-        page.page.wait_for_timeout(350)  # two taps closer in time are one double tap to BokehJS
+        page.page.wait_for_timeout(400)  # two taps within 300 ms are one double tap to BokehJS
         page.click_point(x, y)
         page.wait_points(n)
     page.wait_text("#ls-message", f"{len(points)} point(s)")
