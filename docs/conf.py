@@ -176,27 +176,29 @@ CONSTANTS = {
     "SCOPES": "What :func:`warm_up` compiles: ``\"all\"`` (every loop and kind of data) or ``\"bench\"`` "
               "(what ``linsep bench`` runs).",
 }
-SOLVER_MODULES = ["linsep.solvers.ho_kashyap.solver", "linsep.solvers.ho_kashyap.kernel", "linsep.solvers.mse",
-                  "linsep.solvers.perceptron.solver", "linsep.solvers.kozinec.solver", "linsep.solvers.lsvm.solver"]
+SOLVER_MODULES = ["linsep.solvers.ho_kashyap", "linsep.solvers.mse", "linsep.solvers.perceptron",
+                  "linsep.solvers.kozinec", "linsep.solvers.lsvm"]
 
-# The public functions and classes of each solver module: its ``__all__`` where
-# it has one, else this list; the modules' other functions are helpers of the
-# estimators, not API, and get no page.
-_SOLVER_API_FALLBACK = {
-    "linsep.solvers.ho_kashyap.solver": ["ho_kashyap"],
-    "linsep.solvers.ho_kashyap.kernel": ["EmpiricalKernelMap", "kernel_ho_kashyap"],
+# The public functions and classes of each solver family, documented at the family's public face (its
+# package); the families' other functions are helpers of the estimators, not API, and get no page.
+_SOLVER_API = {
+    "linsep.solvers.ho_kashyap": ["ho_kashyap", "kernel_ho_kashyap", "EmpiricalKernelMap"],
     "linsep.solvers.mse": ["mse", "mse_linear_machine", "widrow_hoff", "lms"],
-    "linsep.solvers.perceptron.solver": ["perceptron", "batch_perceptron", "kernel_perceptron"],
-    "linsep.solvers.kozinec.solver": ["kozinec", "schlesinger_kozinec", "kernel_schlesinger_kozinec"],
-    "linsep.solvers.lsvm.solver": ["lagrangian_svm", "kernel_lagrangian_svm"],
+    "linsep.solvers.perceptron": ["perceptron", "batch_perceptron", "kernel_perceptron"],
+    "linsep.solvers.kozinec": ["kozinec", "schlesinger_kozinec", "kernel_schlesinger_kozinec"],
+    "linsep.solvers.lsvm": ["lagrangian_svm", "kernel_lagrangian_svm"],
 }
 
 
 def _solver_api():
+    """``{family: [(name, "function" or "class")]}`` of :data:`_SOLVER_API`, for the module template."""
     import importlib
 
-    return {m: list(getattr(importlib.import_module(m), "__all__", None) or _SOLVER_API_FALLBACK[m])
-            for m in SOLVER_MODULES}
+    api = {}
+    for module, names in _SOLVER_API.items():
+        family = importlib.import_module(module)
+        api[module] = [(name, "class" if isinstance(getattr(family, name), type) else "function") for name in names]
+    return api
 
 
 autosummary_context = {"solver_api": _solver_api()}

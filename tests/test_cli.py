@@ -13,7 +13,8 @@ from sklearn.datasets import dump_svmlight_file
 
 import linsep.separability as separability
 from linsep import available_classifiers, make_classifier
-from linsep.cli import FORMAT_VERSION, CLIError, checksum, load_model, main, read_data
+from linsep.cli import FORMAT_VERSION, CLIError, load_model, main, read_data
+from linsep.persistence.model_file import checksum
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 

@@ -16,8 +16,8 @@ taken as ``+1``.  On the client live only ``p = d + 1``-sized vectors, the
 ``N``-sized vectors (``B``, ``D``, LSVM's ``α`` and ``r``) stay on the
 workers, one persisted block per row chunk.
 
-The drivers are the in-memory ones (:mod:`linsep.solvers.ho_kashyap.solver`,
-:mod:`linsep.solvers.mse`, :mod:`linsep.solvers.lsvm.solver`); this module only
+The drivers are the in-memory ones (:mod:`linsep.solvers.ho_kashyap`,
+:mod:`linsep.solvers.mse`, :mod:`linsep.solvers.lsvm`); this module only
 supplies the blockwise operations.  Ho–Kashyap's pass
 (:meth:`DaskDesign.hk_pass`) is one round trip: each block computes ``E``,
 its ``B_{k+1}`` (kept on the worker), its share of the next right-hand side

@@ -12,7 +12,7 @@ HKESA (Lauer & Bloch)  ``early_stopping=True, loss="absolute"``  (``"hkesa"``)
 =====================  =====================================================
 
 The equations and the stopping rules are documented in
-:mod:`linsep.solvers.ho_kashyap.solver`.
+:mod:`linsep.solvers.ho_kashyap`.
 """
 
 from __future__ import annotations

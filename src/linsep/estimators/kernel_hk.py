@@ -2,7 +2,7 @@
 
 The iteration is linear Ho–Kashyap run in the empirical kernel map; see
 :mod:`linsep.solvers.ho_kashyap.kernel` for the equivalence and the
-truncated map, and :mod:`linsep.solvers.ho_kashyap.solver` for the iteration,
+truncated map, and :mod:`linsep.solvers.ho_kashyap` for the iteration,
 stopping rules and verdicts.
 
 Defaults (measured with ``benchmarks/bench_kernel_hk.py``: digits, a
@@ -133,7 +133,7 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
     HoKashyapClassifier : The linear Ho–Kashyap family.
     KernelHoKashyapClassifierCV : Kernel HKES with the stopping iteration cross-validated.
     KernelSchlesingerKozinecClassifier : A maximal-margin hyperplane in the kernel space.
-    linsep.solvers.ho_kashyap.kernel.kernel_ho_kashyap : The solver, with the equations.
+    linsep.solvers.ho_kashyap.kernel_ho_kashyap : The solver, with the equations.
 
     Examples
     --------

@@ -8,7 +8,7 @@ Schlesinger–Kozinec        :class:`SchlesingerKozinecClassifier`            ``
 kernel SK (Franc–Hlaváč)   :class:`KernelSchlesingerKozinecClassifier`      ``kernel_sk``
 =========================  ==============================================  ==============
 
-The equations and stopping rules are in :mod:`linsep.solvers.kozinec.solver`.
+The equations and stopping rules are in :mod:`linsep.solvers.kozinec`.
 
 The linear estimators fit in float64 even on float32 data (which
 scikit-learn's validation converts, one copy; ``coef_`` is float64): their
@@ -163,7 +163,7 @@ class KozinecClassifier(_LinearKozinecBase):
 
     Each update moves the hull point to the point of a segment nearest to the
     other hull (or to the origin, ``"augmented"``), towards the worst point;
-    see :mod:`linsep.solvers.kozinec.solver`.
+    see :mod:`linsep.solvers.kozinec`.
 
     Parameters
     ----------{_SHARED_DOC}

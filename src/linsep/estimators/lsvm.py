@@ -12,7 +12,7 @@ Two classes, because the two forms store different models:
   2 000 samples a low-rank factor of ``K`` or active sets instead.
   With ``kernel="linear"`` it fits the same model as the linear class.
 
-Equations, sign convention and stopping rule: :mod:`linsep.solvers.lsvm.solver`.
+Equations, sign convention and stopping rule: :mod:`linsep.solvers.lsvm`.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
     tol : float, default=1e-6
         Stop when ``‖α_{k+1} − α_k‖ <= tol·‖α_{k+1}‖`` and the weights
         ``W = (w, w_0)`` change by at most ``tol·‖W‖`` (relative, so the
-        accuracy is the same for every ``C``; see :mod:`linsep.solvers.lsvm.solver`).
+        accuracy is the same for every ``C``; see :mod:`linsep.solvers.lsvm`).
     max_iter : int, default=10000
         Largest number of updates per binary problem.
     record_history : bool or int, default=False

@@ -9,7 +9,7 @@ kernel (dual) perceptron   :class:`KernelPerceptronClassifier`  ``"kernel_percep
 =========================  ===================================  ========================
 
 More than two classes are fitted one-vs-rest.  The equations are in
-:mod:`linsep.solvers.perceptron.solver`.  The single-sample and kernel perceptrons
+:mod:`linsep.solvers.perceptron`.  The single-sample and kernel perceptrons
 also learn from a stream of chunks with ``partial_fit`` (:ref:`streaming`).
 """
 

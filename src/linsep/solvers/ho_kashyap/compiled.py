@@ -1,7 +1,7 @@
 """The dense design's fast path: the Ho–Kashyap iteration in compiled segments.
 
 :func:`iterate_compiled` runs ``linsep.solvers.ho_kashyap.loops.ho_kashyap_segment`` (the
-same rules as the Python driver of :mod:`linsep.solvers.ho_kashyap.solver`, from
+same rules as the Python driver of :mod:`linsep.solvers.ho_kashyap`, from
 ``linsep.solvers.ho_kashyap.rules``) on an :class:`~linsep.designs.memory.InMemoryDesign`
 with a Cholesky factor.  On the paper's small data sets a Python iteration
 costs a dozen calls' overhead per step rather than its arithmetic; this loop

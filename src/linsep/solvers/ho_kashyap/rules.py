@@ -2,12 +2,12 @@
 
 Every Ho–Kashyap driver calls these: the compiled segment
 (:func:`linsep.solvers.ho_kashyap.loops.ho_kashyap_segment`) and the Python driver of
-:mod:`linsep.solvers.ho_kashyap.solver`, whatever design (in memory or dask) it
+:mod:`linsep.solvers.ho_kashyap`, whatever design (in memory or dask) it
 runs on.  They are compiled with numba so that the compiled segment can
 inline them; Python calls them like any function.
 
 The rules (Lauer & Bloch 2006, eq. 9 and §3.1, and the module docstring of
-:mod:`linsep.solvers.ho_kashyap.solver`), checked in this order at each iterate
+:mod:`linsep.solvers.ho_kashyap`), checked in this order at each iterate
 ``W_k``: all points strictly separated; the proof ``E_k <= 0, E_k != 0``
 (:func:`proof_test`); the fixed point and the change of ``J``
 (:func:`stop_code`); with validation rows, early stopping's patience

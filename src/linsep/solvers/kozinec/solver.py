@@ -67,7 +67,7 @@ Implementation
     product, or nothing when cached) plus ``O(N)`` vector updates.
 
 Kernel two-hull SK (Franc & Hlaváč 2003, §5)
-    :func:`kernel_schlesinger_kozinec` runs the two-hull SK on
+    :func:`~linsep.solvers.kozinec.kernel_schlesinger_kozinec` runs the two-hull SK on
     ``w_1 = Σ_{y_i=+1} α_i φ(x_i)``, ``w_2 = Σ_{y_i=-1} α_i φ(x_i)`` and keeps
     only inner products: ``A = ⟨w_1, w_1⟩``, ``B = ⟨w_2, w_2⟩``,
     ``C = ⟨w_1, w_2⟩`` and, for every sample, ``f_1(i) = ⟨w_1, φ(x_i)⟩``,

@@ -5,7 +5,7 @@ bound-constrained dual ``min ½αᵀ(Q + I/C)α − eᵀα, α ≥ 0``; when few
 constraints are active at the optimum the iteration needs about ``C·λmax(Q)``
 steps, while a primal–dual active-set method reaches the same point in a few
 direct solves of ``Q_AA α_A = 1`` on the current active set.  Re-exported by
-:mod:`linsep.solvers.lsvm.solver`.
+:mod:`linsep.solvers.lsvm`.
 """
 
 from __future__ import annotations

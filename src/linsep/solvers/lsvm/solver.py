@@ -41,7 +41,7 @@ sign of the stored bias differs from the paper's ``ŵ_0``.
 
 Cost
 ----
-*Linear form* (:func:`lagrangian_svm`): ``Q⁻¹`` is applied by the
+*Linear form* (:func:`~linsep.solvers.lsvm.lagrangian_svm`): ``Q⁻¹`` is applied by the
 Sherman–Morrison–Woodbury identity
 
 .. math::
@@ -58,7 +58,7 @@ vector operations, all fused into one compiled pass over the rows so that
 data (``_LinearStep``).  ``H`` is never
 formed: ``Hᵗr = [X̃, 1]ᵗ(y∘r)``.
 
-*Kernel form* (:func:`kernel_lagrangian_svm`): ``X̃X̃ᵗ`` becomes a Gram
+*Kernel form* (:func:`~linsep.solvers.lsvm.kernel_lagrangian_svm`): ``X̃X̃ᵗ`` becomes a Gram
 matrix ``K``, ``Q = I/C + (yyᵗ)∘(K + 11ᵗ)`` is ``N×N`` and is factored once
 (Cholesky); each iteration is two triangular solves.  For small ``N``.
 

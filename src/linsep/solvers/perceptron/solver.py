@@ -11,11 +11,11 @@ Stork §5.5 [2]_) over the augmented, sign-normalised samples
 
 with margin ``b >= 0`` (``b = 0`` is the plain perceptron).
 
-* Single-sample rule (:func:`perceptron`): visit the samples one at a time and
+* Single-sample rule (:func:`~linsep.solvers.perceptron.perceptron`): visit the samples one at a time and
   correct on every mistake, ``a ← a + η_k y_i`` if ``aᵗ y_i <= b``.
-* Batch rule (:func:`batch_perceptron`): gradient step over all mistakes of
+* Batch rule (:func:`~linsep.solvers.perceptron.batch_perceptron`): gradient step over all mistakes of
   the current iterate, ``a ← a + η_k Σ_{y ∈ 𝒴_M} y``.
-* Kernel perceptron (:func:`kernel_perceptron`, the seed article [3]_): the
+* Kernel perceptron (:func:`~linsep.solvers.perceptron.kernel_perceptron`, the seed article [3]_): the
   single-sample rule written in the dual.  With ``a = Σ_j α_j y_j`` (``α_j``
   counts the corrections made at sample ``j``), the test ``aᵗ y_i <= 0``
   becomes ``y_i f(x_i) <= 0`` with ``f(x) = Σ_j α_j y_j (k(x_j, x) + 1)``
