@@ -1,6 +1,6 @@
 """The layer rule of ``docs/design.md``, read from the source: imports only go down, privacy holds at package borders.
 
-Layers, lowest first: ``_core`` (numerics), ``designs`` (where the data live),
+Layers, lowest first (and no import cycle): ``_core`` (numerics), ``designs`` (where the data live),
 ``solvers``, ``estimators``, then persistence, inspection and the experiment,
 then the command line.  ``kernels``, ``datasets`` and ``_version`` are leaves
 anyone may import.  A module imports only from its own layer or below; a
@@ -59,6 +59,30 @@ def test_imports_only_go_down_the_layers():
               if imported in MODULES and _layer(imported) > _layer(importer)
               and not (MODULES[importer][1] and imported.startswith(importer + "."))]
     assert upward == []
+
+
+def test_no_import_cycle():
+    """No module reaches itself through the imports of others (a package's own submodules excepted)."""
+    edges = {}
+    for importer, imported, _ in _imports():
+        if imported in MODULES and imported != importer and not (
+                MODULES[importer][1] and imported.startswith(importer + ".")):
+            edges.setdefault(importer, set()).add(imported)
+    cycles, state = [], {}
+
+    def visit(module, path):
+        state[module] = "open"
+        for target in sorted(edges.get(module, ())):
+            if state.get(target) == "open":
+                cycles.append(path[path.index(target):] + [target])
+            elif target not in state:
+                visit(target, path + [target])
+        state[module] = "done"
+
+    for module in sorted(MODULES):
+        if module not in state:
+            visit(module, [module])
+    assert cycles == []
 
 
 def test_no_private_name_crosses_a_package_border():
