@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from sklearn.datasets import dump_svmlight_file
 
-import linsep.separability as separability
 from linsep import available_classifiers, make_classifier
+from linsep._core.result import NOT_SEPARABLE, SolveResult
 from linsep.cli import FORMAT_VERSION, CLIError, load_model, main, read_data
 from linsep.persistence.model_file import checksum
 
@@ -337,15 +337,18 @@ def test_sparse_kernel_model_round_trip(tmp_path, capsys, blobs):
     assert code == 0 and out.split() == [str(v) for v in np.repeat([0, 1], 20)]
 
 
-def test_cli_reports_undecided_with_its_own_exit_status(monkeypatch, tmp_path, capsys):
+def test_cli_reports_undecided_with_its_own_exit_status(tmp_path, capsys):
+    from types import SimpleNamespace
+
     from linsep import cli
 
     path = tmp_path / "d.csv"
     path.write_text("a,label\n0,0\n1,1\n")
-    monkeypatch.setattr(separability, "check_separability",
-                        lambda X, y: separability.SeparabilityResult(None, None, "linear_programming",
-                                                                     np.array([0, 1]), 0))
-    assert cli.main(["separable", str(path)]) == cli.EXIT_UNDECIDED == 3
+    plan = {  # HK claims a proof that fails the check, and the linear programs fail: no verdict
+        "ho_kashyap": lambda Y, **kw: SolveResult(np.zeros(Y.shape[1]), 3, NOT_SEPARABLE,
+                                                  certificate=np.ones(Y.shape[0])),
+        "linprog": lambda *a, **kw: SimpleNamespace(status=2, x=None)}
+    assert cli.main(["separable", str(path)], _plan=plan) == cli.EXIT_UNDECIDED == 3
     assert capsys.readouterr().out.splitlines()[0] == "undecided"
 
 

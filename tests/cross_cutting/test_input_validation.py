@@ -215,29 +215,26 @@ def assert_same_state(fast, full, where):
 
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("case", list(_plain_cases()))
-def test_fit_is_the_same_with_and_without_the_fast_path(name, case, monkeypatch):
+def test_fit_is_the_same_with_and_without_the_fast_path(name, case):
     # Every case fits (or fails) exactly as it does through validate_data alone: same
     # attributes (types included, so an ndarray subclass kept as X_fit_ would show), same
     # warnings, same errors.
-    import linsep.estimators.base
-
     X, y = _plain_cases()[case]
 
     def fit(fast):
-        if not fast:
-            monkeypatch.setattr(linsep.estimators.base, "is_plain_training_data", lambda X, y, dtypes=None: False)
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 est = make_classifier(name)
+                if not fast:
+                    est._validation_plan = {"plain": False}  # plain data through validate_data too
                 if "random_state" in est.get_params():
                     est.set_params(random_state=0)
                 est.fit(X, y)
-            return vars(est), sorted((type(w.message).__name__, str(w.message)) for w in caught), None
+            state = {key: value for key, value in vars(est).items() if key != "_validation_plan"}
+            return state, sorted((type(w.message).__name__, str(w.message)) for w in caught), None
         except Exception as error:  # noqa: BLE001 - the error itself is compared
             return None, None, (type(error), str(error))
-        finally:
-            monkeypatch.undo()
 
     (fast, fast_warnings, fast_error), (full, full_warnings, full_error) = fit(True), fit(False)
     assert fast_error == full_error
@@ -246,9 +243,7 @@ def test_fit_is_the_same_with_and_without_the_fast_path(name, case, monkeypatch)
         assert_same_state(fast, full, name)
 
 
-def test_fast_path_skips_validate_data_and_drops_stale_feature_names(monkeypatch):
-    import linsep.estimators.base
-
+def test_fast_path_skips_validate_data_and_drops_stale_feature_names():
     X, y = blobs()
     est = make_classifier("hk").fit(X, y)
     est.feature_names_in_ = np.array(["a", "b", "c"], dtype=object)  # as left by a fit on a dataframe
@@ -256,7 +251,7 @@ def test_fast_path_skips_validate_data_and_drops_stale_feature_names(monkeypatch
     def refuse(*args, **kwargs):
         raise AssertionError("validate_data called for plain float64 data")
 
-    monkeypatch.setattr(linsep.estimators.base, "validate_data", refuse)
+    est._validation_plan = {"validate_data": refuse}
     est.fit(X[:, :2], y)
     assert est.n_features_in_ == 2 and not hasattr(est, "feature_names_in_")
 

@@ -162,16 +162,15 @@ def test_cli_trace_plot_writes_the_figure_or_says_why_not(tmp_path, capsys):
     assert "--plot" in capsys.readouterr().err
 
 
-def test_cli_trace_plot_draws_the_chosen_one_vs_rest_problem(tmp_path, monkeypatch):
-    import linsep.inspection as inspection
+def test_cli_trace_plot_draws_the_chosen_one_vs_rest_problem(tmp_path):
     from linsep.cli import main
+    from linsep.inspection import plot_trace
 
     data = tmp_path / "three.csv"
     data.write_text("x1,x2,y\n0,0,a\n0,1,a\n3,0,b\n3,1,b\n0,5,c\n1,5,c\n")
     drawn = []
-    real = inspection.plot_trace
-    monkeypatch.setattr(inspection, "plot_trace", lambda *a, **k: drawn.append(k) or real(*a, **k))
-    assert main(["trace", "hk", str(data), "--class", "b", "--plot", str(tmp_path / "b.png")]) == 0
+    plan = {"plot_trace": lambda *a, **k: drawn.append(k) or plot_trace(*a, **k)}  # observes the CLI's call
+    assert main(["trace", "hk", str(data), "--class", "b", "--plot", str(tmp_path / "b.png")], _plan=plan) == 0
     assert drawn == [{"class_index": 1}] and (tmp_path / "b.png").exists()
 
 

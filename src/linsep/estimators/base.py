@@ -261,14 +261,20 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
         fit = self._backend_fits.get(backend_of(X, y))
         return None if fit is None else fit(self, X, y, **arguments)
 
+    _validation_plan = None
+    """Private (tests), set on an instance as ``_solver_plan`` is: ``{"plain": False}`` sends plain data through
+    ``validate_data`` too (the path of all other data); ``{"validate_data": f}`` calls ``f`` in its place (pass
+    a wrapper to observe it)."""
+
     def _validate_fit(self, X, y):
+        plan = self._validation_plan or {}
         if backend_of(X, y) == "dask":
             # Estimators that fit dask arrays blockwise take them before this point (_fit_on_backend);
             # the others would silently bring all of X into memory.
             raise TypeError(
                 f"{type(self).__name__} does not fit dask arrays (only HoKashyapClassifier, MSEClassifier and "
                 f"LagrangianSVMClassifier do, blockwise); call X.compute() to fit the data in memory")
-        if is_plain_training_data(X, y, self._dtypes):
+        if plan.get("plain", True) and is_plain_training_data(X, y, self._dtypes):
             # What validate_data would do to such data, minus its generic dispatching
             # (dataframe detection, feature-name and tag look-ups: about 90 µs per call, half
             # of a whole HKES fit on the paper's small data sets): X and y are used as they
@@ -277,7 +283,7 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
             if hasattr(self, "feature_names_in_"):
                 del self.feature_names_in_
         else:
-            X, y = validate_data(
+            X, y = plan.get("validate_data", validate_data)(
                 self, X, y, accept_sparse=self._accept_sparse, dtype=validation_dtypes(self._dtypes),
                 ensure_min_samples=2, y_numeric=False,
             )

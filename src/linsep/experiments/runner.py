@@ -31,7 +31,8 @@ CACHE_FORMAT = 2  # 2: timings without compilation (warm_up_s, n_retimed, n_comp
 QUICK_SPLITS = 10
 # Rough cost order, so the slow runs start first and the workers finish together.
 DASK_CONNECT_TIMEOUT = "10s"
-"""How long ``--scheduler`` waits for the Dask scheduler to answer."""
+"""How long ``--scheduler`` waits for the Dask scheduler to answer, at most: a shorter
+``distributed.comm.timeouts.connect`` in Dask's configuration (``dask.config.set``) is waited instead."""
 _COST = {"svm": 0, "linear_svc": 1, "hkesa_cv": 2, "mhka": 2, "lsvm": 3, "hkesa": 4, "mhks": 5, "hkes_cv": 5,
          "hkes_cv_c": 5}
 
@@ -168,9 +169,10 @@ def dask_backend(address):
     """joblib's Dask backend on a ``distributed.Client`` connected to the scheduler at ``address``.
 
     Needs the ``dask`` extra; ``ValueError`` if it is missing or the scheduler
-    cannot be reached within :data:`DASK_CONNECT_TIMEOUT`.  The workers import linsep and write the run
-    cache under ``out`` themselves: on a cluster of several machines, ``out``
-    should be on a shared file system.
+    cannot be reached within :data:`DASK_CONNECT_TIMEOUT` (or Dask's own connect
+    timeout, if shorter).  The workers import linsep and write the run cache
+    under ``out`` themselves: on a cluster of several machines, ``out`` should
+    be on a shared file system.
     """
     try:
         import joblib
@@ -178,7 +180,7 @@ def dask_backend(address):
     except ImportError:
         raise ValueError("--scheduler needs Dask: pip install 'linsep[dask]'") from None
     try:
-        client = Client(address, timeout=DASK_CONNECT_TIMEOUT, set_as_default=False)
+        client = Client(address, timeout=_connect_timeout(), set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:
         raise ValueError(f"cannot reach the Dask scheduler at {address!r}: {exc}") from None
     try:
@@ -186,6 +188,17 @@ def dask_backend(address):
             yield client
     finally:
         client.close()
+
+
+def _connect_timeout():
+    """:data:`DASK_CONNECT_TIMEOUT`, or ``distributed.comm.timeouts.connect`` of Dask's configuration if shorter."""
+    import dask
+    from dask.utils import parse_timedelta
+
+    configured = dask.config.get("distributed.comm.timeouts.connect", None)
+    if configured is not None and parse_timedelta(configured, "s") < parse_timedelta(DASK_CONNECT_TIMEOUT, "s"):
+        return configured
+    return DASK_CONNECT_TIMEOUT
 
 
 def run_benchmark(datasets=None, methods=None, protocol="validation", n_splits=None, quick=False,
