@@ -9,6 +9,7 @@
     linsep separable DATA [--pairwise] [--json]   (exit status 0 with verdicts, 3 when one is undecided)
     linsep trace ALGO DATA [--param name=value …] [--init-weights w0,w1,…] [--b0 VALUE]
                  [--positive LABEL] [--class LABEL] [--steps K] [--every N] [--digits D] [--plot OUT.png]
+                 [--animate OUT.gif|OUT.mp4] [--frames N]
     linsep list
     linsep playground [--port N] [--host 127.0.0.1] [--no-browser]   (needs linsep[playground])
     linsep warm-up [--bench] [--threads/--no-threads] [--no-progress]
@@ -242,11 +243,16 @@ def _cmd_trace(args):
         raise CLIError(f"{args.algorithm} records no trace (not an iterative algorithm)")
     X, y = read_data(args.data, **_data_options(args))
     labels = y  # the user's labels: the plot's legend shows them, whatever the fit saw
+    animate_path = _animation_file(args.animate) if args.animate else None
     if args.positive is not None:  # the lecture's class 1 as +1, whatever the label order
         try:
-            y = inspection.positive_class_labels(y, args.positive)
+            positive = inspection.resolve_label(y, args.positive)
         except ValueError as exc:
             raise CLIError(f"--positive: {exc} ({args.data})") from None
+        if "pos_label" in estimator.get_params():  # the estimator runs (and traces) with it as +1
+            estimator.set_params(pos_label=positive)
+        else:
+            y = inspection.positive_class_labels(y, positive)
     fit_args = set(inspect.signature(estimator.fit).parameters)
     fit_params = {}
     if args.init_weights is not None:
@@ -304,7 +310,35 @@ def _cmd_trace(args):
             raise CLIError(f"--plot: {str(exc).splitlines()[0]}") from None
         _save_figure(drawn.figure_, plot_path)
         print(f"plot -> {plot_path}")
+    if animate_path is not None:
+        if X.shape[1] != 2:
+            raise CLIError(f"--animate: animations draw two-dimensional data; X has shape {X.shape}")
+        X_dense = X.toarray() if hasattr(X, "toarray") else X
+        try:
+            anim = inspection.animate_trace(estimator, X_dense, labels, max_frames=args.frames,
+                                            class_index=problem if len(estimator.classes_) > 2 else None)
+            anim.write(animate_path)
+        except (ValueError, ImportError) as exc:
+            raise CLIError(f"--animate: {str(exc).splitlines()[0]}") from None
+        print(f"animation -> {animate_path} ({len(anim.rows_)} frames, k = "
+              f"{anim.iterations_[0]} … {anim.iterations_[-1]})")
     return 0
+
+
+def _animation_file(text):
+    """The file ``--animate`` writes: ``.gif`` (Pillow) or ``.mp4`` (ffmpeg); ``.gif`` added to a bare name."""
+    path = _output_file(text)
+    path = path if path.suffix else path.with_name(path.name + ".gif")
+    if path.suffix.lower() not in (".gif", ".mp4"):
+        raise CLIError(f"--animate {path}: write a .gif (Pillow) or an .mp4 (ffmpeg), not {path.suffix!r}")
+    if path.suffix.lower() == ".mp4":  # before any work: the writer must be there
+        try:
+            from matplotlib.animation import writers
+        except ImportError:
+            raise CLIError("--animate needs matplotlib: pip install matplotlib") from None
+        if not writers.is_available("ffmpeg"):
+            raise CLIError(f"--animate {path}: MP4 needs ffmpeg, which is not installed; write a .gif instead")
+    return path
 
 
 def _plot_file(text):
@@ -458,6 +492,11 @@ def build_parser():
     trace.add_argument("--plot", metavar="OUT.png",
                        help="also draw the trace into this file (needs matplotlib; .png is added to a name "
                             "without an extension)")
+    trace.add_argument("--animate", metavar="OUT.gif",
+                       help="also write an animation of the iterations: .gif (Pillow) or .mp4 (needs ffmpeg); "
+                            "the hyperplane or kernel regions at up to --frames iterations")
+    trace.add_argument("--frames", type=int, default=40, metavar="N",
+                       help="most frames of --animate (evenly spaced rows, first and last kept; default 40)")
     _add_data_options(trace)
     trace.set_defaults(func=_cmd_trace)
 

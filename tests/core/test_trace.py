@@ -257,7 +257,7 @@ def test_trace_table_formats_and_exports():
 
 def test_cli_trace_refusals(tmp_path, capsys):
     data = _lecture_csv(tmp_path / "lecture.csv")
-    for argv in (["trace", "perceptron", data, "--init-weights", "1,1,1"],
+    for argv in (["trace", "kozinec", data, "--init-weights", "1,1,1"],
                  ["trace", "hk", data, "--init-weights", "1,1"],
                  ["trace", "hk", data, "--b0", "1,2,3,4"],
                  ["trace", "hk", data, "--positive", "7"],

@@ -46,12 +46,27 @@ from linsep.designs.weights import check_row_weights, class_weight_table
 from linsep.kernels import KERNELS, kernel_matrix, resolve_gamma, training_samples
 
 __all__ = ["BaseSeparator", "BaseLinearSeparator", "BaseKernelSeparator", "CLASS_WEIGHT_CONSTRAINT",
-           "KERNEL_CONSTRAINTS", "FitContext", "check_class_labels", "check_two_classes",
+           "KERNEL_CONSTRAINTS", "POS_LABEL_CONSTRAINT", "POS_LABEL_DOC", "FitContext", "check_class_labels", "check_two_classes",
            "encode_pm1", "is_dask_collection",
            "is_plain_training_data", "rows_with_weight"]
 
 CLASS_WEIGHT_CONSTRAINT = [None, StrOptions({"balanced"}), dict]
 """Constraint of ``class_weight``: ``None``, ``"balanced"`` or ``{label: weight}`` (as in scikit-learn)."""
+
+POS_LABEL_CONSTRAINT = [None, Real, str, "boolean"]
+"""Constraint of ``pos_label``: ``None`` or a class label (as scikit-learn's metrics take it)."""
+
+POS_LABEL_DOC = """pos_label : int, float, bool, str or None, default=None
+        The class that the solver and the traces treat as positive (``+1``):
+        the lecture's convention, e.g. ``pos_label=1`` for ``y = [1, 1, 2,
+        2]``.  ``None``: ``classes_[1]``.  Two-class fits only.
+        ``classes_`` stay sorted and the stored model keeps scikit-learn's
+        sign (``decision_function > 0`` means ``classes_[1]``), so with
+        ``pos_label=classes_[0]`` the fitted ``coef_`` is the negated final
+        iterate, while ``history_`` (``a(k)``, ``b(k)``, ``e(k)``) and the
+        starting weights ``coef_init`` / ``intercept_init`` are in the
+        ``pos_label`` convention (:ref:`pos-label`)."""
+"""The docstring entry of ``pos_label``, shared by the estimators that take it."""
 
 KERNEL_CONSTRAINTS = {
     "kernel": [StrOptions(set(KERNELS)), callable],
@@ -259,6 +274,9 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
         ``fit`` call it first; ``_validate_fit`` refuses what is left).
         """
         fit = self._backend_fits.get(backend_of(X, y))
+        if fit is not None and getattr(self, "pos_label", None) is not None:
+            raise ValueError(f"pos_label={self.pos_label!r} is not available for {backend_of(X, y)} input; "
+                             f"fit in memory to use it (the fitted model does not depend on it otherwise)")
         return None if fit is None else fit(self, X, y, **arguments)
 
     _validation_plan = None
@@ -398,19 +416,47 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
         """
         fit = FitContext() if fit is None else fit
         targets, self.classes_ = encode_pm1(y, self.classes_)
-        encoded_extra = {name: encode_pm1(labels, self.classes_)[0]
+        sign = self._positive_sign()  # -1: the solver runs with pos_label = classes_[0] as +1
+        encoded_extra = {name: sign * encode_pm1(labels, self.classes_)[0]
                          for name, labels in (extra_targets or {}).items()}
         X_solve = self._solver_input(X, fit)
+        solved = targets if sign > 0 else -targets
         results = []
         for column in range(targets.shape[1]):
             per_problem = {name: values[:, column] for name, values in encoded_extra.items()}
-            result = self._solve_binary(X_solve, targets[:, column], fit, **per_problem, **fit_params)
-            results.append(self._checked_proof(result, X_solve, targets[:, column], fit))
+            result = self._solve_binary(X_solve, solved[:, column], fit, **per_problem, **fit_params)
+            results.append(self._checked_proof(result, X_solve, solved[:, column], fit))
         self._unpack_common(results)
         self._store(results, fit)
         require_finite_model(self)
+        if sign < 0:
+            self._negate_model()
         self._check_separation(X, targets, fit)
         return self
+
+    def _positive_sign(self):
+        """``-1.0`` when ``pos_label`` names ``classes_[0]`` (the solver then sees its rows as ``+1``), else ``1.0``.
+
+        Refuses a ``pos_label`` that is not a class, or one given for more
+        than two classes.  The traces keep the solver's sign; the stored
+        model is negated back (:meth:`_negate_model`), so that
+        ``decision_function > 0`` means ``classes_[1]`` as in scikit-learn.
+        """
+        pos_label = getattr(self, "pos_label", None)
+        if pos_label is None:
+            return 1.0
+        classes = np.asarray(self.classes_)
+        if classes.size != 2:
+            raise ValueError(f"pos_label={pos_label!r} applies to two-class fits; {type(self).__name__} got "
+                             f"{classes.size} classes {classes.tolist()} (one-vs-rest): leave pos_label=None")
+        matches = [i for i, c in enumerate(classes.tolist()) if c == pos_label]
+        if not matches:
+            raise ValueError(f"pos_label={pos_label!r} is not a class of y; the classes are {classes.tolist()}")
+        return -1.0 if matches[0] == 0 else 1.0
+
+    def _negate_model(self):
+        """Turn the stored model of a ``pos_label = classes_[0]`` fit into scikit-learn's sign (``classes_[1]`` positive)."""
+        self.intercept_ = -self.intercept_
 
     def _fit_weighted(self, X, y, sample_weight, per_row=None, fit=None, **fit_params):
         """:meth:`_fit_problems` with the fit's weights (:meth:`_sample_weight`) as ``sample_weight=``.
@@ -505,7 +551,15 @@ class BaseLinearSeparator(LinearClassifierMixin, BaseSeparator):
 
     def _solver_input(self, X, fit):
         fit.shifts = column_shifts(X, self._rescale_exponent)
+        if fit.shifts is not None and fit.initial_weights is not None:
+            # starting weights follow the columns' power-of-two scaling: the same a(1)ᵗy_i
+            fit.initial_weights = np.array(fit.initial_weights, dtype=float)
+            fit.initial_weights[:-1] = np.ldexp(fit.initial_weights[:-1], -fit.shifts.astype(np.int32))
         return X if fit.shifts is None else scale_columns(X, fit.shifts)
+
+    def _negate_model(self):
+        super()._negate_model()
+        self.coef_ = -self.coef_
 
     def _checked_proof(self, result, X, y, fit):
         return demote_unproven(result, lambda certificate: is_proof(X, y, certificate, FIT_PROOF_RTOL))
@@ -628,6 +682,10 @@ class BaseKernelSeparator(BaseSeparator):
     def _prepare_fit(self, X, fit):
         """Fit-time state shared by the one-vs-rest problems (``None`` by default)."""
         return None
+
+    def _negate_model(self):
+        super()._negate_model()
+        self.dual_coef_ = -self.dual_coef_
 
     def _store(self, results, fit):
         self.dual_coef_ = np.vstack([r.weights for r in results])

@@ -24,7 +24,8 @@ from sklearn.base import _fit_context
 
 from linsep.solvers.ho_kashyap import params as _params
 from linsep.estimators import array_api_input, dask_input
-from linsep.estimators.base import CLASS_WEIGHT_CONSTRAINT, BaseLinearSeparator, FitContext, encode_pm1, rows_with_weight
+from linsep.estimators.base import (CLASS_WEIGHT_CONSTRAINT, POS_LABEL_CONSTRAINT, POS_LABEL_DOC, BaseLinearSeparator,
+                                   FitContext, encode_pm1, rows_with_weight)
 from linsep._core.plan import READS_FLOAT32
 from linsep._core.signed_design import scale_columns, signed_design
 from linsep.solvers.ho_kashyap.params import (DEFAULT_N_ITER_NO_CHANGE, EARLY_STOPPING_CONSTRAINTS, HK_CONSTRAINTS, HK_PARAMETERS, HKParams,
@@ -74,6 +75,7 @@ class HoKashyapClassifier(BaseLinearSeparator):
         Weights of the classes, multiplied into ``sample_weight``
         (``"balanced"``: ``N / (K n_k)``); one-vs-rest problems weigh the
         original classes.  Early stopping weighs the validation rows too.
+    {pos_label}
 
     Attributes
     ----------
@@ -136,6 +138,7 @@ class HoKashyapClassifier(BaseLinearSeparator):
         **EARLY_STOPPING_CONSTRAINTS,
         "record_history": RECORD_HISTORY_CONSTRAINT,
         "class_weight": CLASS_WEIGHT_CONSTRAINT,
+        "pos_label": POS_LABEL_CONSTRAINT,
     }
 
     # The signature: the HK iteration's parameters (declared once, in _params.HK_PARAMETERS), then the
@@ -149,6 +152,7 @@ class HoKashyapClassifier(BaseLinearSeparator):
         "record_history": False,
         "random_state": None,
         "class_weight": None,
+        "pos_label": None,
     })
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -165,7 +169,9 @@ class HoKashyapClassifier(BaseLinearSeparator):
             ``early_stopping``), ``validation_fraction`` of ``X`` is held out.
         coef_init, intercept_init : array-like, optional
             Starting weights ``W_0`` for a two-class problem (the lecture's
-            example starts from ``a = 1``); default ``W_0 = Y⁺B_0``.
+            example starts from ``a = 1``), in the sign convention of the
+            solver: ``pos_label``'s side positive (``classes_[1]``'s without
+            it); default ``W_0 = Y⁺B_0``.
         sample_weight : array-like of shape (N,), optional
             Non-negative weight ``s_i`` per row: the criterion becomes
             ``Σ_i s_i (y_iᵗW − b_i)²`` (``Σ_i s_i |e_i|`` for
@@ -226,7 +232,7 @@ class HoKashyapClassifier(BaseLinearSeparator):
                                   **({} if weights is None else {"sample_weight": weights}))
 
     def _solver_input(self, X, fit):
-        # Validation data and starting weights follow the training columns' power-of-two scaling.
+        # Validation data follow the training columns' power-of-two scaling (the starting weights: the base's).
         X = super()._solver_input(X, fit)
         shifts = fit.shifts
         if shifts is not None:
@@ -235,9 +241,6 @@ class HoKashyapClassifier(BaseLinearSeparator):
                 fit.validation = (X, val_rows)
             elif X_val is not None:
                 fit.validation = (scale_columns(X_val, shifts), None)
-            if fit.initial_weights is not None:
-                fit.initial_weights = fit.initial_weights.copy()
-                fit.initial_weights[:-1] = np.ldexp(fit.initial_weights[:-1], -shifts.astype(np.int32))
         return X
 
     # With a held-out split the solvers see all of X and the fitting rows' labels.  A proof found on
@@ -291,5 +294,5 @@ class HoKashyapClassifier(BaseLinearSeparator):
 # The docstring entries of the HK iteration's parameters come from their declaration (no docstring under
 # ``python -OO``).
 if HoKashyapClassifier.__doc__ is not None:
-    HoKashyapClassifier.__doc__ = HoKashyapClassifier.__doc__.replace("    {hk_parameters}\n",
-                                                                      parameter_docs(HK_PARAMETERS) + "\n")
+    HoKashyapClassifier.__doc__ = HoKashyapClassifier.__doc__.replace(
+        "    {hk_parameters}\n", parameter_docs(HK_PARAMETERS) + "\n").replace("    {pos_label}", "    " + POS_LABEL_DOC)

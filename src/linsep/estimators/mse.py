@@ -23,7 +23,9 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from linsep.estimators import array_api_input, dask_input
-from linsep.estimators.base import CLASS_WEIGHT_CONSTRAINT, BaseLinearSeparator, FitContext, rows_with_weight
+from linsep.estimators.base import (CLASS_WEIGHT_CONSTRAINT, POS_LABEL_CONSTRAINT, BaseLinearSeparator, FitContext,
+                                   rows_with_weight)
+from linsep.estimators.perceptron import fill_shared_docs, initial_weights
 from linsep._core.plan import READS_FLOAT32
 from linsep._core.certificates import decision_scores
 from linsep._core.result import CONVERGED, SEPARABLE, SolveResult
@@ -64,9 +66,11 @@ class _MarginFitMixin:
     # and give float64 coef_, except in the LMS loop, which reads them as they are.
     _dtypes = READS_FLOAT32
 
-    def _fit_with_margin(self, X, y, margin, sample_weight=None, fit=None):
+    def _fit_with_margin(self, X, y, margin, sample_weight=None, fit=None, coef_init=None, intercept_init=None):
         X, y = self._validate_fit(X, y)
         b = _check_margin(margin, X.shape[0])
+        fit = FitContext() if fit is None else fit
+        fit.initial_weights = initial_weights(self, X, coef_init, intercept_init)
         return self._fit_weighted(X, y, sample_weight, per_row={"margin": b}, fit=fit)
 
     def _weighted_problem(self, X, y, margin, sample_weight):
@@ -102,6 +106,7 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
     class_weight : dict, "balanced" or None, default=None
         Weights of the classes, multiplied into ``fit``'s ``sample_weight``
         (one-vs-rest problems weigh the original classes).
+    {pos_label}
 
     Attributes
     ----------
@@ -137,11 +142,13 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
 
     _parameter_constraints = {"C": [Interval(Real, 0, None, closed="left")],
                               "record_history": RECORD_HISTORY_CONSTRAINT,
-                              "class_weight": CLASS_WEIGHT_CONSTRAINT}
+                              "class_weight": CLASS_WEIGHT_CONSTRAINT,
+                              "pos_label": POS_LABEL_CONSTRAINT}
     _backend_fits = {"dask": dask_input.fit_mse, "array_api": array_api_input.fit_mse}
     _rescale_exponent = None  # one factorisation, no iterations to precondition; C is in the data's units
 
-    def __init__(self, *, C=0.0, record_history=False, class_weight=None):
+    def __init__(self, *, C=0.0, record_history=False, class_weight=None, pos_label=None):
+        self.pos_label = pos_label
         self.C = C
         self.record_history = record_history
         self.class_weight = class_weight
@@ -182,7 +189,7 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
         X, y = self._validate_fit(X, y)
         b = _check_margin(margin, X.shape[0])
         classes, labels = np.unique(y, return_inverse=True)
-        if classes.size == 2:
+        if classes.size == 2 or self.pos_label is not None:  # (above two, _fit_problems refuses pos_label)
             return self._fit_weighted(X, y, sample_weight, per_row={"margin": b})
         self.classes_ = classes
         weights = self._sample_weight(X, y, sample_weight)
@@ -250,6 +257,7 @@ class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
     class_weight : dict, "balanced" or None, default=None
         Weights of the classes, multiplied into ``fit``'s ``sample_weight``
         (one-vs-rest problems weigh the original classes).
+    {pos_label}
 
     Attributes
     ----------
@@ -293,10 +301,12 @@ class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
         "tol": [Interval(Real, 0, None, closed="left")],
         "record_history": RECORD_HISTORY_CONSTRAINT,
         "class_weight": CLASS_WEIGHT_CONSTRAINT,
+        "pos_label": POS_LABEL_CONSTRAINT,
     }
 
     def __init__(self, *, learning_rate=None, schedule="inverse", max_iter=1000, tol=1e-5, record_history=False,
-                 class_weight=None):
+                 class_weight=None, pos_label=None):
+        self.pos_label = pos_label
         self.learning_rate = learning_rate
         self.schedule = schedule
         self.max_iter = max_iter
@@ -305,7 +315,7 @@ class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
         self.class_weight = class_weight
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, margin=None, sample_weight=None):
+    def fit(self, X, y, margin=None, sample_weight=None, coef_init=None, intercept_init=None):
         """Fit on ``X, y`` with margin vector ``b`` (default all ones).
 
         Parameters
@@ -323,19 +333,20 @@ class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
             weights equal repeated rows and a common factor of all weights
             changes nothing (the default ``η_1`` is taken on the weighted
             ``YᵗSY``); see :ref:`weights`.
+        {start}
 
         Returns
         -------
         self : object
             The fitted estimator; ``status_`` says how each problem ended.
         """
-        return self._fit_with_margin(X, y, margin, sample_weight)
+        return self._fit_with_margin(X, y, margin, sample_weight, coef_init=coef_init, intercept_init=intercept_init)
 
     def _solve_binary(self, X, y, fit, margin=None, sample_weight=None):
         Y, margin = self._weighted_problem(X, y, margin, sample_weight)
         result = widrow_hoff(Y, margin, learning_rate=self.learning_rate,
                              schedule=self.schedule, max_iter=self.max_iter, tol=self.tol,
-                             trace=make_recorder(self.record_history))
+                             initial_weights=fit.initial_weights, trace=make_recorder(self.record_history))
         return unscaled_margin(result, sample_weight)
 
 
@@ -368,6 +379,7 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
     class_weight : dict, "balanced" or None, default=None
         Weights of the classes, multiplied into ``fit``'s ``sample_weight``
         (one-vs-rest problems weigh the original classes).
+    {pos_label}
 
     Attributes
     ----------
@@ -409,10 +421,12 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
         "random_state": ["random_state"],
         "record_history": RECORD_HISTORY_CONSTRAINT,
         "class_weight": CLASS_WEIGHT_CONSTRAINT,
+        "pos_label": POS_LABEL_CONSTRAINT,
     }
 
     def __init__(self, *, learning_rate=None, schedule="inverse", max_iter=1000, tol=1e-5, shuffle=True,
-                 random_state=0, record_history=False, class_weight=None):
+                 random_state=0, record_history=False, class_weight=None, pos_label=None):
+        self.pos_label = pos_label
         self.class_weight = class_weight
         self.record_history = record_history
         self.learning_rate = learning_rate
@@ -423,7 +437,7 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, margin=None, sample_weight=None):
+    def fit(self, X, y, margin=None, sample_weight=None, coef_init=None, intercept_init=None):
         """Fit on ``X, y`` (dense or sparse) with margin vector ``b`` (default all ones); starts over.
 
         Parameters
@@ -442,13 +456,15 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
             common factor of all weights changes nothing.  Rows of weight 0
             are left out.  Integer weights are not repeated rows: a repeated
             row is visited several times per pass (:ref:`weights`).
+        {start}
 
         Returns
         -------
         self : object
             The fitted estimator; ``status_`` says how each problem ended.
         """
-        self._fit_with_margin(X, y, margin, sample_weight, FitContext(rng=check_random_state(self.random_state)))
+        self._fit_with_margin(X, y, margin, sample_weight, FitContext(rng=check_random_state(self.random_state)),
+                              coef_init=coef_init, intercept_init=intercept_init)
         self.epoch_ = int(np.max(self.n_iter_))
         return self
 
@@ -507,7 +523,7 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
         y, margin = scaled_labels(y, sample_weight, 0.5), scaled_margin(margin, sample_weight)
         result = lms(X, y, margin, learning_rate=learning_rate, schedule=self.schedule,
                      max_iter=self.max_iter, tol=self.tol, shuffle=self.shuffle, rng=fit.rng,
-                     trace=make_recorder(self.record_history))
+                     initial_weights=fit.initial_weights, trace=make_recorder(self.record_history))
         return unscaled_margin(result, sample_weight)
 
     def _solve_chunk(self, X, y, weights, epoch, rng, margin=None, sample_weight=None):
@@ -517,3 +533,6 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
                      schedule=self.schedule, max_iter=1, tol=self.tol, shuffle=self.shuffle, rng=rng,
                      initial_weights=weights, first_pass=epoch, trace=make_recorder(self.record_history))
         return unscaled_margin(result, sample_weight)
+
+
+fill_shared_docs(MSEClassifier, WidrowHoffClassifier, LMSClassifier)

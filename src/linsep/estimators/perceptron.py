@@ -23,10 +23,12 @@ from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from linsep.estimators.base import CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator, FitContext
+from linsep.estimators.base import (CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, POS_LABEL_CONSTRAINT, POS_LABEL_DOC,
+                                   BaseKernelSeparator, BaseLinearSeparator, FitContext)
 from linsep._core.plan import READS_FLOAT32
 from linsep.estimators.stream import StreamMixin
 from linsep.kernels import KernelColumnCache, resolve_gamma
+from linsep.solvers.ho_kashyap.params import starting_weights
 from linsep.solvers.perceptron.solver import SCHEDULES, batch_perceptron, kernel_perceptron, perceptron
 from linsep._core.trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from linsep.designs.weights import scaled_labels, weighted_signed_design
@@ -38,7 +40,20 @@ _RULE_PARAMS = {
     "max_iter": [Interval(Integral, 1, None, closed="left")],
     "record_history": RECORD_HISTORY_CONSTRAINT,
     "class_weight": CLASS_WEIGHT_CONSTRAINT,
+    "pos_label": POS_LABEL_CONSTRAINT,
 }
+
+_START_DOC = """coef_init : array-like of shape (d,), default=None
+            Starting weights ``w`` of a two-class problem (the lecture's
+            exercises start from given ``a(1)``), in the solver's sign
+            convention (``pos_label``'s side positive); default 0.
+        intercept_init : float, default=None
+            Starting bias ``w_0`` (default 0)."""
+
+
+def initial_weights(estimator, X, coef_init, intercept_init):
+    """``a(1) = (coef_init, intercept_init)`` (bias last) for a two-class fit, checked; ``None`` if neither is given."""
+    return starting_weights(np.asarray(estimator.classes_).size, X.shape[1], coef_init, intercept_init)
 
 
 def weighted_rule_labels(estimator, y, sample_weight):
@@ -88,6 +103,7 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
     class_weight : dict, "balanced" or None, default=None
         Weights of the classes, multiplied into ``fit``'s ``sample_weight``
         (one-vs-rest problems weigh the original classes); ``margin=0`` only.
+    {pos_label}
 
     Attributes
     ----------
@@ -130,7 +146,8 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
     _dtypes = READS_FLOAT32  # float32 rows read as they are; weights and sums in float64
 
     def __init__(self, *, learning_rate=1.0, schedule="constant", margin=0.0, max_iter=1000, shuffle=True,
-                 random_state=0, record_history=False, class_weight=None):
+                 random_state=0, record_history=False, class_weight=None, pos_label=None):
+        self.pos_label = pos_label
         self.class_weight = class_weight
         self.record_history = record_history
         self.learning_rate = learning_rate
@@ -141,7 +158,7 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, coef_init=None, intercept_init=None):
         """Fit on ``X`` (N, d), dense or sparse, and labels ``y``; starts over after ``partial_fit``.
 
         Parameters
@@ -157,6 +174,7 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
             factor of all weights scales ``coef_`` and keeps every
             prediction.  Integer weights are not repeated rows: a repeated
             row is visited several times per pass (:ref:`weights`).
+        {start}
 
         Returns
         -------
@@ -164,7 +182,9 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
             The fitted estimator; ``status_`` says how each problem ended.
         """
         X, y = self._validate_fit(X, y)
-        self._fit_weighted(X, y, sample_weight, fit=FitContext(rng=check_random_state(self.random_state)))
+        fit = FitContext(rng=check_random_state(self.random_state),
+                         initial_weights=initial_weights(self, X, coef_init, intercept_init))
+        self._fit_weighted(X, y, sample_weight, fit=fit)
         self.epoch_ = int(np.max(self.n_iter_))
         return self
 
@@ -200,7 +220,7 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
         y = weighted_rule_labels(self, y, sample_weight)
         return perceptron(X, y, learning_rate=self.learning_rate, schedule=self.schedule, margin=self.margin,
                           max_iter=self.max_iter, shuffle=self.shuffle, rng=fit.rng,
-                          trace=make_recorder(self.record_history))
+                          initial_weights=fit.initial_weights, trace=make_recorder(self.record_history))
 
     def _solve_chunk(self, X, y, weights, epoch, rng, sample_weight=None):
         y = weighted_rule_labels(self, y, sample_weight)
@@ -235,6 +255,7 @@ class BatchPerceptronClassifier(BaseLinearSeparator):
     class_weight : dict, "balanced" or None, default=None
         Weights of the classes, multiplied into ``fit``'s ``sample_weight``
         (one-vs-rest problems weigh the original classes); ``margin=0`` only.
+    {pos_label}
 
     Attributes
     ----------
@@ -273,7 +294,8 @@ class BatchPerceptronClassifier(BaseLinearSeparator):
     _dtypes = READS_FLOAT32  # float32 X never copied; Y a and Yᵀ1_M summed in float64
 
     def __init__(self, *, learning_rate=1.0, schedule="inverse", margin=0.0, max_iter=1000, record_history=False,
-                 class_weight=None):
+                 class_weight=None, pos_label=None):
+        self.pos_label = pos_label
         self.class_weight = class_weight
         self.record_history = record_history
         self.learning_rate = learning_rate
@@ -282,7 +304,7 @@ class BatchPerceptronClassifier(BaseLinearSeparator):
         self.max_iter = max_iter
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, coef_init=None, intercept_init=None):
         """Fit on ``X`` (N, d), dense or sparse, and labels ``y``.
 
         Parameters
@@ -298,19 +320,22 @@ class BatchPerceptronClassifier(BaseLinearSeparator):
             Integer weights give exactly the weights of repeated rows,
             weight 0 those of a removed row; a common factor of all weights
             scales ``coef_`` and keeps every prediction (:ref:`weights`).
+        {start}
 
         Returns
         -------
         self : object
             The fitted estimator; ``status_`` says how each problem ended.
         """
-        return super().fit(X, y, sample_weight)
+        X, y = self._validate_fit(X, y)
+        fit = FitContext(initial_weights=initial_weights(self, X, coef_init, intercept_init))
+        return self._fit_weighted(X, y, sample_weight, fit=fit)
 
     def _solve_binary(self, X, y, fit, sample_weight=None):
         weighted_rule_labels(self, y, sample_weight)  # refuses a margin
         return batch_perceptron(weighted_signed_design(X, y, sample_weight, 1), learning_rate=self.learning_rate,
                                 schedule=self.schedule, margin=self.margin, max_iter=self.max_iter,
-                                trace=make_recorder(self.record_history))
+                                initial_weights=fit.initial_weights, trace=make_recorder(self.record_history))
 
 
 class KernelPerceptronClassifier(StreamMixin, BaseKernelSeparator):
@@ -538,3 +563,15 @@ def _append_rows(A, rows):
     if sp.issparse(A):
         return sp.vstack([A, sp.csr_matrix(rows)], format="csr")
     return np.vstack([A, rows.toarray() if sp.issparse(rows) else rows])
+
+
+def fill_shared_docs(*classes):
+    """Put the shared entries (``pos_label``, ``coef_init`` / ``intercept_init``) into the docstrings (none under ``-OO``)."""
+    for cls in classes:
+        if cls.__doc__ is not None:
+            cls.__doc__ = cls.__doc__.replace("    {pos_label}", "    " + POS_LABEL_DOC)
+        if cls.fit.__doc__ is not None:
+            cls.fit.__doc__ = cls.fit.__doc__.replace("        {start}", "        " + _START_DOC)
+
+
+fill_shared_docs(PerceptronClassifier, BatchPerceptronClassifier)

@@ -197,8 +197,12 @@ class StreamMixin:
             W = np.zeros((n_problems, X.shape[1] + 1))
         else:  # the rules update float64 weights; the stored ones may be rounded to the data's type
             W = np.column_stack([self.coef_, self.intercept_]).astype(np.float64)
+        sign = self._positive_sign()  # pos_label = classes_[0]: the pass runs (and traces) with it as +1
         passes = self._passes_so_far(first, n_problems)
-        results = [self._solve_chunk(X, targets[:, c], W[c], epoch, **chunk_params) for c in range(n_problems)]
+        results = [self._solve_chunk(X, sign * targets[:, c], sign * W[c], epoch, **chunk_params)
+                   for c in range(n_problems)]
         self._store(self._finish_chunk(results, passes, epoch), FitContext())
         require_finite_model(self)
+        if sign < 0:
+            self._negate_model()
         return self

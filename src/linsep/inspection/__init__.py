@@ -39,9 +39,11 @@ from linsep.inspection.trace_plots import NO_TRACE_ADVICE, problem_history
 from linsep.inspection.trace_plots import __all__ as _plots, TraceDisplay, ValidationErrorDisplay, plot_trace, plot_validation_curve  # noqa: E501,F401
 from linsep.inspection.separability_plot import SeparabilityDisplay, plot_separability  # noqa: F401
 from linsep.inspection.cv_plot import CVSurfaceDisplay, plot_cv_surface  # noqa: F401
+from linsep.inspection.animation import __all__ as _animation, animate_frames, animate_trace, frame_rows  # noqa: F401
+from linsep.inspection.labels import resolve_label, trace_positive_class
 
-__all__ = ["TraceTable", "trace_table", "get_trace", "positive_class_labels", *_plots, "SeparabilityDisplay",
-           "plot_separability", "CVSurfaceDisplay", "plot_cv_surface"]
+__all__ = ["TraceTable", "trace_table", "get_trace", "positive_class_labels", "resolve_label", "trace_positive_class",
+           *_plots, *_animation, "SeparabilityDisplay", "plot_separability", "CVSurfaceDisplay", "plot_cv_surface"]
 
 # Scalar history keys shown as columns, with their headers, in this order.
 _SCALAR_COLUMNS = {
@@ -54,6 +56,14 @@ _SCALAR_COLUMNS = {
     "margin_upper_bound": "bound",
     "step": "step",
 }
+
+
+# LaTeX headers of the table's columns (to_latex); other columns print their key.
+_LATEX_HEADERS = {"k": "$k$", "a": r"$\mathbf{a}(k) = [w_0, \mathbf{w}]$", "a_last": r"$\mathbf{a}(k) = [\mathbf{w}, w_0]$",
+                  "b": r"$\mathbf{b}(k)$", "e": r"$\mathbf{e}(k)$", "criterion": "$J$",
+                  "training_errors": "errors", "dual_coef": r"$\alpha_i y_i$", "intercept": "$b$",
+                  "sample": "sample", "pass": "pass", "validation_error": r"val.\ error", "margin": "margin",
+                  "margin_upper_bound": "bound", "objective": "objective", "mistakes": "mistakes", "step": "step"}
 
 
 def positive_class_labels(y, positive):
@@ -87,12 +97,7 @@ def positive_class_labels(y, positive):
     [1, -1, 1]
     """
     y = np.asarray(y)
-    matches = y == positive
-    if not matches.any():
-        matches = np.array([str(v) for v in y.tolist()]) == str(positive)
-    if not matches.any():
-        raise ValueError(f"{positive!r} is not a label of y")
-    return np.where(matches, 1, -1)
+    return np.where(y == resolve_label(y, positive), 1, -1)
 
 
 def get_trace(estimator, problem=0):
@@ -180,6 +185,11 @@ class TraceTable:
         Significant digits of the printed numbers.
     max_entries : int, default=8
         Longest vector printed in full.
+    zero_tol : float, default=1e-12
+        Rounding noise printed as ``0``: a number whose magnitude is at most
+        ``zero_tol`` times the largest magnitude of its row (all its vectors
+        and numbers) prints as ``0`` (``4.441e-16`` beside entries of size 1).
+        ``0`` prints every number as computed.  The records are not changed.
 
     See Also
     --------
@@ -198,9 +208,9 @@ class TraceTable:
     [1, 1, 0]
     """
 
-    def __init__(self, columns, headers, rows, precision=4, max_entries=8):
+    def __init__(self, columns, headers, rows, precision=4, max_entries=8, zero_tol=1e-12):
         self.columns, self.headers, self._rows = columns, headers, rows
-        self.precision, self.max_entries = precision, max_entries
+        self.precision, self.max_entries, self.zero_tol = precision, max_entries, zero_tol
 
     def __len__(self):
         return len(self._rows)
@@ -242,31 +252,108 @@ class TraceTable:
         TraceTable
             The first ``n`` rows, printed with the same settings.
         """
-        return TraceTable(self.columns, self.headers, self._rows[:n], self.precision, self.max_entries)
+        return TraceTable(self.columns, self.headers, self._rows[:n], self.precision, self.max_entries,
+                          self.zero_tol)
 
-    def _cell(self, value):
+    def _row_scale(self, row):
+        """The largest magnitude among the floats of ``row`` (vectors included): the scale of its rounding noise."""
+        scale = 0.0
+        for value in row:
+            values = value if isinstance(value, tuple) else (value,)
+            for v in values:
+                if isinstance(v, (float, np.floating)) and np.isfinite(v):
+                    scale = max(scale, abs(float(v)))
+        return scale
+
+    def _cell(self, value, floor=0.0, ellipsis="…"):
         if value is None:
             return ""
         if isinstance(value, tuple):
-            shown = [self._cell(v) for v in value[:self.max_entries]]
+            shown = [self._cell(v, floor) for v in value[:self.max_entries]]
             if len(value) > self.max_entries:
-                shown.append(f"… ({len(value)})")
+                shown.append(f"{ellipsis} ({len(value)})")
             return "[" + ", ".join(shown) + "]"
         if isinstance(value, (int, np.integer)):
             return str(int(value))
         value = float(value)
-        return "0" if value == 0 else f"{value:.{self.precision}g}"
+        return "0" if value == 0 or abs(value) <= floor else f"{value:.{self.precision}g}"
+
+    def _text_rows(self, ellipsis="…"):
+        """The rows as printed: one list of cell texts per row (noise below ``zero_tol`` × the row's scale as 0)."""
+        tol = float(self.zero_tol or 0.0)
+        return [[self._cell(v, tol * self._row_scale(row), ellipsis) for v in row] for row in self._rows]
 
     def __str__(self):
-        cells = [self.headers] + [[self._cell(v) for v in row] for row in self._rows]
+        cells = [self.headers] + self._text_rows()
         widths = [max(len(line[j]) for line in cells) for j in range(len(self.headers))]
         return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in cells)
 
     def __repr__(self):
         return str(self)
 
+    def to_latex(self):
+        """The table as a LaTeX ``tabular`` for slides and handouts (numbers as printed; vectors in math mode).
 
-def trace_table(estimator, *, problem=0, bias_first=True, precision=4, max_entries=8):
+        Needs no LaTeX package beyond the standard ones (``\\mathbf``); one
+        line per row, ``\\hline`` under the headers.
+
+        Returns
+        -------
+        str
+            ``\\begin{tabular}{…} … \\end{tabular}`` and a final newline.
+
+        Examples
+        --------
+        >>> from linsep import HoKashyapClassifier
+        >>> from linsep.inspection import trace_table
+        >>> X, y = [[6, 9], [5, 7], [5, 9], [0, 10]], [1, 1, -1, -1]
+        >>> clf = HoKashyapClassifier(learning_rate=0.9, b0=1.0, record_history=True).fit(X, y)
+        >>> print(trace_table(clf, precision=3).head(1).to_latex(), end="")
+        \\begin{tabular}{rlllrr}
+        \\hline
+        $k$ & $\\mathbf{a}(k) = [w_0, \\mathbf{w}]$ & $\\mathbf{b}(k)$ & $\\mathbf{e}(k)$ & $J$ & errors \\\\
+        \\hline
+        1 & $[3.22, 0.153, -0.438]$ & $[1, 1, 1, 1]$ & $[-0.803, -0.0803, -1.04, 0.161]$ & 1.77 & 1 \\\\
+        \\hline
+        \\end{tabular}
+        """
+        def header(column, text):
+            if column == "a" and text.endswith("[w, w0]"):
+                column = "a_last"
+            return _LATEX_HEADERS.get(column, text.replace("_", r"\_"))
+
+        align = "".join("l" if self._rows and isinstance(self._rows[0][j], tuple) else "r"
+                        for j in range(len(self.columns)))
+        lines = [r"\begin{tabular}{" + align + "}", r"\hline",
+                 " & ".join(header(c, h) for c, h in zip(self.columns, self.headers)) + r" \\", r"\hline"]
+        for row, texts in zip(self._rows, self._text_rows(ellipsis=r"\ldots")):
+            cells = [f"${t}$" if isinstance(v, tuple) or t.startswith("-") else t for v, t in zip(row, texts)]
+            lines.append(" & ".join(cells) + r" \\")
+        lines += [r"\hline", r"\end{tabular}"]
+        return "\n".join(lines) + "\n"
+
+    def to_html(self):
+        """The table as an HTML ``<table>`` (numbers as printed), what notebooks show.
+
+        Returns
+        -------
+        str
+            ``<table class="linsep-trace">`` with a header row and one row per iteration.
+        """
+        from html import escape
+
+        head = "".join(f"<th>{escape(h)}</th>" for h in self.headers)
+        body = "".join("<tr>" + "".join(f"<td>{escape(t)}</td>" for t in texts) + "</tr>"
+                       for texts in self._text_rows())
+        return (f'<table class="linsep-trace"><thead><tr>{head}</tr></thead>'
+                f"<tbody>{body}</tbody></table>")
+
+    def _repr_html_(self):
+        return self.to_html()
+
+
+def trace_table(estimator, *, problem=0, bias_first=True, precision=4, max_entries=8, pos_label=None,
+                first_sample=0, zero_tol=1e-12):
     """The lecture-style table of a fitted estimator's trace.
 
     Parameters
@@ -283,6 +370,24 @@ def trace_table(estimator, *, problem=0, bias_first=True, precision=4, max_entri
         Significant digits of the printed numbers (records keep full precision).
     max_entries : int, default=8
         Longest vector printed in full (longer ones end with ``…``).
+    pos_label : label or None, default=None
+        The class whose side ``a(k)`` calls positive.  ``None``: the
+        convention the fit ran in (the estimator's ``pos_label``, else
+        ``classes_[1]``; :func:`trace_positive_class`).  The other class of a
+        two-class fit shows the same run with ``a(k)`` (and the dual
+        coefficients and intercept of kernel rules) negated, as
+        scikit-learn's displays negate ``decision_function`` for
+        ``pos_label=classes_[0]``; ``b(k)``, ``e(k)``, ``J`` and the error
+        counts do not depend on the sign.  A run from given starting weights
+        depends on its convention: to *run* it in the lecture's, fit with the
+        estimator's ``pos_label`` (:ref:`pos-label`).
+    first_sample : {0, 1}, default=0
+        Number of the first sample in the ``sample`` column (``1``: the
+        lecture's ``y_1 … y_N``); the records follow it.
+    zero_tol : float, default=1e-12
+        Printed numbers at most ``zero_tol`` times the largest magnitude of
+        their row show as ``0`` (rounding noise such as ``4.441e-16``);
+        ``0`` keeps them.  The records keep full precision.
 
     Returns
     -------
@@ -313,6 +418,9 @@ def trace_table(estimator, *, problem=0, bias_first=True, precision=4, max_entri
     2  [34.6, 2.68, -3.79]  [28, 22.6, 1, 1]  [-11.4, -1.14, -14.9, 2.29]  359  1
     """
     trace = get_trace(estimator, problem)
+    if first_sample not in (0, 1) or isinstance(first_sample, bool):
+        raise ValueError(f"first_sample must be 0 or 1, got {first_sample!r}")
+    sign = _display_sign(estimator, problem, pos_label)
     iterations = np.asarray(trace["iteration"])
     n_rows = iterations.shape[0]
     columns, headers, data = ["k"], ["k"], [[int(k)] for k in iterations]
@@ -327,23 +435,38 @@ def trace_table(estimator, *, problem=0, bias_first=True, precision=4, max_entri
         return [tuple(float(v) for v in row) for row in np.asarray(array)]
 
     if "weights" in trace:
-        W = np.asarray(trace["weights"])
+        W = sign * np.asarray(trace["weights"])
         if bias_first:
             W = np.c_[W[:, -1], W[:, :-1]]
         add("a", "a(k) = [w0, w]" if bias_first else "a(k) = [w, w0]", vectors(W))
     if "dual_coef" in trace:
-        add("dual_coef", "dual coef", vectors(trace["dual_coef"]))
-        add("intercept", "intercept", [float(v) for v in trace["intercept"]])
+        add("dual_coef", "dual coef", vectors(sign * np.asarray(trace["dual_coef"])))
+        add("intercept", "intercept", [float(sign * v) for v in trace["intercept"]])
     if "margin_vector" in trace:
         add("b", "b(k)", vectors(trace["margin_vector"]))
     if "error_vector" in trace:
         add("e", "e(k)", vectors(trace["error_vector"]))
     if "sample" in trace:
-        add("sample", "sample", [None if s < 0 else int(s) for s in trace["sample"]])
+        add("sample", "sample", [None if s < 0 else int(s) + first_sample for s in trace["sample"]])
     if "pass" in trace:  # an update-level trace: its per-pass scalars do not match the rows
         add("pass", "pass", [int(p) for p in trace["pass"]])
     for key, header in _SCALAR_COLUMNS.items():
         if key in trace and "pass" not in trace:
             values = _aligned(trace[key], iterations, n_rows)
             add(key, header, [None if v is None else v.item() if hasattr(v, "item") else v for v in values])
-    return TraceTable(columns, headers, [tuple(row) for row in data], precision, max_entries)
+    return TraceTable(columns, headers, [tuple(row) for row in data], precision, max_entries, zero_tol)
+
+
+def _display_sign(estimator, problem, pos_label):
+    """``1`` to show the trace as recorded, ``-1`` to show it with ``pos_label``'s side positive instead."""
+    if pos_label is None:
+        return 1.0
+    classes = np.asarray(estimator.classes_)
+    recorded = trace_positive_class(estimator, problem)
+    label = resolve_label(classes, pos_label)
+    if label == recorded:
+        return 1.0
+    if classes.size != 2:
+        raise ValueError(f"pos_label={pos_label!r}: problem {problem} of this one-vs-rest fit has "
+                         f"{recorded!r} as its positive class; the rest is not one label")
+    return -1.0

@@ -265,7 +265,53 @@ class TraceDisplay:
         name = type(estimator).__name__
         title = name if class_index is None else f"{name}, class {estimator.classes_[class_index]} vs rest"
         display = cls(weights=W[rows], iterations=ks[rows], X=X, y=y, curves=curves, final=final, title=title)
+        display._source = (estimator, class_index)  # what animate() replays
         return display.plot(ax=ax)
+
+    def animate(self, *, max_frames=40, interval=250, hold=4, pos_label=None, ax=None):
+        """The iterations of the display's estimator as an animation (:func:`linsep.inspection.animate_trace`).
+
+        Every recorded row is a candidate frame (not only the lines drawn);
+        the points are the display's ``X`` and ``y``.  Only for a display made
+        by :meth:`from_estimator` or :func:`plot_trace`.
+
+        Parameters
+        ----------
+        max_frames : int, default=40
+            Most rows shown (evenly spaced, first and last kept).
+        interval : float, default=250
+            Milliseconds between frames.
+        hold : int, default=4
+            Extra frames on the last row.
+        pos_label : label or None, default=None
+            The class shaded as the positive side (default: the fit's).
+        ax : matplotlib Axes or None, default=None
+            Where to draw; ``None``: a new figure.
+
+        Returns
+        -------
+        TraceAnimation
+            A matplotlib ``FuncAnimation``: ``write("out.gif")``, or shown by a notebook.
+
+        Examples
+        --------
+        >>> from linsep import HoKashyapClassifier
+        >>> from linsep.inspection import plot_trace
+        >>> X, y = [[6, 9], [5, 7], [5, 9], [0, 10]], [1, 1, -1, -1]
+        >>> clf = HoKashyapClassifier(learning_rate=0.9, b0=1.0, record_history=True).fit(X, y)
+        >>> anim = plot_trace(clf, X, y).animate()
+        >>> anim.iterations_
+        [1, 2, 3]
+        """
+        source = getattr(self, "_source", None)
+        if source is None:
+            raise ValueError("animate() replays the estimator of a display made by TraceDisplay.from_estimator "
+                             "or plot_trace; use linsep.inspection.animate_trace(estimator, X, y)")
+        from linsep.inspection.animation import animate_trace
+
+        estimator, class_index = source
+        return animate_trace(estimator, self.X, self.y, max_frames=max_frames, interval=interval, hold=hold,
+                             class_index=class_index, pos_label=pos_label, ax=ax)
 
     def plot(self, ax=None, *, cmap="viridis"):
         """Draw the data, the hyperplanes and the curves.

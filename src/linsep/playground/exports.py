@@ -2,7 +2,7 @@
 
 Each function returns the file's content (``str`` or ``bytes``); the page
 hands it to the browser as a download.  The figures use matplotlib (Agg) and
-the GIF Pillow, both imported when called.
+the GIF Pillow (through :func:`linsep.inspection.animate_frames`), both imported when called.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ import csv
 import io
 
 import numpy as np
+
+from linsep.inspection import animate_frames, frame_rows
 
 from .session import hyperplane_text, points_csv  # noqa: F401 (points_csv: an export too)
 
@@ -138,28 +140,29 @@ def figure_bytes(run, pos, X, y, xlim, ylim, fmt="png", dpi=120):
 
 def frame_positions(n_rows, max_frames=40):
     """Rows shown by the animation: all of them up to ``max_frames``, else evenly spaced, first and last kept."""
-    if n_rows <= max_frames:
-        return list(range(n_rows))
-    return sorted(set(np.linspace(0, n_rows - 1, max_frames).round().astype(int).tolist()))
+    return frame_rows(n_rows, max_frames)
 
 
 def animation_gif(run, X, y, xlim, ylim, max_frames=40, duration_ms=250, dpi=72):
-    """An animated GIF of the run (at most ``max_frames`` frames; the last one held longer)."""
+    """An animated GIF of the run (at most ``max_frames`` frames; the last one held longer).
+
+    The frames are the page's figure (:func:`draw_frame`); the animation and
+    the GIF are :func:`linsep.inspection.animate_frames`'s, as for
+    ``linsep trace --animate``.
+    """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
-    from PIL import Image
 
-    frames = []
-    for pos in frame_positions(len(run), max_frames):
-        fig = Figure(figsize=(5.5, 5.0), dpi=dpi)
-        fig.subplots_adjust(left=0.12, right=0.97, bottom=0.1, top=0.92)
-        draw_frame(fig.subplots(), run, pos, X, y, xlim, ylim)
-        canvas = FigureCanvasAgg(fig)
-        canvas.draw()
-        frames.append(Image.fromarray(np.asarray(canvas.buffer_rgba())).convert("RGB").convert(
-            "P", palette=Image.ADAPTIVE, colors=64))
-    durations = [duration_ms] * (len(frames) - 1) + [2000]
-    out = io.BytesIO()
-    frames[0].save(out, format="GIF", save_all=True, append_images=frames[1:], duration=durations, loop=0)
-    return out.getvalue()
+    fig = Figure(figsize=(5.5, 5.0), dpi=dpi)
+    FigureCanvasAgg(fig)
+    fig.subplots_adjust(left=0.12, right=0.97, bottom=0.1, top=0.92)
+    ax = fig.subplots()
 
+    def draw(pos, last):
+        ax.clear()
+        draw_frame(ax, run, pos, X, y, xlim, ylim)
+
+    rows = frame_positions(len(run), max_frames)
+    anim = animate_frames(fig, draw, rows, iterations=[run.k(i) for i in rows], interval=duration_ms,
+                          hold=max(1, round(2000 / duration_ms) - 1), ax=ax)
+    return anim.to_gif_bytes(dpi=dpi)
