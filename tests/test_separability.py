@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import wide_margin_data
+from problems import wide_margin_data
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog

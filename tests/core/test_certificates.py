@@ -1,7 +1,7 @@
 """The independent checks of separability certificates (:mod:`linsep._core.certificates`)."""
 
 import numpy as np
-from conftest import duplicated_csr, exact_proof_residual, wide_margin_data
+from problems import duplicated_csr, exact_proof_residual, wide_margin_data
 
 from linsep._core.certificates import CERTIFICATE_RTOL, is_proof
 

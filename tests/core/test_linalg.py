@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import random_problem, sparse_problem
+from problems import random_problem, sparse_problem
 from sklearn.exceptions import ConvergenceWarning
 
 import linsep._core.linalg as linalg

@@ -5,7 +5,7 @@ The tests of the ``Design`` protocol (:mod:`linsep.designs`) are in ``test_desig
 
 import numpy as np
 import pytest
-from conftest import wide_margin_data
+from problems import wide_margin_data
 
 from linsep import make_classifier
 from linsep._core.signed_design import column_shifts, scale_columns, unscale_coef

@@ -10,7 +10,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from conftest import exact_proof_residual, wide_margin_data
+from problems import exact_proof_residual, wide_margin_data
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning

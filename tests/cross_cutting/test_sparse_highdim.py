@@ -21,7 +21,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import duplicated_csr, sparse_problem
+from problems import duplicated_csr, sparse_problem
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning

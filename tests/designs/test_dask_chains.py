@@ -17,7 +17,7 @@ from linsep import HoKashyapClassifier  # noqa: E402
 from linsep.designs import dask_groups as _dask_groups  # noqa: E402
 from linsep.designs import dask as backend  # noqa: E402
 from linsep.designs import dask_data, dask_groups  # noqa: E402
-from conftest import local_dask_client  # noqa: E402
+from problems import local_dask_client  # noqa: E402
 
 from dask_problems import RTOL, assert_same_fit, dask_pair, fit_both, pair_data  # noqa: E402
 

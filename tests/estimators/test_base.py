@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import three_overlapping_classes, wide_margin_data
+from problems import three_overlapping_classes, wide_margin_data
 from sklearn.exceptions import ConvergenceWarning
 
 from linsep import HoKashyapClassifier, KozinecClassifier, PerceptronClassifier

@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import three_overlapping_classes
+from problems import three_overlapping_classes
 from sklearn.exceptions import ConvergenceWarning
 
 from linsep import KernelPerceptronClassifier, LMSClassifier, PerceptronClassifier

@@ -15,7 +15,7 @@ from model_file_mutations import member_spans, mutations
 from linsep import make_classifier
 from linsep.persistence.model_file import ModelFileError, load_model, parse_npy_header, save_model
 from linsep.cli import main
-from conftest import overwrite
+from problems import overwrite
 
 X_TRAIN = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [3.0, 3.0], [4.0, 3.0], [3.0, 4.0]])
 Y_TRAIN = np.array([0, 0, 0, 1, 1, 1])

@@ -16,7 +16,7 @@ import scipy.sparse as sp
 from linsep import make_classifier
 from linsep.persistence.model_file import MAX_JSON_DEPTH, ModelFileError, checksum, check_fitted_model, load_model, save_model
 from linsep.cli import main
-from conftest import overwrite
+from problems import overwrite
 
 X_TRAIN = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [3.0, 3.0], [4.0, 3.0], [3.0, 4.0]])
 Y_TRAIN = np.array([0, 0, 0, 1, 1, 1])

@@ -25,7 +25,7 @@ import linsep
 from linsep import available_classifiers, make_classifier
 from linsep.persistence.model_file import ModelFileError
 from linsep.cli import main
-from conftest import overwrite
+from problems import overwrite
 
 RNG = np.random.default_rng(0)
 X_TRAIN = np.r_[RNG.normal(0.0, 1.0, (15, 3)), RNG.normal(3.0, 1.0, (15, 3))]

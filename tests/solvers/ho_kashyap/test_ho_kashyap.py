@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning
 
-from conftest import random_problem
+from problems import random_problem
 from linsep import HoKashyapClassifier, make_classifier
 from linsep._core.signed_design import SignedDesign, sign_normalized
 from linsep._core.result import SEPARABLE
