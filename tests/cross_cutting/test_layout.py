@@ -109,3 +109,11 @@ def test_one_module_outside_the_designs_asks_which_backend_holds_the_data():
 def test_fit_state_is_passed_not_parked_on_the_estimator(module):
     text = MODULES[module][0].read_text()
     assert not re.search(r"del self\._\w+|self\.__dict__\.pop\(\"_", text)
+
+
+def test_no_test_module_imports_conftest_by_name():
+    """``from conftest import`` resolves to whichever ``conftest`` loaded first (tests/playground has its own)."""
+    tests = Path(__file__).resolve().parents[1]
+    importing = sorted(str(p.relative_to(tests)) for p in tests.rglob("*.py")
+                       if re.search(r"^\s*(from conftest import|import conftest)", p.read_text(), re.M))
+    assert importing == []
