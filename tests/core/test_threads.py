@@ -158,7 +158,7 @@ def test_threaded_sparse_products_give_the_same_fit(name, iterative):
     # the products on 1 or 2 threads: the same fit, bit for bit, and the plan says which ran.
     from threadpoolctl import threadpool_limits
 
-    from conftest import sparse_problem
+    from problems import sparse_problem
     from linsep import make_classifier
     from linsep._core.linalg import solver_limits
 
