@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from linsep.inspection.labels import trace_positive_class, resolve_label
-from linsep.inspection.trace_plots import _as_2d, _limits, _line_points, _pyplot, problem_history, NO_TRACE_ADVICE
+from linsep.inspection.drawing import NO_TRACE_ADVICE, _as_2d, _limits, _line_points, _pyplot, problem_history
 
 __all__ = ["animate_trace", "animate_frames", "frame_rows"]
 
@@ -46,6 +46,10 @@ def frame_rows(n_rows, max_frames=40):
     -------
     list of int
         Increasing row indices.
+
+    See Also
+    --------
+    animate_trace : Animates the rows it picks.
 
     Examples
     --------
@@ -157,6 +161,21 @@ def animate_frames(figure, draw, rows, *, iterations=None, interval=250, hold=4,
     -------
     TraceAnimation
         A :class:`~matplotlib.animation.FuncAnimation` (see :func:`animate_trace`).
+
+    See Also
+    --------
+    animate_trace : The animation of a traced fit, built on this.
+    frame_rows : The rows shown.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> from linsep.inspection import animate_frames
+    >>> fig, ax = plt.subplots()
+    >>> (line,) = ax.plot([], [])
+    >>> anim = animate_frames(fig, lambda row, last: line.set_data([0, 1], [0, row]), [0, 1, 2], ax=ax)
+    >>> anim.rows_
+    [0, 1, 2]
     """
     rows = [int(r) for r in rows]
     if not rows:
@@ -256,7 +275,8 @@ def animate_trace(estimator, X, y, *, max_frames=40, interval=250, hold=4, class
     See Also
     --------
     plot_trace : The same trace as still lines at a few iterations.
-    TraceDisplay.animate : The animation of a display's estimator.
+    TraceDisplay : Its ``animate()`` animates the display's estimator.
+    trace_table : The same trace as the lecture's table.
 
     Examples
     --------

@@ -32,6 +32,10 @@ def resolve_label(labels, label):
     ValueError
         When no label matches.
 
+    See Also
+    --------
+    positive_class_labels : ``±1`` labels with the named class as ``+1``.
+
     Examples
     --------
     >>> from linsep.inspection import resolve_label
@@ -57,6 +61,7 @@ def trace_positive_class(estimator, problem=0):
     Parameters
     ----------
     estimator : fitted linsep estimator
+        A fitted classifier (``classes_``; ``pos_label`` where it has one).
     problem : int, default=0
         For a one-vs-rest fit, the binary problem.
 
@@ -64,6 +69,10 @@ def trace_positive_class(estimator, problem=0):
     -------
     object
         A label of ``classes_`` (a Python scalar).
+
+    See Also
+    --------
+    trace_table : Shows the trace in this convention, or in the other one (``pos_label``).
 
     Examples
     --------

@@ -17,20 +17,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from linsep.inspection.drawing import NO_TRACE_ADVICE, _as_2d, _limits, _line_points, _pyplot, problem_history  # noqa: F401
+
 __all__ = ["TraceDisplay", "ValidationErrorDisplay", "plot_trace", "plot_validation_curve"]
 
 # Scalar traces drawn beside the data: quantities minimised (or bounds), then counts of errors.
 _CRITERION_KEYS = ("criterion", "objective", "margin", "margin_upper_bound")
 _ERROR_KEYS = ("training_errors", "mistakes")   # counts; the validation error has its own display
-
-
-def _pyplot():
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("linsep's plots need matplotlib: pip install matplotlib "
-                          "(or linsep[bench])") from exc
-    return plt
 
 
 def _figure_and_axes(ax, figsize):
@@ -51,24 +44,6 @@ def _binary_history(estimator, class_index):
     return problem_history(estimator, history, 0 if class_index is None else class_index, "class_index")
 
 
-NO_TRACE_ADVICE = "fit it with record_history=True (or record_history=n for every n-th iteration)"
-"""What to do about a fitted estimator without ``history_``: every in-memory fit with ``record_history``
-truthy keeps one (one dict per problem); dask and array-API input refuse ``record_history``."""
-
-
-def problem_history(estimator, history, index, parameter):
-    """The trace dict of problem ``index`` of ``history`` (one dict, or one per class), or a clear ValueError."""
-    if not isinstance(history, (list, tuple)):
-        if index != 0:
-            raise ValueError(f"{parameter}={index!r} applies to one-vs-rest fits only; "
-                             f"{type(estimator).__name__} was fitted on two classes")
-        return history
-    if not isinstance(index, (int, np.integer)) or isinstance(index, bool) or not 0 <= index < len(history):
-        raise ValueError(f"{parameter}={index!r} is not a class index of this one-vs-rest fit "
-                         f"(0 … {len(history) - 1} for the classes {np.asarray(getattr(estimator, 'classes_', [])).tolist()})")
-    return history[index]
-
-
 def _iterations_of(history, n_rows):
     """Iteration numbers of ``n_rows`` entries of a history key.
 
@@ -84,36 +59,11 @@ def _iterations_of(history, n_rows):
     return last - n_rows + 1 + np.arange(n_rows)
 
 
-def _as_2d(X):
-    X = np.asarray(X, dtype=float)
-    if X.ndim != 2 or X.shape[1] != 2:
-        raise ValueError(f"these plots draw two-dimensional data; X has shape {X.shape}")
-    return X
-
-
-def _limits(X, pad=0.1):
-    lo, hi = X.min(axis=0), X.max(axis=0)
-    span = np.where(hi > lo, hi - lo, 1.0)
-    return np.c_[lo - pad * span, hi + pad * span]   # [[xmin, xmax], [ymin, ymax]]
-
-
 def _crosses(pts, limits):
     """Whether the segment ``pts`` (from :func:`_line_points`) passes through the box ``limits``."""
     (x0, x1), (y0, y1) = limits
     xs, ys = pts
     return min(xs) <= x1 and max(xs) >= x0 and min(ys) <= y1 and max(ys) >= y0
-
-
-def _line_points(w, b, limits, offset=0.0):
-    """End points of ``{x : w·x + b = offset}`` inside ``limits`` (None if ``w = 0``)."""
-    (x0, x1), (y0, y1) = limits
-    if abs(w[1]) >= abs(w[0]):
-        if w[1] == 0:
-            return None
-        xs = np.array([x0, x1])
-        return xs, (offset - b - w[0] * xs) / w[1]
-    ys = np.array([y0, y1])
-    return (offset - b - w[1] * ys) / w[0], ys
 
 
 def _scatter_classes(ax, X, y, classes=None, **kwargs):
