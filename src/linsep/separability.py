@@ -1,26 +1,34 @@
 """Is a two-class data set linearly separable?  A verdict with a checked certificate.
 
-Two classes are (strictly) linearly separable exactly when some ``W = (w, w_0)``
-has ``Y W > 0`` for the sign-normalised matrix ``Y = diag(y)[X, 1]``.  By
-Gordan's theorem of the alternative, exactly one of these holds:
+Two classes are (strictly) linearly separable exactly when some
+:math:`W = (w, w_0)` has :math:`Y W > 0` for the sign-normalised matrix
+:math:`Y = \\operatorname{diag}(y)\\,[X,\\ \\mathbf{1}]`.  By Gordan's theorem
+of the alternative, exactly one of these holds:
 
-* there is ``W`` with ``Y W > 0`` (a separating hyperplane), or
-* there is ``u >= 0``, ``u != 0`` with ``Yᵀ u = 0`` (then ``0 = uᵀ Y W`` for
-  every ``W``, which is impossible if ``Y W > 0``).
+* there is :math:`W` with :math:`Y W > 0` (a separating hyperplane), or
+* there is :math:`u \\ge 0`, :math:`u \\ne 0` with :math:`Y^t u = 0` (then
+  :math:`0 = u^t Y W` for every :math:`W`, which is impossible if
+  :math:`Y W > 0`).
 
 :func:`~linsep.check_separability` first runs Ho–Kashyap, which ends either with a
-separating ``W`` or with the proof ``u = -E`` (Lauer & Bloch 2006, §2.1;
+separating :math:`W` or with the proof :math:`u = -E` (Lauer & Bloch 2006, §2.1;
 Duda, Hart & Stork §5.9).  HK gives no bound on the iterations a proof needs,
 so when its budget runs out the answer comes from an exact linear program
-(scipy's HiGHS): the Gordan system ``Yᵀu = 0, 1ᵀu = 1, u >= 0`` for the
-certificate, or ``Y W >= 1`` for the hyperplane.
+(scipy's HiGHS): the Gordan system
+:math:`Y^t u = 0,\\ \\mathbf{1}^t u = 1,\\ u \\ge 0` for the certificate, or
+:math:`Y W \\ge \\mathbf{1}` for the hyperplane.
 
 Every certificate is checked before it is returned, independently of the
 solver that found it (``linsep._core.certificates``): a hyperplane must put
 every sample strictly on its side, with finite scores, in the original
-units; a proof ``u`` must satisfy ``|Σ_i u_i Y_ij| <= rtol Σ_i u_i |Y_ij|``
-for every column ``j`` (bias included), which no data with a separating
-hyperplane of relative margin above ``rtol = 1e-9`` admit.  Columns of any
+units; a proof :math:`u` must satisfy
+
+.. math::
+
+    \\Bigl| \\sum_i u_i Y_{ij} \\Bigr| \\le \\mathit{rtol} \\sum_i u_i |Y_{ij}|
+
+for every column :math:`j` (bias included), which no data with a separating
+hyperplane of relative margin above :math:`\\mathit{rtol} = 10^{-9}` admit.  Columns of any
 representable magnitude are first rescaled by powers of two
 (``linsep._core.signed_design.column_shifts``; exact, and it changes neither the
 verdict nor the certificates).  When no candidate passes its check, the
@@ -57,17 +65,17 @@ class SeparatingHyperplane:
     coef: np.ndarray
     intercept: float
     margin: float
-    """Geometric margin ``min_i y_i (w·x_i + w_0) / ‖w‖`` (> 0)."""
+    """Geometric margin :math:`\\min_i y_i (w \\cdot x_i + w_0) / \\lVert w \\rVert` (> 0)."""
 
 
 @dataclass(frozen=True)
 class NonSeparabilityProof:
-    """``u >= 0``, ``u != 0`` with ``Σ_i u_i y_i (x_i, 1) = 0`` (Gordan's alternative)."""
+    """:math:`u \\ge 0`, :math:`u \\ne 0` with :math:`\\sum_i u_i y_i (x_i, 1) = 0` (Gordan's alternative)."""
 
     u: np.ndarray
     """One weight per row of the ``X`` given (zero off the support)."""
     residual: float
-    """Largest per-column relative residual ``|Σ_i u_i Y_ij| / Σ_i u_i |Y_ij|`` (0 in exact arithmetic)."""
+    """Largest per-column relative residual :math:`|\\sum_i u_i Y_{ij}| / \\sum_i u_i |Y_{ij}|` (0 in exact arithmetic)."""
 
     @property
     def support(self):
@@ -170,7 +178,7 @@ def _plain(label):
 
 
 def proof_residual(Y, u):
-    """Largest per-column relative residual ``|Σ_i u_i Y_ij| / Σ_i u_i |Y_ij|`` of a candidate proof on ``Y``.
+    """Largest per-column relative residual :math:`|\\sum_i u_i Y_{ij}| / \\sum_i u_i |Y_{ij}|` of a candidate proof on ``Y``.
 
     ``Y`` is a sign-normalised matrix (any columns, the bias included); ``inf``
     if ``u`` is not ``>= 0, != 0``.  See ``linsep._core.certificates.proof_residuals``.

@@ -1,42 +1,53 @@
 """Minimum squared error: the pseudo-inverse solution, Widrow–Hoff and LMS.
 
 The MSE procedure of the lecture [1]_ (Duda, Hart & Stork §5.8 [2]_) replaces
-the inequalities ``Y a > 0`` by the equations ``Y a = b`` for a chosen
-positive margin vector ``b`` and solves them in the least-squares sense:
+the inequalities :math:`Y a > 0` by the equations :math:`Y a = b` for a
+chosen positive margin vector :math:`b` and solves them in the least-squares
+sense:
 
 .. math::
 
-    J_s(a) = \\lVert Y a - b \\rVert^2 = \\sum_i (a^t y_i - b_i)^2, \\qquad
-    \\nabla J_s = 2 Y^t (Y a - b), \\qquad
-    a = Y^{+} b ,
+    \\begin{aligned}
+    J_s(a)     &= \\lVert Y a - b \\rVert^2 = \\sum_i (a^t y_i - b_i)^2, \\\\
+    \\nabla J_s &= 2 Y^t (Y a - b), \\qquad a = Y^{+} b ,
+    \\end{aligned}
 
-with ``Y = diag(y)[X, 1]`` (bias **last** here; the lecture puts it first).
-``b = 1`` is the usual choice; only the *relative* sizes of the ``b_i``
-matter (``β b`` gives ``β a``).  ``a`` separates the data when ``Y a > 0``,
+with :math:`Y = \\operatorname{diag}(y)\\,[X,\\ \\mathbf{1}]` (bias **last**
+here; the lecture puts it first).  :math:`b = \\mathbf{1}` is the usual
+choice; only the *relative* sizes of the :math:`b_i` matter (:math:`\\beta b`
+gives :math:`\\beta a`).  :math:`a` separates the data when :math:`Y a > 0`,
 which least squares does not guarantee: the lecture's second example fails
-on one point, and raising that point's ``b_i`` to 10 fixes it.
+on one point, and raising that point's :math:`b_i` to 10 fixes it.
 
 Three ways to the same minimiser:
 
-* :func:`mse` — ``a = Y⁺ b`` from one factorisation
+* :func:`mse` — :math:`a = Y^{+} b` from one factorisation
   (``linsep._core.linalg.LeastSquaresFactor``: Cholesky of the equilibrated
-  Gram matrix, SVD for rank-deficient ``Y``), never an explicit inverse;
-  optional ridge ``C‖w‖²`` on ``w`` only.  Wide ``Y`` (sparse text data,
-  ``d + 1`` above 2000 columns) is solved matrix-free by conjugate gradients
+  Gram matrix, SVD for rank-deficient :math:`Y`), never an explicit inverse;
+  optional ridge :math:`C \\lVert w \\rVert^2` on :math:`w` only.  Wide
+  :math:`Y` (sparse text data, :math:`d + 1` above 2000 columns) is solved matrix-free by conjugate gradients
   (``linsep._core.linalg.least_squares_solver``), to the same minimum-norm
-  solution up to a relative normal-equations residual of ``1e-10``.
+  solution up to a relative normal-equations residual of :math:`10^{-10}`.
 * :func:`widrow_hoff` — batch gradient descent
-  ``a_{k+1} = a_k − η_k Yᵗ(Y a_k − b)`` with ``η_k = η_1/k``, which converges
-  to ``Y⁺ b`` from ``a_0 = 0`` (the iterates stay in the row space of ``Y``,
-  so the limit is the minimum-norm solution).
-* :func:`lms` — the single-sample Widrow–Hoff (LMS) rule
-  ``a ← a − η_k y_i (y_iᵗ a − b_i)``, sample after sample.
+
+  .. math::
+
+      a_{k+1} = a_k - \\eta_k \\, Y^t (Y a_k - b), \\qquad \\eta_k = \\eta_1 / k,
+
+  which converges to :math:`Y^{+} b` from :math:`a_0 = 0` (the iterates stay
+  in the row space of :math:`Y`, so the limit is the minimum-norm solution).
+* :func:`lms` — the single-sample Widrow–Hoff (LMS) rule, sample after sample:
+
+  .. math::
+
+      a \\leftarrow a - \\eta_k \\, y_i \\, (y_i^t a - b_i) .
 
 Several classes (:func:`mse_linear_machine`): the lecture's linear machine,
-``g_k(x) = a_kᵗ (x, 1)``, with ``A = [X, 1]⁺ B`` for the indicator matrix
-``B`` (``B_ik = 1`` if sample ``i`` is in class ``k``, else 0) — one
-factorisation and one solve with ``K`` right-hand sides.  For two classes the
-``±1`` formulation gives the same classifier: ``A⁺ y = a_2 − a_1``.
+:math:`g_k(x) = a_k^t (x, 1)`, with :math:`A = [X,\\ \\mathbf{1}]^{+} B` for the
+indicator matrix :math:`B` (:math:`B_{ik} = 1` if sample :math:`i` is in class
+:math:`k`, else 0) — one factorisation and one solve with :math:`K` right-hand
+sides.  For two classes the :math:`\\pm 1` formulation gives the same
+classifier: :math:`A^{+} y = a_2 - a_1`.
 
 References
 ----------
@@ -67,7 +78,7 @@ def _separation_status(scores, fallback):
 
 
 def mse(Y, margin=None, *, C=0.0, trace=None):
-    """Least-squares solution ``a = argmin ‖Y a − b‖² + C‖w‖²`` (minimum norm if not unique).
+    """Least-squares solution :math:`a = \\operatorname{argmin} \\lVert Y a - b \\rVert^2 + C \\lVert w \\rVert^2` (minimum norm if not unique).
 
     Parameters
     ----------
@@ -75,19 +86,19 @@ def mse(Y, margin=None, *, C=0.0, trace=None):
         Sign-normalised augmented samples, bias column last (any
         ``linsep.designs.base.Design``, e.g. dask row blocks).
     margin : ndarray of shape (N,) or None
-        The positive margin vector ``b`` (the design's own vector for a
-        design that keeps its data elsewhere); ``None`` means ``b = 1``.
+        The positive margin vector :math:`b` (the design's own vector for a
+        design that keeps its data elsewhere); ``None`` means :math:`b = \\mathbf{1}`.
     C : float
-        Ridge penalty on ``w`` (the bias is not penalised); 0 gives the
-        lecture's ``Y⁺ b``.
+        Ridge penalty on :math:`w` (the bias is not penalised); 0 gives the
+        lecture's :math:`Y^{+} b`.
     trace : trace recorder or None
-        Record the one row ``k = 1``: ``a``, ``b`` and ``e = Y a − b``.
+        Record the one row :math:`k = 1`: :math:`a`, :math:`b` and :math:`e = Y a - b`.
 
     Returns
     -------
     SolveResult
-        ``weights`` (bias last; float32 for float32 data), ``margin`` = ``b``,
-        ``n_iter = 1`` and ``status`` ``separable`` if ``Y a > 0``, else
+        ``weights`` (bias last; float32 for float32 data), ``margin`` = :math:`b`,
+        ``n_iter = 1`` and ``status`` ``separable`` if :math:`Y a > 0`, else
         ``converged`` (``max_iter`` if an iterative solve stopped short of its
         tolerance; its CG iterations are ``extra["cg_iterations"]``).
 
@@ -126,30 +137,31 @@ def mse(Y, margin=None, *, C=0.0, trace=None):
 
 
 def mse_linear_machine(A, labels, margin=None, *, C=0.0, traces=None):
-    """Linear machine by least squares: ``W = argmin ‖A W − B‖²`` in one solve.
+    """Linear machine by least squares: :math:`W = \\operatorname{argmin} \\lVert A W - B \\rVert^2` in one solve.
 
     Parameters
     ----------
     A : ndarray or sparse matrix of shape (N, p)
-        Augmented samples ``[X, 1]`` (bias last), **not** sign-normalised.
+        Augmented samples :math:`[X,\\ \\mathbf{1}]` (bias last), **not** sign-normalised.
     labels : ndarray of shape (N,) of int
-        Class index ``0 … K−1`` of every sample.
+        Class index :math:`0, \\dots, K - 1` of every sample.
     margin : ndarray of shape (N,) or None
-        ``B_ik = b_i`` for the sample's own class (0 elsewhere); ``None``
-        gives the lecture's indicator matrix (``b = 1``).
+        :math:`B_{ik} = b_i` for the sample's own class (0 elsewhere); ``None``
+        gives the lecture's indicator matrix (:math:`b = \\mathbf{1}`).
     C : float
-        Ridge penalty on the non-bias rows of ``W``.
+        Ridge penalty on the non-bias rows of :math:`W`.
     traces : sequence of K trace recorders or None
-        One recorder per class: class ``k``'s row is the solve's
-        ``a_k``, ``b = B[:, k]`` and ``e_k = A a_k − B[:, k]``, with the
-        criterion ``‖e_k‖²`` (the machine's criterion ``‖A W − B‖²`` is
+        One recorder per class: class :math:`k`'s row is the solve's
+        :math:`a_k`, :math:`b = B_{:, k}` and :math:`e_k = A a_k - B_{:, k}`, with the
+        criterion :math:`\\lVert e_k \\rVert^2` (the machine's criterion
+        :math:`\\lVert A W - B \\rVert^2` is
         their sum) and the machine's training errors (samples whose own
         discriminant is not strictly the largest; the same for every class).
 
     Returns
     -------
     SolveResult
-        ``weights`` of shape (p, K) (column ``k`` is ``a_k``, bias last),
+        ``weights`` of shape (p, K) (column :math:`k` is :math:`a_k`, bias last),
         ``margin`` = ``B``, ``n_iter = 1`` and ``status`` ``separable`` if
         every training sample's own discriminant is strictly the largest,
         else ``converged``; with ``traces``, ``history`` is the list of the
@@ -196,10 +208,10 @@ def mse_linear_machine(A, labels, margin=None, *, C=0.0, traces=None):
 
 
 def own_class_gap(scores, labels):
-    """``g_own(x_i) − max_{k ≠ own} g_k(x_i)`` per sample: positive where its own discriminant is strictly largest.
+    """:math:`g_{\\mathrm{own}}(x_i) - \\max_{k \\ne \\mathrm{own}} g_k(x_i)` per sample: positive where its own discriminant is strictly largest.
 
     ``scores`` (N, K) are the linear machine's discriminants (left unchanged),
-    ``labels`` the class indices ``0 … K−1``.
+    ``labels`` the class indices :math:`0, \\dots, K - 1`.
     """
     scores = np.array(scores, dtype=np.float64)
     rows = np.arange(scores.shape[0])
@@ -214,11 +226,11 @@ def _solved(factor):
 
 
 def largest_gram_eigenvalue(Y, n_iter=30):
-    """Estimate ``λ_max(YᵗY)`` by power iteration (``n_iter`` products with ``Y`` and ``Yᵗ``).
+    """Estimate :math:`\\lambda_{\\max}(Y^t Y)` by power iteration (``n_iter`` products with :math:`Y` and :math:`Y^t`).
 
     A fixed seed keeps fits reproducible.  The estimate approaches
-    ``λ_max`` from below; 30 steps from a random start put it within a few
-    per cent, far inside the factor 2 that the step ``1/λ`` can afford.
+    :math:`\\lambda_{\\max}` from below; 30 steps from a random start put it within a few
+    per cent, far inside the factor 2 that the step :math:`1/\\lambda` can afford.
     """
     v = np.random.RandomState(0).standard_normal(Y.shape[1])
     estimate = 0.0
@@ -243,42 +255,44 @@ def _check_finite(a, rule, k):
 
 def widrow_hoff(Y, margin=None, *, learning_rate=None, schedule="inverse", max_iter=1000, tol=1e-5,
                 initial_weights=None, trace=None):
-    """Batch Widrow–Hoff: ``a_{k+1} = a_k − η_k Yᵗ(Y a_k − b)``, ``η_k = η_1/k``.
+    """Batch Widrow–Hoff: :math:`a_{k+1} = a_k - \\eta_k Y^t (Y a_k - b)`, :math:`\\eta_k = \\eta_1 / k`.
 
     Parameters
     ----------
     Y : ndarray or sparse matrix of shape (N, p)
         Sign-normalised augmented samples, bias column last.
     margin : ndarray of shape (N,) or None
-        ``b``; ``None`` means ``b = 1``.
+        :math:`b`; ``None`` means :math:`b = \\mathbf{1}`.
     learning_rate : float or None
-        ``η_1``.  ``None``: ``2/λ_max(YᵗY)`` for the ``1/k`` schedule and
-        ``1/λ_max`` for constant steps (``λ_max`` by power iteration).  The
-        error then decays like ``k^(−2λ_min/λ_max)`` under ``1/k`` but like
-        ``(1 − λ_min/λ_max)^k`` with constant steps: on ill-conditioned
+        :math:`\\eta_1`.  ``None``: :math:`2 / \\lambda_{\\max}(Y^t Y)` for the
+        :math:`1/k` schedule and :math:`1 / \\lambda_{\\max}` for constant steps
+        (:math:`\\lambda_{\\max}` by power iteration).  The error then decays like
+        :math:`k^{-2 \\lambda_{\\min} / \\lambda_{\\max}}` under :math:`1/k` but like
+        :math:`(1 - \\lambda_{\\min} / \\lambda_{\\max})^k` with constant steps: on ill-conditioned
         data (e.g. features far from zero mean) the constant schedule is
         much faster.
     schedule : {"inverse", "constant"}
-        ``η_k = η_1/k`` (the lecture) or ``η_k = η_1``.
+        :math:`\\eta_k = \\eta_1 / k` (the lecture) or :math:`\\eta_k = \\eta_1`.
     max_iter : int
         Largest number of gradient steps.
     tol : float
-        Stop when ``‖Yᵗ(Y a − b)‖ <= tol · ‖Yᵗ b‖`` (relative gradient norm:
-        invariant to the scales of ``Y`` and ``b``).
+        Stop when :math:`\\lVert Y^t (Y a - b) \\rVert \\le \\mathit{tol} \\cdot \\lVert Y^t b \\rVert`
+        (relative gradient norm: invariant to the scales of :math:`Y` and :math:`b`).
     initial_weights : ndarray of shape (p,) or None
-        ``a_0``; zeros by default (then the limit is the minimum-norm
+        :math:`a_0`; zeros by default (then the limit is the minimum-norm
         solution).
     trace : trace recorder or None
-        Record ``a_k``, ``b`` and ``e_k = Y a_k − b`` (rows ``k = 0 … n_iter``).
+        Record :math:`a_k`, :math:`b` and :math:`e_k = Y a_k - b` (rows
+        :math:`k = 0, \\dots, \\texttt{n_iter}`).
 
     Returns
     -------
     SolveResult
         ``weights`` (bias last; float32 for float32 data),
-        ``margin`` = ``b``, ``n_iter`` = gradient
-        steps, ``status`` (``separable`` if ``Y a > 0``, else
+        ``margin`` = :math:`b`, ``n_iter`` = gradient
+        steps, ``status`` (``separable`` if :math:`Y a > 0`, else
         ``converged`` or ``max_iter``) and ``history["criterion"]`` =
-        ``J_s(a_k)`` for every iterate.
+        :math:`J_s(a_k)` for every iterate.
 
     See Also
     --------
@@ -346,7 +360,7 @@ def widrow_hoff(Y, margin=None, *, learning_rate=None, schedule="inverse", max_i
 
 
 def _traced_lms_epoch(X, y, b, order, w, eta, trace, k):
-    """``linsep.solvers.ho_kashyap.loops.lms_epoch`` in plain Python, recording ``a`` after each update (pass ``k``)."""
+    """``linsep.solvers.ho_kashyap.loops.lms_epoch`` in plain Python, recording :math:`a` after each update (pass :math:`k`)."""
     loss = 0.0
     coef = w[:-1]  # a view: updated in place
     for i in order:
@@ -360,59 +374,59 @@ def _traced_lms_epoch(X, y, b, order, w, eta, trace, k):
 
 
 def lms_learning_rate(X):
-    """``1/max_i ‖(x_i, 1)‖²``: the largest ``η`` for which every single LMS update is a contraction."""
+    """:math:`1 / \\max_i \\lVert (x_i, 1) \\rVert^2`: the largest :math:`\\eta` for which every single LMS update is a contraction."""
     squares = X.multiply(X).sum(axis=1) if sp.issparse(X) else np.einsum("ij,ij->i", X, X)
     return 1.0 / (1.0 + float(np.max(squares)))
 
 
 def lms(X, y, margin=None, *, learning_rate=None, schedule="inverse", max_iter=1000, tol=1e-5,
         shuffle=True, rng=None, initial_weights=None, first_pass=1, trace=None):
-    """Single-sample Widrow–Hoff (LMS): ``a ← a − η_k y_i (y_iᵗ a − b_i)``.
+    """Single-sample Widrow–Hoff (LMS): :math:`a \\leftarrow a - \\eta_k \\, y_i (y_i^t a - b_i)`.
 
     Parameters
     ----------
     X : ndarray or sparse matrix of shape (N, d)
-        Samples (the compiled loop reads ``y_i = y_i (x_i, 1)`` on the fly
-        and never forms ``Y``; sparse input is read as CSR, never
+        Samples (the compiled loop reads each row :math:`y_i \\, (x_i, 1)` of
+        :math:`Y` on the fly and never forms :math:`Y`; sparse input is read as CSR, never
         densified).
     y : ndarray of shape (N,)
         Labels in {-1, +1}.
     margin : ndarray of shape (N,) or None
-        ``b``; ``None`` means ``b = 1``.
+        :math:`b`; ``None`` means :math:`b = \\mathbf{1}`.
     learning_rate : float or None
-        ``η_1``.  ``None``: ``1/max_i ‖y_i‖²``, for which every single
-        update is a contraction (it at most fits sample ``i`` exactly), so
+        :math:`\\eta_1`.  ``None``: :math:`1 / \\max_i \\lVert y_i \\rVert^2`, for which every single
+        update is a contraction (it at most fits sample :math:`i` exactly), so
         the rule cannot diverge.
     schedule : {"inverse", "constant"}
-        ``η_k = η_1/k`` with ``k`` the pass number (the rate is constant
-        within a pass), or ``η_k = η_1``.  With a constant rate the iterates
-        end in a cycle of size ``O(η)`` around the MSE solution; the
-        ``1/k`` decay shrinks that cycle to the solution.
+        :math:`\\eta_k = \\eta_1 / k` with :math:`k` the pass number (the rate is constant
+        within a pass), or :math:`\\eta_k = \\eta_1`.  With a constant rate the iterates
+        end in a cycle of size :math:`O(\\eta)` around the MSE solution; the
+        :math:`1/k` decay shrinks that cycle to the solution.
     max_iter : int
         Largest number of passes.
     tol : float
-        Stop when a pass changes ``a`` by at most ``tol · ‖a‖``.
+        Stop when a pass changes :math:`a` by at most :math:`\\mathit{tol} \\cdot \\lVert a \\rVert`.
     shuffle, rng
         Visit the samples in a new random order each pass.
     initial_weights : ndarray of shape (d + 1,) or None
-        ``a_0``; zeros by default.
+        :math:`a_0`; zeros by default.
     first_pass : int
-        Schedule position of the first pass (pass ``k`` uses
-        ``η_{first_pass + k − 1}``), as in
+        Schedule position of the first pass (pass :math:`k` uses
+        :math:`\\eta_{\\texttt{first_pass} + k - 1}`), as in
         :func:`linsep.solvers.perceptron.perceptron`.
     trace : trace recorder or None
-        Record ``a``, ``b`` and ``e = Y a − b`` after each pass (rows
-        ``k = 0 … n_iter``, ``k = 0`` the start).
+        Record :math:`a`, :math:`b` and :math:`e = Y a - b` after each pass (rows
+        :math:`k = 0, \\dots, \\texttt{n_iter}`, :math:`k = 0` the start).
 
     Returns
     -------
     SolveResult
         ``weights`` (bias last; float32 for float32 data),
-        ``margin`` = ``b``, ``n_iter`` = passes,
-        ``status`` (``separable`` if ``Y a > 0``, else ``converged`` or
+        ``margin`` = :math:`b`, ``n_iter`` = passes,
+        ``status`` (``separable`` if :math:`Y a > 0`, else ``converged`` or
         ``max_iter``) and ``history["criterion"]``: the sum of squared
-        residuals met during each pass (a running estimate of ``J_s``);
-        ``extra["learning_rate"]``: the ``η_1`` used.
+        residuals met during each pass (a running estimate of :math:`J_s`);
+        ``extra["learning_rate"]``: the :math:`\\eta_1` used.
 
     See Also
     --------

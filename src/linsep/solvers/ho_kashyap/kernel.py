@@ -1,6 +1,6 @@
 """Kernel Ho–Kashyap: the Ho–Kashyap family in a kernel feature space.
 
-The Ho–Kashyap criterion with a feature map ``φ`` (the encyclopedia's
+The Ho–Kashyap criterion with a feature map :math:`\\varphi` (the encyclopedia's
 "kernel Ho–Kashyap" [1]_; Łęski's kernel form of the modified HK [2]_)
 
 .. math::
@@ -8,52 +8,71 @@ The Ho–Kashyap criterion with a feature map ``φ`` (the encyclopedia's
     J(w, w_0, B) = \\sum_i \\bigl( y_i(w^t\\varphi(x_i) + w_0) - o - b_i \\bigr)^2
                    + C\\, w^t w, \\qquad B > 0,
 
-(``o = 0, C = 0`` for plain HK; ``o = 1, C >= 0`` for Łęski's MHKS) depends
-on ``w`` only through ``Φw`` and ``‖w‖``, so by the representer argument an
-optimal ``w`` lies in ``span{φ(x_i)}`` and the whole iteration can be run in
-an *empirical kernel map*: coordinates ``φ̃(x_i)`` of the training points in
-an orthonormal basis of a subspace ``S`` of the feature space, in which
-inner products, ``Φw`` and ``‖w‖`` are those of the feature space.
+(:math:`o = 0, C = 0` for plain HK; :math:`o = 1, C \\ge 0` for Łęski's MHKS)
+depends on :math:`w` only through :math:`\\Phi w` and :math:`\\lVert w \\rVert`,
+so by the representer argument an optimal :math:`w` lies in
+:math:`\\operatorname{span}\\{\\varphi(x_i)\\}` and the whole iteration can be
+run in an *empirical kernel map*: coordinates :math:`\\tilde\\varphi(x_i)` of
+the training points in an orthonormal basis of a subspace :math:`S` of the
+feature space, in which inner products, :math:`\\Phi w` and
+:math:`\\lVert w \\rVert` are those of the feature space.
 Running the linear Ho–Kashyap iteration (:func:`~linsep.solvers.ho_kashyap.ho_kashyap`,
 unchanged: same margin update, stopping rules, IRLS, verdicts) on
-``diag(y)[Φ̃, 1]`` therefore *is* kernel Ho–Kashyap, and its result
-``W = (w̃, w_0)`` maps back to dual coefficients
+:math:`\\operatorname{diag}(y)\\,[\\tilde\\Phi,\\ \\mathbf{1}]` therefore *is*
+kernel Ho–Kashyap, and its result :math:`W = (\\tilde w, w_0)` maps back to
+dual coefficients
 
 .. math::
 
     f(x) = \\tilde\\varphi(x)^t \\tilde w + w_0 = \\sum_{p \\in P} a_p k(x_p, x) + b .
 
 The map (:class:`EmpiricalKernelMap`) is a pivoted partial Cholesky
-factorisation ``K ≈ L Lᵀ = K[:, P] K[P, P]⁻¹ K[P, :]`` (``S`` spanned by the
-images of the pivots ``P``), centred and rotated onto its principal axes.
-With ``tol = 0`` it pivots to rounding level and ``S = span{φ(x_i)}``: the
-exact map.  With ``tol > 0`` it stops once every training point is within
-``sqrt(tol · max k(x_i, x_i))`` of ``S``, which costs ``O(N r²)`` for rank
-``r`` and computes only ``r`` columns of ``K``.
+factorisation
 
-Truncation and the verdicts.  For ``w ∈ S``, ``⟨w, Π_S φ(x)⟩ = ⟨w, φ(x)⟩``:
+.. math::
+
+    K \\approx L L^t = K_{:, P} \\, K_{P, P}^{-1} \\, K_{P, :}
+
+(:math:`S` spanned by the images of the pivots :math:`P`), centred and
+rotated onto its principal axes.  With ``tol = 0`` it pivots to rounding level
+and :math:`S = \\operatorname{span}\\{\\varphi(x_i)\\}`: the exact map.  With
+``tol > 0`` it stops once every training point is within
+:math:`\\sqrt{\\mathit{tol} \\cdot \\max_i k(x_i, x_i)}` of :math:`S`, which
+costs :math:`O(N r^2)` for rank :math:`r` and computes only :math:`r` columns
+of :math:`K`.
+
+Truncation and the verdicts.  For :math:`w \\in S`,
+:math:`\\langle w, \\Pi_S \\varphi(x) \\rangle = \\langle w, \\varphi(x) \\rangle`:
 the decision function above is evaluated exactly, so ``separable``
-(``y_i f(x_i) > 0`` for all ``i``) is a statement about the kernel itself.
-Without regularisation, ``not_separable`` comes with the certificate
-``u >= 0, u != 0``, ``Σ_i u_i y_i Π_S φ(x_i) = 0, Σ_i u_i y_i = 0`` (Gordan):
-it proves that no ``f = Σ_{p∈P} a_p k(x_p, ·) + b`` separates the training
-set — in the whole feature space when ``S`` is (``tol = 0``, e.g. XOR under
-the linear kernel), in ``S`` otherwise.  A strictly positive definite kernel (RBF on distinct points) with the
-exact map makes any labelling separable, and plain HK then interpolates;
-``C > 0`` (Łęski's generalisation control) gives a regularised classifier.
+(:math:`y_i f(x_i) > 0` for all :math:`i`) is a statement about the kernel
+itself.  Without regularisation, ``not_separable`` comes with the certificate
+(Gordan)
 
-Centring: ``[L, 1]`` has ``N + 1`` columns and is rank deficient as soon as
+.. math::
+
+    u \\ge 0, \\quad u \\ne 0, \\quad
+    \\sum_i u_i y_i \\, \\Pi_S \\varphi(x_i) = 0, \\quad \\sum_i u_i y_i = 0 :
+
+it proves that no :math:`f = \\sum_{p \\in P} a_p k(x_p, \\cdot) + b` separates
+the training set — in the whole feature space when :math:`S` is (``tol = 0``,
+e.g. XOR under the linear kernel), in :math:`S` otherwise.  A strictly positive definite kernel (RBF on distinct points) with the
+exact map makes any labelling separable, and plain HK then interpolates;
+:math:`C > 0` (Łęski's generalisation control) gives a regularised classifier.
+
+Centring: :math:`[L,\\ \\mathbf{1}]` has :math:`N + 1` columns and is rank deficient as soon as
 the constant lies in the span of the features (the exact map of a full-rank
 Gram matrix), which sends every one-vs-rest solve to an SVD of an
-``N × (N+1)`` matrix.  Centred and rotated, the features are orthogonal to
+:math:`N \\times (N + 1)` matrix.  Centred and rotated, the features are orthogonal to
 each other and to the bias column: Ho–Kashyap's least-squares matrix is the
-diagonal ``diag(s, N)`` for every labelling, passed to the solver once
+diagonal :math:`\\operatorname{diag}(s, N)` for every labelling, passed to the solver once
 (``gram``) instead of being formed per class.  The centring is a change of
-coordinates of the affine model (``w_0`` absorbs ``mᵗw``): the fitted values
-``Y W``, hence ``B`` and ``E``, are those of ``[L, 1]``.
+coordinates of the affine model (:math:`w_0` absorbs :math:`m^t w`): the
+fitted values :math:`Y W`, hence :math:`B` and :math:`E`, are those of
+:math:`[L,\\ \\mathbf{1}]`.
 
-Cost: the map, ``O(N r²)`` (``O(N³)`` for the exact map), once per fit for
-all one-vs-rest problems, then per problem ``O(N r)`` per iteration.
+Cost: the map, :math:`O(N r^2)` (:math:`O(N^3)` for the exact map), once per
+fit for all one-vs-rest problems, then per problem :math:`O(N r)` per
+iteration.
 
 References
 ----------
@@ -82,26 +101,28 @@ class EmpiricalKernelMap:
     """Centred coordinates of the training samples in a subspace of the kernel feature space.
 
     A pivoted partial Cholesky factorisation (``linsep._core.linalg.pivoted_cholesky``)
-    ``K ≈ L Lᵀ``, ``L = K[:, P] R⁻ᵀ``, stops once every training point lies
-    within ``sqrt(tol · max_i k(x_i, x_i))`` of ``S = span{φ(x_p) : p ∈ P}``;
-    ``L`` holds the projections ``Π_S φ(x_i)`` in an orthonormal basis of
-    ``S``.  Its columns are then centred and rotated onto the principal axes,
-    ``features = (L − 1 mᵀ) V`` (``m`` the mean row, ``V`` the eigenvectors of
-    the centred ``r × r`` Gram matrix, null directions dropped), so that
+    :math:`K \\approx L L^t`, :math:`L = K_{:, P} R^{-t}`, stops once every
+    training point lies within :math:`\\sqrt{\\mathit{tol} \\cdot \\max_i k(x_i, x_i)}`
+    of :math:`S = \\operatorname{span}\\{\\varphi(x_p) : p \\in P\\}`; :math:`L`
+    holds the projections :math:`\\Pi_S \\varphi(x_i)` in an orthonormal basis
+    of :math:`S`.  Its columns are then centred and rotated onto the principal
+    axes, :math:`\\mathit{features} = (L - \\mathbf{1} m^t) V` (:math:`m` the
+    mean row, :math:`V` the eigenvectors of the centred :math:`r \\times r`
+    Gram matrix, null directions dropped), so that
 
     .. math::
 
         [\\text{features}, 1]^t [\\text{features}, 1] = \\operatorname{diag}(s_1, \\dots, s_r, N),
 
     and the bias column is orthogonal to the features.  The centring is a
-    change of coordinates of the affine model ``wᵗφ + w_0`` (``w_0`` absorbs
-    ``mᵗ w``), not a change of model; it keeps the least-squares matrix of
+    change of coordinates of the affine model :math:`w^t \\varphi + w_0`
+    (:math:`w_0` absorbs :math:`m^t w`), not a change of model; it keeps the least-squares matrix of
     Ho–Kashyap well conditioned, which ``[L, 1]`` is not when the constant
     lies (nearly) in the span of the features, as it does for a full-rank RBF
     Gram matrix.
 
-    ``tol = 0`` pivots to rounding level: ``S`` is then the span of all
-    ``φ(x_i)`` (the exact empirical kernel map).  A kernel that is not
+    ``tol = 0`` pivots to rounding level: :math:`S` is then the span of all
+    :math:`\\varphi(x_i)` (the exact empirical kernel map).  A kernel that is not
     positive semi-definite (the sigmoid) is replaced by the Nyström
     approximation on the pivots that are positive.
 
@@ -113,9 +134,9 @@ class EmpiricalKernelMap:
         Instead of ``K``: ``columns(idx)`` returns ``K[:, idx]``; only the
         ``r`` pivot columns are then ever computed.
     diagonal : ndarray of shape (N,) or None
-        ``K_ii``, with ``columns``.
+        :math:`K_{ii}`, with ``columns``.
     tol : float, default=0.0
-        Relative bound on the residual ``‖φ(x_i) − Π_S φ(x_i)‖²``.
+        Relative bound on the residual :math:`\\lVert \\varphi(x_i) - \\Pi_S \\varphi(x_i) \\rVert^2`.
     block_size : int, default=64
         Kernel columns fetched at a time.
 
@@ -124,14 +145,15 @@ class EmpiricalKernelMap:
     features : ndarray of shape (N, rank)
         The centred training samples in the empirical feature space.
     rank : int
-        ``rank`` (``r``, less the null directions of the centring).
+        ``rank`` (:math:`r`, less the null directions of the centring).
     pivots : ndarray of int
-        ``P``: only these training samples enter the decision function.
+        :math:`P`: only these training samples enter the decision function.
     residual : ndarray of shape (N,)
-        ``‖φ(x_i) − Π_S φ(x_i)‖²``, each at most ``tol · max_i k(x_i, x_i)``
+        :math:`\\lVert \\varphi(x_i) - \\Pi_S \\varphi(x_i) \\rVert^2`, each at most
+        :math:`\\mathit{tol} \\cdot \\max_i k(x_i, x_i)`
         (or rounding level).
     gram : ndarray of shape (rank + 1, rank + 1)
-        ``[features, 1]ᵗ[features, 1]``, diagonal; Ho–Kashyap's least-squares
+        :math:`[\\mathit{features},\\ \\mathbf{1}]^t [\\mathit{features},\\ \\mathbf{1}]`, diagonal; Ho–Kashyap's least-squares
         matrix for every labelling (the signs of the rows do not change it),
         so one-vs-rest problems never recompute it.
 
@@ -194,7 +216,7 @@ class EmpiricalKernelMap:
         return K_new[:, self.pivots] @ self._T - self._shift
 
     def dual_coef(self, w, w0=0.0):
-        """``(a, b)`` with ``Σ_i a_i k(x_i, x) + b = φ̃(x)ᵀ w + w_0`` (``a`` is zero off the pivots).
+        """:math:`(a, b)` with :math:`\\sum_i a_i k(x_i, x) + b = \\tilde\\varphi(x)^t w + w_0` (:math:`a` is zero off the pivots).
 
         Parameters
         ----------
@@ -236,24 +258,24 @@ def kernel_ho_kashyap(K, y, *, K_val=None, y_val=None, kernel_map=None, map_tol=
         ``tol`` of the :class:`EmpiricalKernelMap` built when none is given
         (0: the exact map).
     sample_weight : ndarray of shape (N,) or None
-        Positive weights ``s_i``: the weighted criterion
-        ``Σ s_i (y_iᵗW − b_i)²`` on the features
-        (rows and margins scaled by ``√s_i``, :ref:`weights`).
+        Positive weights :math:`s_i`: the weighted criterion
+        :math:`\\sum_i s_i (y_i^t W - b_i)^2` on the features
+        (rows and margins scaled by :math:`\\sqrt{s_i}`, :ref:`weights`).
     val_weight : ndarray of shape (M,) or None
         Weights of the validation rows in the validation error.
     **hk_params
         Keyword arguments of :func:`~linsep.solvers.ho_kashyap.ho_kashyap`
         (``learning_rate``, ``b0``, ``C``, ``loss``, ``max_iter``, ``tol``,
         ``stopping``, ``stop_at_separation``, ``update``,
-        ``record_history``...).  ``C`` is Łęski's penalty on ``wᵗw``.
+        ``record_history``...).  ``C`` is Łęski's penalty on :math:`w^t w`.
 
     Returns
     -------
     SolveResult
         That of :func:`~linsep.solvers.ho_kashyap.ho_kashyap` (status,
         margin vector, certificate, history, ``n_iter``) with ``weights``
-        the dual coefficients ``a`` (``f(x) = Σ_i a_i k(x_i, x) + w_0``) and
-        ``intercept`` ``w_0``; ``extra["rank"]`` is ``r``.
+        the dual coefficients :math:`a` (:math:`f(x) = \\sum_i a_i k(x_i, x) + w_0`) and
+        ``intercept`` :math:`w_0`; ``extra["rank"]`` is :math:`r`.
 
     See Also
     --------

@@ -1,78 +1,98 @@
 """Ho–Kashyap family: HK, modified HK, MHKS, MHKA, HKES, HKESA.
 
 All six methods are one iteration on the augmented, sign-normalised matrix
-``Y = diag(y)[X, 1]`` (``linsep._core.signed_design``), differing in four switches.
+:math:`Y = \\operatorname{diag}(y)\\,[X,\\ \\mathbf{1}]` (``linsep._core.signed_design``), differing in four switches.
 
 Ho–Kashyap (HK) [1]_ [2]_ (Lauer & Bloch 2006, eqs. 6–9) minimises
 
 .. math::
 
-    J(W, B) = \\lVert Y W - B \\rVert^2 \\quad \\text{subject to } B > 0
+    J(W, B) = \\lVert Y W - B \\rVert^2 \\qquad \\text{subject to } B > 0
 
 by alternating a least-squares solve for the weights and a projected gradient
 step on the margin vector:
 
 .. math::
 
-    W_k = Y^{+} B_k, \\qquad E_k = Y W_k - B_k, \\qquad
-    B_{k+1} = B_k + \\mu (E_k + |E_k|), \\quad 0 < \\mu < 1,
+    \\begin{aligned}
+    W_k     &= Y^{+} B_k, \\qquad E_k = Y W_k - B_k, \\\\
+    B_{k+1} &= B_k + \\mu \\, (E_k + |E_k|), \\qquad 0 < \\mu < 1,
+    \\end{aligned}
 
-from ``B_0 = b_0 1``.  Because ``Yᵀ E_k = 0``, a vector ``E_k <= 0`` with
-``E_k != 0`` proves that no ``W`` has ``Y W > 0`` (Gordan's alternative):
-linsep keeps ``u = -E_k`` as the certificate.
+from :math:`B_0 = b_0 \\mathbf{1}`.  Because :math:`Y^t E_k = 0`, a vector
+:math:`E_k \\le 0` with :math:`E_k \\ne 0` proves that no :math:`W` has
+:math:`Y W > 0` (Gordan's alternative): linsep keeps :math:`u = -E_k` as the
+certificate.
 
 Modified HK (the encyclopedia variant [1]_) replaces the weight solve by the
-increment ``W_{k+1} = W_k + \\mu Y^{+} |E_k|``; started from ``W_0 = Y⁺B_0`` it
-produces the same iterates as HK (``Y⁺E_k = 0``), and differs when started
-from an arbitrary ``W_0``.
+increment :math:`W_{k+1} = W_k + \\mu \\, Y^{+} |E_k|`; started from
+:math:`W_0 = Y^{+} B_0` it produces the same iterates as HK
+(:math:`Y^{+} E_k = 0`), and differs when started from an arbitrary
+:math:`W_0`.
 
 MHKS / MHKA (Łęski 2003, Lauer & Bloch eqs. 10–11) add a margin of one and a
-regularisation ``C`` on ``w`` but not on the bias (``Ĩ``):
+regularisation :math:`C` on :math:`w` but not on the bias (:math:`\\tilde I`,
+the identity with its last diagonal entry set to 0):
 
 .. math::
 
-    J = (Y W - 1 - B)^t D (Y W - 1 - B) + C w^t w, \\qquad
-    W_k = (Y^t D_k Y + C \\tilde I)^{-1} Y^t D_k (B_k + 1),
+    \\begin{aligned}
+    J   &= (Y W - \\mathbf{1} - B)^t D \\, (Y W - \\mathbf{1} - B) + C \\, w^t w, \\\\
+    W_k &= (Y^t D_k Y + C \\tilde I)^{-1} \\, Y^t D_k (B_k + \\mathbf{1}),
+    \\end{aligned}
 
-with ``D = I`` (squared errors, factored once) or ``D_k = diag(1/|e_i|)``
+with :math:`D = I` (squared errors, factored once) or
+:math:`D_k = \\operatorname{diag}(1 / |e_i|)`
 (absolute errors, iteratively reweighted least squares, refactored at each
 iteration; a relative floor keeps the weights finite).
 
 HKES / HKESA (Lauer & Bloch §2.3–2.4, eqs. 12–14) run HK (squared, or
-absolute with ``D_k`` but no ``C``) and record the validation error ``GE_k`` at
-every iteration up to the HK stopping point ``k*``; the returned weights are
-``W_k̂`` with ``k̂ = argmin_k GE_k`` (the first minimiser over *all* ``k``,
-not "stop at the first rise").
+absolute with :math:`D_k` but no :math:`C`) and record the validation error
+:math:`GE_k` at every iteration up to the HK stopping point :math:`k^*`; the
+returned weights are :math:`W_{\\hat k}` with
+:math:`\\hat k = \\operatorname{argmin}_k GE_k` (the first minimiser over *all*
+:math:`k`, not "stop at the first rise").
 
 Stopping rules
 --------------
-``stopping="paper"``: ``|J_k - J_{k-1}| < tol``; ``tol=None`` gives the
-paper's ``0.5 b_0²`` (eq. 9 and §3.1). The raw criterion ``J`` grows with
-``N`` and with the scale of ``B``, so this absolute rule stops early on
-large data sets and, on the four points of the lecture [3]_, at ``k = 2``
-before the data are separated.
+``stopping="paper"``: :math:`|J_k - J_{k-1}| < \\mathit{tol}`; ``tol=None`` gives
+the paper's :math:`0.5 \\, b_0^2` (eq. 9 and §3.1). The raw criterion :math:`J`
+grows with :math:`N` and with the scale of :math:`B`, so this absolute rule
+stops early on large data sets and, on the four points of the lecture [3]_,
+at :math:`k = 2` before the data are separated.
 
-``stopping="relative"`` (default): ``|J_k - J_{k-1}| <= tol · J_{k-1}``, or
-``|E_k| <= tol (B_k + offset)`` componentwise (with IRLS, on separated data,
-that or ``W`` standing still, below). The first is invariant to
-``b_0``, to the data scale and to ``N``; it fires only when ``J`` shrinks by
-less than a fraction ``tol`` per step, so with ``tol = 1e-6`` separable data
+``stopping="relative"`` (default):
+
+.. math::
+
+    \\begin{aligned}
+    &|J_k - J_{k-1}| \\le \\mathit{tol} \\cdot J_{k-1}, \\\\
+    \\text{or } \\;
+    &|E_k| \\le \\mathit{tol} \\cdot (B_k + o) \\ \\text{componentwise}
+    \\end{aligned}
+
+(:math:`o` the offset: 1 under a penalty :math:`C`, else 0; with IRLS, on
+separated data, that or :math:`W` standing still, below). The first is
+invariant to :math:`b_0`, to the data scale and to :math:`N`; it fires only
+when :math:`J` shrinks by less than a fraction :math:`\\mathit{tol}` per step, so with ``tol = 1e-6`` separable data
 practically always end separated (1 500 of 1 500 random thin-margin problems
 in ``benchmarks/study_stopping_rule.py``), and it reproduces the paper's
 benchmark errors. The second recognises the fixed point of separable data
-(``B`` no longer moves, and ``Y W = B + E > 0``), where ``J`` may keep
+(:math:`B` no longer moves, and :math:`Y W = B + E > 0`), where :math:`J` may keep
 shrinking geometrically and the first would not fire: without it, HK that
 does not stop at separation (HKES, MHKS) would run to ``max_iter`` on
 well-separated training data.  With IRLS (MHKA, HKESA) the absolute-error fit
 keeps some residuals clearly negative for good, so its fixed point is the
-weights standing still, ``max|W_k − W_{k−1}| <= tol · max|W_k|``, on
-separated training data: ``E`` never becomes small there (residuals hover at
-the floor of the IRLS weights and ``B`` creeps up by rounding-sized steps)
-while ``J`` falls by a few ``tol`` per step for thousands of steps.
+weights standing still,
+:math:`\\max |W_k - W_{k-1}| \\le \\mathit{tol} \\cdot \\max |W_k|`, on separated
+training data: :math:`E` never becomes small there (residuals hover at the
+floor of the IRLS weights and :math:`B` creeps up by rounding-sized steps)
+while :math:`J` falls by a few :math:`\\mathit{tol}` per step for thousands of
+steps.
 
 Whatever the rule, each iteration first checks the verdicts: all points
-strictly separated (``Y W > 0``, when ``stop_at_separation``) and, for
-``C = 0``, the non-separability proof ``E <= 0, E != 0``.
+strictly separated (:math:`Y W > 0`, when ``stop_at_separation``) and, for
+:math:`C = 0`, the non-separability proof :math:`E \\le 0,\\ E \\ne 0`.
 
 References
 ----------
@@ -171,37 +191,39 @@ def ho_kashyap(
         ``SignedDesign`` larger than the cache is never formed: the compiled
         loop reads its ``X`` (float32 or float64) and labels directly.
     learning_rate : float
-        ``μ`` in ``B_{k+1} = B_k + μ(E_k + |E_k|)``; ``0 < μ < 1``.
+        :math:`\\mu` in :math:`B_{k+1} = B_k + \\mu \\, (E_k + |E_k|)`; :math:`0 < \\mu < 1`.
     b0 : float
-        Initial margin ``B_0 = b_0 1`` (ignored if ``initial_margin`` is given).
+        Initial margin :math:`B_0 = b_0 \\mathbf{1}` (ignored if ``initial_margin`` is given).
     max_iter : int
         Largest number of margin updates.
     tol : float or None
         Tolerance of the stopping rule; ``None`` with ``stopping="paper"``
-        means the paper's ``0.5 b_0²``.
+        means the paper's :math:`0.5 \\, b_0^2`.
     stopping : {"relative", "paper"}
-        ``|ΔJ| <= tol·J_{k-1}`` or the paper's ``|ΔJ| < tol``.
+        :math:`|J_k - J_{k-1}| \\le \\mathit{tol} \\cdot J_{k-1}` or the paper's
+        :math:`|J_k - J_{k-1}| < \\mathit{tol}`.
     stop_at_separation : bool
-        Stop as soon as ``Y W > 0`` (the lecture's rule).
+        Stop as soon as :math:`Y W > 0` (the lecture's rule).
     update : {"margin", "weights"}
-        ``W = Y⁺B`` (HK) or ``W += μ Y⁺|E|`` (modified HK).
+        :math:`W = Y^{+} B` (HK) or :math:`W \\leftarrow W + \\mu \\, Y^{+} |E|` (modified HK).
     C : float or None
         ``None``: plain HK (target ``B``).  A number ``>= 0``: Łęski's
-        modified HK, target ``1 + B`` and penalty ``C wᵀw`` (MHKS / MHKA).
+        modified HK, target :math:`\\mathbf{1} + B` and penalty :math:`C \\, w^t w` (MHKS / MHKA).
     loss : {"squared", "absolute"}
-        ``D = I`` or the IRLS weights ``D_k = diag(1/max(|e_i|, floor))``.
+        :math:`D = I` or the IRLS weights
+        :math:`D_k = \\operatorname{diag}\\bigl(1 / \\max(|e_i|, \\mathit{floor})\\bigr)`.
     irls_floor : float
-        Floor of ``|e_i|`` relative to ``max |e|``.
+        Floor of :math:`|e_i|` relative to :math:`\\max |e|`.
     initial_weights, initial_margin : ndarray or None
-        Start from a given ``W_0`` / ``B_0`` (the lecture's example starts at
-        ``a = 1, b = 1``).
+        Start from a given :math:`W_0` / :math:`B_0` (the lecture's example starts at
+        :math:`\\mathbf{a} = \\mathbf{1}`, :math:`\\mathbf{b} = \\mathbf{1}`).
     Y_val : ndarray, sparse matrix, SignedDesign of shape (M, p) or None
         Sign-normalised validation matrix: enables early stopping (HKES).
     n_iter_no_change : int or None
         With ``Y_val``: stop once the validation error has not improved (by
         more than ``validation_tol``) for this many iterates
         (``linsep.solvers.ho_kashyap.rules.patience_spent``, status ``converged``);
-        ``None``: the paper's rule, ``k̂`` over every iterate up to the HK
+        ``None``: the paper's rule, :math:`\\hat k` over every iterate up to the HK
         stopping point.
     validation_tol : float
         Least fall of the validation error (a fraction) that counts as an
@@ -213,13 +235,13 @@ def ho_kashyap(
         ``error_vector`` ``e(k)`` per iteration (rows ``k = 1 … n_iter``,
         the lecture's numbering); a traced run takes the NumPy loop.
     gram : ndarray of shape (p, p) or None
-        ``YᵀY`` if known (one-vs-rest problems on the same features share it:
-        the signs of the rows do not change it); saves its ``O(N p²)`` product.
+        :math:`Y^t Y` if known (one-vs-rest problems on the same features share it:
+        the signs of the rows do not change it); saves its :math:`O(N p^2)` product.
     _plan : dict or None
         Private: force a path (tests, benchmarks).  Keys ``driver``
         (``DRIVERS``), ``by_columns_max_entries``, ``segment_steps``,
         ``threads`` and the IRLS Cholesky ``pivot_tol`` of the compiled segment, ``cg_forcing`` the inexact
-        W-steps of wide ``Y`` (``linsep._core.linalg.iteration_forcing``; ``0``: every solve to ``τ``),
+        W-steps of wide ``Y`` (``linsep._core.linalg.iteration_forcing``; ``0``: every solve to :math:`\\tau`),
         ``segment`` and ``blas_limit`` the compiled segment called and the BLAS limit of its IRLS pass
         (``None``: the module's own; tests pass wrappers that observe them, ``iterate_compiled``).
         The path that ran is recorded in
@@ -230,12 +252,12 @@ def ho_kashyap(
     SolveResult
         ``weights`` (bias last; float32 for float32 ``Y``, else float64),
         ``margin`` ``B`` (the same type), ``status``, ``certificate``
-        (``u >= 0`` with ``Yᵀu = 0`` for ``not_separable``), ``n_iter`` — the
-        index ``k`` of the final iterate ``W_k``, counted from ``k = 1`` for
+        (:math:`u \\ge 0` with :math:`Y^t u = 0` for ``not_separable``), ``n_iter`` — the
+        index :math:`k` of the final iterate :math:`W_k`, counted from :math:`k = 1` for
         the first weights as in the paper and the lecture (so ``n_iter - 1``
         margin updates were made) — ``history`` with ``criterion``,
-        ``training_errors`` and ``validation_error`` (entry ``k - 1`` belongs
-        to ``W_k``), ``best_iter`` ``k̂`` for early stopping, and ``extra``
+        ``training_errors`` and ``validation_error`` (entry :math:`k - 1` belongs
+        to :math:`W_k`), ``best_iter`` :math:`\\hat k` for early stopping, and ``extra``
         with the factorisation and ``plan`` (driver, factorisation, dtype,
         threads).
 
@@ -254,7 +276,7 @@ def ho_kashyap(
     entries is split over threads (``linsep._core.threads.pass_threads``).
     float32 data are read as float32 (the vectors ``B``, ``E`` are kept in
     float32; the pass by rows forms each row's products and 16-row blocks of
-    ``Yᵀ(B + offset)`` in float32 and every other sum in float64,
+    :math:`Y^t (B + \\mathit{offset})` in float32 and every other sum in float64,
     ``linsep.solvers.ho_kashyap.rows``; the factor and ``W`` are float64, and ``W`` is
     rounded to float32 on return).  Sparse ``Y`` or ``Y_val``, modified HK, the eigh factorisation,
     rank-deficient ``Y`` with ``initial_weights`` or with IRLS, and IRLS
@@ -267,42 +289,44 @@ def ho_kashyap(
     gradients on the normal equations, Jacobi-preconditioned, warm-started
     from the previous solution (IRLS only changes ``D``: nothing is
     refactored), each solve stopping at the relative residual
-    ``τ = 1e-10`` (``linsep._core.linalg.CG_RTOL``).  On large ``Y``
-    (``linsep._core.linalg.iteration_forcing``: from 2¹⁶ stored entries) the
+    :math:`\\tau = 10^{-10}` (``linsep._core.linalg.CG_RTOL``).  On large ``Y``
+    (``linsep._core.linalg.iteration_forcing``: from :math:`2^{16}` stored entries) the
     margin update with squared errors solves inexactly inside the
-    iteration: a W-step stops once its residual is ``η = 1e-2``
-    (``linsep._core.linalg.CG_FORCING``) times the change ``Yᵀ(B_k − B_{k−1})``
-    of its right-hand side, so the error of ``W_k`` is a fraction ``η`` of
+    iteration: a W-step stops once its residual is :math:`\\eta = 10^{-2}`
+    (``linsep._core.linalg.CG_FORCING``) times the change :math:`Y^t (B_k - B_{k-1})`
+    of its right-hand side, so the error of :math:`W_k` is a fraction :math:`\\eta` of
     the step and vanishes as the iteration settles; the returned weights
-    (and an early-stopping choice) are then re-solved to ``τ`` for their
+    (and an early-stopping choice) are then re-solved to :math:`\\tau` for their
     margins, except separating weights, which are the verdict's witness.
     ``extra`` then has ``cg_iterations``, ``cg_solves`` and
-    ``cg_residual``.  How ``τ`` enters the verdicts:
+    ``cg_residual``.  How :math:`\\tau` enters the verdicts:
 
-    * ``separable`` is checked on the returned weights (``Y W > 0``); ``τ``
-      plays no part.
-    * ``not_separable`` needs ``Yᵀ D E = 0``, which a solve gives only to
-      ``‖YᵀDE‖ <= τ ‖YᵀD(B + offset)‖``.  Once ``max E <= 1e-6 · max B`` (a
-      *candidate*; the direct path's ``1e-10`` would miss proofs blurred by
-      the solve's error), ``W`` is re-solved at ``τ = 1e-14``
-      (``linsep._core.linalg.CG_PROOF_RTOL``) and ``E`` recomputed; ``u = −DE``
-      is accepted only if ``E <= 0`` to rounding, as on the direct path,
-      **and** ``u`` (or, failing that, ``u`` with its entries below
-      ``sqrt(eps) · max u`` — rounding noise — set to 0) passes the
-      per-column check of ``linsep._core.certificates``,
-      ``|Σ_i u_i Y_ij| <= FIT_PROOF_RTOL · Σ_i u_i |Y_ij|`` (``1e-6``) for
-      every column ``j``.  Otherwise the iteration goes on (and may end
+    * ``separable`` is checked on the returned weights (:math:`Y W > 0`);
+      :math:`\\tau` plays no part.
+    * ``not_separable`` needs :math:`Y^t D E = 0`, which a solve gives only to
+      :math:`\\lVert Y^t D E \\rVert \\le \\tau \\lVert Y^t D (B + \\mathit{offset}) \\rVert`.
+      Once :math:`\\max E \\le 10^{-6} \\max B` (a *candidate*; the direct
+      path's :math:`10^{-10}` would miss proofs blurred by the solve's error),
+      :math:`W` is re-solved at :math:`\\tau = 10^{-14}`
+      (``linsep._core.linalg.CG_PROOF_RTOL``) and :math:`E` recomputed;
+      :math:`u = -D E` is accepted only if :math:`E \\le 0` to rounding, as on
+      the direct path, **and** :math:`u` (or, failing that, :math:`u` with its
+      entries below :math:`\\sqrt{\\varepsilon} \\max u` — rounding noise — set
+      to 0) passes the per-column check of ``linsep._core.certificates``,
+      :math:`|\\sum_i u_i Y_{ij}| \\le \\mathit{rtol} \\sum_i u_i |Y_{ij}|`
+      (``FIT_PROOF_RTOL`` = ``1e-6``) for every column :math:`j`.  Otherwise the iteration goes on (and may end
       ``converged``): no proof is claimed that was not checked.
-    * ``converged``: the stopping rules read ``J`` (which carries the solve's
-      error to second order) and ``E``; if the last solve (the re-solve of
-      the returned weights after inexact W-steps) stopped short of ``τ``
+    * ``converged``: the stopping rules read :math:`J` (which carries the solve's
+      error to second order) and :math:`E`; if the last solve (the re-solve of
+      the returned weights after inexact W-steps) stopped short of :math:`\\tau`
       (iteration limit, rounding floor), the status is ``max_iter``.
-    * Weights: with ``C = 0`` the preconditioned solves give the minimum
-      ``M``-norm solutions, whose ``Y W`` — hence ``E``, ``B``, ``J`` and every
-      verdict — are those of the minimum-norm ``Y⁺B``; the returned weights
-      are projected on the row space of ``Y`` by one unpreconditioned solve,
-      so they are ``Y⁺B`` as on the direct path, to ``τ``.  If that solve
-      stops short of ``τ``, the unprojected weights (the same ``Y W``) are
+    * Weights: with :math:`C = 0` the preconditioned solves give the minimum
+      :math:`M`-norm solutions, whose :math:`Y W` — hence :math:`E`, :math:`B`,
+      :math:`J` and every verdict — are those of the minimum-norm
+      :math:`Y^{+} B`; the returned weights are projected on the row space of
+      :math:`Y` by one unpreconditioned solve, so they are :math:`Y^{+} B` as
+      on the direct path, to :math:`\\tau`.  If that solve stops short of
+      :math:`\\tau`, the unprojected weights (the same :math:`Y W`) are
       returned and a ``converged`` status becomes ``max_iter``.
 
     An IRLS system that fails the Cholesky test and whose dense SVD would

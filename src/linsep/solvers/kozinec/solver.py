@@ -5,84 +5,125 @@ Both algorithms look for the point of a convex hull nearest to another point
 formulations are implemented.
 
 Augmented form (the seed note, Huber after [1]_)
-    With ``ξ_i = y_i (x_i, 1)`` and ``ω = (w, b)``, a separating hyperplane is
-    an ``ω`` with ``⟨ω, ξ_i⟩ > 0`` for all ``i``.  Starting from ``ω = ξ_1``,
+    With :math:`\\xi_i = y_i (x_i, 1)` and :math:`\\omega = (w, b)`, a
+    separating hyperplane is an :math:`\\omega` with
+    :math:`\\langle \\omega, \\xi_i \\rangle > 0` for all :math:`i`.  Starting
+    from :math:`\\omega = \\xi_1`,
 
     .. math::
 
-        ω \\leftarrow (1 - t_*)\\,ω + t_*\\,ξ_k, \\qquad
-        t_* = \\min\\Bigl(1, \\frac{⟨ω, ω - ξ_k⟩}{\\lVert ω - ξ_k \\rVert^2}\\Bigr),
+        \\begin{aligned}
+        \\omega &\\leftarrow (1 - t_*)\\,\\omega + t_*\\,\\xi_k, \\\\
+        t_* &= \\min\\Bigl(1, \\frac{\\langle \\omega, \\omega - \\xi_k \\rangle}
+                                {\\lVert \\omega - \\xi_k \\rVert^2}\\Bigr),
+        \\end{aligned}
 
-    i.e. ``ω`` moves to the point of the segment ``[ω, ξ_k]`` nearest to the
-    origin.  The iterates stay in ``conv{ξ_i}`` and their norm decreases; the
-    limit ``ω_* = argmin_{ω ∈ conv Ξ} ‖ω‖`` is the maximal-margin hyperplane
-    *through the origin of the augmented space*, so the bias is inside the
-    norm (the margin is that of ``(w, b)`` in ``R^{d+1}``).
-    ``‖ω‖`` bounds the optimal (augmented) margin from above and
-    ``min_i ⟨ω, ξ_i⟩ / ‖ω‖`` is the margin of ``ω``.
+    i.e. :math:`\\omega` moves to the point of the segment
+    :math:`[\\omega, \\xi_k]` nearest to the origin.  The iterates stay in
+    :math:`\\operatorname{Conv}(\\Xi)`, :math:`\\Xi = \\{\\xi_i\\}`, and their
+    norm decreases; the limit
+
+    .. math::
+
+        \\omega_* = \\operatorname*{argmin}_{\\omega \\in \\operatorname{Conv}(\\Xi)} \\lVert \\omega \\rVert
+
+    is the maximal-margin hyperplane *through the origin of the augmented
+    space*, so the bias is inside the norm (the margin is that of
+    :math:`(w, b)` in :math:`\\mathbb{R}^{d+1}`).  :math:`\\lVert \\omega \\rVert`
+    bounds the optimal (augmented) margin from above and
+    :math:`\\min_i \\langle \\omega, \\xi_i \\rangle / \\lVert \\omega \\rVert` is
+    the margin of :math:`\\omega`.
 
 Two-hull form (Franc & Hlaváč [1]_, the default)
-    ``w_1 ∈ conv{x_i : y_i = +1}``, ``w_2 ∈ conv{x_i : y_i = -1}``, started at
-    one sample of each class.  With ``w = w_1 - w_2`` and
+    :math:`w_1 \\in \\operatorname{Conv}\\{x_i : y_i = +1\\}`,
+    :math:`w_2 \\in \\operatorname{Conv}\\{x_i : y_i = -1\\}`, started at one
+    sample of each class.  With :math:`w = w_1 - w_2` and
 
     .. math::
 
-        m(x_i) = \\frac{⟨x_i - w_2, w⟩}{\\lVert w \\rVert} \\ (y_i = +1), \\qquad
-        m(x_i) = \\frac{⟨w_1 - x_i, w⟩}{\\lVert w \\rVert} \\ (y_i = -1),
+        m(x_i) = \\begin{cases}
+            \\dfrac{\\langle x_i - w_2, w \\rangle}{\\lVert w \\rVert}, & y_i = +1, \\\\[1ex]
+            \\dfrac{\\langle w_1 - x_i, w \\rangle}{\\lVert w \\rVert}, & y_i = -1,
+        \\end{cases}
 
-    the point ``x_t = argmin_i m(x_i)`` moves its own class's point:
-    ``w_1 ← (1-k) w_1 + k x_t`` with
-    ``k = min(1, ⟨w_1 - w_2, w_1 - x_t⟩ / ‖w_1 - x_t‖²)`` (symmetrically for
-    ``w_2``).  The hyperplane is the bisector of ``[w_2, w_1]``:
+    the point :math:`x_t = \\operatorname{argmin}_i m(x_i)` moves its own
+    class's point (symmetrically for :math:`w_2`):
 
     .. math::
 
-        f(x) = ⟨w, x⟩ + b, \\qquad b = \\tfrac12(\\lVert w_2\\rVert^2 - \\lVert w_1\\rVert^2),
+        \\begin{aligned}
+        w_1 &\\leftarrow (1 - k)\\, w_1 + k\\, x_t, \\\\
+        k   &= \\min\\Bigl(1, \\frac{\\langle w_1 - w_2, w_1 - x_t \\rangle}
+                              {\\lVert w_1 - x_t \\rVert^2}\\Bigr).
+        \\end{aligned}
 
-    whose geometric margin is ``min_i m(x_i) - ‖w‖/2``; half the distance
-    ``‖w‖/2`` bounds the optimal margin from above.  The limit is the true
+    The hyperplane is the bisector of :math:`[w_2, w_1]`:
+
+    .. math::
+
+        f(x) = \\langle w, x \\rangle + b, \\qquad
+        b = \\tfrac12 \\bigl( \\lVert w_2 \\rVert^2 - \\lVert w_1 \\rVert^2 \\bigr),
+
+    whose geometric margin is
+    :math:`\\min_i m(x_i) - \\lVert w \\rVert / 2`; half the distance
+    :math:`\\lVert w \\rVert / 2` bounds the optimal margin from above.  The limit is the true
     maximal-margin (hard-margin SVM) hyperplane with an unpenalised bias.
 
 Stopping rules
     Kozinec: stop at the first separating hyperplane (every point strictly on
     its side), status ``"separable"``.  SK: stop when the hyperplane is
-    ε-optimal, ``margin_upper_bound - margin <= ε`` with a positive margin,
-    status ``"converged"``; ``ε`` is absolute (``epsilon``) or relative to the
-    upper bound (``tol``), which makes the rule invariant to the data scale.
-    Both pick the worst point ``argmin_i m(x_i)`` (for Kozinec any violator
+    :math:`\\varepsilon`-optimal,
+    :math:`\\mathit{margin\\_upper\\_bound} - \\mathit{margin} \\le \\varepsilon`
+    with a positive margin, status ``"converged"``; :math:`\\varepsilon` is
+    absolute (``epsilon``) or relative to the upper bound (``tol``), which
+    makes the rule invariant to the data scale.  Both pick the worst point
+    :math:`\\operatorname{argmin}_i m(x_i)` (for Kozinec any violator
     would do; the worst one is Franc & Hlaváč's choice and needs fewer steps).
     Non-separable data never satisfy either rule: the loop ends at
     ``max_iter`` (status ``"max_iter"``), unless the hulls are found to
-    touch — ``‖w‖²`` (or ``‖ω‖²``) at rounding level — which gives
-    ``"not_separable"`` with the convex coefficients as certificate
-    (``u >= 0``, ``Yᵀu ≈ 0``).  In both cases the iterate with the fewest
+    touch — :math:`\\lVert w \\rVert^2` (or :math:`\\lVert \\omega \\rVert^2`)
+    at rounding level — which gives ``"not_separable"`` with the convex
+    coefficients as certificate (:math:`u \\ge 0`, :math:`Y^t u \\approx 0`).  In both cases the iterate with the fewest
     training errors seen ("pocket") is returned rather than the last one,
     whose direction is meaningless once the hulls overlap.
 
 Implementation
     All three forms run on inner products only: the augmented form keeps
-    ``p_i = ⟨ω, ξ_i⟩`` and ``‖ω‖²``, the two-hull form is the kernel one with
+    :math:`p_i = \\langle \\omega, \\xi_i \\rangle` and
+    :math:`\\lVert \\omega \\rVert^2`, the two-hull form is the kernel one with
     the linear kernel (on centred data, where the hull distance is unchanged
-    and rounding smaller).  A step then costs one Gram column (an ``O(Nd)``
-    product, or nothing when cached) plus ``O(N)`` vector updates.
+    and rounding smaller).  A step then costs one Gram column (an
+    :math:`O(Nd)` product, or nothing when cached) plus :math:`O(N)` vector
+    updates.
 
 Kernel two-hull SK (Franc & Hlaváč 2003, §5)
     :func:`~linsep.solvers.kozinec.kernel_schlesinger_kozinec` runs the two-hull SK on
-    ``w_1 = Σ_{y_i=+1} α_i φ(x_i)``, ``w_2 = Σ_{y_i=-1} α_i φ(x_i)`` and keeps
-    only inner products: ``A = ⟨w_1, w_1⟩``, ``B = ⟨w_2, w_2⟩``,
-    ``C = ⟨w_1, w_2⟩`` and, for every sample, ``f_1(i) = ⟨w_1, φ(x_i)⟩``,
-    ``f_2(i) = ⟨w_2, φ(x_i)⟩``.  One step needs the single kernel column
-    ``K[:, t]``; with ``w_1 ← (1-k) w_1 + k φ(x_t)``
+    :math:`w_1 = \\sum_{y_i = +1} \\alpha_i \\varphi(x_i)`,
+    :math:`w_2 = \\sum_{y_i = -1} \\alpha_i \\varphi(x_i)` and keeps only inner
+    products: :math:`A = \\langle w_1, w_1 \\rangle`,
+    :math:`B = \\langle w_2, w_2 \\rangle`, :math:`C = \\langle w_1, w_2 \\rangle`
+    and, for every sample, :math:`f_1(i) = \\langle w_1, \\varphi(x_i) \\rangle`,
+    :math:`f_2(i) = \\langle w_2, \\varphi(x_i) \\rangle`.  One step needs the
+    single kernel column :math:`K_{:, t}`; with
+    :math:`w_1 \\leftarrow (1 - k)\\, w_1 + k\\, \\varphi(x_t)`
 
     .. math::
 
-        A ← (1-k)^2 A + 2k(1-k) f_1(t) + k^2 K_{tt}, \\quad
-        C ← (1-k) C + k f_2(t), \\quad
-        f_1 ← (1-k) f_1 + k K_{:,t},
+        \\begin{aligned}
+        A   &\\leftarrow (1 - k)^2 A + 2k(1 - k) f_1(t) + k^2 K_{tt}, \\\\
+        C   &\\leftarrow (1 - k)\\, C + k f_2(t), \\\\
+        f_1 &\\leftarrow (1 - k)\\, f_1 + k K_{:, t},
+        \\end{aligned}
 
-    and ``k = min(1, (A - C - f_1(t) + f_2(t)) / (A - 2 f_1(t) + K_{tt}))``.
+    and
+
+    .. math::
+
+        k = \\min\\Bigl(1, \\frac{A - C - f_1(t) + f_2(t)}{A - 2 f_1(t) + K_{tt}}\\Bigr).
+
     A soft margin with quadratic slacks (the L2-SVM) is the hard margin for
-    the kernel ``K + I/C`` [1]_ (§6): the column gains ``1/C`` on its own row.
+    the kernel :math:`K + I/C` [1]_ (§6): the column gains :math:`1/C` on its
+    own row.
 
     Shrinking (as libsvm's): most points are settled far from the boundary,
     so a step need not scan them.  The steps run on a small working set with
@@ -253,25 +294,25 @@ def kozinec(X, y, *, formulation="two_hull", max_iter=10_000, record_history=Fal
         Labels in {-1, +1}, both present.
     formulation : {"two_hull", "augmented"}
         Nearest points of the two class hulls (bias unpenalised) or the
-        seed note's ``ξ_i = y_i (x_i, 1)`` (bias inside the norm).
+        seed note's :math:`\\xi_i = y_i (x_i, 1)` (bias inside the norm).
     max_iter : int
         Largest number of updates.
     record_history : bool
         Keep ``margin`` and ``margin_upper_bound`` per iteration.
     trace : trace recorder or None
         Record the weights ``(w, b)`` of every iterate and the sample the
-        step towards it moved to (rows ``k = 0 … n_iter``).
+        step towards it moved to (rows :math:`k = 0, \\dots, \\texttt{n_iter}`).
 
     Returns
     -------
     SolveResult
-        ``weights = (w, b)`` (bias last), ``n_iter`` updates, ``status``
+        ``weights`` :math:`= (w, b)` (bias last), ``n_iter`` updates, ``status``
         ``"separable"`` / ``"max_iter"`` / ``"not_separable"``, ``extra`` with
         ``margin``, ``margin_upper_bound`` and the convex ``coefficients``.
 
     See Also
     --------
-    schlesinger_kozinec : Goes on to an ε-optimal maximal margin.
+    schlesinger_kozinec : Goes on to an :math:`\\varepsilon`-optimal maximal margin.
     linsep.KozinecClassifier : The estimator over this solver.
 
     Examples
@@ -292,11 +333,14 @@ def schlesinger_kozinec(X, y, *, formulation="two_hull", C=None, epsilon=None, t
                         max_iter=100_000, record_history=False, rule="sk", trace=None):
     """Schlesinger–Kozinec: an ε-optimal maximal-margin hyperplane.
 
-    Stops when ``margin_upper_bound - margin <= ε`` with ``ε = epsilon`` if
-    given, else ``ε = tol · margin_upper_bound`` (relative, scale free).
-    ``C`` (a number) gives the quadratic-slack soft margin: ``ξ_i`` (or each
-    hull point) gains the coordinate ``e_i/√C``, i.e. the Gram matrix becomes
-    ``G + I/C`` (Franc & Hlaváč 2003, §6); ``None`` is the hard margin.
+    Stops when
+    :math:`\\mathit{margin\\_upper\\_bound} - \\mathit{margin} \\le \\varepsilon`
+    with :math:`\\varepsilon` = ``epsilon`` if given, else
+    :math:`\\varepsilon = \\mathit{tol} \\cdot \\mathit{margin\\_upper\\_bound}`
+    (relative, scale free).  :math:`C` (a number) gives the quadratic-slack
+    soft margin: :math:`\\xi_i` (or each hull point) gains the coordinate
+    :math:`e_i / \\sqrt{C}`, i.e. the Gram matrix becomes :math:`G + I/C`
+    (Franc & Hlaváč 2003, §6); ``None`` is the hard margin.
     Other parameters and the result as in :func:`kozinec`; ``rule="kozinec"``
     gives Kozinec's stopping rule instead.  One iteration costs one product
     ``X @ w`` (O(N d)).
@@ -475,40 +519,42 @@ def kernel_schlesinger_kozinec(column, y, *, C=None, epsilon=None, tol=1e-2, max
         Labels in {-1, +1}, both present.
     C : float or None
         ``None``: hard margin.  A number: quadratic-slack soft margin, i.e.
-        the hard margin for ``K + I/C``.
+        the hard margin for :math:`K + I/C`.
     epsilon, tol : float
-        SK stop ``upper_bound - margin <= ε`` with ``ε = epsilon`` if given,
-        else ``tol · upper_bound``.
+        SK stop :math:`\\mathit{upper\\_bound} - \\mathit{margin} \\le \\varepsilon`
+        with :math:`\\varepsilon` = ``epsilon`` if given, else
+        :math:`\\mathit{tol} \\cdot \\mathit{upper\\_bound}`.
     max_iter : int
         Largest number of updates (steps, on the working set with shrinking).
     record_history : bool
         Keep ``margin`` and ``margin_upper_bound`` per iteration (with
         shrinking: per check on all N points).
     trace : trace recorder or None
-        Record ``dual_coef`` ``α_i y_i``, ``intercept`` and the sample the
-        step moved towards, per iteration (rows ``k = 0 … n_iter``); with
+        Record ``dual_coef`` :math:`\\alpha_i y_i`, ``intercept`` and the sample the
+        step moved towards, per iteration (rows :math:`k = 0, \\dots, \\texttt{n_iter}`); with
         shrinking, one row per check on all N points (``iteration`` = steps
         made so far, ``sample`` = −1).
     rule : {"sk", "kozinec"}
         ε-optimal stop, or stop at the first separating hyperplane
         (status ``"separable"``).
     update : {"sk", "mdm"}
-        ``"sk"``: Franc & Hlaváč's step towards ``x_t`` (the class point
-        shrinks towards ``φ(x_t)``).  ``"mdm"``: the Mitchell–Dem'yanov–
-        Malozemov step of the same family: weight ``λ`` moves from a support
-        point ``x_r`` of ``x_t``'s class to ``x_t``,
-        ``w_c ← w_c + λ(φ(x_t) - φ(x_r))``,
-        ``λ = min(α_r, (m_r - m_t)‖w‖ / ‖φ(x_t) - φ(x_r)‖²)`` (two columns per
-        step), with ``r`` chosen by second order — the largest decrease of
-        ``‖w‖²`` (MDM's original choice, the largest ``m_r``, needs several
+        ``"sk"``: Franc & Hlaváč's step towards :math:`x_t` (the class point
+        shrinks towards :math:`\\varphi(x_t)`).  ``"mdm"``: the Mitchell–Dem'yanov–
+        Malozemov step of the same family: weight :math:`\\lambda` moves from a support
+        point :math:`x_r` of :math:`x_t`'s class to :math:`x_t`,
+        :math:`w_c \\leftarrow w_c + \\lambda \\bigl( \\varphi(x_t) - \\varphi(x_r) \\bigr)`,
+        :math:`\\lambda = \\min\\bigl(\\alpha_r, (m_r - m_t) \\lVert w \\rVert /
+        \\lVert \\varphi(x_t) - \\varphi(x_r) \\rVert^2\\bigr)` (two columns per
+        step), with :math:`r` chosen by second order — the largest decrease of
+        :math:`\\lVert w \\rVert^2` (MDM's original choice, the largest :math:`m_r`, needs several
         times more steps).  It can drop points from the support
-        (``α_r → 0``), which the SK step never does, and needs far fewer steps
+        (:math:`\\alpha_r \\to 0`), which the SK step never does, and needs far fewer steps
         to the same ε; the stopping rule and its guarantee are unchanged.
     shrinking : bool
         With a :class:`~linsep.kernels.KernelColumnCache` as ``column``: run
         the steps on a working set ``W`` — the support and the points of
         smallest margin — with its dense Gram block (at most as many numbers
-        as the cache holds), to ``0.8 ε``; then recompute ``f_1, f_2`` on all
+        as the cache holds), to :math:`0.8\\, \\varepsilon`; then recompute :math:`f_1, f_2` on all
         N points from the support's cached columns and apply the stopping
         rule there, and if it fails rebuild ``W`` around the new violators.
         The rule, ``margin`` and ``margin_upper_bound`` are thus always those
@@ -518,8 +564,9 @@ def kernel_schlesinger_kozinec(column, y, *, C=None, epsilon=None, tol=1e-2, max
     Returns
     -------
     SolveResult
-        ``weights = α_i y_i`` (``f(x) = Σ_i α_i y_i k(x_i, x) + b``),
-        ``intercept = b = (‖w_2‖² - ‖w_1‖²)/2``, ``status`` ``"converged"``
+        ``weights`` :math:`= \\alpha_i y_i`
+        (:math:`f(x) = \\sum_i \\alpha_i y_i k(x_i, x) + b`), ``intercept``
+        :math:`= b = (\\lVert w_2 \\rVert^2 - \\lVert w_1 \\rVert^2) / 2`, ``status`` ``"converged"``
         (ε-optimal), ``"max_iter"`` (e.g. non-separable data with
         ``C=None``) or ``"not_separable"`` (hulls touching to rounding),
         ``extra`` with ``margin`` (in the feature space of ``K + I/C``) and

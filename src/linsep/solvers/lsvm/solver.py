@@ -5,87 +5,116 @@ solves the soft-margin SVM with squared slacks and a penalised bias
 
 .. math::
 
-    \\min_{w, w_0, \\xi} \\tfrac12 (w^t w + w_0^2) + \\tfrac{C}{2} \\xi^t \\xi
-    \\quad \\text{s.t. } Y(\\tilde X w + w_0 1) \\ge 1 - \\xi       \\qquad (18)
+    \\begin{aligned}
+    &\\min_{w, w_0, \\xi} \\ \\tfrac12 (w^t w + w_0^2) + \\tfrac{C}{2} \\, \\xi^t \\xi \\\\
+    &\\text{s.t. } Y (\\tilde X w + w_0 \\mathbf{1}) \\ge \\mathbf{1} - \\xi
+      \\qquad (18)
+    \\end{aligned}
 
 through its dual, a bound-constrained quadratic programme
 
 .. math::
 
-    \\min_{\\alpha \\ge 0} f(\\alpha) = \\tfrac12 \\alpha^t Q \\alpha - 1^t \\alpha,
-    \\qquad Q = \\frac{I}{C} + H H^t                                \\qquad (19, 21)
+    \\begin{aligned}
+    &\\min_{\\alpha \\ge 0} \\ f(\\alpha)
+      = \\tfrac12 \\, \\alpha^t Q \\alpha - \\mathbf{1}^t \\alpha, \\\\
+    &Q = \\frac{I}{C} + H H^t \\qquad (19, 21)
+    \\end{aligned}
 
-solved by the fixed-point iteration, convergent for ``0 < μ < 2/C``,
+solved by the fixed-point iteration, convergent for :math:`0 < \\mu < 2/C`,
 
 .. math::
 
-    \\alpha_{k+1} = Q^{-1} \\Bigl[ 1 + \\tfrac12 \\bigl( (Q\\alpha_k - 1 - \\mu\\alpha_k)
-                  + |Q\\alpha_k - 1 - \\mu\\alpha_k| \\bigr) \\Bigr]            \\qquad (22)
+    \\begin{aligned}
+    \\alpha_{k+1} = Q^{-1} \\Bigl[ \\, \\mathbf{1} + \\tfrac12 \\bigl(
+      & (Q \\alpha_k - \\mathbf{1} - \\mu \\alpha_k) \\\\
+      & + |Q \\alpha_k - \\mathbf{1} - \\mu \\alpha_k| \\bigr) \\Bigr] \\qquad (22)
+    \\end{aligned}
 
-with ``μ = 1.9/C`` by default (Mangasarian & Musicant's choice).
+with :math:`\\mu = 1.9 / C` by default (Mangasarian & Musicant's choice).
 
 Sign convention
 ---------------
-The paper takes ``H = Y[X̃, −1]`` and ``ŵ_0 = −1ᵗYα̂`` (eq. 20): that is
-Mangasarian's plane ``xᵗw = γ`` with ``γ = ŵ_0``.  linsep's augmented
-matrices put the bias last with ``+1`` (``linsep._core.signed_design``), so here
-``H = Y[X̃, 1]`` and the weights are simply ``W = Hᵗα``:
+The paper takes :math:`H = Y [\\tilde X,\\ -\\mathbf{1}]` and
+:math:`\\hat w_0 = -\\mathbf{1}^t Y \\hat\\alpha` (eq. 20): that is Mangasarian's
+plane :math:`x^t w = \\gamma` with :math:`\\gamma = \\hat w_0`.  linsep's
+augmented matrices put the bias last with :math:`+1`
+(``linsep._core.signed_design``), so here
+:math:`H = Y [\\tilde X,\\ \\mathbf{1}]` and the weights are simply
+:math:`W = H^t \\alpha`:
 
 .. math::
 
-    w = \\tilde X^t Y \\alpha, \\qquad w_0 = +1^t Y \\alpha,
+    w = \\tilde X^t Y \\alpha, \\qquad w_0 = +\\mathbf{1}^t Y \\alpha,
     \\qquad f(x) = x^t w + w_0 .
 
-``HHᵗ``, ``Q`` and ``α`` are the same under both conventions; only the
-sign of the stored bias differs from the paper's ``ŵ_0``.
+:math:`H H^t`, :math:`Q` and :math:`\\alpha` are the same under both
+conventions; only the sign of the stored bias differs from the paper's
+:math:`\\hat w_0`.
 
 Cost
 ----
-*Linear form* (:func:`~linsep.solvers.lsvm.lagrangian_svm`): ``Q⁻¹`` is applied by the
-Sherman–Morrison–Woodbury identity
+*Linear form* (:func:`~linsep.solvers.lsvm.lagrangian_svm`): :math:`Q^{-1}`
+is applied by the Sherman–Morrison–Woodbury identity
 
 .. math::
 
-    Q^{-1} r = C \\bigl( r - H S^{-1} H^t r \\bigr), \\qquad
-    S = \\frac{I}{C} + H^t H = \\frac{I}{C} + [\\tilde X, 1]^t [\\tilde X, 1],
+    \\begin{aligned}
+    Q^{-1} r &= C \\bigl( r - H S^{-1} H^t r \\bigr), \\\\
+    S &= \\frac{I}{C} + H^t H
+       = \\frac{I}{C} + [\\tilde X,\\ \\mathbf{1}]^t [\\tilde X,\\ \\mathbf{1}],
+    \\end{aligned}
 
-so only the ``(d+1)×(d+1)`` matrix ``S`` is factored (Cholesky, once; it
-does not depend on the labels).  Because ``α_{k+1} = Q⁻¹ r_k``, the product
-``Qα_{k+1}`` *is* ``r_k``: it is carried over instead of recomputed, so one
-iteration costs exactly one product ``X̃ v`` and one ``X̃ᵗ u`` plus a few
-vector operations, all fused into one compiled pass over the rows so that
-``X̃`` streams from memory once per iteration, split over threads on large
-data (``_LinearStep``).  ``H`` is never
-formed: ``Hᵗr = [X̃, 1]ᵗ(y∘r)``.
+so only the :math:`(d+1) \\times (d+1)` matrix :math:`S` is factored
+(Cholesky, once; it does not depend on the labels).  Because
+:math:`\\alpha_{k+1} = Q^{-1} r_k`, the product :math:`Q \\alpha_{k+1}` *is*
+:math:`r_k`: it is carried over instead of recomputed, so one iteration
+costs exactly one product :math:`\\tilde X v` and one :math:`\\tilde X^t u`
+plus a few vector operations, all fused into one compiled pass over the rows
+so that :math:`\\tilde X` streams from memory once per iteration, split over
+threads on large data (``_LinearStep``).  :math:`H` is never formed:
+:math:`H^t r = [\\tilde X,\\ \\mathbf{1}]^t (y \\circ r)`.
 
-*Kernel form* (:func:`~linsep.solvers.lsvm.kernel_lagrangian_svm`): ``X̃X̃ᵗ`` becomes a Gram
-matrix ``K``, ``Q = I/C + (yyᵗ)∘(K + 11ᵗ)`` is ``N×N`` and is factored once
-(Cholesky); each iteration is two triangular solves.  For small ``N``.
+*Kernel form* (:func:`~linsep.solvers.lsvm.kernel_lagrangian_svm`):
+:math:`\\tilde X \\tilde X^t` becomes a Gram matrix :math:`K`,
+:math:`Q = I/C + (y y^t) \\circ (K + \\mathbf{1}\\mathbf{1}^t)` is
+:math:`N \\times N` and is factored once (Cholesky); each iteration is two
+triangular solves.  For small :math:`N`.
 
 Stopping rule
 -------------
-The change of ``α`` *and* of the weights it defines, both relative:
+The change of :math:`\\alpha` *and* of the weights it defines, both relative:
 
 .. math::
 
-    \\lVert \\alpha_{k+1} - \\alpha_k \\rVert \\le tol\\,\\lVert \\alpha_{k+1} \\rVert
-    \\quad\\text{and}\\quad
-    \\lVert W_{k+1} - W_k \\rVert \\le tol\\,\\lVert W_{k+1} \\rVert,
-    \\qquad W_k = H^t \\alpha_k .
+    \\begin{aligned}
+    \\lVert \\alpha_{k+1} - \\alpha_k \\rVert
+      &\\le \\mathit{tol} \\cdot \\lVert \\alpha_{k+1} \\rVert
+      \\quad \\text{and} \\\\
+    \\lVert W_{k+1} - W_k \\rVert
+      &\\le \\mathit{tol} \\cdot \\lVert W_{k+1} \\rVert,
+      \\qquad W_k = H^t \\alpha_k .
+    \\end{aligned}
 
-Mangasarian's rule is the first one with an absolute ``tol``.  Relative,
-because ``α = Cξ`` at the optimum scales with ``C`` and the paper's model
-selection sweeps ``C`` over ``2^-10 … 2^10``.  The second test makes sure
-the model itself has settled: on nearly separable data with a large ``C``
-(IDA thyroid and image, ``C >= 256``) the α-rule alone stops while ``W``
-still moves.  It costs nothing: ``W_{k+1} = HᵗQ⁻¹r_k = S⁻¹Hᵗr_k``
-(push-through identity) is the small vector the Woodbury solve computes
-anyway, and in the kernel form ``‖ΔW‖² = Δαᵗ(Q − I/C)Δα`` with
-``QΔα = r_k − r_{k−1}``.
+Mangasarian's rule is the first one with an absolute :math:`\\mathit{tol}`.
+Relative, because :math:`\\alpha = C \\xi` at the optimum scales with
+:math:`C` and the paper's model selection sweeps :math:`C` over
+:math:`2^{-10}, \\dots, 2^{10}`.  The second test makes sure the model itself
+has settled: on nearly separable data with a large :math:`C` (IDA thyroid and
+image, :math:`C \\ge 256`) the :math:`\\alpha`-rule alone stops while
+:math:`W` still moves.  It costs nothing:
+:math:`W_{k+1} = H^t Q^{-1} r_k = S^{-1} H^t r_k` (push-through identity) is
+the small vector the Woodbury solve computes anyway, and in the kernel form
 
-The returned ``α`` is the last iterate, not projected onto ``α >= 0``: the
-entries of inactive constraints approach 0 from both sides, and projecting
-them would move ``W = Hᵗα`` by ``Hᵗα⁻``, a sum over all ``N`` samples.
+.. math::
+
+    \\lVert \\Delta W \\rVert^2 = \\Delta\\alpha^t \\, (Q - I/C) \\, \\Delta\\alpha,
+    \\qquad Q \\, \\Delta\\alpha = r_k - r_{k-1} .
+
+The returned :math:`\\alpha` is the last iterate, not projected onto
+:math:`\\alpha \\ge 0`: the entries of inactive constraints approach 0 from
+both sides, and projecting them would move :math:`W = H^t \\alpha` by
+:math:`H^t \\alpha^-`, a sum over all :math:`N` samples.
 
 References
 ----------
@@ -414,27 +443,30 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
     y : ndarray of shape (N,) or None
         Labels in {-1, +1} (``None`` for a design that carries them).
     C : float, default=1.0
-        Weight of ``½‖ξ‖²`` in (18) (larger ``C``: fewer margin violations).
+        Weight of :math:`\\tfrac12 \\lVert \\xi \\rVert^2` in (18) (larger :math:`C`: fewer margin violations).
     mu : float or None, default=None
-        Step ``μ`` of (22), ``0 < μ < 2/C``; ``None`` means ``1.9/C``.
+        Step :math:`\\mu` of (22), :math:`0 < \\mu < 2/C`; ``None`` means :math:`1.9/C`.
     tol : float, default=1e-6
-        Stop when ``‖α_{k+1} − α_k‖ <= tol·‖α_{k+1}‖`` and
-        ``‖W_{k+1} − W_k‖ <= tol·‖W_{k+1}‖`` (module docstring).
+        Stop when :math:`\\lVert \\alpha_{k+1} - \\alpha_k \\rVert \\le \\mathit{tol} \\cdot \\lVert \\alpha_{k+1} \\rVert`
+        and :math:`\\lVert W_{k+1} - W_k \\rVert \\le \\mathit{tol} \\cdot \\lVert W_{k+1} \\rVert`
+        (module docstring).
     max_iter : int, default=10000
         Largest number of updates (22).
     factor : LSVMFactor or None
         A factor of the same ``X`` and ``C`` to reuse (one-vs-rest).
     record_history : bool, default=False
-        Keep the dual objective ``f(α_k)`` (21) and the steps ``‖α_k − α_{k−1}‖``,
-        ``‖W_k − W_{k−1}‖`` (``f`` is not monotone: ``α_0 = Q⁻¹1`` is the
-        unconstrained minimiser).
+        Keep the dual objective :math:`f(\\alpha_k)` (21) and the steps
+        :math:`\\lVert \\alpha_k - \\alpha_{k-1} \\rVert`,
+        :math:`\\lVert W_k - W_{k-1} \\rVert` (:math:`f` is not monotone:
+        :math:`\\alpha_0 = Q^{-1} \\mathbf{1}` is the unconstrained minimiser).
     trace : trace recorder or None
-        Record the weights ``W_k`` (rows ``k = 0 … n_iter``).
+        Record the weights :math:`W_k` (rows :math:`k = 0, \\dots, \\texttt{n_iter}`).
     sample_weight : ndarray of shape (N,) or None
-        Positive ``s_i``: the penalty ``(C/2) Σ s_i ξ_i²`` (``Q = diag(1/(C s)) +
-        HHᵗ``), solved as the dual in ``β = α/√s`` on the rows ``√s_i h_i``
-        with the linear term ``√s`` (``_LinearStep``); ``alpha`` is the
-        original ``α``.  A given ``factor`` must have been built with the same
+        Positive :math:`s_i`: the penalty :math:`\\tfrac{C}{2} \\sum_i s_i \\xi_i^2`
+        (:math:`Q = \\operatorname{diag}(1 / (C s)) + H H^t`), solved as the dual in
+        :math:`\\beta = \\alpha / \\sqrt{s}` on the rows :math:`\\sqrt{s_i} \\, h_i`
+        with the linear term :math:`\\sqrt{s}` (``_LinearStep``); ``alpha`` is the
+        original :math:`\\alpha`.  A given ``factor`` must have been built with the same
         weights.
     _plan : dict or None
         Private: ``{"threads": n}`` forces the compiled pass's thread count, ``{"cg_forcing": η}``
@@ -443,11 +475,13 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
     Returns
     -------
     SolveResult
-        ``weights`` ``W = (w, w_0) = Hᵗα`` (bias last, ``w_0 = +1ᵗYα``),
+        ``weights`` :math:`W = (w, w_0) = H^t \\alpha` (bias last,
+        :math:`w_0 = +\\mathbf{1}^t Y \\alpha`),
         ``status`` ``"converged"`` or ``"max_iter"`` (also when a CG solve of
         wide ``X`` stopped short of its tolerance), ``n_iter`` the number
-        of updates (22), ``extra["alpha"]`` the dual solution ``α`` (the
-        last iterate: inactive entries are ``0`` up to about ``tol·max α``,
+        of updates (22), ``extra["alpha"]`` the dual solution :math:`\\alpha` (the
+        last iterate: inactive entries are 0 up to about
+        :math:`\\mathit{tol} \\cdot \\max \\alpha`,
         of either sign).
 
     See Also
@@ -499,32 +533,36 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
 
 def kernel_lagrangian_svm(K, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, record_history=False,
                           trace=None, sample_weight=None):
-    """Kernel LSVM: iteration (22) with ``Q = I/C + (yyᵗ)∘(K + 11ᵗ)`` factored once.
+    """Kernel LSVM: iteration (22) with :math:`Q = I/C + (y y^t) \\circ (K + \\mathbf{1}\\mathbf{1}^t)` factored once.
 
     Parameters
     ----------
     K : ndarray of shape (N, N)
-        Gram matrix ``K_ij = k(x_i, x_j)`` of the training samples.
+        Gram matrix :math:`K_{ij} = k(x_i, x_j)` of the training samples.
     y : ndarray of shape (N,)
         Labels in {-1, +1}.
     C, mu, tol, max_iter, record_history
         As in :func:`lagrangian_svm`.
     trace : trace recorder or None
-        Record ``dual_coef`` ``y∘α_k`` and ``intercept`` (rows ``k = 0 … n_iter``).
+        Record ``dual_coef`` :math:`y \\circ \\alpha_k` and ``intercept`` (rows
+        :math:`k = 0, \\dots, \\texttt{n_iter}`).
     sample_weight : ndarray of shape (N,) or None
-        Positive ``s_i``: the penalty ``(C/2) Σ s_i ξ_i²``, solved as in
-        :func:`lagrangian_svm` (``Q = I/C + (ỹỹᵗ)∘(K + 11ᵗ)``, ``ỹ = √s y``).
+        Positive :math:`s_i`: the penalty :math:`\\tfrac{C}{2} \\sum_i s_i \\xi_i^2`, solved as in
+        :func:`lagrangian_svm`
+        (:math:`Q = I/C + (\\tilde y \\tilde y^t) \\circ (K + \\mathbf{1}\\mathbf{1}^t)`,
+        :math:`\\tilde y = \\sqrt{s} \\, y`).
 
     Returns
     -------
     SolveResult
-        ``weights`` the signed dual coefficients ``y∘α`` and ``intercept``
-        ``w_0 = 1ᵗYα``, so ``f(x) = Σ_i y_i α_i k(x_i, x) + w_0``;
-        ``extra["alpha"]`` is ``α``.
+        ``weights`` the signed dual coefficients :math:`y \\circ \\alpha` and ``intercept``
+        :math:`w_0 = \\mathbf{1}^t Y \\alpha`, so
+        :math:`f(x) = \\sum_i y_i \\alpha_i k(x_i, x) + w_0`;
+        ``extra["alpha"]`` is :math:`\\alpha`.
 
     See Also
     --------
-    lagrangian_svm : The linear form, factored in ``(d+1)×(d+1)``.
+    lagrangian_svm : The linear form, factored in :math:`(d+1) \\times (d+1)`.
     linsep.KernelLagrangianSVMClassifier : The estimator over this solver.
 
     Examples

@@ -1,40 +1,58 @@
 """Perceptron rules: single-sample, batch, and the kernel (dual) perceptron.
 
 All three minimise the perceptron criterion of the lecture [1]_ (Duda, Hart &
-Stork §5.5 [2]_) over the augmented, sign-normalised samples
-``y_i = y_i (x_i, 1)`` (bias last):
+Stork §5.5 [2]_) over the augmented, sign-normalised samples (bias last;
+the label :math:`\\pm 1` times :math:`(x_i, 1)`, written :math:`y_i` as in
+the lecture):
 
 .. math::
 
     J_p(a) = \\sum_{y \\in \\mathcal{Y}_M} (b - a^t y), \\qquad
     \\mathcal{Y}_M = \\{ y_i : a^t y_i \\le b \\},
 
-with margin ``b >= 0`` (``b = 0`` is the plain perceptron).
+with margin :math:`b \\ge 0` (:math:`b = 0` is the plain perceptron).
 
-* Single-sample rule (:func:`~linsep.solvers.perceptron.perceptron`): visit the samples one at a time and
-  correct on every mistake, ``a ← a + η_k y_i`` if ``aᵗ y_i <= b``.
-* Batch rule (:func:`~linsep.solvers.perceptron.batch_perceptron`): gradient step over all mistakes of
-  the current iterate, ``a ← a + η_k Σ_{y ∈ 𝒴_M} y``.
-* Kernel perceptron (:func:`~linsep.solvers.perceptron.kernel_perceptron`, the seed article [3]_): the
-  single-sample rule written in the dual.  With ``a = Σ_j α_j y_j`` (``α_j``
-  counts the corrections made at sample ``j``), the test ``aᵗ y_i <= 0``
-  becomes ``y_i f(x_i) <= 0`` with ``f(x) = Σ_j α_j y_j (k(x_j, x) + 1)``
-  (the ``+ 1`` is the bias coordinate), so only kernel values are needed.
+* Single-sample rule (:func:`~linsep.solvers.perceptron.perceptron`): visit
+  the samples one at a time and correct on every mistake,
 
-Learning rate: ``η_k = η_1`` (fixed increment) or ``η_k = η_1 / k``
-(variable increment, the lecture's choice to force convergence on
-non-separable data).  ``k`` counts passes over the data (epochs); for the
-batch rule a pass is one iteration, so this is the lecture's ``k``.  For the
+  .. math::
+
+      a \\leftarrow a + \\eta_k \\, y_i \\qquad \\text{if } a^t y_i \\le b .
+
+* Batch rule (:func:`~linsep.solvers.perceptron.batch_perceptron`): gradient
+  step over all mistakes of the current iterate,
+
+  .. math::
+
+      a \\leftarrow a + \\eta_k \\sum_{y \\in \\mathcal{Y}_M} y .
+
+* Kernel perceptron (:func:`~linsep.solvers.perceptron.kernel_perceptron`,
+  the seed article [3]_): the single-sample rule written in the dual.  With
+  :math:`a = \\sum_j \\alpha_j y_j` (:math:`\\alpha_j` counts the corrections
+  made at sample :math:`j`), the test :math:`a^t y_i \\le 0` becomes
+  :math:`y_i f(x_i) \\le 0` with
+
+  .. math::
+
+      f(x) = \\sum_j \\alpha_j y_j \\bigl( k(x_j, x) + 1 \\bigr)
+
+  (the :math:`+1` is the bias coordinate), so only kernel values are needed.
+
+Learning rate: :math:`\\eta_k = \\eta_1` (fixed increment) or
+:math:`\\eta_k = \\eta_1 / k` (variable increment, the lecture's choice to
+force convergence on non-separable data).  :math:`k` counts passes over the
+data (epochs); for the batch rule a pass is one iteration, so this is the
+lecture's :math:`k`.  For the
 single-sample rule the rate stays fixed within a pass — decreasing it after
 every correction would freeze the weights after a few thousand samples.
-Under ``1/k`` the weights can grow only like ``log k`` after the first step
-(which, from ``a = 0``, is the sum of all samples), so on separable data the
+Under :math:`1/k` the weights can grow only like :math:`\\log k` after the
+first step (which, from :math:`a = 0`, is the sum of all samples), so on separable data the
 rule still converges but may need exponentially many iterations; fixed
 increment is the practical choice there (e.g. three separated blobs: about
-50 batch iterations fixed, none within 2·10⁵ under ``1/k``).
+50 batch iterations fixed, none within :math:`2 \\cdot 10^5` under :math:`1/k`).
 
 Verdict: ``separable`` as soon as a pass makes no correction (then
-``aᵗ y_i > b >= 0`` for every sample), else ``max_iter`` after ``max_iter``
+:math:`a^t y_i > b \\ge 0` for every sample), else ``max_iter`` after ``max_iter``
 passes (a final check of the last weights may still find them separating).
 Non-separable data never end otherwise: the perceptron has no convergence
 test besides a clean pass.
@@ -106,7 +124,7 @@ def visit_orders(n_samples, shuffle, rng):
 
 def perceptron(X, y, *, learning_rate=1.0, schedule="constant", margin=0.0, max_iter=1000,
                shuffle=True, rng=None, initial_weights=None, first_pass=1, trace=None):
-    """Single-sample perceptron: ``a ← a + η_k y_i`` whenever ``aᵗ y_i <= b``.
+    """Single-sample perceptron: :math:`a \\leftarrow a + \\eta_k y_i` whenever :math:`a^t y_i \\le b`.
 
     Parameters
     ----------
@@ -117,13 +135,13 @@ def perceptron(X, y, *, learning_rate=1.0, schedule="constant", margin=0.0, max_
     y : ndarray of shape (N,)
         Labels in {-1, +1}.
     learning_rate : float
-        ``η_1 > 0``.  With ``margin = 0`` and ``a_0 = 0`` its value only
-        scales ``a``, so it does not change the classifier.
+        :math:`\\eta_1 > 0`.  With ``margin = 0`` and :math:`a_0 = 0` its value only
+        scales :math:`a`, so it does not change the classifier.
     schedule : {"constant", "inverse"}
-        Fixed increment ``η_k = η_1`` or variable increment ``η_k = η_1/k``
-        (``k`` = pass number).
+        Fixed increment :math:`\\eta_k = \\eta_1` or variable increment
+        :math:`\\eta_k = \\eta_1 / k` (:math:`k` = pass number).
     margin : float
-        ``b >= 0``: a sample counts as a mistake while ``aᵗ y_i <= b``.
+        :math:`b \\ge 0`: a sample counts as a mistake while :math:`a^t y_i \\le b`.
     max_iter : int
         Largest number of passes.
     shuffle : bool
@@ -131,14 +149,14 @@ def perceptron(X, y, *, learning_rate=1.0, schedule="constant", margin=0.0, max_
     rng : numpy.random.RandomState or None
         Source of the permutations (needed when ``shuffle``).
     initial_weights : ndarray of shape (d + 1,) or None
-        ``a_0`` (bias last); zeros by default.
+        :math:`a_0` (bias last); zeros by default.
     first_pass : int
-        Schedule position of the first pass: pass ``k`` of this call uses
-        ``η_{first_pass + k − 1}`` (1 for a fresh fit; a later value
+        Schedule position of the first pass: pass :math:`k` of this call uses
+        :math:`\\eta_{\\texttt{first_pass} + k - 1}` (1 for a fresh fit; a later value
         continues a schedule, as ``partial_fit`` does).
     trace : trace recorder or None
-        Record ``a`` after each pass and the last sample it corrected
-        (rows ``k = 0 … n_iter``); a traced run makes its passes in plain
+        Record :math:`a` after each pass and the last sample it corrected
+        (rows :math:`k = 0, \\dots, \\texttt{n_iter}`); a traced run makes its passes in plain
         Python (``_traced_epoch``) to know the corrected samples.
 
     Returns
@@ -222,7 +240,7 @@ def _traced_epoch(X, y, order, w, eta, margin, updates=None, k=0):
 
 def batch_perceptron(Y, *, learning_rate=1.0, schedule="inverse", margin=0.0, max_iter=1000,
                      initial_weights=None, trace=None):
-    """Batch perceptron: ``a ← a + η_k Σ_{aᵗy_i <= b} y_i`` with ``η_k = η_1/k``.
+    """Batch perceptron: :math:`a \\leftarrow a + \\eta_k \\sum_{a^t y_i \\le b} y_i` with :math:`\\eta_k = \\eta_1 / k`.
 
     Parameters
     ----------
@@ -231,18 +249,19 @@ def batch_perceptron(Y, *, learning_rate=1.0, schedule="inverse", margin=0.0, ma
         (``linsep._core.signed_design.sign_normalized``).
     learning_rate, schedule, margin, max_iter, initial_weights
         As in :func:`perceptron`; the default schedule is the lecture's
-        ``η_k = η_1/k``.
+        :math:`\\eta_k = \\eta_1 / k`.
     trace : trace recorder or None
-        Record ``a`` after each iteration (rows ``k = 0 … n_iter``; the
-        last iteration, which finds no mistake, leaves ``a`` as it was).
+        Record :math:`a` after each iteration (rows
+        :math:`k = 0, \\dots, \\texttt{n_iter}`; the last iteration, which finds
+        no mistake, leaves :math:`a` as it was).
 
     Returns
     -------
     SolveResult
         ``weights`` (bias last; float32 for float32 data),
         ``n_iter`` = iterations (one product
-        ``Y a`` each), ``status`` and ``history["mistakes"]`` (the size of
-        ``𝒴_M`` at each iterate).
+        :math:`Y a` each), ``status`` and ``history["mistakes"]`` (the size of
+        :math:`\\mathcal{Y}_M` at each iterate).
 
     See Also
     --------
@@ -295,24 +314,26 @@ def batch_perceptron(Y, *, learning_rate=1.0, schedule="inverse", margin=0.0, ma
 
 def kernel_perceptron(column, y, *, max_iter=100, fit_intercept=True, shuffle=True, rng=None,
                       initial_decision=None, trace=None):
-    """Dual (kernel) perceptron with correction counts ``α``.
+    """Dual (kernel) perceptron with correction counts :math:`\\alpha`.
 
-    For each pass and each sample ``i`` (in the pass's order): if
-    ``y_i f(x_i) <= 0`` then ``α_i ← α_i + 1`` and, for every training point
-    ``j``, ``f(x_j) ← f(x_j) + y_i (k(x_j, x_i) + c)`` with ``c = 1`` for the
-    intercept (``c = 0`` without).  The decision values ``f`` on the training
-    set are kept current this way — one kernel column per correction, never a
-    recomputation of ``Σ_j α_j y_j k(x_j, x_i)`` — so a pass costs ``O(N)``
-    comparisons plus ``O(N)`` per correction.
+    For each pass and each sample :math:`i` (in the pass's order): if
+    :math:`y_i f(x_i) \\le 0` then :math:`\\alpha_i \\leftarrow \\alpha_i + 1`
+    and, for every training point :math:`j`,
+    :math:`f(x_j) \\leftarrow f(x_j) + y_i \\bigl( k(x_j, x_i) + c \\bigr)` with
+    :math:`c = 1` for the intercept (:math:`c = 0` without).  The decision
+    values :math:`f` on the training set are kept current this way — one
+    kernel column per correction, never a recomputation of
+    :math:`\\sum_j \\alpha_j y_j k(x_j, x_i)` — so a pass costs :math:`O(N)`
+    comparisons plus :math:`O(N)` per correction.
 
-    With the linear kernel ``k(x, x') = x·x'`` this is exactly the
-    single-sample perceptron (``η = 1``, ``b = 0``) started from ``a = 0``
-    with ``a = Σ_j α_j y_j (x_j, 1)``.
+    With the linear kernel :math:`k(x, x') = x \\cdot x'` this is exactly the
+    single-sample perceptron (:math:`\\eta = 1`, :math:`b = 0`) started from
+    :math:`a = 0` with :math:`a = \\sum_j \\alpha_j y_j (x_j, 1)`.
 
     Parameters
     ----------
     column : callable ``i -> ndarray of shape (N,)``
-        Returns ``k(x_j, x_i)`` for all training points ``j`` (the caller
+        Returns :math:`k(x_j, x_i)` for all training points :math:`j` (the caller
         may cache columns).
     y : ndarray of shape (N,)
         Labels in {-1, +1}.
@@ -324,18 +345,18 @@ def kernel_perceptron(column, y, *, max_iter=100, fit_intercept=True, shuffle=Tr
         As in :func:`perceptron`; the same ``rng`` state gives the same
         orders as :func:`perceptron`.
     initial_decision : ndarray of shape (N,) or None
-        ``f(x_j)`` of a model fitted before (on other samples), to continue
-        from; zeros by default.  ``α`` then counts only the corrections made
+        :math:`f(x_j)` of a model fitted before (on other samples), to continue
+        from; zeros by default.  :math:`\\alpha` then counts only the corrections made
         here, and ``intercept`` only their share of the bias.
     trace : trace recorder or None
-        Record ``dual_coef`` ``α y``, ``intercept`` and the last corrected
-        sample after each pass (rows ``k = 0 … n_iter``).
+        Record ``dual_coef`` :math:`\\alpha y`, ``intercept`` and the last corrected
+        sample after each pass (rows :math:`k = 0, \\dots, \\texttt{n_iter}`).
 
     Returns
     -------
     SolveResult
-        ``weights`` = ``α_j y_j`` (dual coefficients), ``intercept`` =
-        ``Σ_j α_j y_j`` (0 without intercept), ``n_iter`` = passes,
+        ``weights`` = :math:`\\alpha_j y_j` (dual coefficients), ``intercept`` =
+        :math:`\\sum_j \\alpha_j y_j` (0 without intercept), ``n_iter`` = passes,
         ``status``, ``history["mistakes"]`` and ``extra["alpha"]`` (the
         integer counts).
 
