@@ -68,33 +68,18 @@ from linsep.persistence.model_file import (
     set_fitted_attributes,
     write_file,
 )
+from linsep.persistence import sklearn_steps
+from linsep.persistence.sklearn_steps import PREPROCESSING, SUPPORTED, TEXT
 
-__all__ = ["PREPROCESSING", "load", "save"]
+__all__ = ["PREPROCESSING", "SUPPORTED", "TEXT", "load", "save"]
+
+_PARAMETER_FREE = ("_SigmoidCalibration", "_TemperatureScaling")
+"""Classes without parameters (nor a parameter validation): their nodes have empty ``params``."""
 
 
 def _preprocessing_classes():
-    from sklearn.compose import ColumnTransformer
-    from sklearn.impute import SimpleImputer
-    from sklearn.pipeline import Pipeline
-    from sklearn.preprocessing import (
-        FunctionTransformer,
-        MaxAbsScaler,
-        MinMaxScaler,
-        Normalizer,
-        PolynomialFeatures,
-        RobustScaler,
-        StandardScaler,
-    )
-
-    return {cls.__name__: cls for cls in (Pipeline, ColumnTransformer, StandardScaler, MinMaxScaler, MaxAbsScaler,
-                                          RobustScaler, Normalizer, PolynomialFeatures, SimpleImputer,
-                                          FunctionTransformer)}
-
-
-PREPROCESSING = ("Pipeline", "ColumnTransformer", "StandardScaler", "MinMaxScaler", "MaxAbsScaler", "RobustScaler",
-                 "Normalizer", "PolynomialFeatures", "SimpleImputer", "FunctionTransformer")
-"""The scikit-learn classes a composite model file may hold (a FunctionTransformer only without functions:
-the identity ColumnTransformer uses for ``remainder="passthrough"``; a function cannot be stored)."""
+    """``{name: class}`` of the scikit-learn classes a composite model file may hold (``sklearn_steps``)."""
+    return sklearn_steps.step_classes()
 
 
 def _linsep_classes():
@@ -116,9 +101,26 @@ def _is_linsep(estimator):
 # ---------------------------------------------------------------- writing
 
 class _CompositeEncoder(_Encoder):
-    """``linsep.persistence.model_file._Encoder`` plus estimators, tuples, slices and dtypes."""
+    """``linsep.persistence.model_file._Encoder`` plus estimators, tuples, slices, dtypes, NumPy scalars, dtype
+    types and score functions by name, and the calibrated classifiers of a CalibratedClassifierCV."""
 
     def encode(self, value, key):
+        if isinstance(value, np.generic) and not isinstance(value, np.ndarray):
+            if value.dtype.kind not in "biuf":
+                raise TypeError(type(value).__name__)
+            return {"__scalar__": value.dtype.str, "value": value.item()}  # a calibrator's a_ keeps its type
+        if isinstance(value, type):  # a vectorizer's dtype=np.float64
+            if sklearn_steps.dtype_types().get(value.__name__) is not value:
+                raise TypeError(f"type {value.__name__}")
+            return {"__type__": value.__name__}
+        if callable(value) and not hasattr(value, "fit"):  # SelectKBest's score_func, by name only
+            name = next((n for n, f in sklearn_steps.score_functions().items() if f is value), None)
+            if name is None:
+                raise TypeError(getattr(value, "__name__", type(value).__name__))
+            return {"__score_func__": name}
+        if type(value) is sklearn_steps.calibrated_classifier_class():
+            return {"__calibrated__": {field: self.encode(getattr(value, field), f"{key}.{field}")
+                                       for field in ("estimator", "calibrators", "classes", "method")}}
         if isinstance(value, tuple):
             return {"__tuple__": [self.encode(v, f"{key}.{i}") for i, v in enumerate(value)]}
         if isinstance(value, slice):
@@ -136,8 +138,9 @@ class _CompositeEncoder(_Encoder):
         name = type(estimator).__name__
         linsep = _is_linsep(estimator)
         if not linsep and _preprocessing_classes().get(name) is not type(estimator):
-            raise ModelFileError(f"cannot save a {name} (at {key}): a model file holds linsep "
-                                 f"estimators and the scikit-learn steps {', '.join(PREPROCESSING)}")
+            raise ModelFileError(sklearn_steps.refusal(name, key))
+        if not linsep:  # a function or a reader of files: refused with what to do instead
+            sklearn_steps.check_parameters(name, estimator)
         params = estimator.get_params(deep=False)
         try:
             encoded_params = {k: self.encode(v, f"{key}.{k}") for k, v in params.items()}
@@ -149,8 +152,12 @@ class _CompositeEncoder(_Encoder):
         if linsep and hasattr(estimator, "classes_"):
             check_fitted_model(estimator, params, context="the fitted model cannot be saved: ")
         attributes, skipped = {}, []
+        rebuilt = sklearn_steps.REBUILT.get(name, ()) if not linsep else ()
         for attribute, value in vars(estimator).items():
-            if attribute in params or attribute.startswith("__"):
+            if attribute in params or attribute.startswith("__") or attribute in rebuilt:
+                continue
+            if attribute == "vocabulary_" and name in TEXT:  # checked: the terms in column order
+                attributes[attribute] = {"__vocabulary__": sklearn_steps.vocabulary_terms(value)}
                 continue
             try:
                 attributes[attribute] = self.encode(value, f"{key}.{attribute}")
@@ -217,18 +224,23 @@ def _check_classifier_root(model):
     """Refuse a composite model that does not end in a linsep classifier (save and load share this rule).
 
     A model file is read to predict (``linsep predict``, :func:`load`): its
-    root is a linsep estimator, or a Pipeline whose last step is one (or is
-    such a Pipeline).  A bare scaler or ColumnTransformer predicts nothing.
+    root is a linsep estimator, a CalibratedClassifierCV of one, or a Pipeline
+    whose last step is either (or is such a Pipeline).  A bare scaler or
+    ColumnTransformer predicts nothing.
     """
-    final = model
-    while type(final).__name__ == "Pipeline" and _preprocessing_classes()["Pipeline"] is type(final):
-        steps = getattr(final, "steps", None)
-        if not isinstance(steps, list) or not steps or not isinstance(steps[-1], tuple) or len(steps[-1]) != 2:
-            raise ModelFileError("a Pipeline without steps cannot be a model file")
-        final = steps[-1][1]
-    if not _is_linsep(final):
-        raise ModelFileError(f"a model file holds a classifier: a linsep estimator, or a Pipeline ending in one; "
-                             f"this model ends in a {type(final).__name__}")
+    problem = sklearn_steps.classifier_problem(model, fitted=False)
+    if problem == "a Pipeline without steps":
+        raise ModelFileError("a Pipeline without steps cannot be a model file")
+    if problem is not None:
+        raise ModelFileError(f"a model file holds a classifier: a linsep estimator, a CalibratedClassifierCV of "
+                             f"one, or a Pipeline ending in either; this model ends in a {type(_final(model)).__name__}")
+
+
+def _final(model):
+    while sklearn_steps._is_step(model, "Pipeline") and isinstance(getattr(model, "steps", None), list) \
+            and model.steps and isinstance(model.steps[-1], tuple) and len(model.steps[-1]) == 2:
+        model = model.steps[-1][1]
+    return model
 
 
 def _check_preprocessing_node(name, estimator):
@@ -246,6 +258,10 @@ def _check_preprocessing_node(name, estimator):
     for attribute, value in vars(estimator).items():
         if sp.issparse(value):
             raise ModelFileError(f"{name}.{attribute} is a sparse matrix; the preprocessing steps keep dense arrays")
+    sklearn_steps.check_parameters(name, estimator)
+    sklearn_steps.check_fitted(name, estimator)
+    if name == "Pipeline" and isinstance(getattr(estimator, "steps", None), list):
+        sklearn_steps.check_widths(estimator)
 
 
 # ---------------------------------------------------------------- reading
@@ -305,28 +321,76 @@ def _decode_composite_node(node, arrays, used):
         return dtype
     if keys == {"__estimator__", "params", "attributes"}:
         return _rebuild_node(node, arrays, used)
+    if keys == {"__scalar__", "value"} and isinstance(node["__scalar__"], str):
+        return _decode_scalar(node["__scalar__"], node["value"])
+    if keys == {"__type__"} and isinstance(node["__type__"], str):
+        value = sklearn_steps.dtype_types().get(node["__type__"])
+        if value is None:
+            raise ModelFileError(f"unknown dtype name {node['__type__']!r} (one of {', '.join(sklearn_steps.DTYPES)})")
+        return value
+    if keys == {"__score_func__"} and isinstance(node["__score_func__"], str):
+        function = sklearn_steps.score_functions().get(node["__score_func__"])
+        if function is None:
+            raise ModelFileError(f"unknown score function {node['__score_func__']!r} "
+                                 f"(one of {', '.join(sklearn_steps.SCORE_FUNCTIONS)})")
+        return function
+    if keys == {"__vocabulary__"}:
+        return sklearn_steps.vocabulary_of_terms(node["__vocabulary__"])
+    if keys == {"__calibrated__"} and isinstance(node["__calibrated__"], dict) \
+            and set(node["__calibrated__"]) == {"estimator", "calibrators", "classes", "method"}:
+        fields = {k: _decode(v, arrays, used, _decode_composite_node) for k, v in node["__calibrated__"].items()}
+        return sklearn_steps.calibrated_classifier_class()(fields["estimator"], fields["calibrators"],
+                                                           classes=fields["classes"], method=fields["method"])
     raise ModelFileError(f"malformed attribute node with keys {sorted(map(str, keys))}")
+
+
+def _decode_scalar(code, value):
+    """A NumPy scalar of a boolean, integer or float dtype, holding exactly the JSON value."""
+    try:
+        dtype = np.dtype(code)
+    except TypeError:
+        dtype = None
+    if dtype is None or dtype.kind not in "biuf" or dtype.fields is not None or dtype.str != code:
+        raise ModelFileError(f"malformed scalar dtype {code!r}")
+    expected = {"b": (bool,), "i": (int,), "u": (int,), "f": (int, float)}[dtype.kind]
+    if not isinstance(value, expected) or (dtype.kind != "b" and isinstance(value, bool)):
+        raise ModelFileError(f"malformed {dtype} scalar {value!r}")
+    try:
+        with np.errstate(over="raise", invalid="raise"):
+            scalar = dtype.type(value)
+    except (OverflowError, FloatingPointError):
+        raise ModelFileError(f"scalar {value!r} does not fit a {dtype}") from None
+    if dtype.kind == "f" and np.isfinite(scalar) != np.isfinite(float(value)):
+        raise ModelFileError(f"scalar {value!r} does not fit a {dtype}")
+    return scalar
 
 
 def _rebuild_node(node, arrays, used):
     name, params, attributes = node["__estimator__"], node["params"], node["attributes"]
     if not isinstance(params, dict) or not isinstance(attributes, dict):
         raise ModelFileError("malformed estimator node")
+    if not isinstance(name, str):
+        raise ModelFileError(f"class {name!r} is neither a linsep estimator nor one of {', '.join(SUPPORTED)}")
     linsep = _linsep_classes()
     cls = linsep.get(name) or _preprocessing_classes().get(name)
-    if cls is None or not isinstance(name, str):
-        raise ModelFileError(f"class {name!r} is neither a linsep estimator nor one of {', '.join(PREPROCESSING)}")
+    if cls is None:
+        raise ModelFileError(f"class {name!r} is neither a linsep estimator nor one of {', '.join(SUPPORTED)}")
+    rebuilt = set(attributes) & set(sklearn_steps.REBUILT.get(name, ()) if name not in linsep else ())
+    if rebuilt or (name in _PARAMETER_FREE and params):
+        raise ModelFileError(f"{name}: {sorted(rebuilt or params)[0]!r} is not stored in a model file")
     decoded = {key: _decode(value, arrays, used, _decode_composite_node) for key, value in params.items()}
     try:
         estimator = cls(**decoded)
     except TypeError as exc:  # a parameter name the class does not take
         raise ModelFileError(f"cannot rebuild {name} ({first_line(exc)})") from None
     set_fitted_attributes(estimator, decoded, attributes, arrays, used,
-                          decode=lambda value, arrays, used: _decode(value, arrays, used, _decode_composite_node))
+                          decode=lambda value, arrays, used: _decode(value, arrays, used, _decode_composite_node),
+                          validate_params=name not in _PARAMETER_FREE)
     if name in linsep and hasattr(estimator, "classes_"):
         check_fitted_model(estimator, decoded, context=f"{name}: ")
     elif name not in linsep:
         _check_preprocessing_node(name, estimator)
+        sklearn_steps.rebuild(name, estimator)
     return estimator
 
 

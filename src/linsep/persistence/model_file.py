@@ -735,15 +735,18 @@ def _rebuild_estimator(meta, arrays):
     return estimator
 
 
-def set_fitted_attributes(estimator, params, attributes, arrays, used, decode=None):
+def set_fitted_attributes(estimator, params, attributes, arrays, used, decode=None, validate_params=True):
     """Validate ``estimator``'s parameters, then set the decoded fitted ``attributes`` on it.
 
     An attribute may not shadow a parameter, a class attribute (a method) or
     a dunder name.  ``decode`` (default :func:`_decode`) turns a node into a value.
+    ``validate_params=False`` skips the parameter validation, for a class that
+    has neither parameters nor a validation (a calibrator of CalibratedClassifierCV).
     """
     decode = decode or _decode
     try:
-        estimator._validate_params()
+        if validate_params:
+            estimator._validate_params()
     except (ValueError, TypeError) as exc:  # InvalidParameterError is both
         raise ModelFileError(f"invalid parameter ({first_line(exc)})") from None
     for name, node in attributes.items():
