@@ -88,8 +88,8 @@ class RecycledSteps:
     In an iteration that converges linearly (Ho–Kashyap's margins, the
     Lagrangian SVM's ``r_k``) the right-hand side of the W-step changes along
     nearly the same directions from one iteration to the next (its slowest
-    modes), so the new solution ``W_k`` lies close to
-    ``W_{k−1} + span{s_j}``.  :meth:`corrected` moves a warm start by the
+    modes), so the new solution :math:`W_k` lies close to
+    :math:`W_{k-1} + \\operatorname{span}\\{s_j\\}`.  :meth:`corrected` moves a warm start by the
     Galerkin (``M``-orthogonal) correction in that span,
 
     .. math::

@@ -14,7 +14,7 @@ Choice of factorisation:
   ``PIVOT_TOL``;
 * ``C > 0`` and that pivot test fails: an eigendecomposition of the same
   matrix (positive definite in exact arithmetic), tiny eigenvalues dropped;
-* rank-deficient or ``d + 1 > N`` with ``C = 0``: a thin SVD of ``D^{1/2} Y``
+* rank-deficient or ``d + 1 > N`` with ``C = 0``: a thin SVD of :math:`D^{1/2} Y`
   (through a QR factorisation), truncated at ``max(N, p) · eps · s_max`` as
   :func:`numpy.linalg.matrix_rank` does, which yields the minimum-norm
   least-squares solution ``W = Y⁺ r``.  The SVD factors are applied, never
@@ -53,7 +53,7 @@ _DIRECT_MAX_COLUMNS = 2000
 """Widest ``Y`` (columns ``p = d + 1``, bias included) solved by a factorisation of the ``p × p`` system;
 wider ones go to :class:`IterativeLeastSquares` (see :func:`least_squares_solver`)."""
 _DENSE_BUDGET_BYTES = 1 << 30
-"""Largest dense copy of ``D^{1/2}Y`` (``8Np`` bytes) the direct path's SVD may make for sparse ``Y``; beyond
+"""Largest dense copy of :math:`D^{1/2} Y` (``8Np`` bytes) the direct path's SVD may make for sparse ``Y``; beyond
 it the iterative solver is used.  (The Gram matrix, ``8p²`` bytes with ``p <= _DIRECT_MAX_COLUMNS``, is far below.)"""
 CG_RTOL = 1e-10
 """Default relative residual tolerance of :class:`IterativeLeastSquares` (see its docstring)."""
@@ -129,7 +129,7 @@ class _TooLargeForDirect(Exception):
 
 
 class LeastSquaresFactor:
-    """Solver for ``min_W ‖D^{1/2}(Y W − r)‖² + C ‖Ĩ W‖²`` with ``Y`` fixed.
+    """Solver for :math:`\\min_W \\lVert D^{1/2} (Y W - r) \\rVert^2 + C \\lVert \\tilde I W \\rVert^2` with ``Y`` fixed.
 
     Parameters
     ----------
@@ -245,13 +245,13 @@ class LeastSquaresFactor:
 
     @property
     def svd_factors(self):
-        """``(U, s, Vt)`` of the truncated SVD ``D^{1/2} Y ≈ U diag(s) Vt`` (SVD path only)."""
+        """``(U, s, Vt)`` of the truncated SVD :math:`D^{1/2} Y \\approx U \\operatorname{diag}(s) V^t` (SVD path only)."""
         if self.method != "svd":
             raise AttributeError(f"no SVD factors: the factorisation is {self.method!r}")
         return self._U, self._s, self._Vt
 
     def solve(self, rhs):
-        """Return ``W`` minimising ``‖D^{1/2}(Y W − rhs)‖² + C‖ĨW‖²`` (minimum norm if not unique)."""
+        """Return ``W`` minimising :math:`\\lVert D^{1/2} (Y W - \\mathit{rhs}) \\rVert^2 + C \\lVert \\tilde I W \\rVert^2` (minimum norm if not unique)."""
         rhs = np.asarray(rhs, dtype=float)
         if self.method == "svd":
             if self.sample_weight is not None:
@@ -279,7 +279,7 @@ class LeastSquaresFactor:
 
 
 class IterativeLeastSquares:
-    """Matrix-free solver for ``min_W ‖D^{1/2}(Y W − r)‖² + C ‖Ĩ W‖²`` by conjugate gradients.
+    """Matrix-free solver for :math:`\\min_W \\lVert D^{1/2} (Y W - r) \\rVert^2 + C \\lVert \\tilde I W \\rVert^2` by conjugate gradients.
 
     Conjugate gradients on the normal equations
 
@@ -319,17 +319,17 @@ class IterativeLeastSquares:
       solve without an explicit ``tol`` stops as soon as its residual is
       ``η`` times the residual it started from, ``‖YᵀD(r − r_prev)‖`` for
       a warm start (or at ``tol``, whichever comes first): the error of
-      ``W`` is then about ``η`` times the step ``W_k − W_{k−1}`` and shrinks
+      ``W`` is then about :math:`\\eta` times the step :math:`W_k - W_{k-1}` and shrinks
       with it, as in inexact Newton methods (Dembo, Eisenstat & Steihaug
       1982).  The iterations that use it (Ho–Kashyap, the Lagrangian SVM)
       re-solve their returned weights at ``tol`` (:meth:`solve` with
       ``tol`` given).  ``converged`` then says whether the solve met its own
       target; ``exact`` whether it met ``tol``.
     * **Recycled steps.** With ``forcing > 0`` the solver keeps its last
-      ``linsep._core.krylov.RECYCLED_STEPS`` steps ``s_j = W_j − W_{j−1}`` and their images
-      ``M s_j`` (from the residuals, no extra product) and starts each warm
+      ``linsep._core.krylov.RECYCLED_STEPS`` steps :math:`s_j = W_j - W_{j-1}` and their images
+      :math:`M s_j` (from the residuals, no extra product) and starts each warm
       solve from the Galerkin correction of the previous solution in their
-      span: ``W_0 = W_{k−1} + V c`` with ``(VᵀMV) c = Vᵀ r_0``.  In an
+      span: :math:`W_0 = W_{k-1} + V c` with :math:`(V^t M V) \\, c = V^t r_0`.  In an
       iteration that converges linearly the right-hand sides change along
       nearly the same directions from one iteration to the next (the slowest
       mode), so this start leaves CG a fraction of the work (the matrix does
@@ -481,7 +481,7 @@ class IterativeLeastSquares:
         return out
 
     def solve(self, rhs, tol=None, x0=None):
-        """Return ``W`` minimising ``‖D^{1/2}(Y W − rhs)‖² + C‖ĨW‖²`` (minimum norm if ``C = 0``), to ``tol``.
+        """Return ``W`` minimising :math:`\\lVert D^{1/2} (Y W - \\mathit{rhs}) \\rVert^2 + C \\lVert \\tilde I W \\rVert^2` (minimum norm if ``C = 0``), to ``tol``.
 
         ``tol=None``: the solver's own ``tol``, or its forcing target (inexact
         solve) if ``forcing > 0``; an explicit ``tol`` is always met in full.

@@ -1,9 +1,10 @@
 """The row-wise update of the linear Lagrangian SVM, as whole-vector operations.
 
-Iteration (22) of Mangasarian & Musicant (2001) on ``H = diag(y)[X, 1]``:
-``α_k = C(r_{k−1} − H W_k)`` (``= Q⁻¹r_{k−1}`` by Sherman–Morrison–Woodbury),
-``r_k = max(r_{k−1} − μα_k, 1)`` and ``g_k = Hᵗr_k``, then
-``W_{k+1} = S⁻¹g_k``.  The row-wise part is the same on all rows in memory
+Iteration (22) of Mangasarian & Musicant (2001) on
+:math:`H = \\operatorname{diag}(y)\\,[X,\\ \\mathbf{1}]`:
+:math:`\\alpha_k = C (r_{k-1} - H W_k)` (:math:`= Q^{-1} r_{k-1}` by
+Sherman–Morrison–Woodbury), :math:`r_k = \\max(r_{k-1} - \\mu \\alpha_k, 1)`
+and :math:`g_k = H^t r_k`, then :math:`W_{k+1} = S^{-1} g_k`.  The row-wise part is the same on all rows in memory
 (sparse ``X``, weighted rows) and on one row block of a dask design, so it is
 written once here; the in-memory solver (:mod:`linsep.solvers.lsvm`) and the
 blockwise design (:mod:`linsep.designs.dask`) both call it, and both steps
@@ -20,9 +21,10 @@ __all__ = ["LinearStepping", "dual_update", "linear_pass"]
 def dual_update(scores, y, r, alpha, C, mu, linear_term=None):
     """The row-wise part of an LSVM iteration, from the scores ``s = [X, 1] W_k`` (whole-vector operations).
 
-    ``α_k = C(r_{k−1} − y∘s)`` (``α_k = Q⁻¹r_{k−1}``) and ``r_k = max(r_{k−1} − μα_k, c)``
-    (see ``_LinearStep``).  ``scores`` is overwritten (it becomes ``α_k``); ``r`` and ``alpha``
-    (``α_{k−1}``, ``None`` on the first pass) are not modified.  Elementwise, so NumPy's own loops
+    :math:`\\alpha_k = C (r_{k-1} - y \\circ s)` (:math:`\\alpha_k = Q^{-1} r_{k-1}`) and
+    :math:`r_k = \\max(r_{k-1} - \\mu \\alpha_k, c)` (see ``_LinearStep``).  ``scores`` is
+    overwritten (it becomes :math:`\\alpha_k`); ``r`` and ``alpha`` (:math:`\\alpha_{k-1}`,
+    ``None`` on the first pass) are not modified.  Elementwise, so NumPy's own loops
     rather than a compiled one (linsep compiles only sequential updates): slower per pass than a
     compiled loop, a small share of a sparse fit, and a sparse fit then loads no compiled code at all
     (the numbers: ``docs/design.md``, performance notes).
@@ -30,10 +32,12 @@ def dual_update(scores, y, r, alpha, C, mu, linear_term=None):
     Returns
     -------
     alpha, r : ndarray
-        ``α_k`` and ``r_k``.
+        :math:`\\alpha_k` and :math:`r_k`.
     step_sq, alpha_sq, objective : float
-        ``‖α_k − α_{k−1}‖²`` (``0`` on the first pass), ``‖α_k‖²`` and the
-        dual objective ``f(α_k) = ½α_kᵗr_{k−1} − cᵗα_k`` (``Qα_k = r_{k−1}``).
+        :math:`\\lVert \\alpha_k - \\alpha_{k-1} \\rVert^2` (0 on the first pass),
+        :math:`\\lVert \\alpha_k \\rVert^2` and the dual objective
+        :math:`f(\\alpha_k) = \\tfrac12 \\alpha_k^t r_{k-1} - c^t \\alpha_k`
+        (:math:`Q \\alpha_k = r_{k-1}`).
 
     ``linear_term`` ``c`` (``None``: ``1``) replaces ``1`` in ``r_k = max(·, c)``
     and ``f = ½αᵗQα − cᵗα``: the weighted dual on scaled rows (``c = √s``).
@@ -58,8 +62,9 @@ def dual_update(scores, y, r, alpha, C, mu, linear_term=None):
 def linear_pass(X, y, weights, r, alpha, C, mu, linear_term=None):
     """The steps of ``linsep.solvers.lsvm.loops.lsvm_pass`` as whole-vector operations (sparse ``X``, dask row blocks).
 
-    From ``W_k = weights`` and ``r_{k−1} = r``: the scores ``[X, 1] W_k``, then :func:`dual_update`
-    (``α_k``, ``r_k``) and ``g_k = Hᵗr_k = [X, 1]ᵗ(y∘r_k)``.  No argument is modified.
+    From :math:`W_k` = ``weights`` and :math:`r_{k-1}` = ``r``: the scores
+    :math:`[X,\\ \\mathbf{1}] W_k`, then :func:`dual_update` (:math:`\\alpha_k`, :math:`r_k`)
+    and :math:`g_k = H^t r_k = [X,\\ \\mathbf{1}]^t (y \\circ r_k)`.  No argument is modified.
 
     Returns
     -------
@@ -79,11 +84,13 @@ def linear_pass(X, y, weights, r, alpha, C, mu, linear_term=None):
 class LinearStepping:
     """One step of iteration (22) for a step object with ``_pass()``, ``weights`` and the next solve ``_next``.
 
-    ``W_{k+1} = S⁻¹g_k`` was solved by the previous pass (``_next``, with its
+    :math:`W_{k+1} = S^{-1} g_k` was solved by the previous pass (``_next``, with its
     right-hand side ``_next_rhs`` where the step keeps one); the step makes it
-    current, runs the pass (``α_{k+1}``, ``r_{k+1}``, ``g_{k+1}`` and the next
-    solve) and returns ``(‖α_{k+1} − α_k‖², ‖α_{k+1}‖², ‖W_{k+1} − W_k‖²,
-    ‖W_{k+1}‖², f(α_{k+1}))`` for the stopping rule.
+    current, runs the pass (:math:`\\alpha_{k+1}`, :math:`r_{k+1}`, :math:`g_{k+1}` and
+    the next solve) and returns
+    :math:`(\\lVert \\alpha_{k+1} - \\alpha_k \\rVert^2, \\lVert \\alpha_{k+1} \\rVert^2,
+    \\lVert W_{k+1} - W_k \\rVert^2, \\lVert W_{k+1} \\rVert^2, f(\\alpha_{k+1}))`
+    for the stopping rule.
     """
 
     _next_rhs = None

@@ -245,7 +245,7 @@ def _peel(indptr, indices, data, cindptr, cindices, active, order, max_free):
 def _substituted(indptr, indices, data, n_cols, pivot_rows, pivot_cols, free_cols):
     """``T`` (``n_cols × f``) with ``n = T n_F`` for every null vector: forward substitution in peeling order.
 
-    Row ``i = pivot_rows[t]`` of ``Y n = 0`` gives ``n_j = −Σ_{k≠j} Y_ik n_k / Y_ij`` for ``j = pivot_cols[t]``;
+    Row ``i = pivot_rows[t]`` of :math:`Y n = 0` gives :math:`n_j = -\\sum_{k \\ne j} Y_{ik} n_k / Y_{ij}` for ``j = pivot_cols[t]``;
     the other columns of the row are free or determined earlier, and columns that took no part (zero
     columns, group members other than the representative) have ``T`` rows of zero.
     """

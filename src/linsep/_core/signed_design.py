@@ -290,15 +290,15 @@ def column_shifts(X, exponent=None):
 
     A column whose largest magnitude ``m_j`` lies in ``[2^-p, 2^p]`` (``p`` =
     ``exponent``, by default the mantissa bits + 1 of ``X``'s dtype: 53 for
-    float64, 24 for float32), or is all zero, gets ``k_j = 0``; the others get ``k_j`` with ``m_j 2^{k_j}``
-    in ``[1/2, 1)``.  ``None`` (the usual answer, after one pass of column
+    float64, 24 for float32), or is all zero, gets :math:`k_j = 0`; the others get :math:`k_j` with
+    :math:`m_j 2^{k_j}` in :math:`[1/2, 1)`.  ``None`` (the usual answer, after one pass of column
     maxima) means nothing needs rescaling.  A column scaled down is moved
     less far when its smallest non-zero entry would otherwise fall below the
     normal range (where ``x 2^k`` would lose bits); if even the least shift
     that brings ``m_j`` to ``2^p`` would do so, the column spans more than
     the dtype can scale exactly and a ``ValueError`` says so.
 
-    ``X 2^k`` (``scale_columns``) is exact, and so is ``w_j = w'_j 2^{k_j}``
+    :math:`X 2^k` (``scale_columns``) is exact, and so is :math:`w_j = w'_j 2^{k_j}`
     (``unscale_coef``) unless it over- or underflows.
     """
     dtype = X.dtype
@@ -342,7 +342,7 @@ def scale_columns(X, shifts):
 def unscale_coef(coef, shifts):
     """Weights for the original columns from weights ``coef`` (..., d) fitted on ``X diag(2^shifts)``.
 
-    ``w_j x_j = (w_j 2^{-k_j}) (x_j 2^{k_j})``, so ``w_j = w'_j 2^{k_j}``.
+    :math:`w_j x_j = (w_j 2^{-k_j}) (x_j 2^{k_j})`, so :math:`w_j = w'_j 2^{k_j}`.
     A ``ValueError`` is raised when a weight is not representable at the
     data's scale (it would overflow).
     """

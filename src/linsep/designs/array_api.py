@@ -1,7 +1,7 @@
 """The array-API design: ``Y = diag(y)[X, 1]`` on any array-API namespace (PyTorch, CuPy, array-api-strict).
 
 ``X`` stays in its namespace and on its device; the pass (``Z = Y W``,
-``E``, ``B_{k+1}``, the rules' scalars) is written with the namespace's
+``E``, :math:`B_{k+1}`, the rules' scalars) is written with the namespace's
 functions, unfused; the ``p × p`` Gram matrix and its factor live on the
 host (NumPy, float64), and ``W`` (``p`` numbers) goes back and forth.  Used
 with ``sklearn.set_config(array_api_dispatch=True)`` (:mod:`linsep.estimators.array_api_input`).

@@ -29,7 +29,7 @@ class HKPassState(Protocol):
     ``max_e``, ``min_e`` (of ``E_k = Y W_k − offset − B_k``), ``max_b``
     (``max |B_k|``), ``fixed_point`` (``|E_k| <= tol (B_k + offset)``
     componentwise), ``val_errors`` (count of ``Y_val W_k <= 0``, or
-    ``None``) and ``B_next`` (``B_{k+1} = B_k + 2μ max(E_k, 0)``, a ``Vec``).
+    ``None``) and ``B_next`` (:math:`B_{k+1} = B_k + 2\\mu \\max(E_k, 0)`, a ``Vec``).
     """
 
     J: float
@@ -44,10 +44,10 @@ class HKPassState(Protocol):
     E: Any
 
     def reweighted(self, factor, irls_floor):
-        """IRLS: ``(factor of YᵀD_{k}Y + CĨ, D_k)`` with ``D_k`` from this pass's ``E`` (:func:`linsep._core.irls.irls_weights`)."""
+        """IRLS: (factor of :math:`Y^t D_k Y + C \\tilde I`, :math:`D_k`) with :math:`D_k` from this pass's ``E`` (:func:`linsep._core.irls.irls_weights`)."""
 
     def solve_margin(self, factor):
-        """``W_{k+1} = (YᵀDY + CĨ)⁻¹ YᵀD (B_{k+1} + offset)`` (HK, MHKS, MHKA)."""
+        """:math:`W_{k+1} = (Y^t D Y + C \\tilde I)^{-1} Y^t D (B_{k+1} + \\mathit{offset})` (HK, MHKS, MHKA)."""
 
     def solve_increment(self, factor):
         """``(YᵀDY + CĨ)⁻¹ YᵀD |E_k|`` (modified HK's increment of ``W``)."""
@@ -83,7 +83,7 @@ class Design(Protocol):
         """``(YᵀY + CĨ)⁻¹ Yᵀ (B + offset)``: the starting weights ``W_0``."""
 
     def hk_pass(self, W, B, D, *, offset, two_mu, tol, update, irls, validation=None) -> HKPassState:
-        """One fused pass for ``W_k``: statistics, ``B_{k+1}`` and what the next W-step needs."""
+        """One fused pass for :math:`W_k`: statistics, :math:`B_{k+1}` and what the next W-step needs."""
 
     def count_nonpositive(self, W):
         """``(count of Y W <= 0, min Y W, all finite)``."""
@@ -96,10 +96,11 @@ class Design(Protocol):
 
         One step from iterate ``k`` is the Ho–Kashyap step of the Python driver
         (``linsep.solvers.ho_kashyap.solver._iterate``): for IRLS,
-        ``(factor, D_{k+1}) = state.reweighted(factor, irls_floor)``; then
-        ``W_{k+1} = W_k + μ (YᵀDY + CĨ)⁻¹YᵀD|E_k|`` (``update="weights"``) or
-        ``W_{k+1} = (YᵀDY + CĨ)⁻¹YᵀD(B_{k+1} + offset)``, ``B_{k+1} =
-        state.B_next``, and the pass of ``(W_{k+1}, B_{k+1}, D_{k+1})``
+        ``(factor, D_next) = state.reweighted(factor, irls_floor)``; then
+        :math:`W_{k+1} = W_k + \\mu (Y^t D Y + C \\tilde I)^{-1} Y^t D |E_k|` (``update="weights"``) or
+        :math:`W_{k+1} = (Y^t D Y + C \\tilde I)^{-1} Y^t D (B_{k+1} + \\mathit{offset})`,
+        :math:`B_{k+1}` = ``state.B_next``, and the pass of
+        :math:`(W_{k+1}, B_{k+1}, D_{k+1})`
         (:meth:`hk_pass` with ``pass_options``).  The driver takes iterates
         one at a time and stops taking them when a rule ends the fit; at most
         ``limit`` are taken (``None``: no bound).

@@ -20,7 +20,7 @@ The drivers are the in-memory ones (:mod:`linsep.solvers.ho_kashyap`,
 :mod:`linsep.solvers.mse`, :mod:`linsep.solvers.lsvm`); this module only
 supplies the blockwise operations.  Ho–Kashyap's pass
 (:meth:`DaskDesign.hk_pass`) is one round trip: each block computes ``E``,
-its ``B_{k+1}`` (kept on the worker), its share of the next right-hand side
+its :math:`B_{k+1}` (kept on the worker), its share of the next right-hand side
 and of every rule's scalars with NumPy products over the block (no
 compiled code on the workers), in one task per worker's group of
 blocks; IRLS (MHKA, HKESA) needs the global ``max |E_k|`` for the floor of
@@ -145,7 +145,7 @@ def _gram_block(X, labels, positive, rows, margin, rhs=None, gram=True, scale=No
 
 
 def _hk_block(X, labels, positive, rows, B, D, W, offset, two_mu, tol, update, irls, scale=None):
-    """One Ho–Kashyap pass over a block: ``(B_{k+1}, E_k or None, scalars)`` (see the module).
+    """One Ho–Kashyap pass over a block: (:math:`B_{k+1}`, :math:`E_k` or ``None``, scalars) (see the module).
 
     NumPy products, never forming ``Y_b``: ``Y_b W`` and ``Y_bᵀ r`` for each 1 MiB run of rows while it is in
     cache (``X_b`` read once).  A worker loads no compiled code (about 45 MB of its memory limit for the whole
@@ -527,7 +527,7 @@ class DaskLSVMFactor:
 class _LSVMStep(LinearStepping):
     """The LSVM update (22) over persisted blocks: the in-memory step's :class:`linsep._core.lsvm_update.LinearStepping` over a blockwise pass.
 
-    ``r`` and ``α`` stay on the workers; ``W_{k+1} = S⁻¹Hᵗr_k`` is solved on
+    ``r`` and ``α`` stay on the workers; :math:`W_{k+1} = S^{-1} H^t r_k` is solved on
     the client from the ``p``-vector each pass returns; the step itself
     (``__call__``) is the in-memory one.
     """

@@ -123,7 +123,7 @@ def hk_chain(Xs, labels, positive, rows, B_next, E, D, paths, W, rhs, eabs_max, 
              shape, functions, update, learning_rate, irls_floor, offset, two_mu, tol, irls, block_weights):
     """Up to ``steps`` Ho–Kashyap iterates over every block, in one task (runs on a worker; small ``X``).
 
-    Starts from a pass state given by its ``B_{k+1}`` (``B_next``), ``E_k`` (IRLS), ``D_k``
+    Starts from a pass state given by its :math:`B_{k+1}` (``B_next``), :math:`E_k` (IRLS), :math:`D_k`
     (group items with their ``paths``), the weights ``W_k``, the summed right-hand side
     ``rhs`` (not IRLS), ``max|E_k|`` and the factor; each step is
     :meth:`linsep.designs.base.Design.hk_iterates`' step, with the same per-block

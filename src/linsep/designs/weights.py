@@ -192,7 +192,7 @@ def validation_weight_factor(total, n_rows):
 
 
 class WeightedValidation:
-    """A validation design whose error count is weighted: ``Σ_{Y_val W <= 0} v_i``, normalised to ``N_val``.
+    """A validation design whose error count is weighted: :math:`\\sum_{i : (Y_{\\mathrm{val}} W)_i \\le 0} v_i`, normalised to :math:`N_{\\mathrm{val}}`.
 
     Early stopping (HKES, HKESA) keeps the iterate of least validation error;
     with weights, a misclassified validation row counts ``v_i / mean(v)``,

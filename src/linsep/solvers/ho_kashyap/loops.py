@@ -1,6 +1,6 @@
 """The compiled Ho–Kashyap segment: many iterations of the margin-update rule per call.
 
-The Ho–Kashyap iteration is sequential in ``k`` (``W_{k+1}`` needs ``E_k``);
+The Ho–Kashyap iteration is sequential in :math:`k` (:math:`W_{k+1}` needs :math:`E_k`);
 on the small data sets it is usually run on, a NumPy iteration costs a dozen
 calls' overhead rather than its arithmetic, and no BLAS call can compute
 ``Y W``, ``E``, the new margin and ``Yᵀ(B + offset)`` in one pass over ``Y``.
@@ -96,7 +96,7 @@ def _row_score(X, r, W, p_x, bias):
 
 @njit(inline="always", fastmath=_FAST)
 def _margin_row(X, r, i, sign, s, B, offset, two_mu, tol, D, weighted, E, B_next, g, p_x, bias, stats):
-    """Training row ``i`` (row ``r`` of ``X``, score ``s = Y_i W``) of :func:`_pass_by_rows`: ``E_i``, ``B_{k+1,i}``, ``g``."""
+    """Training row ``i`` (row ``r`` of ``X``, score ``s = Y_i W``) of :func:`_pass_by_rows`: :math:`E_i`, :math:`B_{k+1, i}`, ``g``."""
     stats, t = _margin_update(i, sign, s, B, offset, two_mu, tol, D, weighted, E, B_next, stats)
     for j in range(p_x):
         g[j] += X[r, j] * t
@@ -114,7 +114,7 @@ def _pass_by_rows(X, y, rows, W, B, offset, two_mu, tol, D, E, B_next, g, lo, hi
     label ``y_i`` omitted when ``y`` is empty and the bias coordinate when
     ``X`` has as many columns as ``W``.  Computes ``E = Y W − offset − B``
     (offset 1 for Łęski's target ``1 + B``), the next margin
-    ``B_{k+1} = B + 2μ max(E, 0)`` and the share ``Yᵀ(B_{k+1} + offset)`` of
+    :math:`B_{k+1} = B + 2\\mu \\max(E, 0)` and the share :math:`Y^t (B_{k+1} + \\mathit{offset})` of
     these rows while each row is in cache, so an iteration reads ``X`` from
     memory once: the layout for data larger than the cache.  For float64
     ``X`` every sum is formed in float64; float32 ``X`` takes
@@ -365,7 +365,7 @@ def _reweighted_factor(X, y, rows, by_columns, by_rows, chunked, threads, E, B_n
     ``D_i = 1 / max(|E_i|, floor · max|E| + tiny)`` (Łęski's absolute-error
     weights), ``YᵀDY + CĨ = L Lᵀ`` through the Cholesky factor of the matrix
     equilibrated by its diagonal (as :class:`linsep._core.linalg.LeastSquaresFactor`
-    does), and ``g = YᵀD(B_{k+1} + offset)``.  Returns ``False`` where that
+    does), and :math:`g = Y^t D (B_{k+1} + \\mathit{offset})`.  Returns ``False`` where that
     class would not use a Cholesky factor (a pivot ratio below
     ``pivot_tol``, or more columns than rows without ``C``).  By rows, the
     Gram matrix is summed over blocks of rows gathered into float64 (one
@@ -422,7 +422,7 @@ def _reweighted_factor(X, y, rows, by_columns, by_rows, chunked, threads, E, B_n
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
 def _weighted_gram_by_rows(X, y, rows, D, B_next, offset, g, chunked, threads):
-    """``YᵀDY`` and ``g = YᵀD(B_{k+1} + offset)`` for ``Y`` given by rows (see :func:`_pass_by_rows`).
+    """:math:`Y^t D Y` and :math:`g = Y^t D (B_{k+1} + \\mathit{offset})` for ``Y`` given by rows (see :func:`_pass_by_rows`).
 
     Summed chunk by chunk (:func:`linsep._core.threads.row_chunks`; ``chunked``
     None: one chunk) and added in chunk order; ``threads`` threads (None:
@@ -481,7 +481,7 @@ def _add_in_order(G, g, grams, parts, m):
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
 def _weighted_gram_rows(X, y, rows, D, B_next, offset, g, start, stop):
-    """``YᵀDY`` and ``g = YᵀD(B_{k+1} + offset)`` over the rows ``start:stop`` of ``Y``.
+    """:math:`Y^t D Y` and :math:`g = Y^t D (B_{k+1} + \\mathit{offset})` over the rows ``start:stop`` of ``Y``.
 
     The labels square away in ``YᵀDY``; blocks of rows ``(x_r, 1)`` are
     gathered into float64 and multiplied by BLAS (``np.dot``), whose threads
@@ -595,24 +595,25 @@ def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, by_rows, 
     ``D`` holds the IRLS weights, refactored at every iteration by
     :func:`_reweighted_factor`):
 
-    ``E_k = Y W_k − offset − B_k``; stop if ``Y W_k > 0`` (with
-    ``stop_at_separation``), if ``E_k`` proves non-separability (with
-    ``can_prove``), or if ``|J_k − J_{k−1}| <= tol · J_{k−1}`` or
-    ``|E_k| <= tol (B_k + offset)`` (``relative``; for IRLS, ``Y W_k > 0`` and
-    that or :func:`weights_stand_still`; else ``|J_k − J_{k−1}| < tol``), or
+    :math:`E_k = Y W_k - \\mathit{offset} - B_k`; stop if :math:`Y W_k > 0` (with
+    ``stop_at_separation``), if :math:`E_k` proves non-separability (with
+    ``can_prove``), or if :math:`|J_k - J_{k-1}| \\le \\mathit{tol} \\cdot J_{k-1}` or
+    :math:`|E_k| \\le \\mathit{tol} \\cdot (B_k + \\mathit{offset})` (``relative``; for IRLS,
+    :math:`Y W_k > 0` and that or :func:`weights_stand_still`; else
+    :math:`|J_k - J_{k-1}| < \\mathit{tol}`), or
     (validation rows, ``n_iter_no_change >= 0``) once the validation error has
     not improved by more than ``validation_tol`` for ``n_iter_no_change``
     iterates (:func:`linsep.solvers.ho_kashyap.rules.patience_spent`);
-    otherwise ``B_{k+1} = B_k + 2μ max(E_k, 0)`` and
-    ``W_{k+1} = (L Lᵀ)⁻¹ YᵀD(B_{k+1} + offset)``.
+    otherwise :math:`B_{k+1} = B_k + 2\\mu \\max(E_k, 0)` and
+    :math:`W_{k+1} = (L L^t)^{-1} Y^t D (B_{k+1} + \\mathit{offset})`.
 
     The loop over ``k`` is sequential and, on the small problems of the
     paper's benchmark, a NumPy iteration would cost its dozen calls'
     overhead (microseconds each) rather than its arithmetic.
 
     ``W``, ``B``, ``E``, ``best_W``, ``W_prev`` (the previous iterate, NaN
-    before the first step) and ``state`` = ``[k, J_k, J_{k−1} (NaN
-    at k = 0), best k, best validation count, last improving k]`` are updated in place, so a
+    before the first step) and ``state`` = [:math:`k`, :math:`J_k`, :math:`J_{k-1}` (NaN
+    at :math:`k = 0`), best :math:`k`, best validation count, last improving :math:`k`] are updated in place, so a
     run can continue in the next segment.  ``criterion``, ``training_errors``
     and ``validation_errors`` (length ``max_steps + 1``) receive one entry per
     iterate; the entry for the starting iterate only when ``record_first``.

@@ -40,34 +40,35 @@ class HKParameter:
 
 HK_PARAMETERS = {
     "learning_rate": HKParameter(0.4, [Interval(Real, 0, 1, closed="neither")], """float, default=0.4
-    ``μ`` of the margin update ``B ← B + μ(E + |E|)``, ``0 < μ < 1``
+    :math:`\\mu` of the margin update :math:`B \\leftarrow B + \\mu \\, (E + |E|)`, :math:`0 < \\mu < 1`
     (the paper's 0.4)."""),
     "b0": HKParameter(1e-6, [Interval(Real, 0, None, closed="neither")], """float, default=1e-6
-    Initial margin ``B_0 = b_0 1`` (the paper's value)."""),
+    Initial margin :math:`B_0 = b_0 \\mathbf{1}` (the paper's value)."""),
     "C": HKParameter(None, [None, Interval(Real, 0, None, closed="left")], """float or None, default=None
     ``None`` for HK / HKES; a number for Łęski's modified HK (MHKS,
-    MHKA): target ``1 + B`` and penalty ``C wᵀw`` (bias unpenalised)."""),
+    MHKA): target :math:`\\mathbf{1} + B` and penalty :math:`C \\, w^t w` (bias unpenalised)."""),
     "loss": HKParameter("squared", [StrOptions({"squared", "absolute"})], """{"squared", "absolute"}, default="squared"
-    ``D = I`` or IRLS weights ``D_k = diag(1/|e_i|)`` (MHKA, HKESA)."""),
+    :math:`D = I` or IRLS weights :math:`D_k = \\operatorname{diag}(1 / |e_i|)` (MHKA, HKESA)."""),
     "update": HKParameter("margin", [StrOptions({"margin", "weights"})], """{"margin", "weights"}, default="margin"
-    ``W = Y⁺B`` (HK) or ``W ← W + μ Y⁺|E|`` (modified HK)."""),
+    :math:`W = Y^{+} B` (HK) or :math:`W \\leftarrow W + \\mu \\, Y^{+} |E|` (modified HK)."""),
     "max_iter": HKParameter(10_000, [Interval(Integral, 0, None, closed="left")], """int, default=10000
     Largest number of margin updates per binary problem (so ``n_iter_``
     is at most ``max_iter + 1``)."""),
     "tol": HKParameter(1e-6, [None, Interval(Real, 0, None, closed="left")], """float or None, default=1e-6
     Tolerance of ``stopping``; ``None`` with ``stopping="paper"`` gives
-    the paper's ``0.5 b_0²``."""),
+    the paper's :math:`0.5 \\, b_0^2`."""),
     "stopping": HKParameter("relative", [StrOptions(set(STOPPING_RULES))], """{"relative", "paper"}, default="relative"
-    ``"relative"``: stop when ``|J_k − J_{k−1}| <= tol·J_{k−1}`` or at
-    the fixed point ``|E_k| <= tol·(B_k + offset)`` (scale-free; keeps
-    HK's promise that separable data end separated).  ``"paper"``:
-    ``|J_k − J_{k−1}| < tol`` (``tol=None`` for the paper's ``0.5 b_0²``)."""),
+    ``"relative"``: stop when :math:`|J_k - J_{k-1}| \\le \\mathit{tol} \\cdot J_{k-1}`
+    or at the fixed point :math:`|E_k| \\le \\mathit{tol} \\cdot (B_k + \\mathit{offset})`
+    (scale-free; keeps HK's promise that separable data end separated).
+    ``"paper"``: :math:`|J_k - J_{k-1}| < \\mathit{tol}` (``tol=None`` for the
+    paper's :math:`0.5 \\, b_0^2`)."""),
     "stop_at_separation": HKParameter("auto", ["boolean", StrOptions({"auto"})], """bool or "auto", default="auto"
     Stop as soon as every training point is strictly on its side.
     ``"auto"``: only for plain HK / modified HK (no ``C``, no early
     stopping), whose goal is a separating hyperplane."""),
     "irls_floor": HKParameter(1e-6, [Interval(Real, 0, 1, closed="left")], """float, default=1e-6
-    Floor of ``|e_i|`` relative to ``max|e|`` in the IRLS weights."""),
+    Floor of :math:`|e_i|` relative to :math:`\\max |e|` in the IRLS weights."""),
 }
 """The Ho–Kashyap iteration's parameters (:func:`linsep.solvers.ho_kashyap.ho_kashyap`), declared once.
 

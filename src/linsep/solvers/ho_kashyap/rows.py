@@ -29,8 +29,8 @@ def _accumulate(stats, z, e, target, b, tol, d):
 
 @njit(inline="always", fastmath=_FAST)
 def _margin_update(i, sign, s, B, offset, two_mu, tol, D, weighted, E, B_next, stats):
-    """Training row ``i`` (score ``s = Y_i W``) of :func:`linsep.solvers.ho_kashyap.loops._pass_by_rows`: ``E_i``, ``B_{k+1,i}``; returns the
-    statistics and ``t = y_i (B_{k+1,i} + offset)``, the weight of the row's share ``t x_r`` of ``g``."""
+    """Training row ``i`` (score :math:`s = Y_i W`) of :func:`linsep.solvers.ho_kashyap.loops._pass_by_rows`: :math:`E_i`, :math:`B_{k+1, i}`; returns the
+    statistics and :math:`t = y_i (B_{k+1, i} + \\mathit{offset})`, the weight of the row's share :math:`t x_r` of ``g``."""
     b = float(B[i])
     target = b + offset
     e = s - target

@@ -111,9 +111,9 @@ def _stop_code(relative, reweighted, fixed_point, separated, weights_still, tol,
     ``relative``: the fixed point ``|E| <= tol (B + offset)`` (squared errors)
     or, for IRLS (``reweighted``), on separated data, that or ``W`` standing
     still (``weights_still``, :func:`weights_stand_still`); then
-    ``|J_k − J_{k−1}| <= tol · J_{k−1}``.  ``stopping="paper"``:
-    ``|J_k − J_{k−1}| < tol``.  ``J_prev`` is NaN at ``k = 0`` (no change of
-    ``J`` yet).
+    :math:`|J_k - J_{k-1}| \\le \\mathit{tol} \\cdot J_{k-1}`.  ``stopping="paper"``:
+    :math:`|J_k - J_{k-1}| < \\mathit{tol}`.  ``J_prev`` is NaN at :math:`k = 0` (no change of
+    :math:`J` yet).
     """
     if relative and (fixed_point if not reweighted else separated and (fixed_point or weights_still)):
         return HK_CONVERGED
@@ -135,7 +135,7 @@ def patience_code(n_iter_no_change):
 
 @njit(cache=True, nogil=True)
 def validation_improved(error, best_error, validation_tol):
-    """Whether the validation error ``GE_k`` improves on the best so far, ``GE_k < min_{j<k} GE_j − validation_tol``.
+    """Whether the validation error :math:`GE_k` improves on the best so far, :math:`GE_k < \\min_{j < k} GE_j - \\mathit{validation\\_tol}`.
 
     Errors are fractions of the validation rows.  An improvement resets the
     patience (:func:`patience_spent`); the kept iterate ``k̂`` is still the

@@ -6,12 +6,14 @@ Sample weights ``s_i`` enter Ho–Kashyap as scaled rows of ``Y``
 weighted criterion ``Σ s_i (y_iᵀW − b_i)²`` is the plain one on the scaled rows.
 
 Ho–Kashyap (Lauer & Bloch 2006, eqs. 6–14) with weights minimises
-``Σ_i s_i (y_iᵗW − 1_C − b_i)² (+ C wᵗw)``, ``1_C`` the MHKS/MHKA margin of
-one: on rows scaled by ``r = √s`` and the margin ``B̃ = r(B + offset) −
-offset`` every iterate ``W_k``, ``B_k`` and ``E_k`` is the weighted one
-(``Ẽ = r E``, ``B̃_{k+1} + offset = r (B_{k+1} + offset)``), and the stopping
-rules read the same (``J̃`` is the weighted ``J``; ``|Ẽ| <= tol(B̃ +
-offset)`` is ``|E| <= tol(B + offset)``).  The IRLS variants (MHKA, HKESA)
+:math:`\\sum_i s_i (y_i^t W - 1_C - b_i)^2 \\; (+ \\, C w^t w)`, :math:`1_C` the
+MHKS/MHKA margin of one: on rows scaled by :math:`r = \\sqrt{s}` and the margin
+:math:`\\tilde B = r (B + o) - o` (:math:`o` the offset) every iterate
+:math:`W_k`, :math:`B_k` and :math:`E_k` is the weighted one
+(:math:`\\tilde E = r E`, :math:`\\tilde B_{k+1} + o = r (B_{k+1} + o)`), and the
+stopping rules read the same (:math:`\\tilde J` is the weighted :math:`J`;
+:math:`|\\tilde E| \\le \\mathit{tol} \\, (\\tilde B + o)` is
+:math:`|E| \\le \\mathit{tol} \\, (B + o)`).  The IRLS variants (MHKA, HKESA)
 minimise ``Σ s_i |e_i|`` with ``D = diag(s_i/|e_i|)``: on rows scaled by
 ``r = s`` the solver's own ``D̃ = 1/|ẽ_i| = 1/(s_i|e_i|)`` gives ``ỸᵗD̃Ỹ =
 Yᵗ diag(s/|e|) Y``, the weighted system; their first iterate ``W_0`` (before

@@ -29,9 +29,11 @@ def active_set_kernel_lagrangian_svm(kernel_block, y, *, C=1.0, max_rounds=50, m
     """The fixed point of the kernel LSVM (22), found by primal–dual active sets from kernel columns only.
 
     Every fixed point of (22) solves the dual (19, 21), the bound-constrained
-    quadratic programme ``min_{α>=0} ½αᵗQα − 1ᵗα`` with ``Q = I/C +
-    (yyᵗ)∘(K + 11ᵗ)``, and that programme has one solution (``Q >= I/C``).
-    It is characterised by a set ``A`` of free multipliers:
+    quadratic programme
+    :math:`\\min_{\\alpha \\ge 0} \\tfrac12 \\alpha^t Q \\alpha - \\mathbf{1}^t \\alpha` with
+    :math:`Q = I/C + (y y^t) \\circ (K + \\mathbf{1}\\mathbf{1}^t)`, and that programme
+    has one solution (:math:`Q \\succeq I/C`).  It is characterised by a set
+    :math:`A` of free multipliers:
 
     .. math::
 

@@ -87,13 +87,15 @@ def _lsvm_rows_parallel(X, y, W, r, alpha, C, mu, first, g, n_chunks, n_threads)
 def lsvm_pass(X, y, W, r, alpha, C, mu, first, g, threads):
     """One LSVM iteration over the rows of ``X`` (Sherman–Morrison–Woodbury form), fused into one pass.
 
-    With ``W = z_k = S⁻¹Hᵀr_{k−1}`` (bias last) and ``H = diag(y)[X, 1]``, for
-    every row ``i``: ``α_i = C(r_i − y_i(x_iᵀw + w_0))`` (``α_k = Q⁻¹r_{k−1}``),
-    ``r_i ← max(r_i − μα_i, 1)`` (``r_k``) and ``g += y_i r_i (x_i, 1)``
-    (``g = Hᵀr_k``), so that ``X`` (C order, float32 or float64) is read once
+    With :math:`W = z_k = S^{-1} H^t r_{k-1}` (bias last) and
+    :math:`H = \\operatorname{diag}(y)\\,[X,\\ \\mathbf{1}]`, for every row :math:`i`:
+    :math:`\\alpha_i = C \\bigl(r_i - y_i (x_i^t w + w_0)\\bigr)` (:math:`\\alpha_k = Q^{-1} r_{k-1}`),
+    :math:`r_i \\leftarrow \\max(r_i - \\mu \\alpha_i, 1)` (:math:`r_k`) and
+    :math:`g \\leftarrow g + y_i r_i (x_i, 1)` (:math:`g = H^t r_k`), so that ``X`` (C order, float32 or float64) is read once
     while each row is in cache.  ``r`` and ``alpha`` are updated in place.
-    Returns ``‖α_k − α_{k−1}‖²`` (0 when ``first``), ``‖α_k‖²`` and the dual
-    objective ``½α_kᵀr_{k−1} − 1ᵀα_k``; sums in float64.  Large ``X`` is
+    Returns :math:`\\lVert \\alpha_k - \\alpha_{k-1} \\rVert^2` (0 when ``first``),
+    :math:`\\lVert \\alpha_k \\rVert^2` and the dual objective
+    :math:`\\tfrac12 \\alpha_k^t r_{k-1} - \\mathbf{1}^t \\alpha_k`; sums in float64.  Large ``X`` is
     summed in the row chunks of :func:`linsep._core.threads.row_chunks`, each into
     its own partial ``g``, added in chunk order; ``threads`` threads
     (:func:`linsep._core.threads.pass_threads`; None: this thread) share the

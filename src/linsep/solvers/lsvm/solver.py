@@ -144,8 +144,9 @@ LSVM_CG_FORCING = 3e-1
 """Forcing factor of the LSVM's inexact ``S⁻¹g`` solves on wide ``X`` (``_IterativeS``), looser than the
 shared ``linsep._core.linalg.CG_FORCING`` (``1e-2``) of the Ho–Kashyap W-steps, which it leaves unchanged.
 
-A solve stopped at ``η`` times the change ``Hᵗ(r_k − r_{k−1})`` of its right-hand side errs by about ``η``
-times the step ``W_{k+1} − W_k``; the stopping rule drives that step below ``tol·‖W‖``, and the returned
+A solve stopped at :math:`\\eta` times the change :math:`H^t (r_k - r_{k-1})` of its right-hand side errs by
+about :math:`\\eta` times the step :math:`W_{k+1} - W_k`; the stopping rule drives that step below
+:math:`\\mathit{tol} \\cdot \\lVert W \\rVert`, and the returned
 weights are re-solved to ``linsep._core.linalg.CG_RTOL`` (``_LinearStep.polish``), so the rule and the returned
 model keep their meaning.  Iteration (22) settles slowly (a contraction of ``|1 − μC| = 0.9`` with the default
 ``μ``), so the solves need not be ten times tighter than its steps.  On the three problems of
@@ -169,12 +170,15 @@ def _check_params(C, mu, tol, max_iter):
 def _iterate(step, tol, max_iter, record_history, trace=None, row=None, count_errors=None):
     """Run iteration (22) with a *step* object (``_KernelStep`` or ``_LinearStep``).
 
-    The step holds ``α_k`` (``step.alpha``) and the right-hand side
-    ``r_{k−1}``, which equals ``Qα_k`` because ``α_k = Q⁻¹r_{k−1}``; so the
-    update ``r_k = 1 + ((u) + |u|)/2 = max(Qα_k − μα_k, 1)`` (with
-    ``u = Qα_k − 1 − μα_k``) never needs a product with ``Q``.  Each call
-    advances one iteration and returns ``‖Δα‖², ‖α‖², ‖ΔW‖², ‖W‖²`` and the
-    dual objective ``f(α) = ½αᵗQα − 1ᵗα``.  Returns ``(n_iter, status,
+    The step holds :math:`\\alpha_k` (``step.alpha``) and the right-hand side
+    :math:`r_{k-1}`, which equals :math:`Q \\alpha_k` because
+    :math:`\\alpha_k = Q^{-1} r_{k-1}`; so the update
+    :math:`r_k = \\mathbf{1} + (u + |u|)/2 = \\max(Q \\alpha_k - \\mu \\alpha_k, 1)` (with
+    :math:`u = Q \\alpha_k - \\mathbf{1} - \\mu \\alpha_k`) never needs a product with
+    :math:`Q`.  Each call advances one iteration and returns
+    :math:`\\lVert \\Delta\\alpha \\rVert^2, \\lVert \\alpha \\rVert^2, \\lVert \\Delta W \\rVert^2, \\lVert W \\rVert^2`
+    and the dual objective
+    :math:`f(\\alpha) = \\tfrac12 \\alpha^t Q \\alpha - \\mathbf{1}^t \\alpha`.  Returns ``(n_iter, status,
     history)``.  With a ``trace``, ``row()`` gives the iterate's trace
     values, recorded for ``k = 0 … n_iter``, and ``count_errors()`` its
     training errors, kept for every ``k``.
@@ -245,9 +249,10 @@ class _KernelStep:
 class _LinearStep(LinearStepping):
     """Update (22) by Sherman–Morrison–Woodbury, fused into one pass over the rows of ``X``.
 
-    Given ``z_k = S⁻¹Hᵗr_{k−1}``, each row computes in turn
-    ``α_k = C(r_{k−1} − Hz_k)`` (``= Q⁻¹r_{k−1}``), ``r_k = max(r_{k−1} −
-    μα_k, 1)`` and its share of ``g_k = Hᵗr_k``; then ``z_{k+1} = S⁻¹g_k``.
+    Given :math:`z_k = S^{-1} H^t r_{k-1}`, each row computes in turn
+    :math:`\\alpha_k = C (r_{k-1} - H z_k)` (:math:`= Q^{-1} r_{k-1}`),
+    :math:`r_k = \\max(r_{k-1} - \\mu \\alpha_k, 1)` and its share of
+    :math:`g_k = H^t r_k`; then :math:`z_{k+1} = S^{-1} g_k`.
     Both products with a row of ``X`` happen while it is in cache, so an
     iteration streams ``X`` from memory once and each ``N``-vector once
     (unfused, at ``d = 20`` the vectors alone cost as much memory traffic as
@@ -255,7 +260,7 @@ class _LinearStep(LinearStepping):
     (float32 read as float32, sums in float64; rows split over threads,
     ``linsep._core.threads.pass_threads``); sparse ``X`` the same steps as two
     sparse products (:func:`linear_pass`, also the dask backend's block
-    pass).  ``z_k = HᵗQ⁻¹r_{k−1} = Hᵗα_k`` is ``W_k`` (the push-through
+    pass).  :math:`z_k = H^t Q^{-1} r_{k-1} = H^t \\alpha_k` is :math:`W_k` (the push-through
     identity), so the weights of eq. 20 come free.
     """
 
@@ -330,7 +335,7 @@ class _LinearStep(LinearStepping):
         return z
 
     def polish(self):
-        """Re-solve the weights ``W_k = S⁻¹g_{k−1}`` to the full tolerance (after the inexact solves of wide ``X``)."""
+        """Re-solve the weights :math:`W_k = S^{-1} g_{k-1}` to the full tolerance (after the inexact solves of wide ``X``)."""
         if self._rhs is not None and isinstance(self.f._factor, _IterativeS):  # (a blockwise step keeps no rhs)
             self.weights = self.f._factor.solve(self._rhs, exact=True, x0=self.weights)
             self.solves_converged &= self.f._factor.converged
@@ -346,12 +351,12 @@ class _IterativeS:
     changes little between iterations.  On large ``X``
     (``linsep._core.linalg.iteration_forcing``) a solve inside the iteration is
     inexact: it stops once its residual is ``LSVM_CG_FORCING``
-    times the change ``Hᵗ(r_k − r_{k−1})`` of the right-hand side, so the
-    error of ``W_{k+1}`` is a small fraction of the step ``W_{k+1} − W_k``
+    times the change :math:`H^t (r_k - r_{k-1})` of the right-hand side, so the
+    error of :math:`W_{k+1}` is a small fraction of the step :math:`W_{k+1} - W_k`
     and vanishes with it (see ``linsep._core.linalg.IterativeLeastSquares``);
     the returned weights are re-solved (:meth:`solve` with ``exact=True``) to
     the relative residual ``linsep._core.linalg.CG_RTOL`` (``1e-10``), far
-    below the iteration's own ``tol`` on ``‖W_{k+1} − W_k‖``.
+    below the iteration's own ``tol`` on :math:`\\lVert W_{k+1} - W_k \\rVert`.
     """
 
     method = "cg"
