@@ -82,7 +82,7 @@ def encode_pm1(y, classes=None):
 
     Returns ``(targets, classes)``: ``classes`` are the sorted distinct labels
     (or the given ones); ``targets`` has shape ``(N, 1)`` for two classes
-    (``classes[1]`` ↦ +1) and ``(N, K)`` for ``K > 2`` classes (one-vs-rest:
+    (``classes[1]`` ↦ +1) and ``(N, K)`` for :math:`K > 2` classes (one-vs-rest:
     class ``k`` ↦ +1 in column ``k``).  Labels must already be validated
     (:func:`check_class_labels`) and, with ``classes`` given, belong to
     them.  Written with ``np.unique`` because ``LabelBinarizer`` re-runs its
@@ -174,8 +174,8 @@ def rows_with_weight(sample_weight):
 
     A row of weight 0 takes no part in any weighted criterion, so the
     solvers never see it: for the Ho–Kashyap family its margin and error
-    would otherwise enter the verdicts (``Y W > 0`` on every row, ``E <= 0``)
-    although they do not enter ``W``.
+    would otherwise enter the verdicts (:math:`Y W > 0` on every row, :math:`E \\le 0`)
+    although they do not enter :math:`W`.
     """
     if sample_weight is None or sample_weight.all():
         return None
@@ -313,12 +313,12 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
         return X, y
 
     def _sample_weight(self, X, y, sample_weight):
-        """The per-row weights ``s`` of a fit: ``sample_weight`` times the weights of ``class_weight``.
+        """The per-row weights :math:`s` of a fit: ``sample_weight`` times the weights of ``class_weight``.
 
         ``None`` when neither is given (the unweighted solvers run as they
         are).  Validated in one place by scikit-learn's
         ``_check_sample_weight`` (one finite, non-negative number per row);
-        ``class_weight`` (``"balanced"``: ``N / (K n_k)`` for class ``k``, or a
+        ``class_weight`` (``"balanced"``: :math:`N / (K n_k)` for class :math:`k`, or a
         dict) is computed on the original labels, so every one-vs-rest
         problem weighs each class as the user asked.  All-zero weights leave
         nothing to fit and are refused.
@@ -534,20 +534,20 @@ class BaseLinearSeparator(LinearClassifierMixin, BaseSeparator):
     """Base of primal models: the solver returns augmented weights (bias last).
 
     Data of any representable scale: columns whose magnitude lies outside
-    the safe range of :func:`linsep._core.signed_design.column_shifts` (beyond ``2^±53``
+    the safe range of :func:`linsep._core.signed_design.column_shifts` (beyond :math:`2^{\\pm 53}`
     for float64) are rescaled by powers of two before solving — exact in
     floating point, and a no-op (no copy) for ordinary data — and ``coef_``
     is mapped back to the original columns.  Verdicts are then checked on the
     returned model: ``"not_separable"`` needs a proof that passes
     :func:`linsep._core.certificates.is_proof` (per-column relative residual at most
     ``FIT_PROOF_RTOL = 1e-6``), ``"separable"`` needs
-    ``y_i · decision_function(x_i) > 0`` (finite) on every training sample;
+    :math:`y_i \\, f(x_i) > 0` (finite, :math:`f` the ``decision_function``) on every training sample;
     a verdict that fails its check is reported as ``"converged"`` (no
     verdict).
     """
 
     _rescale_exponent = None
-    """Columns beyond ``2^±this`` are rescaled (``None``: the dtype's safe range, 2^±53 for float64)."""
+    """Columns beyond :math:`2^{\\pm n}`, :math:`n` this exponent, are rescaled (``None``: the dtype's safe range, :math:`2^{\\pm 53}` for float64)."""
 
     def _solver_input(self, X, fit):
         fit.shifts = column_shifts(X, self._rescale_exponent)
@@ -615,7 +615,7 @@ class BaseLinearSeparator(LinearClassifierMixin, BaseSeparator):
     # Dask arrays get dask arrays back, computed block by block (linsep.estimators.dask_input); everything else is
     # scikit-learn's LinearClassifierMixin.
     def decision_function(self, X):
-        """Signed score per sample, ``w·x + w_0``: positive on the side of ``classes_[1]``.
+        """Signed score per sample, :math:`w^t x + w_0`: positive on the side of ``classes_[1]``.
 
         Parameters
         ----------
@@ -652,10 +652,10 @@ class BaseLinearSeparator(LinearClassifierMixin, BaseSeparator):
 
 
 class BaseKernelSeparator(BaseSeparator):
-    """Base of kernel models: ``f(x) = Σ_i α_i k(x_i, x) + b`` per problem.
+    """Base of kernel models: :math:`f(x) = \\sum_i \\alpha_i k(x_i, x) + b` per problem.
 
-    Subclasses' solvers return ``weights`` = dual coefficients ``α`` (already
-    multiplied by the ``±1`` labels) and ``intercept`` ``b``.  The training
+    Subclasses' solvers return ``weights`` = dual coefficients :math:`\\alpha` (already
+    multiplied by the :math:`\\pm 1` labels) and ``intercept`` :math:`b`.  The training
     samples are kept in ``X_fit_`` (``kernel="precomputed"`` keeps nothing and
     expects ``K(X, X_fit)`` at prediction time).
 
@@ -751,7 +751,7 @@ class BaseKernelSeparator(BaseSeparator):
         return self._fit_problems(X, y, fit, extra_targets=extra_targets, **fit_params)
 
     def decision_function(self, X):
-        """Signed score per sample, ``Σ_i α_i k(x_i, x) + b``: positive on the side of ``classes_[1]``.
+        """Signed score per sample, :math:`\\sum_i \\alpha_i k(x_i, x) + b`: positive on the side of ``classes_[1]``.
 
         Parameters
         ----------

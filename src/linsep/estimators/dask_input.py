@@ -197,9 +197,9 @@ def fit_ho_kashyap(estimator, X, y, X_val=None, y_val=None, coef_init=None, inte
 
 
 def fit_mse(estimator, X, y, margin=None, sample_weight=None):
-    """:meth:`linsep.MSEClassifier.fit` for dask ``X``: ``Y⁺b`` (two classes) or the linear machine ``[X, 1]⁺B``.
+    """:meth:`linsep.MSEClassifier.fit` for dask ``X``: :math:`Y^{+} b` (two classes) or the linear machine :math:`[X,\\ \\mathbf{1}]^{+} B`.
 
-    Weighted: the same solves on the rows ``√s_i y_i`` and targets ``√s_i b_i``
+    Weighted: the same solves on the rows :math:`\\sqrt{s_i}\\, y_i` and targets :math:`\\sqrt{s_i}\\, b_i`
     (:meth:`DaskDesign.scaled`), rows of weight 0 left out.
     """
     blocks = prepare(estimator, X, y)
@@ -237,8 +237,8 @@ def fit_mse(estimator, X, y, margin=None, sample_weight=None):
 def fit_lsvm(estimator, X, y, sample_weight=None):
     """:meth:`linsep.LagrangianSVMClassifier.fit` for dask ``X``: the in-memory iteration over blockwise passes.
 
-    Weighted (penalty ``C s_i``): the dual in ``β = α/√s`` on the rows ``√s_i h_i``
-    (:meth:`DaskDesign.scaled`), rows of weight 0 left out; ``alpha_`` is ``α``.
+    Weighted (penalty :math:`C s_i`): the dual in :math:`\\beta_i = \\alpha_i / \\sqrt{s_i}` on the rows
+    :math:`\\sqrt{s_i}\\, h_i` (:meth:`DaskDesign.scaled`), rows of weight 0 left out; ``alpha_`` is :math:`\\alpha`.
     """
     blocks = prepare(estimator, X, y)
     classes = estimator.classes_

@@ -58,7 +58,7 @@ class HoKashyapClassifier(BaseLinearSeparator):
     n_iter_no_change : int or None, default=100
         Early stopping's patience: stop once the validation error has not
         improved for this many iterations (status ``"converged"``) and keep
-        the best iterate seen.  ``None``: the paper's rule, ``k̂`` over every
+        the best iterate seen.  ``None``: the paper's rule, :math:`\\hat k` over every
         iterate up to the Ho–Kashyap stopping point (``linsep bench`` uses it
         for the paper's HKES / HKESA columns).
     validation_tol : float, default=0.0
@@ -73,7 +73,7 @@ class HoKashyapClassifier(BaseLinearSeparator):
         Seed of the validation split.
     class_weight : dict, "balanced" or None, default=None
         Weights of the classes, multiplied into ``sample_weight``
-        (``"balanced"``: ``N / (K n_k)``); one-vs-rest problems weigh the
+        (``"balanced"``: :math:`N / (K n_k)`); one-vs-rest problems weigh the
         original classes.  Early stopping weighs the validation rows too.
     {pos_label}
 
@@ -86,23 +86,23 @@ class HoKashyapClassifier(BaseLinearSeparator):
     intercept_ : ndarray of shape (1,) or (K,)
     classes_ : ndarray
     n_iter_ : int or ndarray of shape (K,)
-        Index ``k`` of the final iterate ``W_k`` (``k = 1`` is the first
+        Index :math:`k` of the final iterate :math:`W_k` (:math:`k = 1` is the first
         least-squares solution), per class for more than two classes.
     status_ : str or ndarray of str
         ``"separable"``, ``"not_separable"``, ``"converged"`` or
         ``"max_iter"`` (per class for more than two classes); a verdict on
         every row of ``X`` (see Notes).
     certificate_ : ndarray, None or list
-        For ``"not_separable"``: ``u >= 0``, ``u != 0`` with
-        ``Yᵀu = 0`` on the training data (zero on held-out rows).
+        For ``"not_separable"``: :math:`u \\ge 0`, :math:`u \\ne 0` with
+        :math:`Y^t u = 0` on the training data (zero on held-out rows).
     margin_vector_ : ndarray or list
-        Final margin vector ``B``.
+        Final margin vector :math:`B`.
     history_ : dict or list of dict
         ``criterion``, ``training_errors`` and (early stopping)
         ``validation_error`` per iteration; only when recorded.
     best_iter_ : int or ndarray
-        Early stopping: ``k̂``, the iterate whose weights were kept
-        (``history_["validation_error"][k̂ - 1]`` is its validation error).
+        Early stopping: :math:`\\hat k`, the iterate whose weights were kept
+        (``history_["validation_error"][best_iter_ - 1]`` is its validation error).
 
     See Also
     --------
@@ -115,7 +115,7 @@ class HoKashyapClassifier(BaseLinearSeparator):
     Notes
     -----
     With ``early_stopping`` and no ``X_val``, the solver fits on the rows
-    kept for fitting and picks ``k̂`` on the held-out rows, but ``status_``
+    kept for fitting and picks :math:`\\hat k` on the held-out rows, but ``status_``
     describes all the rows of ``X`` passed to ``fit``: ``"separable"`` only
     if the model puts every one of them strictly on its side (else
     ``"converged"``), so the status agrees with the training error on
@@ -168,13 +168,13 @@ class HoKashyapClassifier(BaseLinearSeparator):
             Validation data for early stopping; if omitted (and
             ``early_stopping``), ``validation_fraction`` of ``X`` is held out.
         coef_init, intercept_init : array-like, optional
-            Starting weights ``W_0`` for a two-class problem (the lecture's
-            example starts from ``a = 1``), in the sign convention of the
+            Starting weights :math:`W_0` for a two-class problem (the lecture's
+            example starts from :math:`a = \\mathbf{1}`), in the sign convention of the
             solver: ``pos_label``'s side positive (``classes_[1]``'s without
-            it); default ``W_0 = Y⁺B_0``.
+            it); default :math:`W_0 = Y^{+} B_0`.
         sample_weight : array-like of shape (N,), optional
-            Non-negative weight ``s_i`` per row: the criterion becomes
-            ``Σ_i s_i (y_iᵗW − b_i)²`` (``Σ_i s_i |e_i|`` for
+            Non-negative weight :math:`s_i` per row: the criterion becomes
+            :math:`\\sum_i s_i (y_i^t W - b_i)^2` (:math:`\\sum_i s_i |e_i|` for
             ``loss="absolute"``; :ref:`weights`).  A row of weight 0 is left
             out (it has no entry in ``margin_vector_``, and ``0`` in
             ``certificate_``, which speaks of every row of ``X``); integer

@@ -1,45 +1,45 @@
 """Ho–Kashyap with cross-validated early stopping and refit (``"hkes_cv"``, ``"hkesa_cv"``, ``"kernel_hkes_cv"``).
 
 An extension of linsep beyond Lauer & Bloch (2006).  HKES [1]_ chooses its
-stopping iteration ``k̂`` on one held-out third of the training data and keeps
-the weights trained on the other two thirds: on small data sets ``k̂`` is
+stopping iteration :math:`\\hat k` on one held-out third of the training data and keeps
+the weights trained on the other two thirds: on small data sets :math:`\\hat k` is
 noisy (one split) and the model never sees a third of the data.  Here
 
 1. the training data are split into ``cv`` stratified folds; on each fold
-   ``f`` one Ho–Kashyap run on the other folds records the validation error
-   ``GE_f(k)`` of every iterate ``W_k`` on fold ``f`` (exactly the run HKES
+   :math:`f` one Ho–Kashyap run on the other folds records the validation error
+   :math:`GE_f(k)` of every iterate :math:`W_k` on fold :math:`f` (exactly the run HKES
    makes on its split, :func:`linsep.solvers.ho_kashyap.ho_kashyap` with
-   ``Y_val``): one run per fold, never one fit per candidate ``k``;
-2. ``k̂`` is the first minimiser of the mean curve
+   ``Y_val``): one run per fold, never one fit per candidate :math:`k`;
+2. :math:`\\hat k` is the first minimiser of the mean curve
 
    .. math::
 
        \\overline{GE}(k) = \\frac{1}{F} \\sum_{f=1}^{F} GE_f(\\min(k, k^*_f)),
        \\qquad \\hat k = \\min \\operatorname{argmin}_k \\overline{GE}(k),
 
-   where ``k*_f`` is where fold ``f``'s run stopped: a run that stops earlier
-   is extended with its last value (its model would not change after ``k*_f``);
+   where :math:`k^*_f` is where fold :math:`f`'s run stopped: a run that stops earlier
+   is extended with its last value (its model would not change after :math:`k^*_f`);
 3. ``refit=True``: Ho–Kashyap on *all* training data, stopped after exactly
-   ``k̂`` iterates (``k̂ - 1`` margin updates, the convention of HKES's
-   ``best_iter_``): the weights are ``W_k̂`` of the full data.
+   :math:`\\hat k` iterates (:math:`\\hat k - 1` margin updates, the convention of HKES's
+   ``best_iter_``): the weights are :math:`W_{\\hat k}` of the full data.
 
-With a grid ``Cs``, ``C`` is tuned jointly with ``k̂`` from the same folds:
-each ``(fold, C)`` pair makes one Ho–Kashyap run (one factorisation of
-``YᵀY + CĨ``, the fold's Gram matrix ``YᵀY`` shared by every ``C``) that
-records ``GE_f(C, k)`` along its whole ``k`` path, so the surface
+With a grid ``Cs``, :math:`C` is tuned jointly with :math:`\\hat k` from the same folds:
+each pair :math:`(f, C)` makes one Ho–Kashyap run (one factorisation of
+:math:`Y^t Y + C \\tilde I`, the fold's Gram matrix :math:`Y^t Y` shared by every :math:`C`) that
+records :math:`GE_f(C, k)` along its whole :math:`k` path, so the surface
 
 .. math::
 
     \\overline{GE}(C, k) = \\frac{1}{F} \\sum_{f=1}^{F} GE_f(C, \\min(k, k^*_{f,C})),
     \\qquad (\\hat C, \\hat k) = \\operatorname{argmin}_{C, k} \\overline{GE}(C, k)
 
-costs ``F · |Cs|`` runs, never one fit per ``(C, k)`` pair; ties go to the
-first ``C`` of the grid, then the first ``k``.  One-vs-rest problems share
-one ``C`` (the one minimising the sum of their errors at their own ``k̂``):
-``predict`` compares their scores, which ``C`` scales, so a ``C`` per problem
-would make them incomparable; ``k̂`` stays per problem.  A number ``C`` is Łęski's
-MHKS / MHKA penalty ``C wᵀw`` with target ``1 + B`` (Lauer & Bloch 2006,
-eqs. 10–11; at ``k = 1`` the ridge classifier), ``None`` plain HK as HKES.
+costs :math:`F \\cdot |\\mathit{Cs}|` runs, never one fit per pair :math:`(C, k)`; ties go to the
+first :math:`C` of the grid, then the first :math:`k`.  One-vs-rest problems share
+one :math:`C` (the one minimising the sum of their errors at their own :math:`\\hat k`):
+``predict`` compares their scores, which :math:`C` scales, so a :math:`C` per problem
+would make them incomparable; :math:`\\hat k` stays per problem.  A number :math:`C` is Łęski's
+MHKS / MHKA penalty :math:`C \\, w^t w` with target :math:`\\mathbf{1} + B` (Lauer & Bloch 2006,
+eqs. 10–11; at :math:`k = 1` the ridge classifier), ``None`` plain HK as HKES.
 Each run stops at the Ho–Kashyap rule or, with ``n_iter_no_change``, once
 its validation error has not improved for that many iterations
 (``linsep.solvers.ho_kashyap.rules.patience_spent``).
@@ -69,11 +69,11 @@ from linsep.solvers.ho_kashyap.kernel import EmpiricalKernelMap, kernel_ho_kashy
 
 
 def default_C_grid(n_values):
-    """The grid of ``Cs=n_values``: ``C=None`` (HKES-CV itself), then ``n_values − 1`` values from 10⁻² to 10³.
+    """The grid of ``Cs=n_values``: ``C=None`` (HKES-CV itself), then ``n_values - 1`` values from :math:`10^{-2}` to :math:`10^3`.
 
-    ``C`` weighs ``C wᵀw`` against the sum of squared errors (Łęski's
+    :math:`C` weighs :math:`C \\, w^t w` against the sum of squared errors (Łęski's
     MHKS), as ``alpha`` in :class:`~sklearn.linear_model.RidgeClassifier`:
-    at ``k = 1`` the model is that ridge classifier (unpenalised bias).
+    at :math:`k = 1` the model is that ridge classifier (unpenalised bias).
     """
     if n_values < 1:
         raise ValueError(f"Cs must be at least 1, got {n_values}")
@@ -91,7 +91,7 @@ def mean_validation_curve(curves):
 
 
 class _CrossValidatedStopping:
-    """What the linear and the kernel estimator share: folds, one HK run per fold, ``k̂``, the verdict, storage.
+    """What the linear and the kernel estimator share: folds, one HK run per fold, :math:`\\hat k`, the verdict, storage.
 
     A subclass provides ``_run_fold(f, y, C)`` (the early-stopped run of fold
     ``f`` with that ``C``, whose ``history["validation_error"]`` is the fold's
@@ -188,7 +188,7 @@ class _CrossValidatedStopping:
         return super()._fit_problems(X, y, fit, extra_targets=extra_targets, **fit_params)
 
     def _surface(self, fit, X, y):
-        """``(runs per C, mean curves per C, k̂ per C, mean error at k̂ per C)`` of one binary problem."""
+        """The runs, the mean curves, :math:`\\hat k` and the mean error at :math:`\\hat k`, each per :math:`C`, of one binary problem."""
         self._prepare_problem(fit, X, y, fold_runs=True)
         runs_per_C = self._fold_runs(fit, y, self._C_grid())
         curves = [mean_validation_curve([r.history["validation_error"] for r in runs]) for runs in runs_per_C]
@@ -197,7 +197,7 @@ class _CrossValidatedStopping:
         return runs_per_C, curves, best_iters, best_errors
 
     def _choose_C(self, surfaces):
-        """Index in the grid of the ``C`` shared by the problems: least sum of their errors at their own ``k̂``."""
+        """Index in the grid of the ``C`` shared by the problems: least sum of their errors at their own :math:`\\hat k`."""
         return int(np.argmin(np.sum([surface[3] for surface in surfaces], axis=0)))  # ties: the first C
 
     def _prepare_problem(self, fit, X, y, fold_runs):
@@ -271,9 +271,9 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
     """Ho–Kashyap with early stopping chosen by cross-validation, then refitted on all data.
 
     linsep's extension of HKES / HKESA (Lauer & Bloch 2006, §2.3–2.4) beyond
-    the paper: the stopping iteration ``k̂`` is the first minimiser of the
+    the paper: the stopping iteration :math:`\\hat k` is the first minimiser of the
     validation error averaged over ``cv`` folds, and the model is
-    Ho–Kashyap on the whole training set stopped at ``k̂`` (see the module
+    Ho–Kashyap on the whole training set stopped at :math:`\\hat k` (see the module
     docstring for the equations).
 
     Parameters
@@ -283,19 +283,19 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         Otherwise anything :func:`sklearn.model_selection.check_cv` accepts
         (a splitter such as ``KFold``, or ``(train, validation)`` index pairs).
     loss : {"squared", "absolute"}, default="squared"
-        HKES (``D = I``) or HKESA (IRLS weights ``D_k = diag(1/|e_i|)``).
+        HKES (:math:`D = I`) or HKESA (IRLS weights :math:`D_k = \\operatorname{diag}(1 / |e_i|)`).
     C : float or None, default=None
         ``None``: HK, as HKES.  A number: Łęski's regularised MHKS / MHKA
-        (target ``1 + B``, penalty ``C wᵀw``), early-stopped the same way.
+        (target :math:`\\mathbf{1} + B`, penalty :math:`C \\, w^t w`), early-stopped the same way.
         Used when ``Cs`` is ``None``.
     Cs : None, int or list of (float or None), default=None
-        ``None``: only ``C`` (``k̂`` alone is tuned).  A list: the values of
-        ``C`` tuned jointly with ``k̂`` from the same folds (``None`` in it
-        stands for plain HK).  An int ``n``: ``C=None`` and ``n − 1`` values
-        from 10⁻² to 10³ on a log scale (``default_C_grid``; ``7`` is
+        ``None``: only ``C`` (:math:`\\hat k` alone is tuned).  A list: the values of
+        ``C`` tuned jointly with :math:`\\hat k` from the same folds (``None`` in it
+        stands for plain HK).  An int :math:`n`: ``C=None`` and :math:`n - 1` values
+        from :math:`10^{-2}` to :math:`10^3` on a log scale (``default_C_grid``; ``7`` is
         ``linsep bench``'s ``hkes_cv_c`` column).
     refit : bool, default=True
-        ``True``: the model is ``W_k̂`` of Ho–Kashyap on all training data.
+        ``True``: the model is :math:`W_{\\hat k}` of Ho–Kashyap on all training data.
         ``False``: no refit; the model is the average of the ``cv`` fold
         models, each one the HKES model of its fold (weights at that fold's
         own validation minimum), as ``LogisticRegressionCV(refit=False)``
@@ -303,17 +303,17 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         model's decision function is linear in its weights, so this is
         the fold models' average decision function.
     learning_rate : float, default=0.4
-        ``μ`` of ``B ← B + μ(E + |E|)``, ``0 < μ < 1``.
+        :math:`\\mu` of :math:`B \\leftarrow B + \\mu \\, (E + |E|)`, :math:`0 < \\mu < 1`.
     b0 : float, default=1e-6
-        Initial margin ``B_0 = b_0 1``.
+        Initial margin :math:`B_0 = b_0 \\mathbf{1}`.
     max_iter : int, default=10000
         Largest number of margin updates of each fold's run.
     tol : float or None, default=1e-6
         Tolerance of ``stopping`` (see :class:`~linsep.HoKashyapClassifier`).
     stopping : {"relative", "paper"}, default="relative"
-        Where each fold's run stops (``k*_f``): the HK stopping rule, as HKES.
+        Where each fold's run stops (:math:`k^*_f`): the HK stopping rule, as HKES.
     irls_floor : float, default=1e-6
-        Floor of ``|e_i|`` relative to ``max|e|`` in the IRLS weights.
+        Floor of :math:`|e_i|` relative to :math:`\\max |e|` in the IRLS weights.
     n_iter_no_change : int or None, default=100
         Patience of each fold's run: it stops once its validation error has
         not improved for this many iterations.  ``None``: every run goes to
@@ -342,30 +342,30 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
     intercept_ : ndarray of shape (1,) or (K,)
     classes_ : ndarray
     best_iter_ : int or ndarray of shape (K,)
-        ``k̂``, one per class for more than two classes (one-vs-rest): the
-        index of the iterate kept, counted as HKES's ``best_iter_`` (``k = 1``
+        :math:`\\hat k`, one per class for more than two classes (one-vs-rest): the
+        index of the iterate kept, counted as HKES's ``best_iter_`` (:math:`k = 1`
         is the first least-squares solution), so the refit equals
-        ``HoKashyapClassifier(max_iter=k̂ - 1, stop_at_separation=False)``
+        ``HoKashyapClassifier(max_iter=best_iter_ - 1, stop_at_separation=False)``
         on all data.
     cv_curve_ : ndarray of shape (L,), or list of them per class
-        Mean validation error (fraction) of ``W_k``, ``k = 1 … L``; entry
-        ``k̂ - 1`` is its minimum.
+        Mean validation error (fraction) of :math:`W_k`, :math:`k = 1, \\dots, L`; entry
+        :math:`\\hat k - 1` is its minimum.
     cv_curves_ : ndarray of shape (n_folds, L), or list of them per class
         Each fold's curve, extended with its last value to the longest run
-        (for the chosen ``C``).
+        (for the chosen :math:`C`).
     C_ : float or None
-        The chosen ``C`` (``None`` for plain HK), one for all one-vs-rest
+        The chosen :math:`C` (``None`` for plain HK), one for all one-vs-rest
         problems.
     cv_results_ : dict, or list of dicts per class
         The cross-validation surface: ``"C"`` (the grid, NaN for ``None``),
         ``"mean_validation_error"`` of shape (n_C, L) (row ``c``: the mean
         curve of ``C = Cs[c]``, extended with its last value),
-        ``"best_iter"`` and ``"best_validation_error"`` (per ``C``: its
-        ``k̂`` and the mean error there).  Drawn by
+        ``"best_iter"`` and ``"best_validation_error"`` (per :math:`C`: its
+        :math:`\\hat k` and the mean error there).  Drawn by
         :func:`linsep.inspection.plot_cv_surface`.
     n_iter_ : int or ndarray of shape (K,)
-        ``refit=True``: index ``k`` of the final iterate of the refit, which
-        is ``k̂`` unless the refit met a verdict or its stopping rule first.
+        ``refit=True``: index :math:`k` of the final iterate of the refit, which
+        is :math:`\\hat k` unless the refit met a verdict or its stopping rule first.
         ``refit=False``: the longest fold run.
     status_ : str or ndarray of str
         ``"separable"``: the model puts every row passed to ``fit`` strictly
@@ -375,13 +375,13 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         be separated proves the whole set cannot), found the proof in
         ``certificate_``.  ``"max_iter"`` (with a ConvergenceWarning): a fold's
         run used its whole ``max_iter`` budget, so its curve may be cut short.
-        ``"converged"`` otherwise — the planned stop at ``k̂`` or, earlier, the
+        ``"converged"`` otherwise — the planned stop at :math:`\\hat k` or, earlier, the
         refit's stopping rule.
     certificate_ : ndarray, None or list
-        For ``"not_separable"``: ``u >= 0``, ``u != 0`` with ``Yᵀu = 0`` on
+        For ``"not_separable"``: :math:`u \\ge 0`, :math:`u \\ne 0` with :math:`Y^t u = 0` on
         the whole training set (a fold's proof, zero outside its rows).
     margin_vector_ : ndarray or list
-        The refit's final margin vector ``B`` (absent without refit).
+        The refit's final margin vector :math:`B` (absent without refit).
     history_ : dict or list of dict
         The refit's traces, with ``record_history`` and ``refit=True``: its
         last row is the model, iterate ``n_iter_``.
@@ -416,7 +416,7 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
-        """Choose ``k̂`` by cross-validation on ``X, y`` and fit (see the class docstring).
+        """Choose :math:`\\hat k` by cross-validation on ``X, y`` and fit (see the class docstring).
 
         Parameters
         ----------
@@ -425,7 +425,7 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         y : array-like of shape (N,)
             Class labels, any two or more values (one-vs-rest above two).
         sample_weight : array-like of shape (N,), optional
-            Non-negative weight ``s_i`` per row, multiplied by the weights of
+            Non-negative weight :math:`s_i` per row, multiplied by the weights of
             ``class_weight`` (:ref:`weights`): every fold's run and the refit
             minimise the weighted criterion of
             :class:`~linsep.HoKashyapClassifier`, and each fold's validation
@@ -437,7 +437,7 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         Returns
         -------
         self : object
-            The fitted estimator: the refit on all of ``X`` stopped after ``k̂``
+            The fitted estimator: the refit on all of ``X`` stopped after :math:`\\hat k`
             iterates (or, with ``refit=False``, the average of the fold models).
         """
         X, y = self._validate_fit(X, y)
@@ -487,15 +487,15 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
 
     :class:`HoKashyapClassifierCV` in the empirical kernel map of
     :class:`~linsep.KernelHoKashyapClassifier` (``"kernel_hkes_cv"``): the
-    Gram matrix ``K`` of all training samples is computed once (``gamma``
+    Gram matrix :math:`K` of all training samples is computed once (``gamma``
     resolved once on all of them, so the folds and the refit share one
-    kernel); fold ``f`` runs kernel Ho–Kashyap on the map of its block
+    kernel); fold :math:`f` runs kernel Ho–Kashyap on the map of its block
     ``K[train, train]`` and records the validation error of each iterate on
-    the rows ``K[validation, train]``; ``k̂`` is the first minimiser of the
+    the rows ``K[validation, train]``; :math:`\\hat k` is the first minimiser of the
     mean curve (a shorter run extended with its last value), and the refit is
-    kernel HK on the map of all of ``K`` for ``k̂`` iterates.  Cost: the
+    kernel HK on the map of all of :math:`K` for :math:`\\hat k` iterates.  Cost: the
     Gram matrix and ``cv + 1`` kernel maps (one per fold block and one of
-    ``K``), shared by the one-vs-rest problems.
+    :math:`K`), shared by the one-vs-rest problems.
 
     Parameters
     ----------
@@ -522,7 +522,7 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
     intercept_ : ndarray of shape (1,) or (K,)
     X_fit_, classes_, n_iter_, status_, certificate_, margin_vector_, history_
         As in :class:`~linsep.KernelHoKashyapClassifier`; the certificate is in
-        feature space (``Σ_i u_i y_i φ(x_i) = 0``, ``Σ_i u_i y_i = 0``).
+        feature space (:math:`\\sum_i u_i y_i \\varphi(x_i) = 0`, :math:`\\sum_i u_i y_i = 0`).
     best_iter_, cv_curve_, cv_curves_, C_, cv_results_
         As in :class:`HoKashyapClassifierCV`.
 
@@ -547,7 +547,7 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
-        """Choose ``k̂`` by cross-validation on ``X`` (N, d) — or the Gram matrix (N, N) — and fit.
+        """Choose :math:`\\hat k` by cross-validation on ``X`` (N, d) — or the Gram matrix (N, N) — and fit.
 
         Parameters
         ----------
@@ -556,7 +556,7 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
         y : array-like of shape (N,)
             Class labels, any two or more values (one-vs-rest above two).
         sample_weight : array-like of shape (N,), optional
-            Non-negative weight ``s_i`` per row, multiplied by the weights of
+            Non-negative weight :math:`s_i` per row, multiplied by the weights of
             ``class_weight`` (:ref:`weights`): every fold's run and the refit
             minimise the weighted criterion of
             :class:`~linsep.KernelHoKashyapClassifier` in their kernel map, and
@@ -569,7 +569,7 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
         -------
         self : object
             The fitted estimator: the refit in the kernel map of all of ``X``,
-            stopped after ``k̂`` iterates.
+            stopped after :math:`\\hat k` iterates.
         """
         X, y = self._validate_fit(X, y)
         fit, X, y = self._weighted_folds(X, y, sample_weight)

@@ -12,7 +12,7 @@ held-out 30 %, and 5 000 noisy two-class samples): ``C=0.3``, ``map_tol=0.3``,
 (accuracy near chance on noisy data); Łęski's ``C`` is the generalisation
 control, and ``C = 0.3`` scored at least as well as ``C = 1`` or ``0.1`` on
 digits and as well on the noisy sets.  ``map_tol=0.3`` keeps the rank (and
-the ``O(N r²)`` map) small: on digits it costs at most 0.4 points of
+the :math:`O(N r^2)` map) small: on digits it costs at most 0.4 points of
 accuracy against ``0.1`` or ``0.03`` for a quarter to a ninth of the rank, and
 on 5 000 samples with 20 features ``0.1`` needs rank 3 100 (about six times
 the time) for 0.5 points.  The relative stopping rule with ``tol=1e-3``
@@ -45,30 +45,30 @@ _HK_NAMES = ("C", "learning_rate", "b0", "loss", "update", "max_iter", "tol", "s
 
 
 class KernelHoKashyapClassifier(BaseKernelSeparator):
-    """Kernel Ho–Kashyap classifier: HK / Łęski's MHKS / MHKA with ``w = Σ_i a_i φ(x_i)``.
+    """Kernel Ho–Kashyap classifier: HK / Łęski's MHKS / MHKA with :math:`w = \\sum_i a_i \\varphi(x_i)`.
 
     Parameters
     ----------
     kernel : {"linear", "poly", "rbf", "sigmoid", "precomputed"} or callable, default="rbf"
     gamma : {"scale", "auto"} or float, default="scale"
-        Kernel coefficient, as in SVC (``"scale"``: ``1/(d·Var(X))``; ``"auto"``: ``1/d``).
+        Kernel coefficient, as in SVC (``"scale"``: :math:`1 / (d \\operatorname{Var}(X))`; ``"auto"``: :math:`1/d`).
     degree : int, default=3
     coef0 : float, default=0.0
     C : float or None, default=0.3
-        ``None``: plain Ho–Kashyap in feature space (target ``B``, with the
-        non-separability proof).  A number ``>= 0``: Łęski's kernel MHKS /
-        MHKA, target ``1 + B`` and penalty ``C wᵗw`` (bias unpenalised).
+        ``None``: plain Ho–Kashyap in feature space (target :math:`B`, with the
+        non-separability proof).  A number :math:`C \\ge 0`: Łęski's kernel MHKS /
+        MHKA, target :math:`\\mathbf{1} + B` and penalty :math:`C \\, w^t w` (bias unpenalised).
     learning_rate : float, default=0.4
-        ``μ`` of ``B ← B + μ(E + |E|)``, ``0 < μ < 1``.
+        :math:`\\mu` of :math:`B \\leftarrow B + \\mu \\, (E + |E|)`, :math:`0 < \\mu < 1`.
     b0 : float, default=1e-6
-        Initial margin ``B_0 = b_0 1``.
+        Initial margin :math:`B_0 = b_0 \\mathbf{1}`.
     loss : {"squared", "absolute"}, default="squared"
-        ``D = I`` or the IRLS weights ``D_k = diag(1/|e_i|)``.
+        :math:`D = I` or the IRLS weights :math:`D_k = \\operatorname{diag}(1 / |e_i|)`.
     update : {"margin", "weights"}, default="margin"
-        ``W = Y⁺B`` (HK) or ``W ← W + μY⁺|E|`` (modified HK).
+        :math:`W = Y^{+} B` (HK) or :math:`W \\leftarrow W + \\mu \\, Y^{+} |E|` (modified HK).
     max_iter : int, default=10000
         Largest number of margin updates per binary problem (``n_iter_``
-        numbers the iterates from ``W_1``, so it is at most ``max_iter + 1``).
+        numbers the iterates from :math:`W_1`, so it is at most ``max_iter + 1``).
     tol : float or None, default=1e-3
     stopping : {"relative", "paper"}, default="relative"
     stop_at_separation : bool or "auto", default="auto"
@@ -83,7 +83,7 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
         receives no ``X_val`` (not available with ``kernel="precomputed"``).
     n_iter_no_change : int or None, default=100
         Early stopping's patience, as in :class:`~linsep.HoKashyapClassifier`
-        (``None``: the paper's rule, ``k̂`` over all iterates).
+        (``None``: the paper's rule, :math:`\\hat k` over all iterates).
     validation_tol : float, default=0.0
         Least fall of the validation error that resets the patience.
     random_state : int, RandomState or None, default=None
@@ -95,18 +95,18 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
         Weights of the classes, multiplied into ``fit``'s ``sample_weight``.
     map_tol : float in [0, 1), default=0.3
         Truncation of the empirical kernel map: pivot until every training
-        point lies within ``sqrt(map_tol · max_i k(x_i, x_i))`` of the span
-        ``S`` of the pivots' images (``rank_`` of them).  ``0``: the exact map
-        (rank up to ``N``, ``O(N³)``).  The decision function is
-        ``Σ_{p∈P} a_p k(x_p, x) + b``, and ``"separable"`` is exact (checked on
+        point lies within :math:`\\sqrt{\\mathit{map\\_tol} \\cdot \\max_i k(x_i, x_i)}` of the span
+        :math:`S` of the pivots' images (``rank_`` of them).  ``0``: the exact map
+        (rank up to :math:`N`, :math:`O(N^3)`).  The decision function is
+        :math:`\\sum_{p \\in P} a_p k(x_p, x) + b`, and ``"separable"`` is exact (checked on
         the training points); ``"not_separable"`` proves that no function of
-        that form separates them — a proof about ``S``, which equals the whole
+        that form separates them — a proof about :math:`S`, which equals the whole
         feature space only with ``map_tol=0``.
 
     Attributes
     ----------
     dual_coef_ : ndarray of shape (1, N) or (K, N)
-        ``a`` with ``f(x) = Σ_i a_i k(x_i, x) + intercept_``.
+        :math:`a` with :math:`f(x) = \\sum_i a_i k(x_i, x) + b`, :math:`b` the ``intercept_``.
     intercept_ : ndarray of shape (1,) or (K,)
     status_ : str or ndarray of str
         ``"separable"``, ``"not_separable"`` (in feature space, with proof),
@@ -115,17 +115,17 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
         ones included, is strictly on its side (the rows in ``X_fit_`` and the
         held-out ones both checked).
     certificate_ : ndarray, None or list
-        For ``"not_separable"``: ``u >= 0, u != 0`` with
-        ``Σ_i u_i y_i φ(x_i) = 0`` and ``Σ_i u_i y_i = 0``.
+        For ``"not_separable"``: :math:`u \\ge 0,\\ u \\ne 0` with
+        :math:`\\sum_i u_i y_i \\varphi(x_i) = 0` and :math:`\\sum_i u_i y_i = 0`.
     margin_vector_ : ndarray or list
-        Final margin vector ``B``.
+        Final margin vector :math:`B`.
     rank_ : int
-        Dimension ``r`` of the (centred) empirical kernel map.
+        Dimension :math:`r` of the (centred) empirical kernel map.
     support_ : ndarray of int
-        The pivots ``P`` of the map (sorted): only these training samples
+        The pivots :math:`P` of the map (sorted): only these training samples
         can have non-zero dual coefficients.
     best_iter_ : int or ndarray
-        Early stopping: the iterate ``k̂`` whose weights were kept.
+        Early stopping: the iterate :math:`\\hat k` whose weights were kept.
     X_fit_, classes_, n_iter_, history_
 
     See Also
@@ -178,9 +178,9 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
         y_val : array-like of shape (M,), optional
             Labels of ``X_val``.
         sample_weight : array-like of shape (N,), default=None
-            Non-negative weight ``s_i`` per row (all ones when None),
+            Non-negative weight :math:`s_i` per row (all ones when None),
             multiplied by ``class_weight``'s: the weighted criterion
-            ``Σ s_i (y_iᵗW − b_i)²`` in the empirical kernel map, as
+            :math:`\\sum_i s_i (y_i^t W - b_i)^2` in the empirical kernel map, as
             :class:`~linsep.HoKashyapClassifier` does; held-out rows keep
             their weights in the validation error.  Rows of weight 0 are left
             out before the kernel map is built (refused with

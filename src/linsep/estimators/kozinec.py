@@ -12,12 +12,15 @@ The equations and stopping rules are in :mod:`linsep.solvers.kozinec`.
 
 The linear estimators fit in float64 even on float32 data (which
 scikit-learn's validation converts, one copy; ``coef_`` is float64): their
-state is a set of inner products ``⟨ω, ξ_i⟩`` updated by one Gram column per
+state is a set of inner products :math:`\\langle \\omega, \\xi_i \\rangle` updated by one Gram column per
 step, and both verdicts compare quantities to float64 rounding — the origin
-lies in the hull when ``‖ω‖² <= 10⁻¹⁴ · max‖ξ_k‖²``, and the ε-optimality
-gap ``‖ω‖ − min_i⟨ω, ξ_i⟩/‖ω‖`` is a difference of nearly equal numbers.
-Gram columns rounded to float32 (relative error ``~10⁻⁷``) would hide a
-touching hull behind ``10⁷`` times that threshold and stall the gap test; a
+lies in the hull when
+:math:`\\lVert \\omega \\rVert^2 \\le 10^{-14} \\max_k \\lVert \\xi_k \\rVert^2`, and the
+:math:`\\varepsilon`-optimality gap
+:math:`\\lVert \\omega \\rVert - \\min_i \\langle \\omega, \\xi_i \\rangle / \\lVert \\omega \\rVert`
+is a difference of nearly equal numbers.
+Gram columns rounded to float32 (relative error :math:`\\sim 10^{-7}`) would hide a
+touching hull behind :math:`10^7` times that threshold and stall the gap test; a
 column computed in float64 from float32 rows would convert all of ``X`` at
 every step.  The two-hull formulation centres ``X`` (a copy) in any case.
 """
@@ -40,7 +43,7 @@ def _store_margins(estimator, results):
     """``margin_``, ``margin_upper_bound_`` (float, or one per class for one-vs-rest) and ``certificate_``.
 
     ``certificate_`` is the proof behind a ``"not_separable"`` status — the
-    convex coefficients ``u`` of the touching hulls, ``u >= 0``, ``Yᵀu = 0``
+    convex coefficients :math:`u` of the touching hulls, :math:`u \\ge 0`, :math:`Y^t u = 0`
     — and ``None`` for any other status (a list over the classes for
     one-vs-rest), as in the Ho–Kashyap estimators; for the linear
     estimators the base class has checked it with
@@ -112,12 +115,14 @@ class _LinearKozinecBase(BaseLinearSeparator):
 
 _SHARED_DOC = """
     formulation : {"two_hull", "augmented"}, default="two_hull"
-        ``"two_hull"``: nearest points ``w_1, w_2`` of the two class hulls,
-        ``w = w_1 - w_2``, ``b = (‖w_2‖² - ‖w_1‖²)/2`` (Franc & Hlaváč 2003);
+        ``"two_hull"``: nearest points :math:`w_1, w_2` of the two class hulls,
+        :math:`w = w_1 - w_2`,
+        :math:`b = (\\lVert w_2 \\rVert^2 - \\lVert w_1 \\rVert^2) / 2` (Franc & Hlaváč 2003);
         its limit is the maximal-margin hyperplane with an unpenalised bias
         (the hard-margin SVM).  ``"augmented"``: the seed note's
-        ``ξ_i = y_i (x_i, 1)``, nearest point of ``conv{ξ_i}`` to the origin;
-        the bias is inside the norm, so the margin is measured in ``R^{d+1}``.
+        :math:`\\xi_i = y_i (x_i, 1)`, nearest point of
+        :math:`\\operatorname{Conv}\\{\\xi_i\\}` to the origin; the bias is inside
+        the norm, so the margin is measured in :math:`\\mathbb{R}^{d+1}`.
     max_iter : int, default=10000 (Kozinec), 100000 (SK)
         Largest number of updates per binary problem.  Non-separable data end
         here with status ``"max_iter"`` and a ConvergenceWarning (or earlier
@@ -135,22 +140,23 @@ _SHARED_ATTRS = """
     classes_ : ndarray
     margin_ : float or ndarray of shape (K,)
         Margin of the returned hyperplane on the training data:
-        ``min_i y_i (w·x_i + b) / ‖w‖`` (``"two_hull"``) or
-        ``min_i ⟨ω, ξ_i⟩ / ‖ω‖`` with ``ω = (w, b)`` (``"augmented"``).
+        :math:`\\min_i y_i (w^t x_i + b) / \\lVert w \\rVert` (``"two_hull"``) or
+        :math:`\\min_i \\langle \\omega, \\xi_i \\rangle / \\lVert \\omega \\rVert` with
+        :math:`\\omega = (w, b)` (``"augmented"``).
         Negative or zero when the data are not separated.
     margin_upper_bound_ : float or ndarray of shape (K,)
-        Upper bound of the optimal margin: ``‖w_1 - w_2‖/2`` or ``‖ω‖``
-        (of ``G + I/C`` when ``C`` is given).
+        Upper bound of the optimal margin: :math:`\\lVert w_1 - w_2 \\rVert / 2` or
+        :math:`\\lVert \\omega \\rVert` (of :math:`G + I/C` when :math:`C` is given).
         ``margin_upper_bound_ - margin_`` bounds how far the hyperplane is
-        from the maximal-margin one (ε-optimality).
+        from the maximal-margin one (:math:`\\varepsilon`-optimality).
     n_iter_ : int or ndarray of shape (K,)
         Updates made.
     status_ : str or ndarray of str
         ``"separable"`` (Kozinec), ``"converged"`` (SK, ε-optimal),
         ``"max_iter"`` or ``"not_separable"`` (the hulls touch to rounding).
     certificate_ : ndarray, None or list
-        For ``"not_separable"``: the proof ``u >= 0, u != 0`` with
-        ``Σ_i u_i y_i [x_i, 1] = 0`` (it passes
+        For ``"not_separable"``: the proof :math:`u \\ge 0,\\ u \\ne 0` with
+        :math:`\\sum_i u_i y_i \\, (x_i, 1) = 0` (it passes
         ``linsep._core.certificates.is_proof``); ``None`` otherwise; a list
         of them for one-vs-rest.
     history_ : dict or list of dict
@@ -199,21 +205,24 @@ class KozinecClassifier(_LinearKozinecBase):
 class SchlesingerKozinecClassifier(_LinearKozinecBase):
     __doc__ = f"""Schlesinger–Kozinec: an ε-optimal maximal-margin hyperplane.
 
-    Stops when ``margin_upper_bound_ - margin_ <= ε`` (and the margin is
-    positive), so the returned margin is within ``ε`` of the optimal one.
+    Stops when
+    :math:`\\mathit{{margin\\_upper\\_bound}} - \\mathit{{margin}} \\le \\varepsilon`
+    (and the margin is positive), so the returned margin is within
+    :math:`\\varepsilon` of the optimal one.
 
     Parameters
     ----------
     tol : float, default=1e-2
-        Relative ε: stop when ``margin_upper_bound_ - margin_ <=
-        tol · margin_upper_bound_`` (invariant to the scale of ``X``), i.e.
-        the margin is at least ``(1 - tol)`` times the optimal one.
+        Relative :math:`\\varepsilon`: stop when
+        :math:`\\mathit{{margin\\_upper\\_bound}} - \\mathit{{margin}} \\le \\mathit{{tol}} \\cdot \\mathit{{margin\\_upper\\_bound}}`
+        (invariant to the scale of ``X``), i.e. the margin is at least
+        :math:`1 - \\mathit{{tol}}` times the optimal one.
     epsilon : float or None, default=None
-        Absolute ε of the seed note; when given it replaces ``tol``.
+        Absolute :math:`\\varepsilon` of the seed note; when given it replaces ``tol``.
     C : float or None, default=None
         ``None``: hard margin.  A number: soft margin with quadratic slacks
         (L2-SVM with unpenalised bias for ``"two_hull"``): the hard margin
-        for the Gram matrix ``G + I/C``; always converges.{_SHARED_DOC}
+        for the Gram matrix :math:`G + I/C`; always converges.{_SHARED_DOC}
     Attributes
     ----------{_SHARED_ATTRS}
     See Also
@@ -252,10 +261,10 @@ class SchlesingerKozinecClassifier(_LinearKozinecBase):
 class KernelSchlesingerKozinecClassifier(BaseKernelSeparator):
     """Two-hull Schlesinger–Kozinec in a kernel space (Franc & Hlaváč 2003).
 
-    ``f(x) = Σ_i α_i y_i k(x_i, x) + b`` with ``α`` convex weights on each
+    :math:`f(x) = \\sum_i \\alpha_i y_i k(x_i, x) + b` with :math:`\\alpha` convex weights on each
     class hull.  Kernel columns are served by a bounded least-recently-used
     cache (:class:`linsep.kernels.KernelColumnCache`), so memory is
-    ``O(N · cache)`` and the Gram matrix is never formed.  With shrinking
+    :math:`O(N \\cdot \\mathit{cache})` and the Gram matrix is never formed.  With shrinking
     (the default) the steps run on a working set — the support plus the
     points of smallest margin — and the stopping rule is re-checked on all
     N points before it is accepted, so ``margin_`` and
@@ -266,26 +275,27 @@ class KernelSchlesingerKozinecClassifier(BaseKernelSeparator):
     kernel : {"linear", "poly", "rbf", "sigmoid", "precomputed"} or callable, default="rbf"
         As SVC; ``"precomputed"`` takes Gram matrices in fit and predict.
     gamma : {"scale", "auto"} or float, default="scale"
-        SVC's convention: ``"scale"`` is ``1 / (d · Var(X))``, ``"auto"`` ``1 / d``.
+        SVC's convention: ``"scale"`` is :math:`1 / (d \\operatorname{Var}(X))`, ``"auto"`` :math:`1 / d`.
     degree : int, default=3
     coef0 : float, default=0.0
     C : float or None, default=1.0
         A number: soft margin with quadratic slacks (L2-SVM), i.e. the hard
-        margin for ``K + I/C``; it always converges (``K + I/C`` is positive
+        margin for :math:`K + I/C`; it always converges (:math:`K + I/C` is positive
         definite), hence the default (SVC's value).  ``None``: hard margin,
         the maximal-margin classifier in the kernel space; non-separable
         data then end at ``max_iter`` with a ConvergenceWarning.
     tol : float, default=1e-2
-        Relative ε: stop when ``margin_upper_bound_ - margin_ <= tol · margin_upper_bound_``.
+        Relative :math:`\\varepsilon`: stop when
+        :math:`\\mathit{margin\\_upper\\_bound} - \\mathit{margin} \\le \\mathit{tol} \\cdot \\mathit{margin\\_upper\\_bound}`.
     epsilon : float or None, default=None
-        Absolute ε; when given it replaces ``tol``.
+        Absolute :math:`\\varepsilon`; when given it replaces ``tol``.
     max_iter : int, default=100000
         Largest number of updates (one kernel column each) per binary problem.
     cache_size : float, default=200
         Megabytes for cached kernel columns (shared by the one-vs-rest problems).
     update : {"sk", "mdm"}, default="mdm"
         ``"mdm"``: move weight from a support point of the worst point's
-        class (chosen by second order, the largest decrease of ``‖w‖²``) to
+        class (chosen by second order, the largest decrease of :math:`\\lVert w \\rVert^2`) to
         the worst point (Mitchell–Dem'yanov–Malozemov); ``"sk"``: Franc &
         Hlaváč's update (the class point shrinks towards the worst point).
         Same stop and guarantee; MDM needs far fewer iterations and gives a
@@ -305,26 +315,26 @@ class KernelSchlesingerKozinecClassifier(BaseKernelSeparator):
     Attributes
     ----------
     dual_coef_ : ndarray of shape (1, N) or (K, N)
-        ``α_i y_i`` per problem.
+        :math:`\\alpha_i y_i` per problem.
     intercept_ : ndarray of shape (1,) or (K,)
     X_fit_ : ndarray of shape (N, d)
     margin_ : float or ndarray of shape (K,)
-        Margin in the feature space (of ``K + I/C`` when ``C`` is given).
+        Margin in the feature space (of :math:`K + I/C` when :math:`C` is given).
     margin_upper_bound_ : float or ndarray of shape (K,)
-        ``‖w_1 - w_2‖ / 2`` ≥ the optimal margin.
+        :math:`\\lVert w_1 - w_2 \\rVert / 2 \\ge` the optimal margin.
     n_iter_, status_, history_
         As for :class:`SchlesingerKozinecClassifier`.
     n_kernel_columns_ : int
         Kernel columns computed (cache misses), over all problems.
     certificate_ : ndarray, None or list
-        For ``"not_separable"`` (hard margin, ``C=None``): ``u >= 0, u != 0``
-        with ``Σ_i u_i y_i φ(x_i) = 0`` and ``Σ_i u_i y_i = 0`` (the hulls
+        For ``"not_separable"`` (hard margin, ``C=None``): :math:`u \\ge 0,\\ u \\ne 0`
+        with :math:`\\sum_i u_i y_i \\varphi(x_i) = 0` and :math:`\\sum_i u_i y_i = 0` (the hulls
         touch in the feature space); ``None`` otherwise.
 
     See Also
     --------
     SchlesingerKozinecClassifier : The linear rule.
-    KernelLagrangianSVMClassifier : A kernel SVM with squared slacks, ``N × N`` factor.
+    KernelLagrangianSVMClassifier : A kernel SVM with squared slacks, :math:`N \\times N` factor.
     linsep.kernels.KernelColumnCache : The bounded cache of kernel columns.
     linsep.solvers.kozinec.kernel_schlesinger_kozinec : The solver, with the equations.
 

@@ -4,12 +4,12 @@ Two classes, because the two forms store different models:
 
 * :class:`LagrangianSVMClassifier` (``make_classifier("lsvm")``) — the
   linear LSVM of the paper: ``coef_`` / ``intercept_``, Sherman–Morrison–
-  Woodbury, one ``(d+1)×(d+1)`` Cholesky factor shared by all one-vs-rest
-  problems; suited to ``N ≫ d`` (millions of samples).
+  Woodbury, one :math:`(d+1) \\times (d+1)` Cholesky factor shared by all one-vs-rest
+  problems; suited to :math:`N \\gg d` (millions of samples).
 * :class:`KernelLagrangianSVMClassifier` (``make_classifier("kernel_lsvm")``)
-  — the same iteration with ``X̃X̃ᵗ`` replaced by a kernel matrix:
-  ``dual_coef_`` / ``intercept_``, an ``N×N`` factor for small ``N``; from
-  2 000 samples a low-rank factor of ``K`` or active sets instead.
+  — the same iteration with :math:`\\tilde X \\tilde X^t` replaced by a kernel matrix:
+  ``dual_coef_`` / ``intercept_``, an :math:`N \\times N` factor for small :math:`N`; from
+  2 000 samples a low-rank factor of :math:`K` or active sets instead.
   With ``kernel="linear"`` it fits the same model as the linear class.
 
 Equations, sign convention and stopping rule: :mod:`linsep.solvers.lsvm`.
@@ -35,11 +35,12 @@ from linsep.solvers.lsvm.solver import LSVMFactor, kernel_lagrangian_svm, lagran
 
 ACTIVE_SET_MIN_SAMPLES = 2000
 """From this many samples the kernel LSVM solves by active sets (``linsep.solvers.lsvm.active_set_kernel_lagrangian_svm``)
-unless ``K`` has a small factor: an ``N×N`` factor costs ``N³/3`` and the iteration ``2N²`` per step for about
-``C·N`` steps when few constraints are active (``N = 10 000`` in 5 dimensions, one positive: over 90 s)."""
+unless :math:`K` has a small factor: an :math:`N \\times N` factor costs :math:`N^3/3` and the iteration
+:math:`2N^2` per step for about :math:`C N` steps when few constraints are active (:math:`N = 10\\,000` in
+5 dimensions, one positive: over 90 s)."""
 
 PROBE_SAMPLES = 1000
-"""From ``ACTIVE_SET_MIN_SAMPLES`` samples, the low-rank factor of ``K`` is tried only where the Gram matrix of
+"""From ``ACTIVE_SET_MIN_SAMPLES`` samples, the low-rank factor of :math:`K` is tried only where the Gram matrix of
 this many of them has a factor of at most half as many columns."""
 
 _COMMON_CONSTRAINTS = {
@@ -59,50 +60,52 @@ def _store_alpha(estimator, results):
 class LagrangianSVMClassifier(BaseLinearSeparator):
     """Linear Lagrangian SVM (Mangasarian & Musicant 2001; Lauer & Bloch 2006, eqs. 18–22).
 
-    Minimises ``½(wᵗw + w_0²) + (C/2)‖ξ‖²`` subject to
-    ``y_i(x_iᵗw + w_0) >= 1 − ξ_i`` by the iteration (22) on the dual.
+    Minimises :math:`\\tfrac12 (w^t w + w_0^2) + \\tfrac{C}{2} \\lVert \\xi \\rVert^2` subject to
+    :math:`y_i (x_i^t w + w_0) \\ge 1 - \\xi_i` by the iteration (22) on the dual.
 
     Parameters
     ----------
     C : float, default=1.0
-        The paper's ``C``: weight of the squared slacks (larger ``C`` fits the
+        The paper's :math:`C`: weight of the squared slacks (larger :math:`C` fits the
         training data harder).  ``LinearSVC(loss="squared_hinge")`` with
-        ``C_svc = C/2`` has the same loss term (its bias is handled
+        :math:`C_{\\mathrm{svc}} = C/2` has the same loss term (its bias is handled
         differently).
     mu : float or None, default=None
-        Step of (22), ``0 < μ < 2/C``; ``None`` means ``1.9/C``.
+        Step :math:`\\mu` of (22), :math:`0 < \\mu < 2/C`; ``None`` means :math:`1.9/C`.
     tol : float, default=1e-6
-        Stop when ``‖α_{k+1} − α_k‖ <= tol·‖α_{k+1}‖`` and the weights
-        ``W = (w, w_0)`` change by at most ``tol·‖W‖`` (relative, so the
-        accuracy is the same for every ``C``; see :mod:`linsep.solvers.lsvm`).
+        Stop when
+        :math:`\\lVert \\alpha_{k+1} - \\alpha_k \\rVert \\le \\mathit{tol} \\cdot \\lVert \\alpha_{k+1} \\rVert`
+        and the weights :math:`W = (w, w_0)` change by at most
+        :math:`\\mathit{tol} \\cdot \\lVert W \\rVert` (relative, so the
+        accuracy is the same for every :math:`C`; see :mod:`linsep.solvers.lsvm`).
     max_iter : int, default=10000
         Largest number of updates per binary problem.
     record_history : bool or int, default=False
         Also record the teaching trace of :ref:`trace-format` (an int
         ``n``: every ``n``-th iterate).
-        Keep the dual objective and the steps of ``α`` and ``W`` per
+        Keep the dual objective and the steps of :math:`\\alpha` and :math:`W` per
         iteration in ``history_``.
     class_weight : dict, "balanced" or None, default=None
         Weights of the classes, multiplied into ``fit``'s ``sample_weight``
-        (row ``i`` penalised with ``C s_i``).
+        (row :math:`i` penalised with :math:`C s_i`).
 
     Attributes
     ----------
     coef_ : ndarray of shape (1, d) or (K, d)
-        ``w = X̃ᵗYα`` (eq. 20).
+        :math:`w = \\tilde X^t Y \\alpha` (eq. 20).
     intercept_ : ndarray of shape (1,) or (K,)
-        ``w_0 = +1ᵗYα``: linsep's ``+1`` bias column; the paper's ``ŵ_0`` in
-        eq. 20 is the same number with the opposite sign (its ``H`` has a
-        ``−1`` column).
+        :math:`w_0 = +\\mathbf{1}^t Y \\alpha`: linsep's :math:`+1` bias column; the paper's
+        :math:`\\hat w_0` in eq. 20 is the same number with the opposite sign (its
+        :math:`H` has a :math:`-1` column).
     alpha_ : ndarray of shape (N,) or (K, N)
-        Dual solution ``α >= 0`` of (19) (per one-vs-rest problem).
+        Dual solution :math:`\\alpha \\ge 0` of (19) (per one-vs-rest problem).
     classes_, n_iter_, status_ (``"converged"`` or ``"max_iter"``), history_
 
     See Also
     --------
     KernelLagrangianSVMClassifier : The same iteration with a kernel.
     SchlesingerKozinecClassifier : The hard-margin SVM hyperplane, ε-optimal.
-    HoKashyapClassifier : ``C`` gives Łęski's MHKS/MHKA, the other regularised rule of the paper.
+    HoKashyapClassifier : :math:`C` gives Łęski's MHKS/MHKA, the other regularised rule of the paper.
     linsep.solvers.lsvm.lagrangian_svm : The solver, with the equations.
 
     Examples
@@ -137,13 +140,13 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
         y : array-like of shape (N,)
             Class labels, any two or more values (one-vs-rest above two).
         sample_weight : array-like of shape (N,), default=None
-            Non-negative weight ``s_i`` per row (all ones when None),
+            Non-negative weight :math:`s_i` per row (all ones when None),
             multiplied by ``class_weight``'s: the slack penalty
-            ``(C/2) Σ s_i ξ_i²`` (row ``i`` penalised with ``C s_i``, as
+            :math:`\\tfrac{C}{2} \\sum_i s_i \\xi_i^2` (row :math:`i` penalised with :math:`C s_i`, as
             scikit-learn's SVMs do; :func:`linsep.solvers.lsvm.lagrangian_svm`).
             Rows of weight 0 are left out (no entry in ``alpha_``); integer
-            weights give the fit of repeated rows.  Weights times ``c`` are
-            ``C`` times ``c``: not scale-free.  Weighted fits run the
+            weights give the fit of repeated rows.  Weights times :math:`c` are
+            :math:`C` times :math:`c`: not scale-free.  Weighted fits run the
             whole-vector pass, not the compiled one; a dask ``X`` takes
             NumPy or dask weights (chunked like its rows or split to them;
             :ref:`weights`).
@@ -171,13 +174,13 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
 
 
 class KernelLagrangianSVMClassifier(BaseKernelSeparator):
-    """Kernel Lagrangian SVM: iteration (22) with ``Q = I/C + (yyᵗ)∘(K + 11ᵗ)``.
+    """Kernel Lagrangian SVM: iteration (22) with :math:`Q = I/C + (y y^t) \\circ (K + \\mathbf{1} \\mathbf{1}^t)`.
 
-    ``f(x) = Σ_i y_i α_i (k(x_i, x) + 1)``: the penalised bias of (18) acts
-    as a constant ``+1`` added to the kernel, so ``intercept_ = Σ_i y_i α_i``.
-    ``Q`` is ``N×N`` and factored once below ``ACTIVE_SET_MIN_SAMPLES``
-    samples (or with ``record_history``).  From there, unless ``K = F Fᵀ``
-    with few columns (the linear LSVM on ``F``), the same fixed point is
+    :math:`f(x) = \\sum_i y_i \\alpha_i \\bigl(k(x_i, x) + 1\\bigr)`: the penalised bias of (18) acts
+    as a constant :math:`+1` added to the kernel, so ``intercept_`` is :math:`\\sum_i y_i \\alpha_i`.
+    :math:`Q` is :math:`N \\times N` and factored once below ``ACTIVE_SET_MIN_SAMPLES``
+    samples (or with ``record_history``).  From there, unless :math:`K = F F^t`
+    with few columns (the linear LSVM on :math:`F`), the same fixed point is
     found by active sets from kernel columns
     (``linsep.solvers.lsvm.active_set_kernel_lagrangian_svm``, checked
     by the dual's optimality conditions; ``n_iter_`` then counts its solves,
@@ -187,7 +190,7 @@ class KernelLagrangianSVMClassifier(BaseKernelSeparator):
     ----------
     kernel : {"linear", "poly", "rbf", "sigmoid", "precomputed"} or callable, default="rbf"
     gamma : {"scale", "auto"} or float, default="scale"
-        Kernel coefficient, as in SVC (``"scale"``: ``1/(d·Var(X))``; ``"auto"``: ``1/d``).
+        Kernel coefficient, as in SVC (``"scale"``: :math:`1 / (d \\operatorname{Var}(X))`; ``"auto"``: :math:`1/d`).
     degree : int, default=3
     coef0 : float, default=0.0
     C, mu, tol, max_iter, record_history
@@ -198,15 +201,15 @@ class KernelLagrangianSVMClassifier(BaseKernelSeparator):
     Attributes
     ----------
     dual_coef_ : ndarray of shape (1, N) or (K, N)
-        ``y∘α``.
+        :math:`y \\circ \\alpha`.
     intercept_ : ndarray of shape (1,) or (K,)
     alpha_ : ndarray of shape (N,) or (K, N)
     X_fit_, classes_, n_iter_, status_, history_
 
     See Also
     --------
-    LagrangianSVMClassifier : The linear form, factored in ``(d+1)×(d+1)``.
-    KernelSchlesingerKozinecClassifier : Kernel SVM without an ``N × N`` factor.
+    LagrangianSVMClassifier : The linear form, factored in :math:`(d+1) \\times (d+1)`.
+    KernelSchlesingerKozinecClassifier : Kernel SVM without an :math:`N \\times N` factor.
     linsep.solvers.lsvm.kernel_lagrangian_svm : The solver, with the equations.
 
     Examples
@@ -263,9 +266,9 @@ class KernelLagrangianSVMClassifier(BaseKernelSeparator):
         y : array-like of shape (N,)
             Class labels, any two or more values (one-vs-rest above two).
         sample_weight : array-like of shape (N,), default=None
-            Non-negative weight ``s_i`` per row (all ones when None),
+            Non-negative weight :math:`s_i` per row (all ones when None),
             multiplied by ``class_weight``'s: the slack penalty
-            ``(C/2) Σ s_i ξ_i²`` (:func:`linsep.solvers.lsvm.kernel_lagrangian_svm`).
+            :math:`\\tfrac{C}{2} \\sum_i s_i \\xi_i^2` (:func:`linsep.solvers.lsvm.kernel_lagrangian_svm`).
             Rows of weight 0 are left out (refused for ``"precomputed"``:
             remove them from the Gram matrix); integer weights give the fit
             of repeated rows.  Weighted fits of many samples run the
@@ -280,13 +283,13 @@ class KernelLagrangianSVMClassifier(BaseKernelSeparator):
         return self._fit_kernel_weighted(X, y, sample_weight)
 
     def _low_rank_on_a_subsample(self, X):
-        """Whether ``K`` of ``PROBE_SAMPLES`` rows drawn from ``X`` has a factor of at most half as many columns.
+        """Whether :math:`K` of ``PROBE_SAMPLES`` rows drawn from ``X`` has a factor of at most half as many columns.
 
         The numerical rank of a smooth kernel's Gram matrix levels off with
-        ``N`` in few dimensions (RBF in the plane: about 300 at any ``N``
-        from a few thousand) and stays near ``N`` in more: the probe costs
-        ``O(PROBE_SAMPLES³)`` at most, where a failed factor of all ``N``
-        rows would cost ``O(N³/16)``.
+        :math:`N` in few dimensions (RBF in the plane: about 300 at any :math:`N`
+        from a few thousand) and stays near :math:`N` in more: the probe costs
+        :math:`O(P^3)` at most (:math:`P` = ``PROBE_SAMPLES``), where a failed
+        factor of all :math:`N` rows would cost :math:`O(N^3/16)`.
         """
         rows = np.random.default_rng(0).choice(X.shape[0], size=min(PROBE_SAMPLES, X.shape[0]), replace=False)
         return low_rank_gram_factor(X[np.sort(rows)], kernel=self.kernel, max_rank_fraction=0.5,

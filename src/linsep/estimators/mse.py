@@ -74,7 +74,7 @@ class _MarginFitMixin:
         return self._fit_weighted(X, y, sample_weight, per_row={"margin": b}, fit=fit)
 
     def _weighted_problem(self, X, y, margin, sample_weight):
-        """``(Ỹ, b̃)``: the rows ``√s_i y_i`` and margins ``√s_i b_i`` of ``Σ s_i (y_iᵗa − b_i)²`` (``linsep.designs.weights``)."""
+        """:math:`(\\tilde Y, \\tilde b)`: the rows :math:`\\sqrt{s_i}\\, y_i` and margins :math:`\\sqrt{s_i}\\, b_i` of :math:`\\sum_i s_i (y_i^t a - b_i)^2` (``linsep.designs.weights``)."""
         return weighted_signed_design(X, y, sample_weight, 0.5), scaled_margin(margin, sample_weight)
 
     def _store(self, results, fit):
@@ -84,24 +84,26 @@ class _MarginFitMixin:
 
 
 class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
-    """Minimum-squared-error linear classifier ``a = Y⁺ b`` (the lecture's pseudo-inverse rule).
+    """Minimum-squared-error linear classifier :math:`a = Y^{+} b` (the lecture's pseudo-inverse rule).
 
-    Two classes: ``a = argmin ‖Y a − b‖²`` on ``Y = diag(y)[X, 1]``.  More
-    classes: the lecture's linear machine, ``A = [X, 1]⁺ B`` with the
-    indicator matrix ``B`` as right-hand side — one factorisation and one
+    Two classes: :math:`a = \\operatorname{argmin} \\lVert Y a - b \\rVert^2` on
+    :math:`Y = \\operatorname{diag}(y)\\,[X,\\ \\mathbf{1}]`.  More classes: the
+    lecture's linear machine, :math:`A = [X,\\ \\mathbf{1}]^{+} B` with the
+    indicator matrix :math:`B` as right-hand side — one factorisation and one
     solve for all classes, not one-vs-rest.  Never an explicit inverse.
 
     Parameters
     ----------
     C : float, default=0.0
-        Ridge penalty ``C‖w‖²`` (the bias is not penalised).  0 gives the
-        lecture's solution (minimum-norm when ``Y`` is rank-deficient).
+        Ridge penalty :math:`C \\lVert w \\rVert^2` (the bias is not penalised).  0 gives the
+        lecture's solution (minimum-norm when :math:`Y` is rank-deficient).
     record_history : bool or int, default=False
-        Record a teaching trace in ``history_``: the one row ``a``, ``b``,
-        ``e = Y a − b`` of the solve.  Above two classes ``history_`` is a
-        list with one dict per class: the linear machine's ``a_k``,
-        ``B[:, k]`` and ``e_k = A a_k − B[:, k]`` (its criterion ``‖e_k‖²``
-        sums to the machine's ``‖A W − B‖²``; ``training_errors`` counts the
+        Record a teaching trace in ``history_``: the one row :math:`a`, :math:`b`,
+        :math:`e = Y a - b` of the solve.  Above two classes ``history_`` is a
+        list with one dict per class: the linear machine's :math:`a_k`,
+        :math:`B_{:, k}` and :math:`e_k = A a_k - B_{:, k}` (its criterion
+        :math:`\\lVert e_k \\rVert^2` sums to the machine's
+        :math:`\\lVert A W - B \\rVert^2`; ``training_errors`` counts the
         machine's errors).  Format and memory bound in :ref:`trace-format`.
     class_weight : dict, "balanced" or None, default=None
         Weights of the classes, multiplied into ``fit``'s ``sample_weight``
@@ -115,18 +117,18 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
     classes_ : ndarray
     status_ : str or ndarray of str
         ``"separable"`` when the solution classifies every training sample
-        strictly correctly (``Y a > 0``; for the linear machine: each
+        strictly correctly (:math:`Y a > 0`; for the linear machine: each
         sample's own discriminant strictly largest), else ``"converged"``.
     n_iter_ : int or ndarray
         Always 1 (one solve).
     margin_vector_ : ndarray of shape (N,) or (N, K)
-        The ``b`` (or ``B``) that was used.
+        The :math:`b` (or :math:`B`) that was used.
 
     See Also
     --------
     WidrowHoffClassifier : Gradient descent to the same solution.
     LMSClassifier : Single-sample gradient descent to the same solution.
-    HoKashyapClassifier : Adapts the margin vector ``b`` as well, to separate when possible.
+    HoKashyapClassifier : Adapts the margin vector :math:`b` as well, to separate when possible.
     linsep.solvers.mse.mse : The solver, with the equations.
 
     Examples
@@ -155,18 +157,19 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, margin=None, sample_weight=None):
-        """Fit on ``X, y`` with margin vector ``b`` (default all ones).
+        """Fit on ``X, y`` with margin vector :math:`b` (default all ones).
 
         Parameters
         ----------
         X : array-like or sparse matrix of shape (N, d)
         y : array-like of shape (N,)
         margin : float or array-like of shape (N,), optional
-            Positive ``b`` (only relative sizes matter).  For more than two
-            classes, ``B_ik = b_i`` for the sample's own class.
+            Positive :math:`b` (only relative sizes matter).  For more than two
+            classes, :math:`B_{ik} = b_i` for the sample's own class.
         sample_weight : array-like of shape (N,), optional
-            Non-negative ``s_i``: ``a = argmin Σ_i s_i (y_iᵗa − b_i)²``
-            (+ ``C‖w‖²``, weighed against the weighted sum, so only without
+            Non-negative :math:`s_i`:
+            :math:`a = \\operatorname{argmin} \\sum_i s_i (y_i^t a - b_i)^2`
+            (:math:`+\\, C \\lVert w \\rVert^2`, weighed against the weighted sum, so only without
             ``C`` does multiplying all weights by a constant change nothing).
             Rows of weight 0 are left out (no entry in ``margin_vector_``);
             integer weights give the fit of repeated rows.  Multiplied by the
@@ -234,24 +237,25 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
 
 
 class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
-    """Batch Widrow–Hoff: gradient descent ``a ← a − η_k Yᵗ(Y a − b)`` to the MSE solution.
+    """Batch Widrow–Hoff: gradient descent :math:`a \\leftarrow a - \\eta_k Y^t (Y a - b)` to the MSE solution.
 
     Parameters
     ----------
     learning_rate : float or None, default=None
-        ``η_1``; ``None`` sets ``2/λ_max(YᵗY)`` for ``schedule="inverse"``
-        and ``1/λ_max`` for ``"constant"`` (power iteration).
+        :math:`\\eta_1`; ``None`` sets :math:`2 / \\lambda_{\\max}(Y^t Y)` for ``schedule="inverse"``
+        and :math:`1 / \\lambda_{\\max}` for ``"constant"`` (power iteration).
     schedule : {"inverse", "constant"}, default="inverse"
-        ``η_k = η_1/k`` (the lecture) or ``η_k = η_1``.  The error decays like
-        ``k^(−2λ_min/λ_max)`` under ``1/k`` and like
-        ``(1 − λ_min/λ_max)^k`` with constant steps: prefer ``"constant"``
+        :math:`\\eta_k = \\eta_1 / k` (the lecture) or :math:`\\eta_k = \\eta_1`.  The error decays like
+        :math:`k^{-2 \\lambda_{\\min} / \\lambda_{\\max}}` under :math:`1/k` and like
+        :math:`(1 - \\lambda_{\\min} / \\lambda_{\\max})^k` with constant steps: prefer ``"constant"``
         (or standardise the features) on ill-conditioned data.
     max_iter : int, default=1000
         Largest number of gradient steps per binary problem.
     tol : float, default=1e-5
-        Stop when ``‖Yᵗ(Y a − b)‖ <= tol ‖Yᵗ b‖``.
+        Stop when :math:`\\lVert Y^t (Y a - b) \\rVert \\le \\mathit{tol} \\, \\lVert Y^t b \\rVert`.
     record_history : bool or int, default=False
-        Record a teaching trace in ``history_`` (``a(k)``, ``b``, ``e(k) = Y a(k) − b``, ``k = 0 … n_iter_``; ``True``: every
+        Record a teaching trace in ``history_`` (``a(k)``, ``b``,
+        :math:`e(k) = Y a(k) - b`, :math:`k = 0` to ``n_iter_``; ``True``: every
         iteration, an int ``n``: every ``n``-th; format and memory bound in
         :ref:`trace-format`).
     class_weight : dict, "balanced" or None, default=None
@@ -268,7 +272,7 @@ class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
     n_iter_ : int or ndarray
         Gradient steps made.
     history_ : dict or list of dict
-        ``criterion``: ``J_s(a_k)`` for every iterate.
+        ``criterion``: :math:`J_s(a_k)` for every iterate.
     margin_vector_ : ndarray
 
     See Also
@@ -279,9 +283,9 @@ class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
 
     Notes
     -----
-    More than two classes are fitted one-vs-rest with ``±1`` targets; with
-    ``b = 1`` the resulting argmax classifier is the MSE linear machine's
-    (``A⁺(2 t_k − 1) = 2 a_k − e_bias``).
+    More than two classes are fitted one-vs-rest with :math:`\\pm 1` targets; with
+    :math:`b = \\mathbf{1}` the resulting argmax classifier is the MSE linear machine's
+    (:math:`A^{+} (2 t_k - \\mathbf{1}) = 2 a_k - e_{\\mathrm{bias}}`).
 
     Examples
     --------
@@ -316,7 +320,7 @@ class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, margin=None, sample_weight=None, coef_init=None, intercept_init=None):
-        """Fit on ``X, y`` with margin vector ``b`` (default all ones).
+        """Fit on ``X, y`` with margin vector :math:`b` (default all ones).
 
         Parameters
         ----------
@@ -325,14 +329,14 @@ class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
         y : array-like of shape (N,)
             Class labels, any two or more values (one-vs-rest above two).
         margin : float or array-like of shape (N,), optional
-            Positive margin vector ``b`` (default all ones).
+            Positive margin vector :math:`b` (default all ones).
         sample_weight : array-like of shape (N,), default=None
-            Non-negative ``s_i`` (all ones when None), multiplied by
-            ``class_weight``'s: the weighted gradient ``Yᵗ S (Y a − b)`` of
-            ``Σ s_i (y_iᵗa − b_i)²``.  Rows of weight 0 are left out, integer
+            Non-negative :math:`s_i` (all ones when None), multiplied by
+            ``class_weight``'s: the weighted gradient :math:`Y^t S (Y a - b)` of
+            :math:`\\sum_i s_i (y_i^t a - b_i)^2`.  Rows of weight 0 are left out, integer
             weights equal repeated rows and a common factor of all weights
-            changes nothing (the default ``η_1`` is taken on the weighted
-            ``YᵗSY``); see :ref:`weights`.
+            changes nothing (the default :math:`\\eta_1` is taken on the weighted
+            :math:`Y^t S Y`); see :ref:`weights`.
         {start}
 
         Returns
@@ -351,7 +355,7 @@ class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
 
 
 class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
-    """Single-sample Widrow–Hoff (LMS): ``a ← a − η_k y_i (y_iᵗ a − b_i)``, sample by sample.
+    """Single-sample Widrow–Hoff (LMS): :math:`a \\leftarrow a - \\eta_k \\, y_i (y_i^t a - b_i)`, sample by sample.
 
     A compiled sequential loop over the rows of ``X``, dense or CSR/CSC
     (sparse rows are read as they are, never densified).  ``partial_fit``
@@ -360,20 +364,21 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
     Parameters
     ----------
     learning_rate : float or None, default=None
-        ``η_1``; ``None`` sets ``1/max_i ‖(x_i, 1)‖²`` (every update a
+        :math:`\\eta_1`; ``None`` sets :math:`1 / \\max_i \\lVert (x_i, 1) \\rVert^2` (every update a
         contraction, so the rule cannot diverge) on the training data, or on
         the first chunk given to ``partial_fit`` (then kept for the stream).
     schedule : {"inverse", "constant"}, default="inverse"
-        ``η_k = η_1/k`` with ``k`` the pass over the data, or constant.
+        :math:`\\eta_k = \\eta_1 / k` with :math:`k` the pass over the data, or constant.
     max_iter : int, default=1000
         Largest number of passes per binary problem.
     tol : float, default=1e-5
-        Stop when a pass moves the weights by at most ``tol ‖a‖``.
+        Stop when a pass moves the weights by at most :math:`\\mathit{tol} \\, \\lVert a \\rVert`.
     shuffle : bool, default=True
         New random order of the samples at each pass.
     random_state : int, RandomState or None, default=0 (the same order on every run)
     record_history : bool, int or "updates", default=False
-        Record a teaching trace in ``history_`` (``a``, ``b``, ``e = Y a − b`` after each pass, ``k = 0 … n_iter_``; ``True``: every
+        Record a teaching trace in ``history_`` (``a``, ``b``,
+        :math:`e = Y a - b` after each pass, :math:`k = 0` to ``n_iter_``; ``True``: every
         iteration, an int ``n``: every ``n``-th; format and memory bound in
         :ref:`trace-format`).
     class_weight : dict, "balanced" or None, default=None
@@ -389,9 +394,9 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
     history_ : dict or list of dict
         ``criterion``: sum of squared residuals met during each pass.
     learning_rate_ : float
-        The ``η_1`` used (for data ``fit`` rescaled, in the rescaled columns).
+        The :math:`\\eta_1` used (for data ``fit`` rescaled, in the rescaled columns).
     epoch_ : int
-        Schedule position ``k`` of the last pass, as in
+        Schedule position :math:`k` of the last pass, as in
         :class:`~linsep.PerceptronClassifier`.
 
     See Also
@@ -438,7 +443,7 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, margin=None, sample_weight=None, coef_init=None, intercept_init=None):
-        """Fit on ``X, y`` (dense or sparse) with margin vector ``b`` (default all ones); starts over.
+        """Fit on ``X, y`` (dense or sparse) with margin vector :math:`b` (default all ones); starts over.
 
         Parameters
         ----------
@@ -447,12 +452,12 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
         y : array-like of shape (N,)
             Class labels, any two or more values (one-vs-rest above two).
         margin : float or array-like of shape (N,), optional
-            Positive margin vector ``b`` (default all ones).
+            Positive margin vector :math:`b` (default all ones).
         sample_weight : array-like of shape (N,), default=None
-            Non-negative ``s_i`` (all ones when None), multiplied by
+            Non-negative :math:`s_i` (all ones when None), multiplied by
             ``class_weight``'s; weighs each update:
-            ``a ← a − η_k s_i y_i (y_iᵗa − b_i)``.  The default ``η_1`` is
-            divided by ``max s_i`` (every update stays a contraction), so a
+            :math:`a \\leftarrow a - \\eta_k \\, s_i y_i (y_i^t a - b_i)`.  The default :math:`\\eta_1` is
+            divided by :math:`\\max_i s_i` (every update stays a contraction), so a
             common factor of all weights changes nothing.  Rows of weight 0
             are left out.  Integer weights are not repeated rows: a repeated
             row is visited several times per pass (:ref:`weights`).
@@ -470,7 +475,7 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None, margin=None, epoch=None):
-        """One LMS pass over the chunk ``X, y`` (margin ``b`` per chunk sample), from the current weights.
+        """One LMS pass over the chunk ``X, y`` (margin :math:`b` per chunk sample), from the current weights.
 
         Parameters
         ----------
@@ -483,7 +488,7 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
         margin : float or array-like of shape (n,), optional
             Positive margin ``b`` of the chunk's samples (default all ones).
         epoch : int, optional
-            Pass over the stream this chunk belongs to: it uses ``η_epoch``.
+            Pass over the stream this chunk belongs to: it uses :math:`\\eta_{\\mathit{epoch}}`.
             Default: ``epoch_``.
 
         Returns

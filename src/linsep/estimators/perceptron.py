@@ -57,10 +57,10 @@ def initial_weights(estimator, X, coef_init, intercept_init):
 
 
 def weighted_rule_labels(estimator, y, sample_weight):
-    """Labels ``s_i y_i`` of the weighted perceptron rules, whose corrections are ``η s_i y_i``.
+    """Labels :math:`s_i y_i` of the weighted perceptron rules, whose corrections are :math:`\\eta \\, s_i y_i`.
 
-    The test ``aᵗ(s_i y_i) <= 0`` is the unweighted one (``s_i > 0``); with
-    a positive ``margin`` it would become ``aᵗy_i <= margin / s_i``, not the
+    The test :math:`a^t (s_i y_i) \\le 0` is the unweighted one (:math:`s_i > 0`); with
+    a positive ``margin`` :math:`b` it would become :math:`a^t y_i \\le b / s_i`, not the
     rule's, so weights are refused there.
     """
     if sample_weight is not None and estimator.margin > 0:
@@ -72,20 +72,21 @@ def weighted_rule_labels(estimator, y, sample_weight):
 class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
     """Single-sample perceptron, fixed or variable increment, with optional margin.
 
-    ``a ← a + η_k y_i`` whenever ``aᵗ y_i <= margin``, for ``y_i = y_i (x_i, 1)``
-    visited one at a time (a compiled sequential loop; dense or CSR/CSC
+    :math:`a \\leftarrow a + \\eta_k \\, y_i` whenever :math:`a^t y_i \\le b`
+    (:math:`b` the ``margin``), for the sign-normalised samples :math:`y_i`
+    (the label :math:`\\pm 1` times :math:`(x_i, 1)`) visited one at a time (a compiled sequential loop; dense or CSR/CSC
     input, sparse data read row by row and never densified).  ``partial_fit``
     makes one pass over each chunk of a stream (:ref:`streaming`).
 
     Parameters
     ----------
     learning_rate : float, default=1.0
-        ``η_1``.  Irrelevant to the classifier when ``margin = 0``.
+        :math:`\\eta_1`.  Irrelevant to the classifier when ``margin = 0``.
     schedule : {"constant", "inverse"}, default="constant"
-        Fixed increment ``η_k = η_1`` or variable increment ``η_k = η_1/k``
-        (``k`` = pass number).
+        Fixed increment :math:`\\eta_k = \\eta_1` or variable increment
+        :math:`\\eta_k = \\eta_1 / k` (:math:`k` the pass number).
     margin : float, default=0.0
-        ``b >= 0``: correct while ``aᵗ y_i <= b``.
+        :math:`b \\ge 0`: correct while :math:`a^t y_i \\le b`.
     max_iter : int, default=1000
         Largest number of passes per binary problem.
     shuffle : bool, default=True
@@ -95,7 +96,7 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
         scikit-learn's ``Perceptron``; ``None`` for a fresh order each fit.
     record_history : bool, int or "updates", default=False
         Record a teaching trace in ``history_`` (``a(k)`` after each pass and
-        the last sample it corrected, ``k = 0 … n_iter_``; a traced fit makes
+        the last sample it corrected, :math:`k = 0` to ``n_iter_``; a traced fit makes
         its passes in plain Python; ``True``: every iteration, an int ``n``:
         every ``n``-th; ``"updates"``: a row after every correction, the
         lecture's update-by-update table; format and memory bound in
@@ -108,21 +109,21 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
     Attributes
     ----------
     coef_ : ndarray of shape (1, d) or (K, d)
-        Weights ``w`` (float32 for float32 ``X``).
+        Weights :math:`w` (float32 for float32 ``X``).
     intercept_ : ndarray of shape (1,) or (K,)
-        Bias ``w_0``.
+        Bias :math:`w_0`.
     classes_ : ndarray of shape (K,)
         The class labels.
     status_ : str or ndarray of str
         ``"separable"`` when a pass made no correction (every training
-        sample then has ``y_i (w·x_i + w_0) > margin``), else ``"max_iter"``
+        sample then has :math:`y_i (w^t x_i + w_0) > b`), else ``"max_iter"``
         with a ConvergenceWarning; after ``partial_fit``, of the last chunk.
     n_iter_ : int or ndarray
         Passes over the data (per class for more than two classes).
     history_ : dict or list of dict
         ``mistakes``: corrections made in each pass.
     epoch_ : int
-        Schedule position ``k`` of the last pass (``η_k``): the one the next
+        Schedule position :math:`k` of the last pass (:math:`\\eta_k`): the one the next
         ``partial_fit`` uses unless given ``epoch``.
 
     See Also
@@ -168,9 +169,9 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
         y : array-like of shape (N,)
             Class labels, any two or more values (one-vs-rest above two).
         sample_weight : array-like of shape (N,), default=None
-            Non-negative ``s_i`` (all ones when None), multiplied by
+            Non-negative :math:`s_i` (all ones when None), multiplied by
             ``class_weight``'s; weighs each correction:
-            ``a ← a + η_k s_i y_i``.  Rows of weight 0 are left out; a common
+            :math:`a \\leftarrow a + \\eta_k \\, s_i y_i`.  Rows of weight 0 are left out; a common
             factor of all weights scales ``coef_`` and keeps every
             prediction.  Integer weights are not repeated rows: a repeated
             row is visited several times per pass (:ref:`weights`).
@@ -201,7 +202,7 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
         classes : array-like, optional
             All the labels of the stream; required on the first call.
         epoch : int, optional
-            Pass over the stream this chunk belongs to: it uses ``η_epoch``
+            Pass over the stream this chunk belongs to: it uses :math:`\\eta_{\\mathit{epoch}}`
             (matters for ``schedule="inverse"`` only).  Default: ``epoch_``.
 
         Returns
@@ -230,28 +231,28 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
 
 
 class BatchPerceptronClassifier(BaseLinearSeparator):
-    """Batch perceptron: ``a ← a + η_k Σ_{aᵗy_i <= margin} y_i``, ``η_k = η_1/k``.
+    """Batch perceptron: :math:`a \\leftarrow a + \\eta_k \\sum_{a^t y_i \\le b} y_i`, :math:`\\eta_k = \\eta_1 / k`.
 
     Parameters
     ----------
     learning_rate : float, default=1.0
-        ``η_1``.
+        :math:`\\eta_1`.
     schedule : {"inverse", "constant"}, default="inverse"
-        ``η_k = η_1/k`` (the lecture) or constant.  From ``a_0 = 0`` the first
+        :math:`\\eta_k = \\eta_1 / k` (the lecture) or constant.  From :math:`a_0 = 0` the first
         step is the sum of all samples and the later ones shrink like
-        ``1/k``, so under ``1/k`` the bias and the direction may need very
-        many iterations to catch up (e.g. > 10⁵ on three well-separated
+        :math:`1/k`, so under :math:`1/k` the bias and the direction may need very
+        many iterations to catch up (e.g. :math:`> 10^5` on three well-separated
         blobs where ``"constant"`` separates in about 50): prefer
         ``"constant"`` on separable data, ``"inverse"`` to damp the
         oscillation on non-separable data.
     margin : float, default=0.0
-        ``b >= 0``.
+        :math:`b \\ge 0`.
     max_iter : int, default=1000
-        Largest number of iterations (one product ``Y a`` each).
+        Largest number of iterations (one product :math:`Y a` each).
     record_history : bool or int, default=False
-        Record a teaching trace in ``history_`` (``a(k)`` after each iteration, ``k = 0 … n_iter_``; ``True``: every
-        iteration, an int ``n``: every ``n``-th; format and memory bound in
-        :ref:`trace-format`).
+        Record a teaching trace in ``history_`` (``a(k)`` after each iteration,
+        :math:`k = 0` to ``n_iter_``; ``True``: every iteration, an int
+        ``n``: every ``n``-th; format and memory bound in :ref:`trace-format`).
     class_weight : dict, "balanced" or None, default=None
         Weights of the classes, multiplied into ``fit``'s ``sample_weight``
         (one-vs-rest problems weigh the original classes); ``margin=0`` only.
@@ -260,14 +261,14 @@ class BatchPerceptronClassifier(BaseLinearSeparator):
     Attributes
     ----------
     coef_ : ndarray of shape (1, d) or (K, d)
-        Weights ``w`` (float32 for float32 ``X``).
+        Weights :math:`w` (float32 for float32 ``X``).
     intercept_ : ndarray of shape (1,) or (K,)
-        Bias ``w_0``.
+        Bias :math:`w_0`.
     classes_ : ndarray of shape (K,)
         The class labels.
     status_ : str or ndarray of str
         ``"separable"`` when an iteration found no mistake (every training
-        sample then has ``y_i (w·x_i + w_0) > margin``), else ``"max_iter"``
+        sample then has :math:`y_i (w^t x_i + w_0) > b`), else ``"max_iter"``
         with a ConvergenceWarning.
     n_iter_ : int or ndarray
         Iterations (per class for more than two classes).
@@ -314,9 +315,9 @@ class BatchPerceptronClassifier(BaseLinearSeparator):
         y : array-like of shape (N,)
             Class labels, any two or more values (one-vs-rest above two).
         sample_weight : array-like of shape (N,), default=None
-            Non-negative ``s_i`` (all ones when None), multiplied by
+            Non-negative :math:`s_i` (all ones when None), multiplied by
             ``class_weight``'s; weighs the batch correction:
-            ``a ← a + η_k Σ_{aᵗy_i <= 0} s_i y_i`` (``margin=0`` only).
+            :math:`a \\leftarrow a + \\eta_k \\sum_{a^t y_i \\le 0} s_i y_i` (``margin=0`` only).
             Integer weights give exactly the weights of repeated rows,
             weight 0 those of a removed row; a common factor of all weights
             scales ``coef_`` and keeps every prediction (:ref:`weights`).
@@ -339,12 +340,12 @@ class BatchPerceptronClassifier(BaseLinearSeparator):
 
 
 class KernelPerceptronClassifier(StreamMixin, BaseKernelSeparator):
-    """Kernel (dual) perceptron: ``f(x) = Σ_j α_j y_j k(x_j, x) + b``, ``α`` = correction counts.
+    """Kernel (dual) perceptron: :math:`f(x) = \\sum_j \\alpha_j y_j k(x_j, x) + b`, :math:`\\alpha` the correction counts.
 
     The training decision values are updated with one kernel column per
     correction (columns come from a least-recently-used cache of
     ``cache_size`` MB, :class:`linsep.kernels.KernelColumnCache`, shared by
-    the one-vs-rest problems); the ``N × N`` Gram matrix is never formed
+    the one-vs-rest problems); the :math:`N \\times N` Gram matrix is never formed
     (except that ``kernel="precomputed"`` receives it).  With
     ``kernel="linear"`` the model equals :class:`PerceptronClassifier`'s on
     the same sample order.
@@ -352,12 +353,12 @@ class KernelPerceptronClassifier(StreamMixin, BaseKernelSeparator):
     ``partial_fit`` makes one pass over each chunk of a stream
     (:ref:`streaming`), starting from the decision values of the model
     so far.  The dual model grows with the stream: the samples of a chunk
-    that were corrected at least once (``α > 0`` for some class) are
+    that were corrected at least once (:math:`\\alpha > 0` for some class) are
     appended to ``X_fit_`` with their counts, the others are dropped (their
     coefficient is 0).  Memory therefore grows with the number of corrected
     samples (at most every sample seen; a sample seen again and corrected
     again is stored again), and each chunk costs one kernel block
-    ``chunk × support`` to start from.  ``gamma`` is resolved on the first
+    of (chunk size) × (support size) to start from.  ``gamma`` is resolved on the first
     chunk and kept.  ``kernel="precomputed"`` has no ``partial_fit``.
 
     Parameters
@@ -367,13 +368,13 @@ class KernelPerceptronClassifier(StreamMixin, BaseKernelSeparator):
         ``k(A, B) -> (len(A), len(B))`` array is used as it is.
     gamma : {"scale", "auto"} or float, default="scale"
         Kernel coefficient of rbf/poly/sigmoid, as in SVC (``"scale"``:
-        ``1/(d·Var(X))``, ``"auto"``: ``1/d``).
+        :math:`1 / (d \\operatorname{Var}(X))`, ``"auto"``: :math:`1/d`).
     degree : int, default=3
     coef0 : float, default=0.0
     max_iter : int, default=100
         Largest number of passes per binary problem.
     fit_intercept : bool, default=True
-        Add the bias ``b = Σ_j α_j y_j`` (the perceptron's augmented 1).
+        Add the bias :math:`b = \\sum_j \\alpha_j y_j` (the perceptron's augmented 1).
     shuffle : bool, default=True
     random_state : int, RandomState or None, default=0
         Seed of the shuffling (the same order on every run by default).
@@ -383,7 +384,7 @@ class KernelPerceptronClassifier(StreamMixin, BaseKernelSeparator):
         Memory for cached kernel columns, in MB.
     record_history : bool, int or "updates", default=False
         Record a teaching trace in ``history_`` (``dual_coef``, ``intercept``
-        and the last corrected sample after each pass, ``k = 0 … n_iter_``;
+        and the last corrected sample after each pass, :math:`k = 0` to ``n_iter_``;
         ``True``: every iteration, an int ``n``: every ``n``-th;
         ``"updates"``: a row after every correction; format and memory bound
         in :ref:`trace-format`).
@@ -391,10 +392,10 @@ class KernelPerceptronClassifier(StreamMixin, BaseKernelSeparator):
     Attributes
     ----------
     dual_coef_ : ndarray of shape (1, N) or (K, N)
-        ``α_j y_j``.
+        :math:`\\alpha_j y_j`.
     intercept_ : ndarray of shape (1,) or (K,)
     alpha_ : ndarray of shape (N,) or (K, N)
-        Correction counts ``α_j``.
+        Correction counts :math:`\\alpha_j`.
     X_fit_ : ndarray or sparse matrix
         The training samples (the Gram matrix for ``"precomputed"``); after
         ``partial_fit``, the corrected samples of the stream.
@@ -461,10 +462,10 @@ class KernelPerceptronClassifier(StreamMixin, BaseKernelSeparator):
         y : array-like of shape (N,)
             Class labels, any two or more values (one-vs-rest above two).
         sample_weight : array-like of shape (N,), default=None
-            Non-negative ``s_i`` (all ones when None), multiplied by
+            Non-negative :math:`s_i` (all ones when None), multiplied by
             ``class_weight``'s; weighs each correction:
-            ``f ← f + s_i y_i (k(x_i, ·) + 1)``, so ``dual_coef_`` is
-            ``α_i s_i y_i`` (``alpha_`` still counts corrections).  Rows of
+            :math:`f \\leftarrow f + s_i y_i \\bigl(k(x_i, \\cdot) + 1\\bigr)`, so ``dual_coef_`` is
+            :math:`\\alpha_i s_i y_i` (``alpha_`` still counts corrections).  Rows of
             weight 0 are left out (refused for ``"precomputed"``: remove them
             from the Gram matrix); a common factor of all weights scales
             ``dual_coef_`` and keeps every prediction; integer weights are

@@ -19,12 +19,17 @@ __all__ = ["SeparabilityDisplay", "plot_separability"]
 class SeparabilityDisplay:
     """A separability verdict drawn on two-dimensional data.
 
-    *Separable*: the certified hyperplane ``w·x + w_0 = 0`` and the two lines
+    *Separable*: the certified hyperplane :math:`w^t x + w_0 = 0` and the two lines
     at its geometric margin on either side.  *Not separable*: the points that
-    carry the proof ``u`` (``u_i > 0``, sized by ``u_i``), the convex hulls of
+    carry the proof :math:`u` (:math:`u_i > 0`, sized by :math:`u_i`), the convex hulls of
     each class's carriers and their common point
-    ``Σ_{y_i=+1} u_i x_i / Σ_{y_i=+1} u_i = Σ_{y_i=-1} u_i x_i / Σ_{y_i=-1} u_i``:
-    ``Σ_i u_i y_i (x_i, 1) = 0`` says exactly that the two hulls meet there,
+
+    .. math::
+
+        \\frac{\\sum_{y_i = +1} u_i x_i}{\\sum_{y_i = +1} u_i}
+        = \\frac{\\sum_{y_i = -1} u_i x_i}{\\sum_{y_i = -1} u_i} :
+
+    :math:`\\sum_i u_i y_i (x_i, 1) = 0` says exactly that the two hulls meet there,
     so no line separates the classes.  *Undecided* (no certificate passed its
     check): the data and the verdict only.  Build it with :meth:`from_verdict`
     or :func:`plot_separability`.
