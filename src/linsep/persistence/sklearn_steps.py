@@ -148,6 +148,7 @@ def check_parameters(name, estimator):
                                  f"not {getattr(function, '__name__', type(function).__name__)}: use one of them, "
                                  f"or {_REFUSED_LINE}")
     elif name == "CalibratedClassifierCV":
+        _check_calibrated_estimator(estimator)
         cv = estimator.cv
         if cv is not None and not _is_int(cv):
             raise ModelFileError(f"a CalibratedClassifierCV is stored with cv an integer or None, not a "
@@ -275,7 +276,11 @@ def check_fitted(name, estimator):
     fitted = vars(estimator)
     if name in ("CountVectorizer", "TfidfVectorizer"):
         _check_vectorizer_parameters(name, estimator)
-        if "vocabulary_" not in fitted:
+        state = [a for a in ("vocabulary_", "fixed_vocabulary_", "_tfidf") if a in fitted]
+        if state and ("vocabulary_" not in state or "fixed_vocabulary_" not in state
+                      or (name == "TfidfVectorizer") != ("_tfidf" in state)):
+            raise ModelFileError(f"{name} is partly fitted (it has {', '.join(state)})")
+        if not state:
             return
         vocabulary = fitted["vocabulary_"]
         _check_vocabulary(f"{name}.vocabulary_", vocabulary)
@@ -343,14 +348,19 @@ def check_fitted(name, estimator):
             raise ModelFileError("IsotonicRegression.increasing_ is not a boolean")
 
 
-def _check_calibration(model):
-    fitted = vars(model)
+def _check_calibrated_estimator(model):
     if model.estimator is None:
         raise ModelFileError("a CalibratedClassifierCV(estimator=None) calibrates a LinearSVC, not a linsep "
                              "estimator: pass one, e.g. CalibratedClassifierCV(linsep.make_classifier('mhks'))")
     problem = classifier_problem(model.estimator, fitted=False)
     if problem:
-        raise ModelFileError(f"CalibratedClassifierCV.estimator: {problem}")
+        raise ModelFileError(f"CalibratedClassifierCV.estimator: {problem}; a model file calibrates linsep "
+                             f"estimators (or Pipelines ending in one)")
+
+
+def _check_calibration(model):
+    fitted = vars(model)
+    _check_calibrated_estimator(model)
     if "calibrated_classifiers_" not in fitted:
         return
     classes, calibrated = fitted.get("classes_"), fitted["calibrated_classifiers_"]
@@ -415,7 +425,7 @@ def classifier_problem(model, fitted):
         if fitted and "calibrated_classifiers_" not in vars(model):
             return "its CalibratedClassifierCV is not fitted"
         return None  # its own check (check_fitted) looks inside
-    return f"it ends in a {name}"
+    return f"it ends in a {name}, not a linsep estimator"
 
 
 # ---------------------------------------------------------------- widths along a Pipeline
