@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
-from model_file_mutations import member_spans, mutations
+from model_file_mutations import member_spans, mutations, text_corpus
 
 from linsep import make_classifier
 from linsep.persistence.model_file import ModelFileError, load_model, parse_npy_header, save_model
@@ -46,6 +46,39 @@ def test_sampled_mutations_are_refused_or_harmless(tmp_path, name):
             outcomes["refused"] += 1
             continue
         assert np.array_equal(loaded.predict(X_TEST), predictions), label
+        outcomes["same"] += 1
+    assert outcomes["refused"] > 0 and outcomes["same"] > 0
+
+
+def test_sampled_mutations_of_a_calibrated_text_pipeline(tmp_path):
+    """A TfidfVectorizer and a CalibratedClassifierCV of MHKS: refused in one line, or the same probabilities."""
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.pipeline import make_pipeline
+
+    import linsep
+
+    documents, labels = text_corpus(60, n_common=150, n_topic_words=10)
+    test = text_corpus(20, n_common=150, n_topic_words=10, seed=1)[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = make_pipeline(TfidfVectorizer(), CalibratedClassifierCV(make_classifier("mhks"), cv=2)).fit(
+            documents, labels)
+    path = linsep.save(model, tmp_path / "text.npz")
+    good = path.read_bytes()
+    probabilities, outcomes = model.predict_proba(test), {"refused": 0, "same": 0}
+    spans = member_spans(good)
+    positions = sorted({p for start, _, _, _ in spans[:3] for p in range(start, start + 80)}
+                       | set(range(0, len(good), 53)))
+    for label, data in mutations(good, positions=positions, masks=(0x01, 0xFF)):
+        overwrite(path, data)
+        try:
+            loaded = linsep.load(path)
+        except ModelFileError as exc:
+            assert "\n" not in str(exc), label
+            outcomes["refused"] += 1
+            continue
+        assert np.array_equal(loaded.predict_proba(test), probabilities), label
         outcomes["same"] += 1
     assert outcomes["refused"] > 0 and outcomes["same"] > 0
 
