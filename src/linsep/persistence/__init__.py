@@ -73,6 +73,9 @@ from linsep.persistence.sklearn_steps import PREPROCESSING, SUPPORTED, TEXT
 
 __all__ = ["PREPROCESSING", "SUPPORTED", "TEXT", "load", "save"]
 
+_ALTERNATIVE = ("a model file holds no code: name a built-in option (a kernel: 'linear', 'poly', 'rbf', "
+                "'sigmoid'), or apply the function to the data before the Pipeline and save the steps after it")
+
 _PARAMETER_FREE = ("_SigmoidCalibration", "_TemperatureScaling")
 """Classes without parameters (nor a parameter validation): their nodes have empty ``params``."""
 
@@ -116,7 +119,7 @@ class _CompositeEncoder(_Encoder):
         if callable(value) and not hasattr(value, "fit"):  # SelectKBest's score_func, by name only
             name = next((n for n, f in sklearn_steps.score_functions().items() if f is value), None)
             if name is None:
-                raise TypeError(getattr(value, "__name__", type(value).__name__))
+                raise TypeError(f"function {getattr(value, '__name__', type(value).__name__)}")
             return {"__score_func__": name}
         if type(value) is sklearn_steps.calibrated_classifier_class():
             return {"__calibrated__": {field: self.encode(getattr(value, field), f"{key}.{field}")
@@ -142,11 +145,13 @@ class _CompositeEncoder(_Encoder):
         if not linsep:  # a function or a reader of files: refused with what to do instead
             sklearn_steps.check_parameters(name, estimator)
         params = estimator.get_params(deep=False)
-        try:
-            encoded_params = {k: self.encode(v, f"{key}.{k}") for k, v in params.items()}
-        except TypeError as exc:
-            raise ModelFileError(f"cannot store the parameter of {name} (at {key}) of type {exc} "
-                                 f"in a model file") from None
+        encoded_params = {}
+        for param, value in params.items():
+            try:
+                encoded_params[param] = self.encode(value, f"{key}.{param}")
+            except TypeError as exc:
+                raise ModelFileError(f"cannot store the parameter {param} of {name} (at {key}), a {exc}, in a "
+                                     f"model file: {_ALTERNATIVE}") from None
         if not linsep:  # what load would refuse is not written
             _check_preprocessing_node(name, estimator)
         if linsep and hasattr(estimator, "classes_"):

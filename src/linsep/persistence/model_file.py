@@ -167,10 +167,14 @@ def save_model(estimator, algorithm, path):
     :class:`OSError` if the file cannot be written; the write is atomic
     (:func:`write_file`): a previous file at ``path`` survives any failure.
     """
-    try:
-        params = {k: _json_safe_param(v) for k, v in estimator.get_params(deep=False).items()}
-    except TypeError as exc:
-        raise ModelFileError(f"cannot store parameter of type {exc} in a model file") from None
+    params = {}
+    for name, value in estimator.get_params(deep=False).items():
+        try:
+            params[name] = _json_safe_param(value)
+        except TypeError as exc:
+            raise ModelFileError(f"cannot store parameter {name} of type {exc} in a model file: a model file holds "
+                                 f"no code, name a built-in option instead (a kernel: 'linear', 'poly', 'rbf', "
+                                 f"'sigmoid')") from None
     check_fitted_model(estimator, params, context="the fitted model cannot be saved: ")
     enc, attributes, skipped = _Encoder(), {}, []
     # Every attribute that is not a constructor parameter was set by fit:
