@@ -170,7 +170,8 @@ def test_refusals_that_need_no_fit(tmp_path):
                           ({"encoding": "rot13"}, "decode the documents before the Pipeline"),
                           ({"dtype": np.complex128}, "dtype named from float64"),
                           ({"stop_words": ("a", "b")}, "stop_words None, 'english' or a list of strings, not a "
-                                                        "tuple: pass list(stop_words)")]:
+                                                        "tuple: pass list(stop_words)"),
+                          ({"vocabulary": {"sp1", "te2"}}, "not a set: pass sorted(vocabulary)")]:
         vectorizer = CountVectorizer().fit(DOCUMENTS)
         model = make_pipeline(vectorizer, make_classifier("hk"))
         model[-1].fit(vectorizer.transform(DOCUMENTS), LABELS)

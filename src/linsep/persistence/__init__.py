@@ -18,25 +18,35 @@ archive of the fitted arrays, a JSON description and a SHA-256 checksum.
   (``linsep fit``), with the registered algorithm name: ``linsep predict``
   and :func:`load` read the same files.
 * A scikit-learn :class:`~sklearn.pipeline.Pipeline` or
-  :class:`~sklearn.compose.ColumnTransformer` of the preprocessing steps in
-  ``PREPROCESSING`` around linsep estimators is written as a tree
-  (format ``linsep-composite-model``): each node names its class from a fixed
-  table, its parameters (JSON) and its fitted attributes (arrays, numbers,
-  strings, lists, tuples, dicts, slices, dtypes, nested nodes).
+  :class:`~sklearn.compose.ColumnTransformer` of the steps in ``SUPPORTED``
+  (preprocessing, the text vectorizers ``TEXT``, ``SelectKBest`` /
+  ``SelectPercentile``, ``CalibratedClassifierCV``; see
+  :mod:`linsep.persistence.sklearn_steps`) around linsep estimators is
+  written as a tree (format ``linsep-composite-model``): each node names its
+  class from a fixed table, its parameters (JSON) and its fitted attributes
+  (arrays, numbers, NumPy scalars, strings, lists, tuples, dicts, slices,
+  dtypes, a vocabulary as its terms in column order, a score function or a
+  dtype type by name, nested nodes).
 
 Loading trusts nothing
 ----------------------
 Loading never unpickles and never imports a module or a class named by the
-file: a class is looked up in ``PREPROCESSING`` or among linsep's own
-estimators, by a name the file can only choose from that table.  The archive,
-the ``.npy`` headers, the JSON and the checksum are checked as for any model
-file; each node's parameters through the class's own parameter validation;
-every linsep estimator inside a composite against its full attribute table
-(types, shapes, finiteness).  The preprocessing steps' fitted attributes are
-checked for their types only: a tampered scaler (with the checksum recomputed)
-is not detected beyond that, but it can hold nothing except numbers, strings
-and arrays of them.  A file written with another scikit-learn version loads
-with a warning, as scikit-learn's own loading does.
+file: a class is looked up in ``SUPPORTED`` (and the calibrators
+CalibratedClassifierCV fits) or among linsep's own estimators, by a name the
+file can only choose from that table; a score function or dtype likewise from
+a fixed list.  The archive, the ``.npy`` headers, the JSON and the checksum
+are checked as for any model file; each node's parameters through the class's
+own parameter validation and ``sklearn_steps.check_parameters`` (no function,
+no file input); every linsep estimator inside a composite against its full
+attribute table (types, shapes, finiteness); the text, selection and
+calibration steps by ``sklearn_steps.check_fitted`` (a vocabulary of distinct
+string terms, one ``idf_`` / ``scores_`` value per column, calibrators of the
+method's kind, one per class, the same classes throughout), and the widths
+along each Pipeline.  The scalers' fitted attributes are checked for their
+types only: a tampered scaler (with the checksum recomputed) is not detected
+beyond that, but it can hold nothing except numbers, strings and arrays of
+them.  A file written with another scikit-learn version loads with a warning,
+as scikit-learn's own loading does.
 """
 
 from __future__ import annotations
@@ -181,9 +191,11 @@ def save(model, path):
 
     Parameters
     ----------
-    model : fitted linsep estimator, or Pipeline / ColumnTransformer
-        A linsep estimator, or a scikit-learn Pipeline or ColumnTransformer
-        of the steps in ``PREPROCESSING`` and linsep estimators.
+    model : fitted linsep estimator, Pipeline or CalibratedClassifierCV
+        A linsep estimator, or a scikit-learn Pipeline, ColumnTransformer or
+        CalibratedClassifierCV of the steps in ``SUPPORTED`` and linsep
+        estimators (a text Pipeline: a vectorizer, TfidfTransformer,
+        SelectKBest, a scaler, then a linsep estimator or a calibrated one).
     path : str or path-like
         The file to write (conventionally ``.npz``; the name is used as given).
 
@@ -194,9 +206,11 @@ def save(model, path):
     Raises
     ------
     ModelFileError
-        A step that is not in ``PREPROCESSING``, a parameter JSON cannot
-        hold (a function), or a fitted linsep model that could not be loaded
-        back (e.g. non-finite weights); a ``ValueError``.
+        A step that is not in ``SUPPORTED``, a parameter a model file does
+        not hold (a function, a tokenizer, ``input="filename"``, a score
+        function outside ``sklearn_steps.SCORE_FUNCTIONS``), or a fitted
+        model that could not be loaded back (e.g. non-finite weights); one
+        line naming what to do instead; a ``ValueError``.
 
     See Also
     --------

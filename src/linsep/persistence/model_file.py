@@ -37,10 +37,12 @@ checks, in this order, and refuses with a one-line :class:`ModelFileError`:
 produced unusable values (``nan`` weights after an overflow) is refused at
 once instead of being written.
 
-A Pipeline or ColumnTransformer around linsep estimators is written by
-:func:`linsep.save` in the format :data:`COMPOSITE_FORMAT` (same archive,
-checksum and checks 1–3; the metadata holds a tree of steps, see
-:mod:`linsep.persistence`); :func:`load_model` reads both formats.
+A Pipeline, ColumnTransformer or CalibratedClassifierCV around linsep
+estimators (text Pipelines included) is written by :func:`linsep.save` in the
+format :data:`COMPOSITE_FORMAT` (same archive, checksum and checks 1–3; the
+metadata holds a tree of steps, see :mod:`linsep.persistence` and
+:mod:`linsep.persistence.sklearn_steps`); :func:`load_model` reads both
+formats.
 """
 
 from __future__ import annotations

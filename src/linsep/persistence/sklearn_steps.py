@@ -72,7 +72,8 @@ _REFUSED_LINE = "transform the data with it before the Pipeline and save the ste
 
 def step_classes():
     """``{name: class}`` of every scikit-learn class a composite model file may hold (a fixed table)."""
-    from sklearn.calibration import CalibratedClassifierCV, _SigmoidCalibration, _TemperatureScaling
+    import sklearn.calibration as calibration
+    from sklearn.calibration import CalibratedClassifierCV, _SigmoidCalibration
     from sklearn.compose import ColumnTransformer
     from sklearn.feature_extraction.text import CountVectorizer, HashingVectorizer, TfidfTransformer, TfidfVectorizer
     from sklearn.feature_selection import SelectKBest, SelectPercentile
@@ -93,8 +94,9 @@ def step_classes():
     classes = (Pipeline, ColumnTransformer, StandardScaler, MinMaxScaler, MaxAbsScaler, RobustScaler, Normalizer,
                PolynomialFeatures, SimpleImputer, FunctionTransformer, CountVectorizer, TfidfVectorizer,
                HashingVectorizer, TfidfTransformer, SelectKBest, SelectPercentile, CalibratedClassifierCV,
-               FrozenEstimator, _SigmoidCalibration, IsotonicRegression, _TemperatureScaling)
-    return {cls.__name__: cls for cls in classes}
+               FrozenEstimator, _SigmoidCalibration, IsotonicRegression)
+    temperature = getattr(calibration, "_TemperatureScaling", None)  # scikit-learn >= 1.8
+    return {cls.__name__: cls for cls in classes + ((temperature,) if temperature is not None else ())}
 
 
 def calibrated_classifier_class():
@@ -223,7 +225,7 @@ def _vocabulary_of_parameter(name, vocabulary):
                 raise ModelFileError(f"{name}: the vocabulary parameter holds a duplicate or non-string term")
     else:
         raise ModelFileError(f"a {name} is stored with a vocabulary given as a dict or a list, not a "
-                             f"{type(vocabulary).__name__}: pass list(vocabulary)")
+                             f"{type(vocabulary).__name__}: pass sorted(vocabulary) (the order fit gives a set)")
     _check_vocabulary(f"{name}.vocabulary", mapping)
     return mapping
 
