@@ -257,3 +257,15 @@ def test_tables_name_what_is_supported():
     assert set(sklearn_steps.score_functions()) == set(sklearn_steps.SCORE_FUNCTIONS)
     assert all(np.dtype(t).kind in "biuf" for t in sklearn_steps.dtype_types().values())
     assert set(sklearn_steps.TEXT) <= set(linsep.persistence.SUPPORTED)
+
+
+def test_text_column_in_a_column_transformer(tmp_path):
+    pd = pytest.importorskip("pandas")
+    from sklearn.compose import make_column_transformer
+    from sklearn.preprocessing import StandardScaler
+
+    frame = pd.DataFrame({"text": DOCUMENTS, "length": [float(len(d)) for d in DOCUMENTS]})
+    model = _fit(make_pipeline(make_column_transformer((TfidfVectorizer(), "text"), (StandardScaler(), ["length"])),
+                               make_classifier("mhks")), frame)
+    test = pd.DataFrame({"text": TEST, "length": [float(len(d)) for d in TEST]})
+    _same_predictions(model, _load(linsep.save(model, tmp_path / "m.npz")), test)
