@@ -307,3 +307,21 @@ def node_mutations(meta, nodes_per_kind=2):
         edits.append(("a scaler as the estimator", _set(path, "params", "estimator", value={
             "__estimator__": "MaxAbsScaler", "params": {"copy": {"__value__": True}}, "attributes": {}})))
     return edits
+
+
+def _refuse_pickle(*args, **kwargs):
+    raise AssertionError("pickle was called")
+
+
+def load_refusing_pickle(path):
+    """``linsep.load(path)`` with every entry point of pickle raising (fitting may use pickle: numba's cache does)."""
+    import pickle
+
+    import pytest
+
+    import linsep
+
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ("load", "loads", "Unpickler"):
+            patch.setattr(pickle, name, _refuse_pickle)
+        return linsep.load(path)

@@ -1,12 +1,10 @@
 """linsep.save / linsep.load: every registered estimator and Pipelines of preprocessing around them, no pickle."""
 
-import json
-import pickle
 import warnings
 
 import numpy as np
 import pytest
-from model_file_mutations import mutations, rewrite_model_file
+from model_file_mutations import load_refusing_pickle, mutations, rewrite_model_file
 from sklearn.compose import make_column_transformer
 from sklearn.decomposition import PCA
 from sklearn.impute import SimpleImputer
@@ -34,16 +32,7 @@ X_TEST = RNG.normal(1.5, 2.0, (25, 3))
 NAMES = sorted(available_classifiers())
 
 
-def _refuse_pickle(*args, **kwargs):
-    raise AssertionError("pickle was called")
-
-
-def _load(path):
-    """linsep.load with every entry point of pickle raising (fitting may use pickle: numba's cache does)."""
-    with pytest.MonkeyPatch.context() as patch:
-        for name in ("load", "loads", "Unpickler"):
-            patch.setattr(pickle, name, _refuse_pickle)
-        return linsep.load(path)
+_load = load_refusing_pickle
 
 
 def _fit(model, X=X_TRAIN, y=Y_TRAIN):

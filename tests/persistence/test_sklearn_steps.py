@@ -7,13 +7,12 @@ alternative; every edit of the new nodes that :func:`linsep.save` would never
 write is refused when loading (``model_file_mutations.node_mutations``).
 """
 
-import pickle
 import re
 import warnings
 
 import numpy as np
 import pytest
-from model_file_mutations import node_mutations, rewrite_model_file, text_corpus
+from model_file_mutations import load_refusing_pickle, node_mutations, rewrite_model_file, text_corpus
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.feature_extraction.text import CountVectorizer, HashingVectorizer, TfidfTransformer, TfidfVectorizer
 from sklearn.feature_selection import SelectKBest, SelectPercentile, chi2, f_classif
@@ -33,16 +32,7 @@ TEST, _ = text_corpus(90, seed=1)
 TEST = TEST + ["", "unknown words only", "W0É w1 SP3 te4 AR5"]
 
 
-def _refuse_pickle(*args, **kwargs):
-    raise AssertionError("pickle was called")
-
-
-def _load(path):
-    """linsep.load with every entry point of pickle raising."""
-    with pytest.MonkeyPatch.context() as patch:
-        for name in ("load", "loads", "Unpickler"):
-            patch.setattr(pickle, name, _refuse_pickle)
-        return linsep.load(path)
+_load = load_refusing_pickle
 
 
 def _fit(model, documents=DOCUMENTS, labels=LABELS):
