@@ -5,8 +5,10 @@ import warnings
 import numpy as np
 import pytest
 
-from linsep import (BatchPerceptronClassifier, HoKashyapClassifier, LMSClassifier, MSEClassifier,
-                    PerceptronClassifier, WidrowHoffClassifier)
+from linsep import (BatchPerceptronClassifier, HoKashyapClassifier, HoKashyapClassifierCV, KernelHoKashyapClassifier,
+                    KernelHoKashyapClassifierCV, KernelLagrangianSVMClassifier, KernelPerceptronClassifier,
+                    KernelSchlesingerKozinecClassifier, KozinecClassifier, LagrangianSVMClassifier, LMSClassifier,
+                    MSEClassifier, PerceptronClassifier, SchlesingerKozinecClassifier, WidrowHoffClassifier)
 from linsep.cli import main
 from linsep.inspection import TraceTable, trace_positive_class, trace_table
 
@@ -183,3 +185,95 @@ def test_cli_positive_runs_the_estimator_with_pos_label(tmp_path, capsys):
                  "--param", "shuffle=false", "--steps", "1"]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[1].startswith("0  [1, 1, 1]")     # a(0): the starting weights, bias first
+
+
+# --- pos_label on the Kozinec/SK, LSVM, kernel perceptron, kernel HK and cross-validated HK estimators ---
+
+_RNG = np.random.default_rng(0)
+X_NOISY = _RNG.normal(size=(40, 2))
+Y_NOISY = np.where(X_NOISY[:, 0] + 0.8 * _RNG.normal(size=40) > 0, 2, 1)   # overlapping classes 1 and 2
+X_TWICE, Y_TWICE = np.r_[X, X + 0.1], np.r_[Y12, Y12]                        # enough rows for 2 folds
+
+OTHER_FAMILIES = {
+    "kozinec": lambda: KozinecClassifier(record_history=True, max_iter=300),
+    "sk": lambda: SchlesingerKozinecClassifier(record_history=True, max_iter=2000),
+    "sk_augmented": lambda: SchlesingerKozinecClassifier(record_history=True, formulation="augmented", max_iter=2000),
+    "kernel_sk": lambda: KernelSchlesingerKozinecClassifier(record_history=True, gamma=1.0),
+    "lsvm": lambda: LagrangianSVMClassifier(record_history=True),
+    "kernel_lsvm": lambda: KernelLagrangianSVMClassifier(record_history=True, gamma=1.0),
+    "kernel_perceptron": lambda: KernelPerceptronClassifier(record_history=True, gamma=1.0, max_iter=20),
+    "kernel_hk": lambda: KernelHoKashyapClassifier(record_history=True, gamma=1.0),
+    "kernel_hkes": lambda: KernelHoKashyapClassifier(record_history=True, gamma=1.0, early_stopping=True,
+                                                     random_state=0),
+    "hk_cv": lambda: HoKashyapClassifierCV(cv=2, record_history=True, random_state=0),
+    "hk_cv_Cs": lambda: HoKashyapClassifierCV(cv=2, Cs=3, record_history=True, random_state=0),
+    "hk_cv_no_refit": lambda: HoKashyapClassifierCV(cv=2, refit=False, random_state=0),
+    "kernel_hk_cv": lambda: KernelHoKashyapClassifierCV(cv=2, gamma=1.0, record_history=True, random_state=0),
+}
+
+
+def _fit_quietly(estimator, X, y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return estimator.fit(X, y)
+
+
+@pytest.mark.parametrize("problem", ["separable", "noisy"])
+@pytest.mark.parametrize("name", sorted(OTHER_FAMILIES))
+def test_pos_label_keeps_the_model_of_the_other_families(name, problem):
+    """These rules are sign-symmetric: pos_label=classes_[0] keeps every prediction and score, the trace changes sign."""
+    make = OTHER_FAMILIES[name]
+    Xd, yd = (X_NOISY, Y_NOISY) if problem == "noisy" else (X_TWICE, Y_TWICE) if "cv" in name else (X, Y12)
+    plain = _fit_quietly(make(), Xd, yd)
+    flipped = _fit_quietly(make().set_params(pos_label=1), Xd, yd)
+    np.testing.assert_array_equal(flipped.classes_, [1, 2])
+    np.testing.assert_array_equal(flipped.predict(Xd), plain.predict(Xd))
+    np.testing.assert_allclose(flipped.decision_function(Xd), plain.decision_function(Xd), atol=1e-9)
+    assert np.all((flipped.decision_function(Xd) > 0) == (flipped.predict(Xd) == 2))  # scikit-learn's sign
+    np.testing.assert_array_equal(flipped.status_, plain.status_)
+    if not flipped.record_history:
+        return
+    assert trace_positive_class(flipped) == 1 and trace_positive_class(plain) == 2
+    mine, shown, reference = (trace_table(flipped).to_records(), trace_table(flipped, pos_label=2).to_records(),
+                              trace_table(plain).to_records())
+    assert len(shown) == len(reference)
+    keys = [key for key in ("a", "dual_coef", "intercept") if key in reference[0]]
+    assert keys
+    for raw, got, want in zip(mine, shown, reference):
+        for key in keys:
+            np.testing.assert_allclose(np.asarray(got[key], dtype=float), np.asarray(want[key], dtype=float),
+                                       atol=1e-8)
+            np.testing.assert_allclose(np.asarray(raw[key], dtype=float), -np.asarray(want[key], dtype=float),
+                                       atol=1e-8)   # recorded with class 1 as +1
+
+
+@pytest.mark.parametrize("name", sorted(OTHER_FAMILIES))
+def test_pos_label_of_the_other_families_is_checked(name):
+    make = OTHER_FAMILIES[name]
+    with pytest.raises(ValueError, match="not a class"):
+        _fit_quietly(make().set_params(pos_label=3), X_TWICE, Y_TWICE)
+    with pytest.raises(ValueError, match="two-class"):
+        _fit_quietly(make().set_params(pos_label=1), np.r_[X_NOISY, X_NOISY[:12] + 4.0],
+                     np.r_[Y_NOISY, np.full(12, 3)])
+    with pytest.raises(ValueError, match="pos_label"):
+        make().set_params(pos_label=[1]).fit(X_TWICE, Y_TWICE)   # the constraint: a label, not a list
+
+
+def test_kernel_perceptron_stream_with_pos_label_matches_the_plain_stream():
+    a = KernelPerceptronClassifier(shuffle=False, gamma=0.5, pos_label=1, record_history=True)
+    b = KernelPerceptronClassifier(shuffle=False, gamma=0.5, record_history=True)
+    for start in (0, 20):
+        a.partial_fit(X_NOISY[start:start + 20], Y_NOISY[start:start + 20], classes=[1, 2])
+        b.partial_fit(X_NOISY[start:start + 20], Y_NOISY[start:start + 20], classes=[1, 2])
+    np.testing.assert_allclose(a.dual_coef_, b.dual_coef_)
+    np.testing.assert_allclose(a.intercept_, b.intercept_)
+    np.testing.assert_array_equal(a.predict(X_NOISY), b.predict(X_NOISY))
+    np.testing.assert_allclose(a.history_["dual_coef"], -np.asarray(b.history_["dual_coef"]))
+
+
+def test_lsvm_refuses_pos_label_for_dask_input():
+    da = pytest.importorskip("dask.array")
+    Xd = da.from_array(X_NOISY, chunks=20)
+    LagrangianSVMClassifier().fit(Xd, Y_NOISY)   # without pos_label: the blockwise fit
+    with pytest.raises(ValueError, match="pos_label=1 is not available for dask input"):
+        LagrangianSVMClassifier(pos_label=1).fit(Xd, Y_NOISY)

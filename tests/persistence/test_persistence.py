@@ -91,6 +91,20 @@ def test_multiclass_and_string_labels(tmp_path):
     _same_predictions(model, _load(linsep.save(model, tmp_path / "p.npz")))
 
 
+POS_LABEL_NAMES = [name for name in NAMES if "pos_label" in make_classifier(name).get_params()]
+
+
+@pytest.mark.parametrize("name", POS_LABEL_NAMES)
+@pytest.mark.parametrize("pos_label", [0, "a"])
+def test_estimators_with_pos_label_round_trip(tmp_path, name, pos_label):
+    y = Y_TRAIN if pos_label == 0 else np.array(["a", "b"])[Y_TRAIN]  # pos_label names classes_[0]
+    model = _fit(make_classifier(name).set_params(pos_label=pos_label), y=y)
+    loaded = _load(linsep.save(model, tmp_path / "m.npz"))
+    _same_predictions(model, loaded)
+    assert loaded.get_params()["pos_label"] == pos_label and type(loaded.pos_label) is type(pos_label)
+    np.testing.assert_array_equal(loaded.classes_, model.classes_)
+
+
 @pytest.mark.parametrize("step, words", [
     (PCA(n_components=2), "cannot save a PCA"),
     (FunctionTransformer(np.log1p), "cannot store the parameter"),

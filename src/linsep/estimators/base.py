@@ -62,9 +62,11 @@ POS_LABEL_DOC = """pos_label : int, float, bool, str or None, default=None
         2]``.  ``None``: ``classes_[1]``.  Two-class fits only.
         ``classes_`` stay sorted and the stored model keeps scikit-learn's
         sign (``decision_function > 0`` means ``classes_[1]``), so with
-        ``pos_label=classes_[0]`` the fitted ``coef_`` is the negated final
-        iterate, while ``history_`` (``a(k)``, ``b(k)``, ``e(k)``) and the
-        starting weights ``coef_init`` / ``intercept_init`` are in the
+        ``pos_label=classes_[0]`` the fitted model (``coef_`` or
+        ``dual_coef_``, and ``intercept_``) is the negated final iterate,
+        while ``history_`` (``a(k)``, ``b(k)``, ``e(k)``, dual
+        coefficients) and the starting weights ``coef_init`` /
+        ``intercept_init`` (where ``fit`` takes them) are in the
         ``pos_label`` convention (:ref:`pos-label`)."""
 """The docstring entry of ``pos_label``, shared by the estimators that take it."""
 

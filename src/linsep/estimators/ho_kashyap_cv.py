@@ -55,8 +55,9 @@ from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import Interval
 
 from linsep.estimators.cv_folds import folds_without_zero_weight, stratified_folds
-from linsep.estimators.base import (FitContext, CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator,
-                     encode_pm1, rows_with_weight)
+from linsep.estimators.base import (FitContext, CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, POS_LABEL_CONSTRAINT,
+                                   POS_LABEL_DOC, BaseKernelSeparator, BaseLinearSeparator, encode_pm1,
+                                   rows_with_weight)
 from linsep.solvers.ho_kashyap.params import HK_CONSTRAINTS, HKParams, estimator_init, hk_defaults
 from linsep._core.signed_design import sign_normalized
 from linsep.designs.weights import WeightedValidation, weighted_signed_design
@@ -181,7 +182,8 @@ class _CrossValidatedStopping:
         # kept minimises the sum over the problems of their cross-validation error at their own k̂.
         fit.surfaces = None
         if self.Cs is not None:
-            targets = encode_pm1(y, self.classes_)[0]
+            # in the solver's sign, as the refit's (pos_label); the folds are drawn on the labels themselves
+            targets = self._positive_sign() * encode_pm1(y, self.classes_)[0]
             X_solve = self._solver_input(X, fit)
             fit.surfaces = [self._surface(fit, X_solve, targets[:, c]) for c in range(targets.shape[1])]
             fit.shared_C = self._choose_C(fit.surfaces)
@@ -263,6 +265,7 @@ _CV_HK_NAMES = ("loss", "C", "learning_rate", "b0", "max_iter", "tol", "stopping
 _CV_PARAMETERS = {
     "cv": 5, **hk_defaults(_CV_HK_NAMES), "Cs": None, "refit": True, "n_iter_no_change": DEFAULT_N_ITER_NO_CHANGE,
     "validation_tol": 0.0, "class_weight": None, "n_jobs": None, "record_history": False, "random_state": None,
+    "pos_label": None,
 }
 """The parameters of :class:`HoKashyapClassifierCV` with their defaults (the kernel twin adds its kernel's)."""
 
@@ -335,6 +338,9 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         the fold runs keep only their validation curves.
     random_state : int, RandomState or None, default=None
         Seed of the folds of an int ``cv``.
+    {pos_label}
+        The folds are drawn on the labels, so they do not depend on it; the
+        fold runs, the choice of :math:`\\hat k` and the refit run in its convention.
 
     Attributes
     ----------
@@ -410,6 +416,7 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         "n_jobs": [None, Integral],
         "record_history": RECORD_HISTORY_CONSTRAINT,
         "random_state": ["random_state"],
+        "pos_label": POS_LABEL_CONSTRAINT,
     }
 
     __init__ = estimator_init(_CV_PARAMETERS)
@@ -511,7 +518,7 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
         ``tol=1e-6``, as ``kernel_hkes``).  ``refit=False`` averages the
         fold models' dual coefficients (zero outside each fold's training
         rows) and intercepts: the average of their decision functions.
-    n_iter_no_change, validation_tol, class_weight, n_jobs, record_history, random_state
+    n_iter_no_change, validation_tol, class_weight, n_jobs, record_history, random_state, pos_label
         As in :class:`HoKashyapClassifierCV`: ``class_weight`` (dict,
         ``"balanced"`` or None, default=None) multiplies ``fit``'s
         ``sample_weight``.
@@ -608,3 +615,7 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
         dual /= len(runs)
         intercept = float(np.mean([run.intercept for run in runs]))
         return dual, intercept, bool(np.min(y * (K @ dual + intercept)) > 0)
+
+
+if HoKashyapClassifierCV.__doc__ is not None:  # no docstring under python -OO
+    HoKashyapClassifierCV.__doc__ = HoKashyapClassifierCV.__doc__.replace("    {pos_label}", "    " + POS_LABEL_DOC)

@@ -27,8 +27,8 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 
-from linsep.estimators.base import (CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator, FitContext,
-                                    demote_unseparated, encode_pm1)
+from linsep.estimators.base import (CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, POS_LABEL_CONSTRAINT, POS_LABEL_DOC,
+                                    BaseKernelSeparator, FitContext, demote_unseparated, encode_pm1)
 from linsep._core.certificates import separates
 from linsep.solvers.ho_kashyap.params import (DEFAULT_N_ITER_NO_CHANGE, EARLY_STOPPING_CONSTRAINTS, HK_CONSTRAINTS,
                                              estimator_init, hk_defaults)
@@ -102,6 +102,7 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
         the training points); ``"not_separable"`` proves that no function of
         that form separates them — a proof about :math:`S`, which equals the whole
         feature space only with ``map_tol=0``.
+    {pos_label}
 
     Attributes
     ----------
@@ -152,6 +153,7 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
         "class_weight": CLASS_WEIGHT_CONSTRAINT,
         "record_history": RECORD_HISTORY_CONSTRAINT,
         "map_tol": [Interval(Real, 0, 1, closed="left")],
+        "pos_label": POS_LABEL_CONSTRAINT,
     }
     __init__ = estimator_init({
         "kernel": "rbf", "gamma": "scale", "degree": 3, "coef0": 0.0,
@@ -159,6 +161,7 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
         **hk_defaults(_HK_NAMES, C=0.3, tol=1e-3),
         "early_stopping": False, "validation_fraction": 1 / 3, "n_iter_no_change": DEFAULT_N_ITER_NO_CHANGE,
         "validation_tol": 0.0, "random_state": None, "record_history": False, "map_tol": 0.3, "class_weight": None,
+        "pos_label": None,
     })
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -273,3 +276,8 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
             self.best_iter_ = pick([r.best_iter for r in results])
             if len(results) > 1:
                 self.best_iter_ = np.array(self.best_iter_)
+
+
+if KernelHoKashyapClassifier.__doc__ is not None:  # no docstring under python -OO
+    KernelHoKashyapClassifier.__doc__ = KernelHoKashyapClassifier.__doc__.replace("    {pos_label}",
+                                                                                  "    " + POS_LABEL_DOC)

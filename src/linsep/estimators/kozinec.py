@@ -33,7 +33,8 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from linsep.estimators.base import KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
+from linsep.estimators.base import (KERNEL_CONSTRAINTS, POS_LABEL_CONSTRAINT, POS_LABEL_DOC, BaseKernelSeparator,
+                                   BaseLinearSeparator)
 from linsep._core.trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from linsep.kernels import KernelColumnCache
 from linsep.solvers.kozinec.solver import FORMULATIONS, kernel_schlesinger_kozinec, schlesinger_kozinec
@@ -132,6 +133,7 @@ _SHARED_DOC = """
         Also record the teaching trace of :ref:`trace-format` (an int
         ``n``: every ``n``-th iterate).
         Keep ``margin`` and ``margin_upper_bound`` per iteration in ``history_``.
+    """ + POS_LABEL_DOC + """
 """
 
 _SHARED_ATTRS = """
@@ -194,9 +196,11 @@ class KozinecClassifier(_LinearKozinecBase):
         "formulation": [StrOptions(set(FORMULATIONS))],
         "max_iter": [Interval(Integral, 0, None, closed="left")],
         "record_history": RECORD_HISTORY_CONSTRAINT,
+        "pos_label": POS_LABEL_CONSTRAINT,
     }
 
-    def __init__(self, *, formulation="two_hull", max_iter=10_000, record_history=False):
+    def __init__(self, *, formulation="two_hull", max_iter=10_000, record_history=False, pos_label=None):
+        self.pos_label = pos_label
         self.formulation = formulation
         self.max_iter = max_iter
         self.record_history = record_history
@@ -249,7 +253,8 @@ class SchlesingerKozinecClassifier(_LinearKozinecBase):
     }
 
     def __init__(self, *, tol=1e-2, epsilon=None, C=None, formulation="two_hull", max_iter=100_000,
-                 record_history=False):
+                 record_history=False, pos_label=None):
+        self.pos_label = pos_label
         self.tol = tol
         self.epsilon = epsilon
         self.C = C
@@ -311,6 +316,7 @@ class KernelSchlesingerKozinecClassifier(BaseKernelSeparator):
         ``n``: every ``n``-th iterate).
         Keep ``margin`` and ``margin_upper_bound`` in ``history_``: per
         iteration without shrinking, per check on all points with it.
+    {pos_label}
 
     Attributes
     ----------
@@ -356,11 +362,13 @@ class KernelSchlesingerKozinecClassifier(BaseKernelSeparator):
         "update": [StrOptions({"sk", "mdm"})],
         "shrinking": ["boolean"],
         "record_history": RECORD_HISTORY_CONSTRAINT,
+        "pos_label": POS_LABEL_CONSTRAINT,
     }
 
     def __init__(self, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0, C=1.0, tol=1e-2,
                  epsilon=None, max_iter=100_000, cache_size=200.0, update="mdm", shrinking=True,
-                 record_history=False):
+                 record_history=False, pos_label=None):
+        self.pos_label = pos_label
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -411,3 +419,8 @@ class KernelSchlesingerKozinecClassifier(BaseKernelSeparator):
         super()._store(results, fit)
         _store_margins(self, results)
         self.n_kernel_columns_ = fit.state.n_computed
+
+
+if KernelSchlesingerKozinecClassifier.__doc__ is not None:  # no docstring under python -OO
+    KernelSchlesingerKozinecClassifier.__doc__ = KernelSchlesingerKozinecClassifier.__doc__.replace(
+        "    {pos_label}", "    " + POS_LABEL_DOC)

@@ -24,7 +24,8 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 
-from linsep.estimators.base import CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, BaseKernelSeparator, BaseLinearSeparator
+from linsep.estimators.base import (CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, POS_LABEL_CONSTRAINT, POS_LABEL_DOC,
+                                   BaseKernelSeparator, BaseLinearSeparator)
 from linsep._core.plan import READS_FLOAT32
 from linsep.estimators import dask_input
 from linsep._core.result import CONVERGED
@@ -49,6 +50,7 @@ _COMMON_CONSTRAINTS = {
     "tol": [Interval(Real, 0, None, closed="left")],
     "max_iter": [Interval(Integral, 0, None, closed="left")],
     "record_history": RECORD_HISTORY_CONSTRAINT,
+    "pos_label": POS_LABEL_CONSTRAINT,
 }
 
 
@@ -88,6 +90,8 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
     class_weight : dict, "balanced" or None, default=None
         Weights of the classes, multiplied into ``fit``'s ``sample_weight``
         (row :math:`i` penalised with :math:`C s_i`).
+    {pos_label}
+        Not available for dask input.
 
     Attributes
     ----------
@@ -120,7 +124,9 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
     _backend_fits = {"dask": dask_input.fit_lsvm}
     _dtypes = READS_FLOAT32  # float32 X read as float32 by the compiled pass; sums, S and α in float64
 
-    def __init__(self, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, record_history=False, class_weight=None):
+    def __init__(self, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, record_history=False, class_weight=None,
+                 pos_label=None):
+        self.pos_label = pos_label
         self.class_weight = class_weight
         self.C = C
         self.mu = mu
@@ -197,6 +203,7 @@ class KernelLagrangianSVMClassifier(BaseKernelSeparator):
     class_weight : dict, "balanced" or None, default=None
         Weights of the classes, multiplied into ``fit``'s ``sample_weight``.
         As in :class:`LagrangianSVMClassifier`.
+    {pos_label}
 
     Attributes
     ----------
@@ -225,7 +232,8 @@ class KernelLagrangianSVMClassifier(BaseKernelSeparator):
     _parameter_constraints = {**KERNEL_CONSTRAINTS, **_COMMON_CONSTRAINTS, "class_weight": CLASS_WEIGHT_CONSTRAINT}
 
     def __init__(self, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0, C=1.0, mu=None, tol=1e-6,
-                 max_iter=10_000, record_history=False, class_weight=None):
+                 max_iter=10_000, record_history=False, class_weight=None, pos_label=None):
+        self.pos_label = pos_label
         self.class_weight = class_weight
         self.kernel = kernel
         self.gamma = gamma
@@ -345,3 +353,8 @@ class _KernelColumns:
             self._whole = self.X if self.estimator.kernel == "precomputed" else self.estimator._kernel_matrix(
                 self.X, self.X)
         return self._whole
+
+
+for _estimator in (LagrangianSVMClassifier, KernelLagrangianSVMClassifier):
+    if _estimator.__doc__ is not None:  # no docstring under python -OO
+        _estimator.__doc__ = _estimator.__doc__.replace("    {pos_label}", "    " + POS_LABEL_DOC)

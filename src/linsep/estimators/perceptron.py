@@ -388,6 +388,8 @@ class KernelPerceptronClassifier(StreamMixin, BaseKernelSeparator):
         ``True``: every iteration, an int ``n``: every ``n``-th;
         ``"updates"``: a row after every correction; format and memory bound
         in :ref:`trace-format`).
+    {pos_label}
+        ``partial_fit`` too: each chunk's pass runs with it as :math:`+1`.
 
     Attributes
     ----------
@@ -430,10 +432,13 @@ class KernelPerceptronClassifier(StreamMixin, BaseKernelSeparator):
         "cache_size": [Interval(Real, 0, None, closed="left")],
         "record_history": RECORD_HISTORY_CONSTRAINT,
         "class_weight": CLASS_WEIGHT_CONSTRAINT,
+        "pos_label": POS_LABEL_CONSTRAINT,
     }
 
     def __init__(self, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0, max_iter=100, fit_intercept=True,
-                 shuffle=True, random_state=0, cache_size=200, record_history=False, class_weight=None):
+                 shuffle=True, random_state=0, cache_size=200, record_history=False, class_weight=None,
+                 pos_label=None):
+        self.pos_label = pos_label
         self.class_weight = class_weight
         self.record_history = record_history
         self.kernel = kernel
@@ -540,21 +545,22 @@ class KernelPerceptronClassifier(StreamMixin, BaseKernelSeparator):
             f0 += np.asarray(self._kernel_matrix(X, self.X_fit_) @ dual.T)
         cache = KernelColumnCache(X, kernel=self.kernel, cache_size=self.cache_size, **self._kernel_params())
         rng = check_random_state(self.random_state)
-        results = [kernel_perceptron(cache.column, targets[:, c], max_iter=1, fit_intercept=self.fit_intercept,
-                                     shuffle=self.shuffle, rng=rng, initial_decision=f0[:, c],
+        sign = self._positive_sign()  # pos_label = classes_[0]: the pass runs (and traces) with it as +1
+        results = [kernel_perceptron(cache.column, sign * targets[:, c], max_iter=1, fit_intercept=self.fit_intercept,
+                                     shuffle=self.shuffle, rng=rng, initial_decision=sign * f0[:, c],
                                      trace=make_recorder(self.record_history))
                    for c in range(n_problems)]
         passes = self._passes_so_far(first, n_problems)
         self._finish_chunk(results, passes)
         new_alpha = np.vstack([r.extra["alpha"] for r in results])
-        new_dual = np.vstack([r.weights for r in results])
+        new_dual = sign * np.vstack([r.weights for r in results])  # stored in scikit-learn's sign
         kept = np.flatnonzero(new_alpha.any(axis=0))
         self.X_fit_ = _append_rows(self.X_fit_, X[kept])
         self.alpha_ = np.hstack([alpha, new_alpha[:, kept]])
         if n_problems == 1:
             self.alpha_ = self.alpha_[0]
         self.dual_coef_ = np.hstack([dual, new_dual[:, kept]])
-        self.intercept_ = intercept + np.array([r.intercept for r in results])
+        self.intercept_ = intercept + sign * np.array([r.intercept for r in results])
         self.n_kernel_columns_ = n_columns + cache.n_computed
         return self
 
@@ -575,4 +581,4 @@ def fill_shared_docs(*classes):
             cls.fit.__doc__ = cls.fit.__doc__.replace("        {start}", "        " + _START_DOC)
 
 
-fill_shared_docs(PerceptronClassifier, BatchPerceptronClassifier)
+fill_shared_docs(PerceptronClassifier, BatchPerceptronClassifier, KernelPerceptronClassifier)
