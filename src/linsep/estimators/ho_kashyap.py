@@ -18,6 +18,7 @@ The equations and the stopping rules are documented in
 from __future__ import annotations
 
 from dataclasses import replace
+import warnings
 
 import numpy as np
 from sklearn.base import _fit_context
@@ -228,6 +229,9 @@ class HoKashyapClassifier(BaseLinearSeparator):
         if coef_init is not None or intercept_init is not None:
             fit.initial_weights = starting_weights(np.unique(y).size, X.shape[1], coef_init, intercept_init)
         extra = {"y_val": y_val} if y_val is not None else None
+        if self.early_stopping and self.C is None:  # what _warn_unregularised weighs (the model is unchanged)
+            fit.n_fitted = y.shape[0]
+            fit.y_val = y_val
         return self._fit_problems(X, y, fit, extra_targets=extra,
                                   **({} if weights is None else {"sample_weight": weights}))
 
@@ -289,6 +293,44 @@ class HoKashyapClassifier(BaseLinearSeparator):
         self.margin_vector_ = pick([r.margin for r in results])
         if self.early_stopping:
             self.best_iter_ = results[0].best_iter if binary else np.array([r.best_iter for r in results])
+            if self.C is None and getattr(fit, "y_val", None) is not None:
+                _warn_unregularised(results, fit, self.classes_, self.n_features_in_)
+
+
+def _warn_unregularised(results, fit, classes, n_features):
+    """Warn (``UserWarning``) where early stopping without ``C`` did not regularise the fit.
+
+    Two signs, from what the fit already has: the W-step has at least half as many unknowns ``d + 1`` as
+    fitted rows (near or past interpolation, where the least-squares start already fits the noise: early
+    stopping has nothing left to choose), or on every problem the kept iterate's validation error is no lower
+    than always predicting the larger class of the validation rows (nothing learnt).  The paper's IDA sets
+    have ``d + 1`` at most a tenth of the fitted rows.  The fitted model is not changed.
+    """
+    y_val, weights = np.asarray(fit.y_val), fit.val_weight
+    weights = np.ones(y_val.shape[0]) if weights is None else np.asarray(weights, dtype=float)
+    total = weights.sum()
+    positives = [classes[1]] if len(results) == 1 else list(classes)
+    measured = []  # (validation error of the kept iterate, majority-class error) per problem
+    for result, positive in zip(results, positives):
+        curve = (result.history or {}).get("validation_error")
+        if curve is None or result.best_iter is None or total <= 0:
+            return
+        share = weights[y_val == positive].sum() / total
+        measured.append((float(np.asarray(curve)[result.best_iter - 1]), float(min(share, 1.0 - share))))
+    if not measured:
+        return
+    wide = 2 * (n_features + 1) >= fit.n_fitted
+    nothing_learnt = all(error >= baseline for error, baseline in measured)
+    if not (wide or nothing_learnt):
+        return
+    error, baseline = max(measured, key=lambda pair: pair[0] - pair[1])  # the problem closest to its baseline
+    reason = (f"{fit.n_fitted} fitted rows for d + 1 = {n_features + 1} weights: the W-step can nearly "
+              "interpolate, so early stopping does not regularise" if wide else
+              "the kept iterate does no better on its validation rows than always predicting the larger class")
+    warnings.warn(
+        f"HKES without C: {reason} (validation error {error:.3f}, {baseline:.3f} for the larger class). "
+        "Set C (make_classifier('mhks'), or make_classifier('hkes_cv_c') to choose it) or use "
+        "HoKashyapClassifierCV(Cs=...).", UserWarning, stacklevel=6)
 
 
 # The docstring entries of the HK iteration's parameters come from their declaration (no docstring under

@@ -48,6 +48,7 @@ its validation error has not improved for that many iterations
 from __future__ import annotations
 
 from numbers import Integral, Real
+import time
 
 import numpy as np
 from sklearn.base import _fit_context
@@ -166,15 +167,53 @@ class _CrossValidatedStopping:
     def _fold_runs(self, fit, y, grid):
         """``runs[c][f]``: the early-stopped run of fold ``f`` with ``C = grid[c]``."""
         tasks = [(c, f) for c in range(len(grid)) for f in range(len(fit.folds))]
-        if self.n_jobs in (None, 1) or len(tasks) == 1:
-            done = [self._run_fold(fit, f, y, grid[c]) for c, f in tasks]
-        else:
-            from joblib import Parallel, delayed
+        run_fold, close = self._progress(fit, grid, len(tasks))
+        try:
+            if self.n_jobs in (None, 1) or len(tasks) == 1:
+                done = [run_fold(fit, f, y, grid[c]) for c, f in tasks]
+            else:
+                from joblib import Parallel, delayed
 
-            done = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-                delayed(self._run_fold)(fit, f, y, grid[c]) for c, f in tasks)
+                done = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+                    delayed(run_fold)(fit, f, y, grid[c]) for c, f in tasks)
+        finally:
+            close()
         n_folds = len(fit.folds)
         return [done[c * n_folds:(c + 1) * n_folds] for c in range(len(grid))]
+
+    def _progress(self, fit, grid, n_tasks):
+        """``(run_fold, close)``: ``_run_fold`` reporting each (C, fold) run as ``verbose`` asks.
+
+        ``verbose=1``: a tqdm progress bar when tqdm is installed (an optional extra), else one line per
+        run; ``verbose >= 2``: one line per run (problem, C, fold, k̂, its validation error, n_iter, seconds).
+        """
+        if not self.verbose:
+            return self._run_fold, lambda: None
+        problem = fit.progress_problem = getattr(fit, "progress_problem", 0) + 1
+        name, n_folds = type(self).__name__, len(fit.folds)
+        bar = None
+        if self.verbose == 1:
+            try:
+                from tqdm.auto import tqdm
+            except ImportError:
+                tqdm = None
+            if tqdm is not None:
+                bar = tqdm(total=n_tasks, desc=f"{name} problem {problem}", unit="run", leave=False)
+
+        def run_fold(fit, f, y, C):
+            start = time.perf_counter()
+            run = self._run_fold(fit, f, y, C)
+            if bar is not None:
+                bar.update(1)
+            else:
+                curve = (run.history or {}).get("validation_error")
+                k = int(np.argmin(curve)) + 1 if curve is not None and len(curve) else 0
+                error = f"{float(curve[k - 1]):.4f}" if k else "nan"
+                print(f"[{name}] problem {problem} C={C} fold {f + 1}/{n_folds}: best k {k}, validation error "
+                      f"{error}, {run.n_iter} iterations, {time.perf_counter() - start:.2f} s", flush=True)
+            return run
+
+        return run_fold, (lambda: None) if bar is None else bar.close
 
     def _fit_problems(self, X, y, fit=None, extra_targets=None, **fit_params):
         # One-vs-rest with a grid of C: one C for every problem.  predict compares the problems'
@@ -265,7 +304,7 @@ _CV_HK_NAMES = ("loss", "C", "learning_rate", "b0", "max_iter", "tol", "stopping
 _CV_PARAMETERS = {
     "cv": 5, **hk_defaults(_CV_HK_NAMES), "Cs": None, "refit": True, "n_iter_no_change": DEFAULT_N_ITER_NO_CHANGE,
     "validation_tol": 0.0, "class_weight": None, "n_jobs": None, "record_history": False, "random_state": None,
-    "pos_label": None,
+    "pos_label": None, "verbose": 0,
 }
 """The parameters of :class:`HoKashyapClassifierCV` with their defaults (the kernel twin adds its kernel's)."""
 
@@ -338,6 +377,10 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         the fold runs keep only their validation curves.
     random_state : int, RandomState or None, default=None
         Seed of the folds of an int ``cv``.
+    verbose : int, default=0
+        Progress of the (C, fold) runs: ``0`` silent; ``1`` a progress bar per one-vs-rest problem when
+        tqdm is installed (else as ``2``); ``2`` one printed line per run (problem, ``C``, fold, its
+        best :math:`k`, that validation error, iterations, seconds).
     {pos_label}
         The folds are drawn on the labels, so they do not depend on it; the
         fold runs, the choice of :math:`\\hat k` and the refit run in its convention.
@@ -417,6 +460,7 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         "record_history": RECORD_HISTORY_CONSTRAINT,
         "random_state": ["random_state"],
         "pos_label": POS_LABEL_CONSTRAINT,
+        "verbose": ["verbose"],
     }
 
     __init__ = estimator_init(_CV_PARAMETERS)
@@ -518,7 +562,7 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
         ``tol=1e-6``, as ``kernel_hkes``).  ``refit=False`` averages the
         fold models' dual coefficients (zero outside each fold's training
         rows) and intercepts: the average of their decision functions.
-    n_iter_no_change, validation_tol, class_weight, n_jobs, record_history, random_state, pos_label
+    n_iter_no_change, validation_tol, class_weight, n_jobs, record_history, random_state, pos_label, verbose
         As in :class:`HoKashyapClassifierCV`: ``class_weight`` (dict,
         ``"balanced"`` or None, default=None) multiplies ``fit``'s
         ``sample_weight``.
