@@ -100,8 +100,18 @@ def test_edit_points_kernel_and_export(page, tmp_path):
     page.page.mouse.move(*end, steps=5)
     page.page.mouse.up()
     page.page.wait_for_function("() => Bokeh.documents[0].get_model_by_name('points').data.get('x')[0] > 3")
-    page.click_point(8, 8)                                           # select it, then Backspace deletes
-    page.page.keyboard.press("Backspace")
+    # Select the other point, then Backspace deletes it.  A tap within BokehJS's double-tap window of the drag,
+    # on a loaded machine, may not select: tap again (at most three times) until one point is left.
+    page.page.wait_for_timeout(400)
+    for _ in range(3):
+        page.click_point(8, 8)
+        page.page.keyboard.press("Backspace")
+        try:
+            page.page.wait_for_function(
+                "() => Bokeh.documents[0].get_model_by_name('points').data.get('x').length == 1", timeout=5000)
+            break
+        except Exception:
+            page.page.wait_for_timeout(400)
     page.wait_text("#ls-message", "1 point(s)")
 
     page.choose("ls-preset", PRESETS["xor"].title)
