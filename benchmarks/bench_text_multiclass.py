@@ -39,41 +39,12 @@ METHODS = ("LinearSVC", "hkes", "hkes_cv_c", "mhks", "lsvm")
 WARM_UP_ROWS = 500
 
 
-def make_topic_corpus(n_docs, n_topics, seed=0, n_common=8000, n_topic_words=300, topic_share=0.12,
-                      borrow_share=0.05, length=(20, 80), exponent=1.1):
-    """``n_docs`` documents (strings) and their topics ``0 … n_topics − 1``.
-
-    Each word of a document of topic ``k`` is, independently, one of topic ``k``'s ``n_topic_words`` words
-    with probability ``topic_share``, one of topic ``(k + 1) mod n_topics``'s with probability
-    ``borrow_share``, else a common word (``P(rank r) ∝ r^−exponent`` over ``n_common`` words); topic words
-    follow a flatter law ``∝ r^−0.8``.  Document lengths are uniform on ``length`` (inclusive).
-    """
-    rng = np.random.default_rng(seed)
-    common = 1.0 / np.arange(1, n_common + 1) ** exponent
-    topical = 1.0 / np.arange(1, n_topic_words + 1) ** 0.8
-    common, topical = common / common.sum(), topical / topical.sum()
-    y = rng.integers(n_topics, size=n_docs)
-    lengths = rng.integers(length[0], length[1] + 1, size=n_docs)
-    total = int(lengths.sum())
-    doc_topic = np.repeat(y, lengths)
-    kind = rng.random(total)
-    common_words = rng.choice(n_common, size=total, p=common)
-    topic_words = rng.choice(n_topic_words, size=total, p=topical)
-    owner = np.where(kind < topic_share, doc_topic, (doc_topic + 1) % n_topics)
-    is_topic = kind < topic_share + borrow_share
-    vocabulary_common = np.array([f"w{i}" for i in range(n_common)], dtype=object)
-    words = np.where(is_topic, np.char.add(np.char.add("t", owner.astype(str)),
-                                          np.char.add("x", topic_words.astype(str))).astype(object),
-                     vocabulary_common[common_words])
-    ends = np.cumsum(lengths)
-    docs = [" ".join(words[end - n:end]) for n, end in zip(lengths, ends)]
-    return docs, y
-
-
 def make_problem(n_train, n_test, n_topics, seed):
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    docs, y = make_topic_corpus(n_train + n_test, n_topics, seed=seed)
+    from linsep.datasets import make_topic_corpus
+
+    docs, y = make_topic_corpus(n_train + n_test, n_topics, random_state=seed)
     vectorizer = TfidfVectorizer(min_df=2, sublinear_tf=True)
     X = vectorizer.fit_transform(docs[:n_train])
     return X, y[:n_train], vectorizer.transform(docs[n_train:]), y[n_train:]

@@ -1,4 +1,4 @@
-"""The nine IDA benchmark data sets of Lauer & Bloch (2006), shipped with linsep.
+"""The nine IDA benchmark data sets of Lauer & Bloch (2006), shipped with linsep, and a generated text corpus.
 
 Each set is a gzip CSV (header ``x1,...,xd,y``, labels ±1) inside the
 package, so nothing is fetched at run time.  The original predefined splits
@@ -17,6 +17,7 @@ import numpy as np
 from sklearn.preprocessing import StandardScaler
 
 from linsep.datasets._files import SVMLIGHT_SUFFIXES, DataFileError, read_data_file
+from linsep.datasets.text import make_topic_corpus
 
 
 @dataclass(frozen=True)
@@ -203,6 +204,7 @@ __all__ = [
     "DataFileError",
     "benchmark_splits",
     "load_benchmark",
+    "make_topic_corpus",
     "read_data_file",
     "split_indices",
 ]

@@ -131,6 +131,13 @@ __all__ = ["ho_kashyap", "STOPPING_RULES"]
 # looked at (the solve tightened, then checked) once max(E) <= this · max(B).
 _ITERATIVE_CANDIDATE_RTOL = 1e-6
 
+# Exact W-steps never raise Ho–Kashyap's criterion (J(k+1) <= J(k) for 0 < ρ < 1).  Inexact ones can: on
+# ill-conditioned Y (d + 1 above the fitted rows, nearly repeated rows) the error that a solve leaves in
+# E = Y W − B is fed back into B, and grew there by a factor of about 4 per iteration until it overflowed
+# (HKES's C = None fold of a 3 000-document text problem).  A rise of J by more than this fraction makes
+# every later solve of the run exact.
+_INEXACT_RISE_RTOL = 1e-3
+
 DRIVERS = ("auto", "compiled", "python")
 """Values of the private ``_plan["driver"]``: the compiled segment where it applies and pays (``"auto"``: see
 ``COMPILED_MIN_ENTRIES`` and ``COMPILED_IRLS_MAX_COLUMNS``), wherever it applies, or the Python driver."""
@@ -502,6 +509,7 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
     """
     D = None
     iterative = isinstance(factor, IterativeLeastSquares)
+    inexact = iterative and factor.forcing > 0  # some iterates come from inexact solves: polish what is returned
     two_mu = 2.0 * learning_rate
     pass_options = dict(offset=offset, two_mu=two_mu, tol=tol, update=update, irls=absolute, validation=Y_val)
 
@@ -566,6 +574,8 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
         J_prev, J = J, criterion(state, W)
         k += 1
         _check_finite(J, k, factor)
+        if iterative and factor.forcing > 0 and J > J_prev * (1.0 + _INEXACT_RISE_RTOL):
+            factor.forcing = 0.0  # the descent broke: the inexact solves' error grows (_INEXACT_RISE_RTOL)
 
         history["criterion"].append(J)
         history["training_errors"].append(state.wrong)
@@ -577,7 +587,7 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
             if error < history["validation_error"][best_iter]:
                 best_W, best_B, best_iter = W, B, k
 
-    if iterative and factor.forcing > 0 and status != NOT_SEPARABLE:
+    if inexact and status != NOT_SEPARABLE:
         W, best_W, exact = _polished(factor, W, B, best_W, best_B if early_stopping else None, best_iter == k,
                                      offset, keep_separating=status == SEPARABLE)
         if not exact and status == CONVERGED:
