@@ -19,3 +19,21 @@ def test_hkes_cv_on_wide_text_fits_where_the_inexact_solves_diverged():
     model = make_classifier("hkes_cv_c", random_state=0).fit(X, topics)
     assert np.all(np.isfinite(model.coef_)) and np.isfinite(model.intercept_).all()
     assert model.score(X, topics) > 0.9
+
+
+def test_no_tight_re_solve_while_the_weights_separate():
+    # Wide text rows that early stopping keeps interpolated: E ≈ 0, so every iteration looked like a proof
+    # candidate and was re-solved to 1e-14, though Y W > 0 rules a proof out.  One CG solve per W-step now:
+    # the first, the n_iter − 1 iterations', the polish and the minimum-norm map.
+    from linsep._core.linalg import CG_FORCING, solver_limits
+    from linsep._core.signed_design import sign_normalized
+    from linsep.solvers.ho_kashyap import ho_kashyap
+
+    docs, topics = make_topic_corpus(400, 2, random_state=0)
+    X = TfidfVectorizer(min_df=2, sublinear_tf=True).fit_transform(docs)  # 400 × 1 580
+    Y = sign_normalized(X, 2.0 * topics - 1)
+    with solver_limits(direct_max_columns=2):
+        result = ho_kashyap(Y[:300], Y_val=Y[300:], b0=1e-6, stop_at_separation=False, n_iter_no_change=30,
+                            _plan={"cg_forcing": CG_FORCING})
+    assert result.status in ("separable", "converged")
+    assert result.extra["cg_solves"] == result.n_iter + 2
