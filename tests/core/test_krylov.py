@@ -1,6 +1,6 @@
 """The steps the matrix-free least-squares solves recycle, and the minimum-norm map (:mod:`linsep._core.krylov`).
 
-The preconditioned CG itself (``_pcg``) is tested through :class:`linsep._core.linalg.IterativeLeastSquares`
+The preconditioned CG itself (``conjugate_gradients``) is tested through :class:`linsep._core.linalg.IterativeLeastSquares`
 in ``test_linalg.py``.
 """
 

@@ -5,6 +5,7 @@ The tests of the ``Design`` protocol (:mod:`linsep.designs`) are in ``test_desig
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from problems import wide_margin_data
 
 from linsep import make_classifier
@@ -52,3 +53,22 @@ def test_a_column_scaled_down_keeps_its_small_entries_normal():
 def test_unrepresentable_weights_are_refused():
     with pytest.raises(ValueError, match="overflow"), np.errstate(over="ignore"):
         unscale_coef(np.array([[1e300, 1.0]]), np.array([1000, 0]))
+
+
+@pytest.mark.parametrize("rows", [None, np.array([0, 3, 4, 9])])
+def test_sparse_signed_rows_are_the_formed_signed_matrix(rows):
+    from linsep._core.signed_design import SparseSignedRows, sign_normalized
+
+    rng = np.random.default_rng(0)
+    X = sp.random(10, 6, density=0.4, random_state=0, format="csr", dtype=np.float32)
+    n = 10 if rows is None else rows.size
+    y = rng.choice([-1.0, 1.0], size=n)
+    Y = sign_normalized(X if rows is None else X[rows], y).toarray()
+    view = SparseSignedRows(X, y, rows)
+    W, u, D = rng.standard_normal(7), rng.standard_normal(n), rng.uniform(0.5, 2.0, n)
+    assert view.shape == Y.shape and view.rows is None
+    np.testing.assert_allclose(view @ W, Y @ W, rtol=1e-12)
+    np.testing.assert_allclose(view @ np.column_stack([W, -W]), Y @ np.column_stack([W, -W]), rtol=1e-12)
+    np.testing.assert_allclose(view.T @ u, Y.T @ u, rtol=1e-12)
+    np.testing.assert_allclose(view.gram(), Y.T @ Y, rtol=1e-12)
+    np.testing.assert_allclose(view.gram(D), Y.T @ (D[:, None] * Y), rtol=1e-12)

@@ -1,6 +1,6 @@
 """Conjugate gradients for the matrix-free least-squares solves, and the steps they recycle.
 
-:func:`_pcg` is the preconditioned CG of
+:func:`conjugate_gradients` is the preconditioned CG of
 :class:`linsep._core.linalg.IterativeLeastSquares`; :class:`RecycledSteps` keeps
 the last steps of an iteration's inexact solves (one matrix, right-hand sides
 that change a little each iteration) and starts the next solve from their
@@ -21,14 +21,14 @@ from linsep._core.signed_design import SignedDesign, summed_duplicates
 from linsep._core.null_space import PEELING_MAX_FREE, peeled_row_space_part
 from linsep._core.threads import RowSplitCSR, serial_blas
 
-__all__ = ["RECYCLED_STEPS", "RecycledSteps", "FrequentColumnsMetric", "column_squares", "minimum_norm_map",
-           "minimum_norm_solve"]
+__all__ = ["RECYCLED_STEPS", "RecycledSteps", "FrequentColumnsMetric", "column_squares", "conjugate_gradients",
+           "minimum_norm_map", "minimum_norm_solve"]
 
 RECYCLED_STEPS = 12
 """Steps of the previous inexact solves kept to start the next one (:class:`RecycledSteps`)."""
 
 
-def _pcg(matvec, b, x, inv_diag, rtol, max_iter, stall=100, forcing=0.0, start=None, on_step=None):
+def conjugate_gradients(matvec, b, x, inv_diag, rtol, max_iter, stall=100, forcing=0.0, start=None, on_step=None):
     """Preconditioned conjugate gradients for ``M x = b`` (``M`` symmetric positive semi-definite) from ``x``.
 
     Stops when ``‖b − M x‖ <= max(rtol ‖b‖, forcing ‖b − M x_0‖)`` (the
@@ -278,10 +278,11 @@ def minimum_norm_solve(A, At, fitted, metric, rtol, max_iter):
         return np.zeros(A.shape[1]), 0, 0.0, True
     # Every product ends with Aᵀ: the iterates stay in the row space however M⁻¹ is rounded (a shortcut for
     # the frequent columns' part, h = C⁻¹Y_Hᵀu, leaked the solve's rounding out of it on collinear columns).
-    x, iterations, _, _ = _pcg(lambda v: np.asarray(At @ metric.solve(A @ v), dtype=float),
-                               np.asarray(At @ metric.solve(fitted), dtype=float), np.zeros(A.shape[1]), None, rtol,
-                               max_iter)
-    x, more, residual, converged = _pcg(lambda v: np.asarray(At @ (A @ v), dtype=float), g, x, None, rtol, max_iter)
+    x, iterations, _, _ = conjugate_gradients(lambda v: np.asarray(At @ metric.solve(A @ v), dtype=float),
+                                              np.asarray(At @ metric.solve(fitted), dtype=float), np.zeros(A.shape[1]),
+                                              None, rtol, max_iter)
+    x, more, residual, converged = conjugate_gradients(lambda v: np.asarray(At @ (A @ v), dtype=float), g, x, None,
+                                                       rtol, max_iter)
     return x, iterations + more, residual, converged
 
 
@@ -306,8 +307,7 @@ def minimum_norm_map(A, At, W, tol, max_iter, *, threads=1, frequent_columns=FRE
     with serial_blas(threads > 1):
         if metric and metric.usable:
             return (*minimum_norm_solve(A, At, fitted, metric, tol, max_iter), "metric cg")
-        x, iterations, residual, converged = _pcg(lambda v: np.asarray(At @ np.asarray(A @ v, dtype=float),
-                                                                          dtype=float),
-                                                  np.asarray(At @ fitted, dtype=float), np.zeros(A.shape[1]), None,
-                                                  tol, max_iter)
+        x, iterations, residual, converged = conjugate_gradients(
+            lambda v: np.asarray(At @ np.asarray(A @ v, dtype=float), dtype=float),
+            np.asarray(At @ fitted, dtype=float), np.zeros(A.shape[1]), None, tol, max_iter)
     return x, iterations, residual, converged, "cg"

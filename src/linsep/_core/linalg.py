@@ -38,7 +38,8 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from linsep._core.signed_design import SignedDesign
-from linsep._core.krylov import FREQUENT_COLUMNS, RecycledSteps, _pcg, column_squares, minimum_norm_map
+from linsep._core.krylov import (FREQUENT_COLUMNS, RecycledSteps, column_squares, conjugate_gradients,
+                                 minimum_norm_map)
 from linsep._core.null_space import PEELING_MAX_FREE
 from linsep._core.threads import RowSplitCSR, pass_threads, serial_blas_for
 
@@ -399,23 +400,13 @@ class IterativeLeastSquares:
         self.minimum_norm = bool(minimum_norm)
         self.forcing = float(forcing)
         self.track_fitted = bool(track_fitted)
-        if _shared is None:
-            if sp.issparse(Y):
-                # CSR copies of Y and Yᵀ: both products of an iteration run row-wise, in float64, their
-                # rows split over threads (the same bits on any number of them).
-                A = sp.csr_matrix(Y, dtype=np.float64)
-                threads = _LIMITS.get().product_threads or pass_threads(A.nnz)
-                _shared = (RowSplitCSR(A, threads), RowSplitCSR(A.T.tocsr(), threads))
-            else:
-                A = Y if isinstance(Y, SignedDesign) else np.asarray(Y, dtype=float)
-                _shared = (A, A.T)
-        self._A, self._At = _shared
+        self._A, self._At = self._products(Y) if _shared is None else _shared
         self._penalty = np.full(n_cols, self.ridge)
         if not self.penalize_bias:
             self._penalty[-1] = 0.0
         self._inv_diag = None
         if self.ridge > 0 or not self.minimum_norm:
-            diagonal = column_squares(getattr(self._A, "matrix", self._A), self.sample_weight) + self._penalty
+            diagonal = self._normal_diagonal() + self._penalty
             diagonal[diagonal == 0.0] = 1.0
             self._inv_diag = 1.0 / diagonal
         self._x = np.zeros(n_cols)
@@ -425,6 +416,21 @@ class IterativeLeastSquares:
         self.iterations, self.solves, self.converged, self.exact, self.residual = 0, 0, True, True, 0.0
         self.metric_columns = 0  # k of the minimum-norm map's metric, once it ran with one
         self.minimum_norm_map = None  # how the last minimum-norm map ran: "peeled", "metric cg" or "cg"
+
+    def _products(self, Y):
+        """``(A, At)``: what computes ``Y v`` and ``Yᵀ u`` (a distributed solver's subclass has its own)."""
+        if sp.issparse(Y):
+            # CSR copies of Y and Yᵀ: both products of an iteration run row-wise, in float64, their
+            # rows split over threads (the same bits on any number of them).
+            A = sp.csr_matrix(Y, dtype=np.float64)
+            threads = _LIMITS.get().product_threads or pass_threads(A.nnz)
+            return RowSplitCSR(A, threads), RowSplitCSR(A.T.tocsr(), threads)
+        A = Y if isinstance(Y, SignedDesign) else np.asarray(Y, dtype=float)
+        return A, A.T
+
+    def _normal_diagonal(self):
+        """``diag(YᵀDY)``, the Jacobi preconditioner less the penalty."""
+        return column_squares(getattr(self._A, "matrix", self._A), self.sample_weight)
 
     def _matvec(self, v):
         z = self._image_of_last = np.asarray(self._A @ v, dtype=float)  # Y v, read by the fitted values' tracking
@@ -532,9 +538,9 @@ class IterativeLeastSquares:
             known = (self._recycled.corrected(start, r0, fitted), float(np.linalg.norm(r0)))
         max_iter = self.max_iter if self.solves or self._first_max_iter is None else self._first_max_iter
         with serial_blas_for(self):
-            x, n_iter, residual, converged = _pcg(self._matvec, g, start, self._inv_diag,
-                                                  self.tol if tol is None else float(tol), max_iter,
-                                                  forcing=forcing, start=known, on_step=on_step)
+            x, n_iter, residual, converged = conjugate_gradients(self._matvec, g, start, self._inv_diag,
+                                                                 self.tol if tol is None else float(tol), max_iter,
+                                                                 forcing=forcing, start=known, on_step=on_step)
         self._image = None
         if recycling:  # CG left its final residual in known[0]
             self._recycled.keep(x - previous, r0 - known[0], None if fitted is None else fitted - previous_fitted)
@@ -580,7 +586,9 @@ def iteration_forcing(Y, forcing=None, default=CG_FORCING):
     """
     if forcing is not None:
         return float(forcing)
-    entries = Y.nnz if sp.issparse(Y) else Y.shape[0] * Y.shape[1]
+    entries = getattr(Y, "nnz", None)  # stored entries of sparse Y (or of a stand-in that knows them)
+    if entries is None:
+        entries = Y.shape[0] * Y.shape[1]
     return float(default) if entries >= _INEXACT_MIN_ENTRIES else 0.0
 
 

@@ -203,6 +203,52 @@ class _TransposedDesign:
         return out
 
 
+class SparseSignedRows:
+    """``Y = diag(y) [X_R, 1]`` for sparse ``X``, never formed: :class:`SignedDesign`'s products on a CSR matrix.
+
+    Keeps ``X_R`` (CSR, float64, in canonical form) and the labels ``y``;
+    ``Y @ W = y ∘ (X_R W_{:d} + W_d)``, ``Y.T @ u = [X_R, 1]ᵀ (y ∘ u)`` and
+    ``YᵀDY = [X_R, 1]ᵀ D [X_R, 1]`` (labels square away), as the dask
+    design's tasks ask of a block of sparse rows.  ``rows`` is applied at
+    construction (a copy of those rows): :attr:`rows` is then ``None``.
+    """
+
+    ndim = 2
+    dtype = np.dtype(np.float64)
+    rows = None
+
+    def __init__(self, X, y, rows=None):
+        X = sp.csr_matrix(X if rows is None else X[rows], dtype=np.float64)
+        self.X = summed_duplicates(X)
+        self.y = np.asarray(y, dtype=np.float64)
+        if self.y.shape != (self.X.shape[0],):
+            raise ValueError(f"y must have one label per row of Y ({self.X.shape[0]}), got shape {self.y.shape}")
+        self.shape = (self.X.shape[0], self.X.shape[1] + 1)
+        self.size = self.shape[0] * self.shape[1]
+
+    def _blocks(self):
+        """One run: all rows (a sparse product reads each stored entry once whatever the run)."""
+        yield slice(0, self.shape[0]), self.X
+
+    @property
+    def T(self):
+        return _TransposedDesign(self)
+
+    def __matmul__(self, W):
+        """``Y W`` for ``W`` of shape (p,) or (p, k)."""
+        W = np.asarray(W, dtype=np.float64)
+        out = np.asarray(self.X @ W[:-1]) + W[-1]
+        out *= self.y if W.ndim == 1 else self.y[:, None]
+        return out
+
+    def gram(self, sample_weight=None):
+        """``YᵀDY`` (``D = diag(sample_weight)``, default ``I``) in float64, dense (``p × p``)."""
+        if sample_weight is None:
+            return augmented_gram(self.X)
+        H = sp.diags(np.sqrt(np.asarray(sample_weight, dtype=np.float64))) @ augment(self.X)
+        return (H.T @ H).toarray()
+
+
 def signed_design(X, y, rows=None):
     """``Y = diag(y) [X_R, 1]``: a :class:`SignedDesign` view for dense ``X``, a sparse matrix for sparse ``X``."""
     if sp.issparse(X):

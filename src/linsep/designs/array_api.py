@@ -73,8 +73,8 @@ class ArrayAPIDesign(Design):
     def vector(self, values):
         return self._to_xp(values)
 
-    def solve_target(self, factor, B, offset):
-        return factor.solve_normal(self.rmatvec(B + offset))
+    def solve_target(self, factor, B, offset, **solve):
+        return factor.solve_normal(self.rmatvec(B + offset), **solve)
 
     def hk_pass(self, W, B, D, *, offset, two_mu, tol, update, irls, validation=None):
         return _ArrayAPIPass(self, W, B, D, offset, two_mu, tol, update, validation)

@@ -79,8 +79,13 @@ class Design(Protocol):
     def vector(self, values):
         """A ``Vec`` holding ``values`` (N numbers from the caller), or a refusal."""
 
-    def solve_target(self, factor, B, offset):
-        """``(YᵀY + CĨ)⁻¹ Yᵀ (B + offset)``: the starting weights ``W_0``."""
+    def solve_target(self, factor, B, offset, **solve):
+        """``(YᵀY + CĨ)⁻¹ Yᵀ (B + offset)``: the starting weights ``W_0``, and the iterative solver's re-solves.
+
+        ``solve``: ``tol`` and ``x0`` of an iterative factor's solve
+        (:meth:`linsep._core.linalg.IterativeLeastSquares.solve_normal`): a
+        tightened re-solve of a candidate proof, or the polish of returned weights.
+        """
 
     def hk_pass(self, W, B, D, *, offset, two_mu, tol, update, irls, validation=None) -> HKPassState:
         """One fused pass for :math:`W_k`: statistics, :math:`B_{k+1}` and what the next W-step needs."""

@@ -39,6 +39,7 @@ from numbers import Real
 from types import SimpleNamespace
 
 import numpy as np
+import scipy.sparse as sp
 
 from linsep.designs.backend import is_dask_collection
 from linsep._core.certificates import (
@@ -50,6 +51,7 @@ from linsep._core.certificates import (
 )
 from linsep._core.signed_design import (
     SignedDesign,
+    SparseSignedRows,
     augmented_weights,
     column_maxabs,
     columns_out_of_range,
@@ -59,7 +61,9 @@ from linsep._core.signed_design import (
 from linsep._core.plan import FLOAT64_ONLY, working_dtype
 from linsep._core.certificates import nonseparability_certificate
 from linsep._core.irls import irls_weights
-from linsep._core.linalg import GramOnly, PositiveDefiniteFactor, least_squares_solver
+from linsep._core.krylov import conjugate_gradients, column_squares
+from linsep._core.linalg import (GramOnly, IterativeLeastSquares, PositiveDefiniteFactor, least_squares_solver,
+                                 too_wide_for_direct)
 from linsep._core.lsvm_update import LinearStepping, linear_pass
 from linsep.designs.dask_data import row_chunked
 from linsep.designs.dask_groups import (
@@ -71,6 +75,7 @@ from linsep.designs.dask_groups import (
     _DaskPass,
     _delayed,
     _persist,
+    _in_block_order,
     _sum_parts,
     chain_length,
     group_map,
@@ -81,6 +86,7 @@ from linsep.designs.weights import validation_weight_factor
 __all__ = [
     "DaskDesign",
     "DaskLSVMFactor",
+    "DistributedLeastSquares",
     "linear_scores",
     "is_proof",
     "predicted_labels",
@@ -95,16 +101,34 @@ def _signed_labels(labels, positive, rows, scale=None):
     return y if scale is None else y * scale
 
 
+def _as_float(X):
+    """A block in float64 (float32 kept for dense blocks, as in memory): CSR for a sparse block, else an ndarray."""
+    if sp.issparse(X):
+        return sp.csr_matrix(X, dtype=np.float64)
+    return np.asarray(X, dtype=working_dtype(X, FLOAT64_ONLY))
+
+
 def _signed_rows(X, labels, positive, rows, scale=None):
     """``(X_b, y_b)`` in float64 for the rows ``rows`` (``None``: all) of a block (see :func:`_signed_labels`)."""
     X = X if rows is None else X[rows]
-    return np.asarray(X, dtype=working_dtype(X, FLOAT64_ONLY)), _signed_labels(labels, positive, rows, scale)
+    return _as_float(X), _signed_labels(labels, positive, rows, scale)
+
+
+def _signed_view(X, y, rows):
+    """``diag(y) [X_R, 1]`` never formed: a :class:`SignedDesign` (dense ``X``) or :class:`SparseSignedRows`."""
+    if sp.issparse(X):
+        return SparseSignedRows(X, y, rows)
+    return SignedDesign(_as_float(X), y, rows)
 
 
 def _signed_block(X, labels, positive, rows, scale=None):
-    """The block's rows of ``Y`` as a :class:`linsep._core.signed_design.SignedDesign` (never formed; a row subset read in place)."""
-    return SignedDesign(np.asarray(X, dtype=working_dtype(X, FLOAT64_ONLY)),
-                        _signed_labels(labels, positive, rows, scale), rows)
+    """The block's rows of ``Y`` as a signed view (:func:`_signed_view`; a dense row subset read in place)."""
+    return _signed_view(X, _signed_labels(labels, positive, rows, scale), rows)
+
+
+def _all_finite(X):
+    """Whether every entry of a block (dense, or the stored ones of a sparse block) is finite."""
+    return bool(np.isfinite(X.data if sp.issparse(X) else X).all())
 
 
 def _gram_of(Y, scale, D=None):
@@ -123,8 +147,7 @@ def _gram_block(X, labels, positive, rows, margin, rhs=None, gram=True, scale=No
     target ``margin + c`` (``margin`` for the linear machine).
     """
     Y = _signed_block(X, labels, positive, rows, scale)
-    out = {"gram": _gram_of(Y, scale), "finite": bool(np.isfinite(Y.X).all()),
-           "largest": column_maxabs(X)} if gram else {}
+    out = {"gram": _gram_of(Y, scale), "finite": _all_finite(Y.X), "largest": column_maxabs(X)} if gram else {}
     b = None if margin is None else np.asarray(margin, dtype=np.float64)
     if b is not None:
         shift = rhs[1] if rhs is not None and rhs[0] == "margin" else 0.0
@@ -140,7 +163,7 @@ def _gram_block(X, labels, positive, rows, margin, rhs=None, gram=True, scale=No
             target = np.zeros((n, len(value)))
             own = np.searchsorted(value, labels if rows is None else labels[rows])
             target[np.arange(n), own] = 1.0 if b is None else b
-            out["g"] = SignedDesign(Y.X, np.ones(n) if scale is None else scale, Y.rows).T @ target
+            out["g"] = _signed_view(Y.X, np.ones(n) if scale is None else scale, Y.rows).T @ target
     return out
 
 
@@ -204,6 +227,24 @@ def _irls_block(X, labels, positive, rows, E, B_next, irls_floor, eabs_max, offs
     return D, {"gram": _gram_of(Y, scale, D), "g": Y.T @ (r * D)}
 
 
+def _normal_block(X, labels, positive, rows, v, scale=None):
+    """The block's share of ``YᵀY v`` (rows ``r_i y_i (x_i, 1)`` on a scaled design: ``r²`` weighs it)."""
+    Y = _signed_block(X, labels, positive, rows, scale)
+    return Y.T @ (Y @ v)
+
+
+def _wide_checks_block(X, labels, positive, rows, scale=None):
+    """A wide block's input checks and its share of ``diag(YᵀY)`` (the Jacobi preconditioner): no Gram matrix."""
+    Y = _signed_block(X, labels, positive, rows, scale)
+    weights = None if scale is None else scale * scale
+    if isinstance(Y, SparseSignedRows):
+        squares = column_squares(sp.hstack([Y.X, np.ones((Y.shape[0], 1))], format="csr"), weights)
+    else:
+        squares = column_squares(Y, weights)
+    stored = Y.X.nnz + Y.shape[0] if isinstance(Y, SparseSignedRows) else None  # Y's stored entries, bias included
+    return {"finite": _all_finite(Y.X), "largest": column_maxabs(X), "squares": squares, "stored": stored}
+
+
 def _count_block(X, labels, positive, rows, W, scale=None, count_weight=None):
     """``(number of Y_b W <= 0 (or their count_weight's sum), min Y_b W, all finite)`` for a block."""
     Z = _signed_block(X, labels, positive, rows, scale) @ W
@@ -226,7 +267,13 @@ def _proof_support_block(X, labels, positive, rows, u):
     X, _ = _signed_rows(X, labels, positive, rows)
     u = np.asarray(u, dtype=np.float64)
     support = u > 0
-    return {"largest": column_largest(X[support]), "umax": float(u.max(initial=0.0)),
+    if sp.issparse(X):
+        rows_u = X[support]
+        largest = np.zeros(X.shape[1])
+        np.maximum.at(largest, rows_u.indices, np.abs(rows_u.data))
+    else:
+        largest = column_largest(X[support])
+    return {"largest": largest, "umax": float(u.max(initial=0.0)),
             "valid": bool(np.isfinite(u).all() and u.min(initial=0.0) >= 0)}
 
 
@@ -235,7 +282,13 @@ def _proof_sums_block(X, labels, positive, rows, u, umax, shifts):
     X, y = _signed_rows(X, labels, positive, rows)
     support = u > 0
     weights = (y * u)[support] / umax
-    signed, magnitude = proof_block_sums(X[support], weights, shifts)
+    if sp.issparse(X):  # the stored entries only, each column rescaled as a dense block's would be
+        rows_u = X[support]
+        terms = np.ldexp(rows_u.data, shifts[rows_u.indices]) * np.repeat(weights, np.diff(rows_u.indptr))
+        signed = np.bincount(rows_u.indices, weights=terms, minlength=X.shape[1])
+        magnitude = np.bincount(rows_u.indices, weights=np.abs(terms), minlength=X.shape[1])
+    else:
+        signed, magnitude = proof_block_sums(X[support], weights, shifts)
     return np.append(signed, weights.sum()), np.append(magnitude, np.abs(weights).sum())
 
 
@@ -379,7 +432,13 @@ class DaskDesign(Design):
 
     # --- the Design protocol ----------------------------------------------------------------------
     def least_squares_solver(self, ridge, gram=None, minimum_norm=True):
-        """The direct factor of ``YᵀY + CĨ`` from the Gram matrix (one pass, with the input checks, if not given)."""
+        """The direct factor of ``YᵀY + CĨ`` from the Gram matrix (one pass, with the input checks, if not given).
+
+        Wide ``Y`` (``p`` beyond :func:`linsep._core.linalg.too_wide_for_direct`): :class:`DistributedLeastSquares`,
+        conjugate gradients whose products are blockwise passes; no ``p × p`` matrix anywhere.
+        """
+        if gram is None and too_wide_for_direct(self.shape[1]):
+            return DistributedLeastSquares(self, ridge, minimum_norm=minimum_norm)
         if gram is None:  # the same pass gives Yᵀ1, the right-hand side of a constant target (MSE's b = 1)
             gram, self._ones_rhs = _prepared_gram(self, rhs=("constant", 1.0))
         return least_squares_solver(GramOnly(self.shape), None, ridge, gram=gram)
@@ -397,12 +456,14 @@ class DaskDesign(Design):
             return values.to_delayed().ravel().tolist()
         raise ValueError("a given N-vector (initial_margin) is not available for dask data; fit in memory")
 
-    def solve_target(self, factor, B, offset):
+    def solve_target(self, factor, B, offset, **solve):
+        if isinstance(B, GroupVec):  # margins a pass left on the workers (a re-solve of the iterative path)
+            B = self._block_parts(B)
         if all(isinstance(part, Real) for part in B) and len(set(B)) == 1:
             if B[0] + offset == 1.0 and getattr(self, "_ones_rhs", None) is not None:
-                return factor.solve_normal(self._ones_rhs)
-            return factor.solve_normal(_right_hand_side(self, ("constant", B[0] + offset)))
-        return factor.solve_normal(_right_hand_side(self, ("margin", offset), B))
+                return factor.solve_normal(self._ones_rhs, **solve)
+            return factor.solve_normal(_right_hand_side(self, ("constant", B[0] + offset)), **solve)
+        return factor.solve_normal(_right_hand_side(self, ("margin", offset), B), **solve)
 
     def hk_pass(self, W, B, D, *, offset, two_mu, tol, update, irls, validation=None):
         return _DaskPass(self, W, B, D, offset, two_mu, tol, update, irls, validation)
@@ -414,7 +475,7 @@ class DaskDesign(Design):
     def hk_iterates(self, state, W, B, D, factor, *, update, learning_rate, irls_floor, pass_options, limit=None):
         """The default's iterates; for small ``X``, up to ``chain_length`` of them per round trip, in one task."""
         longest = chain_length(self) if self.chain_max is None else self.chain_max
-        if longest < 2:
+        if longest < 2 or isinstance(factor, IterativeLeastSquares):  # (its products are round trips themselves)
             yield from super().hk_iterates(state, W, B, D, factor, update=update, learning_rate=learning_rate,
                                            irls_floor=irls_floor, pass_options=pass_options, limit=limit)
             return
@@ -452,6 +513,77 @@ class DaskDesign(Design):
     def lsvm_factor(self, C):
         """:class:`DaskLSVMFactor`: ``S = I/C + [X, 1]ᵗ[X, 1]`` from one blockwise pass."""
         return DaskLSVMFactor(self, C)
+
+
+class _BlockwiseY:
+    """The shape (and, for sparse blocks, the stored entries) of a dask design's ``Y``: what the iterative
+    solver reads of ``Y`` itself (:func:`linsep._core.linalg.iteration_forcing`)."""
+
+    def __init__(self, shape, nnz=None):
+        self.shape = shape
+        if nnz is not None:
+            self.nnz = nnz
+
+
+class DistributedLeastSquares(IterativeLeastSquares):
+    """:class:`~linsep._core.linalg.IterativeLeastSquares` on a :class:`DaskDesign`: each product a blockwise pass.
+
+    The operator ``v ↦ YᵀY v + CĨ v`` is one round trip: every group task
+    returns its blocks' ``Y_bᵀ(Y_b v)`` (a ``p``-vector), summed on the client
+    in block order; the Jacobi diagonal comes from one pass of column
+    squares, with the input checks.  Everything else (warm starts, inexact
+    solves and their recycled steps, tolerances) is the in-memory solver's,
+    so a fit follows the in-memory iterates to the rounding of the sums.
+    ``Y``-sized vectors never reach the client: right-hand sides ``Yᵀ r``
+    come from the design's passes (``DaskDesign.solve_target``), and the
+    minimum-norm map of ``C = 0`` is plain CG from zero on
+    ``YᵀY W' = YᵀY W`` (its iterates in the row space of ``Y``).
+    """
+
+    def __init__(self, design, ridge, *, minimum_norm=True, penalize_bias=False, forcing=0.0):
+        self.design = design
+        parts = _compute(*design.group_tasks(_wide_checks_block, None))
+        checks = _in_block_order(design, parts)
+        if not all(part["finite"] for part in checks):
+            raise ValueError("Input X contains NaN or infinity.")
+        _check_scale(np.max([part["largest"] for part in checks], axis=0), design.blocks.dtype)
+        self._squares = np.sum([part["squares"] for part in checks], axis=0)
+        nnz = None if checks[0]["stored"] is None else sum(part["stored"] for part in checks)
+        super().__init__(_BlockwiseY(design.shape, nnz), None, ridge, penalize_bias=penalize_bias,
+                         minimum_norm=minimum_norm, forcing=forcing)
+
+    def _products(self, Y):
+        return None, None  # products are passes over the blocks (_matvec)
+
+    def _normal_diagonal(self):
+        return self._squares
+
+    def _matvec(self, v):
+        design = self.design
+        parts = _in_block_order(design, _compute(*design.group_tasks(_normal_block, None, v=np.asarray(v))))
+        out = np.sum(parts, axis=0)
+        self._image_of_last = None  # Y v stays on the workers
+        if self.ridge > 0:
+            out += self._penalty * v
+        return out
+
+    def solve(self, rhs, tol=None, x0=None):
+        raise TypeError("a distributed solve takes Yᵀ r (solve_normal); the design computes it blockwise")
+
+    def reweighted(self, sample_weight):
+        raise TypeError("IRLS weights of dask data are not supported by the distributed solver")
+
+    def minimum_norm_part(self, W, tol=None):
+        """``Y⁺ Y W``: plain CG from zero on ``YᵀY W' = YᵀY W`` (``C = 0``; iterates in the row space)."""
+        tol = self.tol if tol is None else float(tol)
+        g = self._matvec(np.asarray(W, dtype=float))
+        start = np.zeros(self.design.shape[1])
+        out, n_iter, self.residual, self.converged = conjugate_gradients(self._matvec, g, start, None, tol, self.max_iter)
+        self.iterations += n_iter
+        self.solves += 1
+        self.exact = self.residual <= self.tol
+        self.minimum_norm_map = "cg"
+        return out
 
 
 def _prepared_gram(design, rhs=None, margin_parts=None):
@@ -495,8 +627,8 @@ def _gap_block(X, labels, positive, rows, W, classes, scale=None):
     """Smallest ``own discriminant − largest other`` over a block's rows (the linear machine's verdict; unscaled)."""
     if rows is not None:
         X, labels = X[rows], labels[rows]
-    X = np.asarray(X, dtype=np.float64)
-    scores = X @ W[:-1] + W[-1]
+    X = sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+    scores = np.asarray(X @ W[:-1]) + W[-1]
     own = np.searchsorted(classes, labels)
     index = np.arange(X.shape[0])
     mine = scores[index, own]
@@ -513,15 +645,30 @@ class DaskLSVMFactor:
 
     def __init__(self, design, C):
         self.C = float(C)
-        gram, _ = _prepared_gram(design)
-        gram[np.diag_indices_from(gram)] += 1.0 / self.C
-        self._factor = PositiveDefiniteFactor(gram, 1.0 / self.C)
+        if too_wide_for_direct(design.shape[1]):  # wide X: S by distributed CG, never formed
+            self._factor = _DistributedS(design, self.C)
+        else:
+            gram, _ = _prepared_gram(design)
+            gram[np.diag_indices_from(gram)] += 1.0 / self.C
+            self._factor = PositiveDefiniteFactor(gram, 1.0 / self.C)
         self.method = self._factor.method
         self.stats = {"factorization": self.method}
 
     def stepper(self, design, mu):
         """The update (22) on ``design`` (signed by its ``positive`` class), started at ``α_0 = Q⁻¹1``."""
         return _LSVMStep(design, self._factor, self.C, mu)
+
+
+class _DistributedS:
+    """``S⁻¹ g`` for ``S = I/C + HᵗH`` of wide dask data: :class:`DistributedLeastSquares`, each solve to its tolerance."""
+
+    method = "cg"
+
+    def __init__(self, design, C):
+        self.solver = DistributedLeastSquares(design, 1.0 / C, penalize_bias=True)
+
+    def solve(self, g):
+        return self.solver.solve_normal(g)
 
 
 class _LSVMStep(LinearStepping):
@@ -584,7 +731,8 @@ def is_proof(design, u, rtol=FIT_PROOF_RTOL):
 
 
 def _decision_block(X, coef, intercept):
-    return np.asarray(X, dtype=np.float64) @ coef.T + intercept
+    X = sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+    return np.asarray(X @ coef.T) + intercept
 
 
 def _separates_block(X, labels, positive, rows, coef, intercept):

@@ -71,8 +71,8 @@ class InMemoryDesign(Design):
     def vector(self, values):
         return np.array(values, dtype=float)
 
-    def solve_target(self, factor, B, offset):
-        return factor.solve(B if offset == 0.0 else B + offset)
+    def solve_target(self, factor, B, offset, **solve):
+        return factor.solve(B if offset == 0.0 else B + offset, **solve)
 
     def hk_pass(self, W, B, D, *, offset, two_mu, tol, update, irls, validation=None):
         return _MemoryPass(self, W, B, D, offset, two_mu, tol, validation)

@@ -45,18 +45,23 @@ HK_SUPPORTED = frozenset({"learning_rate", "b0", "max_iter", "tol", "stopping", 
 """The :class:`~linsep.solvers.ho_kashyap.params.HKParams` the dask backend honours; any other one set is refused."""
 
 
-def prepare(estimator, X, y):
-    """Validate ``X, y``, set ``n_features_in_`` and ``classes_``; return the row blocks."""
+def prepare(estimator, X, y, wide=None):
+    """Validate ``X, y``, set ``n_features_in_`` and ``classes_``; return the row blocks.
+
+    ``wide``: ``None`` where the fit solves wide ``X`` (``d + 1`` beyond
+    :func:`linsep._core.linalg.too_wide_for_direct`) by distributed conjugate gradients, else why it cannot
+    (the fit then needs the ``(d+1)²`` Gram matrix, refused for wide ``X``).
+    """
     refuse_unsupported(estimator.get_params(), UNSUPPORTED, "dask input (its traces hold N-vectors)")
     X = row_chunked(X)
     p = X.shape[1] + 1
-    if too_wide_for_direct(p):
+    if too_wide_for_direct(p) and wide is not None:
         # every block task would build a dense p × p Gram matrix, and the client factor it
         raise ValueError(
-            f"X has {X.shape[1]} features, too many for the dask backend: it solves from the (d+1)×(d+1) "
-            f"Gram matrix ({8 * p**2 / 2**30:.2g} GiB here, built in every block task), beyond what is "
-            f"factored directly; fit wide X in memory (e.g. as a scipy.sparse matrix), where conjugate "
-            f"gradients never form it")
+            f"X has {X.shape[1]} features, too many for {wide} on the dask backend: it solves from the "
+            f"(d+1)×(d+1) Gram matrix ({8 * p**2 / 2**30:.2g} GiB here), beyond what is factored directly; "
+            f"fit wide X in memory (e.g. as a scipy.sparse matrix), or on dask with HoKashyapClassifier "
+            f"(squared loss) or LagrangianSVMClassifier, which solve it by distributed conjugate gradients")
     if X.shape[0] < 2:
         raise ValueError(f"{type(estimator).__name__} needs at least 2 samples, got {X.shape[0]}")
     if X.shape[1] < 1:
@@ -157,7 +162,9 @@ def fit_ho_kashyap(estimator, X, y, X_val=None, y_val=None, coef_init=None, inte
         raise ValueError("X_val / y_val are only used with early_stopping=True")
     params = HKParams.from_estimator(estimator)
     refuse_unsupported(params, HKParams.neutral(), "dask input", HK_SUPPORTED)
-    blocks = prepare(estimator, X, y)
+    blocks = prepare(estimator, X, y, wide="loss='absolute' (IRLS reweighs the rows)"
+                     if params.loss == "absolute" else None)
+    wide = too_wide_for_direct(blocks.n_features + 1)
     classes = estimator.classes_
     weights = _row_weights(estimator, blocks, sample_weight)
     fit_rows, fit_counts, val_design = _validation_design(estimator, blocks, classes, X_val, y_val, weights)
@@ -172,7 +179,8 @@ def fit_ho_kashyap(estimator, X, y, X_val=None, y_val=None, coef_init=None, inte
         solve_base = scaled[max(scaled)]
     else:
         solve_base = base
-    gram = solve_base.gram()  # shared by the one-vs-rest problems (signs do not change it)
+    # shared by the one-vs-rest problems (signs do not change it); wide X: distributed CG, no Gram matrix
+    gram = None if wide else solve_base.gram()
     designs, results = [], []
     for positive in _positives(classes):
         design = base.with_positive(positive)
@@ -202,7 +210,7 @@ def fit_mse(estimator, X, y, margin=None, sample_weight=None):
     Weighted: the same solves on the rows :math:`\\sqrt{s_i}\\, y_i` and targets :math:`\\sqrt{s_i}\\, b_i`
     (:meth:`DaskDesign.scaled`), rows of weight 0 left out.
     """
-    blocks = prepare(estimator, X, y)
+    blocks = prepare(estimator, X, y, wide="MSEClassifier")
     classes = estimator.classes_
     weights = _row_weights(estimator, blocks, sample_weight)
     margin, parts = margin_parts(margin, blocks)

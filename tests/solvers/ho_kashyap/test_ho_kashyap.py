@@ -644,7 +644,10 @@ def test_polish_re_solves_only_the_returned_weights(case):
     W, B, best_W, best_B = np.ones(3), np.arange(3.0), np.zeros(3), np.full(3, 5.0)
     factor = _RecordingFactor()
     early = case != "no early stopping"
-    out_W, out_best, exact = _polished(factor, W, B, best_W if early else None, best_B if early else None,
+    from linsep.designs.memory import InMemoryDesign
+
+    design = InMemoryDesign(np.eye(3))  # its solve_target hands the margins to the factor's solve
+    out_W, out_best, exact = _polished(design, factor, W, B, best_W if early else None, best_B if early else None,
                                        case == "best is last", 0.0, keep_separating=case == "separating")
     expected = {"no early stopping": [B], "best is last": [B], "best is earlier": [best_B], "separating": [best_B]}
     assert [r.tolist() for r in factor.solved] == [r.tolist() for r in expected[case]]

@@ -548,7 +548,7 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
                 and not (iterative and state.separated)):
             if iterative and update == "margin":
                 # YᵀD E = 0 holds only to the solve's tolerance: re-solve tightly, then check u = −D E.
-                W = factor.solve(B if offset == 0.0 else B + offset, tol=CG_PROOF_RTOL)
+                W = design.solve_target(factor, B, offset, tol=CG_PROOF_RTOL)
                 state = design.hk_pass(W, B, D, **pass_options)
                 J = criterion(state, W)
                 steps = None  # the next iterates start from this re-solved one
@@ -592,8 +592,8 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
                 best_W, best_B, best_iter = W, B, k
 
     if inexact and status != NOT_SEPARABLE:
-        W, best_W, exact = _polished(factor, W, B, best_W, best_B if early_stopping else None, best_iter == k,
-                                     offset, keep_separating=status == SEPARABLE)
+        W, best_W, exact = _polished(design, factor, W, B, best_W, best_B if early_stopping else None,
+                                     best_iter == k, offset, keep_separating=status == SEPARABLE)
         if not exact and status == CONVERGED:
             status = MAX_ITER  # the returned weights are not the full solve that convergence stands for
     if iterative and status == CONVERGED and not factor.converged:
@@ -605,7 +605,7 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
                  history=history, best_W=best_W, best_iter=best_iter, stats=state)
 
 
-def _polished(factor, W, B, best_W, best_B, best_is_last, offset, *, keep_separating):
+def _polished(design, factor, W, B, best_W, best_B, best_is_last, offset, *, keep_separating):
     """``W`` (and the early-stopping choice ``best_W``) re-solved to the solver's ``tol`` after inexact solves.
 
     The iterations solved ``W_k = (YᵀY + CĨ)⁻¹Yᵀ(B_k + offset)`` to the forcing target only
@@ -618,13 +618,13 @@ def _polished(factor, W, B, best_W, best_B, best_is_last, offset, *, keep_separa
     """
     exact = True
     if not keep_separating and (best_B is None or best_is_last):
-        W = factor.solve(B if offset == 0.0 else B + offset, tol=factor.tol, x0=W)
+        W = design.solve_target(factor, B, offset, tol=factor.tol, x0=W)
         exact = factor.converged
     if best_B is not None:
         if best_is_last:
             best_W = W
         else:
-            best_W = factor.solve(best_B if offset == 0.0 else best_B + offset, tol=factor.tol, x0=best_W)
+            best_W = design.solve_target(factor, best_B, offset, tol=factor.tol, x0=best_W)
             exact = factor.converged
     return W, best_W, exact
 
