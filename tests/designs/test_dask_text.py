@@ -91,6 +91,19 @@ def test_wide_blocks_are_solved_without_the_gram_matrix_and_match_the_in_memory_
     _assert_same_model(memory, on_dask, 1e-6)
 
 
+@pytest.mark.parametrize("make", [lambda: HoKashyapClassifier(C=10.0, max_iter=8),
+                                  lambda: LagrangianSVMClassifier(C=0.1, tol=1e-3, max_iter=10)], ids=["mhks", "lsvm"])
+def test_wide_blocks_with_inexact_solves_follow_the_in_memory_iterates(client, make):
+    # Inexact W-steps (forcing > 0, as on large data: forced here on a small one) and the polish of the
+    # returned weights, on dask as in memory.
+    X, y = _problem("sparse", 2, d=30)
+    with solver_limits(direct_max_columns=20, inexact_min_entries=1), warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        memory = make().fit(X, y)
+        on_dask = make().fit(_on_dask(X), y)
+    _assert_same_model(memory, on_dask, 1e-6)
+
+
 def test_wide_mse_and_irls_are_refused_naming_what_works(client):
     X, y = _problem("sparse", 2)
     with solver_limits(direct_max_columns=20):

@@ -85,6 +85,7 @@ class SolverLimits:
     first_solve_max_iter: int | None = None  # CG iterations of each iterative solver's first solve (None: cg_max_iter)
     map_max_iter: int | None = None  # CG iterations of the minimum-norm map (None: the solver's cg_max_iter)
     direct_weighted: bool = True  # False: a weighted system (IRLS) goes to CG, as one the direct path refuses
+    inexact_min_entries: int = _INEXACT_MIN_ENTRIES  # fewest entries of Y for inexact solves (iteration_forcing)
 
 
 _LIMITS = contextvars.ContextVar("linsep_solver_limits", default=SolverLimits())
@@ -589,7 +590,7 @@ def iteration_forcing(Y, forcing=None, default=CG_FORCING):
     entries = getattr(Y, "nnz", None)  # stored entries of sparse Y (or of a stand-in that knows them)
     if entries is None:
         entries = Y.shape[0] * Y.shape[1]
-    return float(default) if entries >= _INEXACT_MIN_ENTRIES else 0.0
+    return float(default) if entries >= _LIMITS.get().inexact_min_entries else 0.0
 
 
 def too_wide_for_direct(n_cols):

@@ -62,8 +62,8 @@ from linsep._core.plan import FLOAT64_ONLY, working_dtype
 from linsep._core.certificates import nonseparability_certificate
 from linsep._core.irls import irls_weights
 from linsep._core.krylov import conjugate_gradients, column_squares
-from linsep._core.linalg import (GramOnly, IterativeLeastSquares, PositiveDefiniteFactor, least_squares_solver,
-                                 too_wide_for_direct)
+from linsep._core.linalg import (GramOnly, IterativeLeastSquares, PositiveDefiniteFactor, iteration_forcing,
+                                 least_squares_solver, too_wide_for_direct)
 from linsep._core.lsvm_update import LinearStepping, linear_pass
 from linsep.designs.dask_data import row_chunked
 from linsep.designs.dask_groups import (
@@ -510,9 +510,10 @@ class DaskDesign(Design):
         gap = min(_compute(*self.tasks(_gap_block, W=W, classes=classes)))
         return W, factor, gap
 
-    def lsvm_factor(self, C):
-        """:class:`DaskLSVMFactor`: ``S = I/C + [X, 1]ᵗ[X, 1]`` from one blockwise pass."""
-        return DaskLSVMFactor(self, C)
+    def lsvm_factor(self, C, cg_forcing=0.0):
+        """:class:`DaskLSVMFactor`: ``S = I/C + [X, 1]ᵗ[X, 1]`` from one blockwise pass (wide ``X``: distributed CG,
+        its solves inside the iteration inexact by ``cg_forcing`` on large data, as in memory)."""
+        return DaskLSVMFactor(self, C, cg_forcing)
 
 
 class _BlockwiseY:
@@ -643,10 +644,10 @@ class DaskLSVMFactor:
     serves every one-vs-rest problem (``stepper`` takes the signed design).
     """
 
-    def __init__(self, design, C):
+    def __init__(self, design, C, cg_forcing=0.0):
         self.C = float(C)
         if too_wide_for_direct(design.shape[1]):  # wide X: S by distributed CG, never formed
-            self._factor = _DistributedS(design, self.C)
+            self._factor = _DistributedS(design, self.C, cg_forcing)
         else:
             gram, _ = _prepared_gram(design)
             gram[np.diag_indices_from(gram)] += 1.0 / self.C
@@ -660,15 +661,25 @@ class DaskLSVMFactor:
 
 
 class _DistributedS:
-    """``S⁻¹ g`` for ``S = I/C + HᵗH`` of wide dask data: :class:`DistributedLeastSquares`, each solve to its tolerance."""
+    """``S⁻¹ g`` for ``S = I/C + HᵗH`` of wide dask data: :class:`DistributedLeastSquares`.
+
+    As in memory (``linsep.solvers.lsvm.solver._IterativeS``): on large data the solves inside the
+    iteration stop at the forcing target ``default_forcing`` (:func:`linsep._core.linalg.iteration_forcing`),
+    and the returned weights are re-solved in full (``_LSVMStep.polish``).
+    """
 
     method = "cg"
 
-    def __init__(self, design, C):
+    def __init__(self, design, C, default_forcing):
         self.solver = DistributedLeastSquares(design, 1.0 / C, penalize_bias=True)
+        self.solver.forcing = iteration_forcing(self.solver.Y, None, default=default_forcing)
 
-    def solve(self, g):
-        return self.solver.solve_normal(g)
+    def solve(self, g, exact=False, x0=None):
+        return self.solver.solve_normal(g, self.solver.tol if exact else None, x0)
+
+    @property
+    def converged(self):
+        return self.solver.converged
 
 
 class _LSVMStep(LinearStepping):
@@ -681,11 +692,12 @@ class _LSVMStep(LinearStepping):
 
     def __init__(self, design, pd_factor, C, mu):
         self.design, self.f, self.C, self.mu = design, pd_factor, C, mu
-        self.solves_converged = True  # direct factor
+        self.solves_converged = True  # every S⁻¹g met its tolerance (a direct factor always does)
         if design.scale is None:
-            self.weights = pd_factor.solve(_right_hand_side(design, ("constant", 1.0)))  # Hᵗ1 = [X, 1]ᵗy
+            self._rhs = _right_hand_side(design, ("constant", 1.0))  # Hᵗ1 = [X, 1]ᵗy
         else:  # the weighted dual: H̃ᵗ√s on the rows √s_i h_i (_lsvm_block)
-            self.weights = pd_factor.solve(_right_hand_side(design, ("margin", 0.0), design.scale[1]))
+            self._rhs = _right_hand_side(design, ("margin", 0.0), design.scale[1])
+        self.weights = self._solve(self._rhs)
         self._r = [None] * len(design.counts)
         self._alpha = [None] * len(design.counts)
         self._next = None
@@ -697,11 +709,23 @@ class _LSVMStep(LinearStepping):
         parts = _compute(*[out[2] for out in outs])
         self._r = [out[0] for out in outs]
         self._alpha = [out[1] for out in outs]
-        self._next = self.f.solve(_sum_parts(parts, "g"))
+        self._next_rhs = _sum_parts(parts, "g")
+        self._next = self._solve(self._next_rhs)
         step_sq = float(np.sum([p["step_sq"] for p in parts]))
         alpha_sq = float(np.sum([p["alpha_sq"] for p in parts]))
         objective = float(np.sum([p["objective"] for p in parts]))
         return step_sq, alpha_sq, 0.0, 0.0, objective
+
+    def _solve(self, g):
+        out = self.f.solve(g)
+        self.solves_converged &= getattr(self.f, "converged", True)
+        return out
+
+    def polish(self):
+        """Re-solve the final weights :math:`W_k = S^{-1} g_{k-1}` in full after inexact distributed solves."""
+        if isinstance(self.f, _DistributedS) and self.f.solver.forcing > 0:
+            self.weights = self.f.solve(self._rhs, exact=True, x0=self.weights)
+            self.solves_converged &= self.f.converged
 
     @property
     def alpha(self):

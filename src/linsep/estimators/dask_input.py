@@ -32,7 +32,7 @@ from linsep.estimators.base import check_two_classes
 from linsep.solvers.ho_kashyap.params import HKParams, refuse_unsupported, starting_weights
 from linsep.solvers.ho_kashyap.solver import ho_kashyap
 from linsep.solvers.ho_kashyap.weighted import scaled_ho_kashyap
-from linsep.solvers.lsvm.solver import lagrangian_svm
+from linsep.solvers.lsvm.solver import LSVM_CG_FORCING, lagrangian_svm
 from linsep.solvers.mse import mse
 
 __all__ = ["HK_SUPPORTED", "UNSUPPORTED", "fit_ho_kashyap", "fit_lsvm", "fit_mse", "prepare"]
@@ -256,7 +256,7 @@ def fit_lsvm(estimator, X, y, sample_weight=None):
     if weights is not None:
         s = restrict(design, weights.s)
         solve_design = design.scaled(s, 0.5)
-    factor = solve_design.lsvm_factor(float(estimator.C))
+    factor = solve_design.lsvm_factor(float(estimator.C), cg_forcing=LSVM_CG_FORCING)
     designs = [design.with_positive(positive) for positive in _positives(classes)]  # verdicts: unscaled rows
     results = [lagrangian_svm(solve_design.with_positive(positive), None, C=estimator.C, mu=estimator.mu,
                               tol=estimator.tol, max_iter=estimator.max_iter, factor=factor)
