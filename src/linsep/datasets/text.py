@@ -49,6 +49,10 @@ def make_topic_corpus(n_docs, n_topics, *, random_state=None, n_common=8000, n_t
     topics : ndarray of shape (n_docs,)
         Topic of each document, in ``0 … n_topics − 1``.
 
+    See Also
+    --------
+    load_benchmark : The bundled IDA data sets of the paper.
+
     Examples
     --------
     >>> from sklearn.feature_extraction.text import TfidfVectorizer
