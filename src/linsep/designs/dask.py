@@ -11,8 +11,11 @@ column-chunked ``X`` is rechunked, if the row blocks stay below
 chunks.  Both are persisted once: every later pass reads the blocks where
 they live.  The design ``Y = diag(y)[X, 1]`` is never formed: each task forms
 its block's signed rows, in float64, from ``X_b``, the labels and the class
-taken as ``+1``.  On the client live only ``p = d + 1``-sized vectors, the
-``p × p`` Gram matrix and its factor, and the scalars of the rules;
+taken as ``+1``; blocks may be dense or ``scipy.sparse`` (:class:`linsep._core.signed_design.SparseSignedRows`
+then).  On the client live only ``p = d + 1``-sized vectors, the
+``p × p`` Gram matrix and its factor (for wide ``X``, beyond the direct
+factorisation's limit, not even those: :class:`DistributedLeastSquares` solves
+by conjugate gradients whose every product is a pass over the blocks), and the scalars of the rules;
 ``N``-sized vectors (``B``, ``D``, LSVM's ``α`` and ``r``) stay on the
 workers, one persisted block per row chunk.
 
