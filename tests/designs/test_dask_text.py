@@ -110,3 +110,21 @@ def test_wide_mse_and_irls_are_refused_naming_what_works(client):
         for make in (MSEClassifier, lambda: HoKashyapClassifier(loss="absolute")):
             with pytest.raises(ValueError, match="too many for .* on the dask backend.*HoKashyapClassifier"):
                 make().fit(_on_dask(X), y)
+
+
+def test_wide_weighted_fit_with_an_empty_block(client):
+    X, y = _problem("sparse", 2)
+    weights = np.random.default_rng(2).uniform(0.5, 2.0, X.shape[0])
+    blocks = da.from_array(X, chunks=((40, 0, 80), X.shape[1]), asarray=False)  # an empty block adds nothing
+    with solver_limits(direct_max_columns=20):
+        memory = HoKashyapClassifier(C=10.0, max_iter=8).fit(X, y, sample_weight=weights)
+        on_dask = HoKashyapClassifier(C=10.0, max_iter=8).fit(blocks, y, sample_weight=weights)
+    _assert_same_model(memory, on_dask, 1e-6)
+
+
+def test_non_finite_wide_blocks_are_refused(client):
+    X, y = _problem("sparse", 2)
+    X = X.copy()
+    X.data[3] = np.nan
+    with solver_limits(direct_max_columns=20), pytest.raises(ValueError, match="NaN or infinity"):
+        HoKashyapClassifier(C=1.0).fit(_on_dask(X), y)
