@@ -128,3 +128,16 @@ def test_non_finite_wide_blocks_are_refused(client):
     X.data[3] = np.nan
     with solver_limits(direct_max_columns=20), pytest.raises(ValueError, match="NaN or infinity"):
         HoKashyapClassifier(C=1.0).fit(_on_dask(X), y)
+
+
+def test_wide_hk_proves_non_separability_with_a_dask_certificate(client):
+    # XOR labels: the iterative W-step's candidate proof, re-solved tightly, checked blockwise on dask.
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((sum(CHUNKS), 3))
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    with solver_limits(direct_max_columns=2):
+        memory = HoKashyapClassifier(max_iter=300).fit(X, y)
+        on_dask = HoKashyapClassifier(max_iter=300).fit(_on_dask(X), y)
+    assert memory.status_ == on_dask.status_ == "not_separable"
+    _assert_same_model(memory, on_dask, 1e-6)
+    np.testing.assert_allclose(on_dask.certificate_.compute(), memory.certificate_, rtol=1e-6, atol=1e-12)

@@ -498,7 +498,8 @@ class DaskDesign(Design):
             return vector
         return self.from_blocks(vector)
 
-    def checked_certificate(self, u):  # pragma: no cover - the direct factor never asks (no iterative W-step)
+    def checked_certificate(self, u):
+        """``u`` as it is: the fit checks its verdicts blockwise afterwards (``is_proof``, the per-column test)."""
         return u
 
     # --- MSE's linear machine and the LSVM --------------------------------------------------------
