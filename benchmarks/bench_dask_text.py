@@ -25,30 +25,19 @@ closely any two implementations can agree (inexact W-steps carry rounding differ
 
 import argparse
 import os
-import time
 import warnings
 
 import numpy as np
+from bench_dask import timed_fit  # the same timing as the large-data benchmark (this folder is on sys.path)
 from sklearn.exceptions import ConvergenceWarning
 
 SHORT, LONG = 3, 8
 
 
 def per_iteration(make, X, y, repeat):
-    """Seconds per iteration (``max_iter`` LONG against SHORT, best of ``repeat``) and the LONG fit."""
-    times, models = {}, {}
-    for max_iter in (SHORT, LONG):
-        best = np.inf
-        for _ in range(repeat):
-            model = make(max_iter)
-            start = time.perf_counter()
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                model.fit(X, y)
-            best = min(best, time.perf_counter() - start)
-        times[max_iter], models[max_iter] = best, model
-    iterations = np.max(models[LONG].n_iter_) - np.max(models[SHORT].n_iter_)
-    return (times[LONG] - times[SHORT]) / max(iterations, 1), models[LONG]
+    """Seconds per iteration: ``max_iter`` LONG against SHORT, each the best of ``repeat`` fits (bench_dask's timing)."""
+    (short, short_iter), (long, long_iter) = (timed_fit(make, X, y, max_iter, repeat) for max_iter in (SHORT, LONG))
+    return (long - short) / max(int(np.max(long_iter) - np.max(short_iter)), 1)
 
 
 def relative_gap(a, b):
@@ -120,8 +109,8 @@ def main():
         for problem, (X, Xd, y) in problems.items():
             order = np.random.default_rng(0).permutation(X.shape[0])
             for name, make in methods.items():
-                on_dask, _ = per_iteration(make, Xd, y, args.repeat)
-                in_memory, _ = per_iteration(make, X, y, args.repeat)
+                on_dask = per_iteration(make, Xd, y, args.repeat)
+                in_memory = per_iteration(make, X, y, args.repeat)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", ConvergenceWarning)
                     memory_model, dask_model = make(args.max_iter).fit(X, y), make(args.max_iter).fit(Xd, y)
