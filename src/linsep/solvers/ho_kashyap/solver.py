@@ -305,7 +305,10 @@ def ho_kashyap(
     the step and vanishes as the iteration settles; the returned weights
     (and an early-stopping choice) are then re-solved to :math:`\\tau` for their
     margins, except separating weights, which are the verdict's witness.
-    ``extra`` then has ``cg_iterations``, ``cg_solves`` and
+    Exact W-steps never raise :math:`J`; where an inexact one does (by more
+    than a thousandth: on ill-conditioned :math:`Y` the solves' error can feed
+    back into :math:`B` and grow), every later W-step of the run is solved to
+    :math:`\\tau`.  ``extra`` then has ``cg_iterations``, ``cg_solves`` and
     ``cg_residual``.  How :math:`\\tau` enters the verdicts:
 
     * ``separable`` is checked on the returned weights (:math:`Y W > 0`);
@@ -313,7 +316,8 @@ def ho_kashyap(
     * ``not_separable`` needs :math:`Y^t D E = 0`, which a solve gives only to
       :math:`\\lVert Y^t D E \\rVert \\le \\tau \\lVert Y^t D (B + \\mathit{offset}) \\rVert`.
       Once :math:`\\max E \\le 10^{-6} \\max B` (a *candidate*; the direct
-      path's :math:`10^{-10}` would miss proofs blurred by the solve's error),
+      path's :math:`10^{-10}` would miss proofs blurred by the solve's error;
+      none while :math:`Y W > 0`, where no proof exists),
       :math:`W` is re-solved at :math:`\\tau = 10^{-14}`
       (``linsep._core.linalg.CG_PROOF_RTOL``) and :math:`E` recomputed;
       :math:`u = -D E` is accepted only if :math:`E \\le 0` to rounding, as on
