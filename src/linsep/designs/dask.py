@@ -55,6 +55,7 @@ from linsep._core.certificates import (
 from linsep._core.signed_design import (
     SignedDesign,
     SparseSignedRows,
+    augment,
     augmented_weights,
     column_maxabs,
     columns_out_of_range,
@@ -241,7 +242,7 @@ def _wide_checks_block(X, labels, positive, rows, scale=None):
     Y = _signed_block(X, labels, positive, rows, scale)
     weights = None if scale is None else scale * scale
     if isinstance(Y, SparseSignedRows):
-        squares = column_squares(sp.hstack([Y.X, np.ones((Y.shape[0], 1))], format="csr"), weights)
+        squares = column_squares(augment(Y.X), weights)
     else:
         squares = column_squares(Y, weights)
     stored = Y.X.nnz + Y.shape[0] if isinstance(Y, SparseSignedRows) else None  # Y's stored entries, bias included

@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from linsep.inspection.trace_plots import NO_TRACE_ADVICE, problem_history
+from linsep.inspection.drawing import NO_TRACE_ADVICE, problem_history
 from linsep.inspection.trace_plots import __all__ as _plots, TraceDisplay, ValidationErrorDisplay, plot_trace, plot_validation_curve  # noqa: E501,F401
 from linsep.inspection.separability_plot import SeparabilityDisplay, plot_separability  # noqa: F401
 from linsep.inspection.cv_plot import CVSurfaceDisplay, plot_cv_surface  # noqa: F401

@@ -22,7 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from linsep.inspection.labels import trace_positive_class, resolve_label
-from linsep.inspection.drawing import NO_TRACE_ADVICE, _as_2d, _limits, _line_points, _pyplot, problem_history
+from linsep.inspection.drawing import _as_2d, _limits, _line_points, _pyplot
+from linsep.inspection.drawing import binary_history
 
 __all__ = ["animate_trace", "animate_frames", "frame_rows"]
 
@@ -294,14 +295,8 @@ def animate_trace(estimator, X, y, *, max_frames=40, interval=250, hold=4, class
     y = np.asarray(y)
     if len(y) != len(X):
         raise ValueError(f"X has {len(X)} rows and y {len(y)} labels")
-    history = getattr(estimator, "history_", None)
-    if history is None:
-        raise ValueError(f"{type(estimator).__name__} has no history_: {NO_TRACE_ADVICE}")
-    if isinstance(history, (list, tuple)) and class_index is None:
-        raise ValueError(f"{type(estimator).__name__} was fitted one-vs-rest on {len(history)} classes: "
-                         f"pass class_index to choose one binary problem")
+    history = binary_history(estimator, class_index)
     problem = 0 if class_index is None else class_index
-    history = problem_history(estimator, history, problem, "class_index")
     scores, n_rows, kind, _ = _trace_model(estimator, history, X)
     recorded = trace_positive_class(estimator, problem)
     positive = recorded if pos_label is None else resolve_label(estimator.classes_, pos_label)

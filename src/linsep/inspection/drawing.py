@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["NO_TRACE_ADVICE", "problem_history"]
+__all__ = ["NO_TRACE_ADVICE", "binary_history", "problem_history"]
 
 
 def _pyplot():
@@ -57,3 +57,14 @@ def _line_points(w, b, limits, offset=0.0):
         return xs, (offset - b - w[0] * xs) / w[1]
     ys = np.array([y0, y1])
     return (offset - b - w[1] * ys) / w[0], ys
+
+
+def binary_history(estimator, class_index):
+    """The ``history_`` dict of one binary problem (``class_index`` picks one of a one-vs-rest fit)."""
+    history = getattr(estimator, "history_", None)
+    if history is None:
+        raise ValueError(f"{type(estimator).__name__} has no history_: {NO_TRACE_ADVICE}")
+    if isinstance(history, (list, tuple)) and class_index is None:
+        raise ValueError(f"{type(estimator).__name__} was fitted one-vs-rest on {len(history)} classes: "
+                         f"pass class_index to choose one binary problem")
+    return problem_history(estimator, history, 0 if class_index is None else class_index, "class_index")

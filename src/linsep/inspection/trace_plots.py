@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from linsep.inspection.drawing import NO_TRACE_ADVICE, _as_2d, _limits, _line_points, _pyplot, problem_history  # noqa: F401
+from linsep.inspection.drawing import _as_2d, _limits, _line_points, _pyplot, binary_history
 
 __all__ = ["TraceDisplay", "ValidationErrorDisplay", "plot_trace", "plot_validation_curve"]
 
@@ -31,17 +31,6 @@ def _figure_and_axes(ax, figsize):
     if ax is None:
         return _pyplot().subplots(figsize=figsize)
     return ax.figure, ax
-
-
-def _binary_history(estimator, class_index):
-    """The ``history_`` dict of one binary problem (``class_index`` picks one of a one-vs-rest fit)."""
-    history = getattr(estimator, "history_", None)
-    if history is None:
-        raise ValueError(f"{type(estimator).__name__} has no history_: {NO_TRACE_ADVICE}")
-    if isinstance(history, (list, tuple)) and class_index is None:
-        raise ValueError(f"{type(estimator).__name__} was fitted one-vs-rest on {len(history)} classes: "
-                         f"pass class_index to choose one binary problem")
-    return problem_history(estimator, history, 0 if class_index is None else class_index, "class_index")
 
 
 def _iterations_of(history, n_rows):
@@ -179,7 +168,7 @@ class TraceDisplay:
         -------
         TraceDisplay
         """
-        history = _binary_history(estimator, class_index)
+        history = binary_history(estimator, class_index)
         X = _as_2d(X)
         if len(np.asarray(y)) != len(X):
             raise ValueError(f"X has {len(X)} rows and y {len(np.asarray(y))} labels")
@@ -406,7 +395,7 @@ class ValidationErrorDisplay:
         -------
         ValidationErrorDisplay
         """
-        history = _binary_history(estimator, class_index)
+        history = binary_history(estimator, class_index)
         if "validation_error" not in history:
             raise ValueError(f"history_ of {type(estimator).__name__} has no 'validation_error': "
                              f"fit with early stopping")
