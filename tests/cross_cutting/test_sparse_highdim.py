@@ -87,6 +87,25 @@ def test_minimum_norm_weights_when_d_exceeds_n(name):
     np.testing.assert_allclose(sparse.intercept_, direct.intercept_, atol=1e-6 * scale)
 
 
+@pytest.mark.parametrize("inexact", [False, True])
+@pytest.mark.parametrize("seed", range(4))
+def test_hkes_records_the_validation_errors_of_the_minimum_norm_iterates(seed, inexact):
+    # HKES reads the validation error of W_k = Y⁺(B_k + offset).  With d + 1 > N a preconditioned CG W-step
+    # has the same Y W but another null-space component, hence other validation scores: the iterative path
+    # must record the direct path's curve, whose value at k̂ is the returned model's validation error, with
+    # inexact solves inside the iteration too (W_1, computed from zero, is solved in full).
+    X, y = sparse_problem(160, 150, noise=0.2, seed=seed)
+    X_fit, y_fit, X_val, y_val = X[:60], y[:60], X[60:], y[60:]
+    params = {"max_iter": 30, "record_history": True}
+    direct = estimator("hkes", **params).fit(X_fit.toarray(), y_fit, X_val=X_val.toarray(), y_val=y_val)
+    with solver_limits(direct_max_columns=2, **({"inexact_min_entries": 1} if inexact else {})):
+        sparse = estimator("hkes", **params).fit(X_fit, y_fit, X_val=X_val, y_val=y_val)
+    np.testing.assert_array_equal(sparse.history_["validation_error"], direct.history_["validation_error"])
+    assert (sparse.n_iter_, sparse.best_iter_, sparse.status_) == (direct.n_iter_, direct.best_iter_, direct.status_)
+    assert sparse.history_["validation_error"][sparse.best_iter_ - 1] == np.mean(sparse.predict(X_val) != y_val)
+    np.testing.assert_allclose(sparse.coef_, direct.coef_, atol=1e-6 * np.abs(direct.coef_).max())
+
+
 @pytest.mark.parametrize("name", ("hk", "hkes"))
 def test_minimum_norm_weights_of_tall_rank_deficient_data_through_the_peeled_map(name):
     # terms seen in no document, and rare terms seen only together: the null space that the map projects

@@ -316,7 +316,9 @@ class IterativeLeastSquares:
       (default) CG runs unpreconditioned; with ``minimum_norm=False`` it is
       preconditioned, and :meth:`minimum_norm_part` maps the weights
       Ho–Kashyap returns to ``Y⁺ r`` (its ``Y W``, ``E``, ``B`` are the
-      minimum-norm solves' all along).
+      minimum-norm solves' all along).  Ho–Kashyap with validation rows
+      (early stopping) asks for ``minimum_norm=True``: the validation scores
+      of its iterates depend on their null-space component.
     * **Inexact solves inside an iteration.** With ``forcing = η > 0`` a
       solve without an explicit ``tol`` stops as soon as its residual is
       ``η`` times the residual it started from, ``‖YᵀD(r − r_prev)‖`` for

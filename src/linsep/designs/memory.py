@@ -60,9 +60,9 @@ class InMemoryDesign(Design):
         return self.Y @ W
 
     def least_squares_solver(self, ridge, gram=None, minimum_norm=True):
-        # minimum_norm=False (Ho–Kashyap): iterative W-steps (wide Y) are preconditioned even for C = 0;
-        # their fitted values Y W are those of the minimum-norm solves, and the driver maps the returned
-        # weights to the minimum norm.
+        # minimum_norm=False (Ho–Kashyap without validation rows): iterative W-steps (wide Y) are
+        # preconditioned even for C = 0; their fitted values Y W are those of the minimum-norm solves, and
+        # the driver maps the returned weights to the minimum norm.
         return least_squares_solver(self.Y, None, ridge, gram=gram, minimum_norm=minimum_norm)
 
     def constant_vector(self, value):

@@ -305,6 +305,9 @@ def ho_kashyap(
     the step and vanishes as the iteration settles; the returned weights
     (and an early-stopping choice) are then re-solved to :math:`\\tau` for their
     margins, except separating weights, which are the verdict's witness.
+    With validation rows (early stopping) the first W-step, from zero, is
+    solved to :math:`\\tau`: its validation error is recorded, and an inexact
+    solve would leave a fraction :math:`\\eta` of all of :math:`W_1` wrong.
     Exact W-steps never raise :math:`J`; where an inexact one does (by more
     than a thousandth: on ill-conditioned :math:`Y` the solves' error can feed
     back into :math:`B` and grow), every later W-step of the run is solved to
@@ -339,6 +342,11 @@ def ho_kashyap(
       on the direct path, to :math:`\\tau`.  If that solve stops short of
       :math:`\\tau`, the unprojected weights (the same :math:`Y W`) are
       returned and a ``converged`` status becomes ``max_iter``.
+    * With validation rows and :math:`C = 0` every W-step is unpreconditioned
+      CG instead, whose iterates stay in the row space of :math:`Y`: each
+      :math:`W_k` is :math:`Y^{+} B_k` itself, as the validation errors that
+      early stopping reads must be (a null-space component changes
+      :math:`Y_{val} W` though not :math:`Y W`), and no projection follows.
 
     An IRLS system that fails the Cholesky test and whose dense SVD would
     exceed the memory budget switches the fit to the iterative W-step in
@@ -391,13 +399,22 @@ def ho_kashyap(
     ridge = 0.0 if C is None else float(C)
     offset = 0.0 if C is None else 1.0
     B = design.constant_vector(b0) if initial_margin is None else design.vector(initial_margin)
-    factor = design.least_squares_solver(ridge, gram=gram, minimum_norm=False)
+    # With early stopping the validation error of every iterate is recorded, and HKES reads it as that of
+    # W_k = Y⁺(B_k + offset).  On the iterative path (wide Y) with C = 0 the W-steps then run in the row space
+    # of Y (unpreconditioned CG): a preconditioned solve has the same Y W but another null-space component,
+    # hence other validation scores.  Without validation rows only Y W matters until the end, and the faster
+    # preconditioned solves are mapped to the minimum norm once (_finish).
+    records_validation = Y_val is not None
+    factor = design.least_squares_solver(ridge, gram=gram, minimum_norm=records_validation)
     if isinstance(factor, IterativeLeastSquares) and update == "margin" and loss == "squared":
         # W_k = (YᵀY + CĨ)⁻¹Yᵀ(B_k + offset) for a fixed system: inexact solves inside the iteration,
         # the returned weights re-solved in full (_polished)
         factor.forcing = iteration_forcing(factor.Y, plan["cg_forcing"])
     with serial_blas_for(factor):  # the whole iteration, when the sparse products run on threads
-        W = design.solve_target(factor, B, offset) if initial_weights is None else \
+        # W_1 (often k̂ on wide data) in full where its validation error is recorded: an inexact first solve,
+        # from zero, would stop at the forcing share of all of W_1, not of a small step
+        first_solve = {"tol": factor.tol} if records_validation and isinstance(factor, IterativeLeastSquares) else {}
+        W = design.solve_target(factor, B, offset, **first_solve) if initial_weights is None else \
             np.array(initial_weights, dtype=float)
         options = dict(
             learning_rate=learning_rate, max_iter=max_iter, tol=tol, relative=stopping == "relative",
@@ -462,9 +479,10 @@ def _finish(design, run, options, *, update, initial_weights, keep_history, trac
     early_stopping = Y_val is not None
     weights = run.best_W if early_stopping else run.W
     projected = True  # the weights are the minimum-norm ones the status promises
-    if isinstance(run.factor, IterativeLeastSquares) and options["ridge"] == 0.0:
+    if isinstance(run.factor, IterativeLeastSquares) and options["ridge"] == 0.0 and not run.factor.minimum_norm:
         # The preconditioned solves left W in M⁻¹·(row space); W_k = Y⁺ r is its projection on the row
         # space.  Starting weights (k = 0, or the base of modified HK's increments) are kept as given.
+        # (Row-space solves, with early stopping, need no map: their iterates are Y⁺ r already.)
         k_returned = run.best_iter if early_stopping else run.k
         base = None if initial_weights is None or (update == "margin" and k_returned > 0) else \
             np.asarray(initial_weights, dtype=float)
