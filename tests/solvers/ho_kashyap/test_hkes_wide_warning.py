@@ -46,6 +46,31 @@ def test_tall_problem_is_silent(name, noise):
         make_classifier(name, random_state=0).fit(X, y3)
 
 
+def test_overfitting_below_the_width_limit_warns():
+    # d + 1 = 251 for 800 fitted rows: not "wide", yet least squares fits the fitted rows far better (about
+    # 4 % wrong) than it predicts its validation rows (about 21 %), as TF-IDF text at 45 000 documents does
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((1200, 250))
+    w = rng.standard_normal(250)
+    y = (X @ w + 0.5 * np.linalg.norm(w) * rng.standard_normal(1200) > 0).astype(int)
+    with pytest.warns(UserWarning, match=r"of its 800 fitted rows but on .* of its 400 validation rows .*"
+                                         r"far better than it predicts.*Cs="):
+        HoKashyapClassifier(early_stopping=True, random_state=0).fit(X, y)
+
+
+def test_the_papers_data_sets_are_silent():
+    # the nine IDA sets with the paper's protocol (the tuning part as validation rows): HKES is the method there
+    from linsep.datasets import BENCHMARKS
+    from linsep.experiments.protocol import load_split
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for name in BENCHMARKS:
+            X_fit, y_fit, X_tune, y_tune, _, _ = load_split(name, 0)
+            HoKashyapClassifier(early_stopping=True, n_iter_no_change=None, random_state=0).fit(
+                X_fit, y_fit, X_val=X_tune, y_val=y_tune)
+
+
 def test_nothing_learnt_on_tall_data_warns():
     rng = np.random.default_rng(1)
     X = rng.standard_normal((400, 3))
