@@ -343,8 +343,8 @@ def _warn_unregularised(results, fit, classes, n_features):
     n_val = y_val.shape[0]
     excess = [(error - training) / np.sqrt(max(error * (1.0 - error), 1e-12) / n_val)
               if error - training > OVERFIT_MIN_GAP else -np.inf for error, _, training in measured]
+    error, baseline, _ = max(measured, key=lambda m: m[0] - m[1])  # the problem closest to its baseline
     if 2 * (n_features + 1) >= fit.n_fitted:
-        error, baseline, _ = max(measured, key=lambda m: m[0] - m[1])  # the problem closest to its baseline
         reason = (f"{fit.n_fitted} fitted rows for d + 1 = {n_features + 1} weights: the W-step can nearly "
                   f"interpolate, so early stopping does not regularise (validation error {error:.3f}, "
                   f"{baseline:.3f} for the larger class)")
@@ -353,8 +353,7 @@ def _warn_unregularised(results, fit, classes, n_features):
         reason = (f"the kept iterate errs on {training:.1%} of its {fit.n_fitted} fitted rows but on {error:.1%} of "
                   f"its {n_val} validation rows (d + 1 = {n_features + 1} weights): it fits the training rows far "
                   "better than it predicts, and early stopping did not regularise it")
-    elif all(error >= baseline for error, baseline, _ in measured):
-        error, baseline, _ = max(measured, key=lambda m: m[0] - m[1])
+    elif all(e >= b for e, b, _ in measured):
         reason = ("the kept iterate does no better on its validation rows than always predicting the larger class "
                   f"(validation error {error:.3f}, {baseline:.3f} for the larger class)")
     else:
