@@ -177,9 +177,9 @@ class _TowardStronger(_OneStandardError):
 class _ScaledRefit(HoKashyapClassifierCV):
     """The refit runs k̂ · N / N_fold iterates: the folds' k̂ scaled by the training-size ratio."""
 
-    def _refit_run(self, y, max_iter, C):
-        n_fold = np.mean([len(train) for train, _ in self._folds])
-        return super()._refit_run(y, int(round((max_iter + 1) * y.shape[0] / n_fold)) - 1, C)
+    def _refit_run(self, fit, y, max_iter, C):
+        n_fold = np.mean([len(train) for train, _ in fit.folds])
+        return super()._refit_run(fit, y, int(round((max_iter + 1) * y.shape[0] / n_fold)) - 1, C)
 
 
 class _SmoothedC(HoKashyapClassifierCV):

@@ -88,7 +88,10 @@ def mean_validation_curve(curves):
     Returns ``(per_fold, mean)`` of shapes ``(F, L)`` and ``(L,)``.
     """
     length = max(len(c) for c in curves)
-    per_fold = np.vstack([np.pad(np.asarray(c, dtype=float), (0, length - len(c)), mode="edge") for c in curves])
+    per_fold = np.empty((len(curves), length))
+    for row, curve in zip(per_fold, curves):  # np.pad(mode="edge") per curve costs more than the tiny runs it pads
+        row[:len(curve)] = curve
+        row[len(curve):] = curve[-1]
     return per_fold, per_fold.mean(axis=0)
 
 
@@ -220,6 +223,7 @@ class _CrossValidatedStopping:
         # scores, and C scales them: each problem's own best C would make them incomparable.  The C
         # kept minimises the sum over the problems of their cross-validation error at their own k̂.
         fit.surfaces = None
+        fit.hk_options = self._hk_options()  # the same for every run of the fit: built once, not per (C, fold)
         if self.Cs is not None:
             # in the solver's sign, as the refit's (pos_label); the folds are drawn on the labels themselves
             targets = self._positive_sign() * encode_pm1(y, self.classes_)[0]
@@ -512,21 +516,21 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         gram = None if fit.fold_grams is None else fit.fold_grams[f]
         s = fit.row_weight
         if s is not None:
-            params = dict(self._hk_options(), max_iter=self.max_iter, C=C, n_iter_no_change=self.n_iter_no_change,
+            params = dict(fit.hk_options, max_iter=self.max_iter, C=C, n_iter_no_change=self.n_iter_no_change,
                           validation_tol=self.validation_tol)
             return weighted_ho_kashyap(fit.X, y[train], train, s[train], params, gram=gram,
                                        Y_val=WeightedValidation(fit.Y[validation], s[validation]))
         return ho_kashyap(fit.Y[train], Y_val=fit.Y[validation], max_iter=self.max_iter, C=C, gram=gram,
                           n_iter_no_change=self.n_iter_no_change, validation_tol=self.validation_tol,
-                          **self._hk_options())
+                          **fit.hk_options)
 
     def _refit_run(self, fit, y, max_iter, C):
         trace = make_recorder(self.record_history)
         if fit.row_weight is not None:
-            params = dict(self._hk_options(), max_iter=max_iter, C=C, record_history=bool(self.record_history))
+            params = dict(fit.hk_options, max_iter=max_iter, C=C, record_history=bool(self.record_history))
             return weighted_ho_kashyap(fit.X, y, None, fit.row_weight, params, trace=trace)
         return ho_kashyap(fit.Y, max_iter=max_iter, C=C, record_history=bool(self.record_history),
-                          trace=trace, **self._hk_options())
+                          trace=trace, **fit.hk_options)
 
     def _average(self, fit, runs, y):
         weights = np.mean([r.weights for r in runs], axis=0)
@@ -644,12 +648,12 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
         weights = {} if s is None else {"sample_weight": s[train], "val_weight": s[validation]}
         return kernel_ho_kashyap(None, y[train], K_val=K_val, y_val=y[validation], kernel_map=kernel_map,
                                  max_iter=self.max_iter, C=C, n_iter_no_change=self.n_iter_no_change,
-                                 validation_tol=self.validation_tol, **weights, **self._hk_options())
+                                 validation_tol=self.validation_tol, **weights, **fit.hk_options)
 
     def _refit_run(self, fit, y, max_iter, C):
         return kernel_ho_kashyap(None, y, kernel_map=fit.state[2], max_iter=max_iter, C=C,
                                  sample_weight=fit.row_weight, record_history=bool(self.record_history),
-                                 trace=make_recorder(self.record_history), **self._hk_options())
+                                 trace=make_recorder(self.record_history), **fit.hk_options)
 
     def _average(self, fit, runs, y):
         K = fit.state[0]
