@@ -504,11 +504,14 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         fit.X = X  # weighted runs scale the rows of X themselves (linsep.designs.weights)
         fit.fold_grams = None
         if fold_runs and self.Cs is not None:
-            s = fit.row_weight
-            # The Gram matrix of the rows the fold's runs iterate on: √s_i y_i (x_i, 1) (s_i for IRLS).
-            Y = fit.Y if s is None else weighted_signed_design(X, y, s, 1 if self.loss == "absolute" else 0.5)
-            if isinstance(Y, np.ndarray):
-                fit.fold_grams = [Y[train].T @ Y[train] for train, _ in fit.folds]
+            if getattr(fit, "label_free_fold_grams", None) is None:
+                s = fit.row_weight
+                # The Gram matrix of the rows the fold's runs iterate on: √s_i y_i (x_i, 1) (s_i for IRLS).  The
+                # labels square to 1, so every one-vs-rest problem has the same bits: built for the first only.
+                Y = fit.Y if s is None else weighted_signed_design(X, y, s, 1 if self.loss == "absolute" else 0.5)
+                fit.label_free_fold_grams = ([Y[train].T @ Y[train] for train, _ in fit.folds]
+                                             if isinstance(Y, np.ndarray) else [])
+            fit.fold_grams = fit.label_free_fold_grams or None
 
     def _run_fold(self, fit, f, y, C):
         train, validation = fit.folds[f]
