@@ -169,3 +169,39 @@ def test_singular_capacitance_falls_back_to_plain_cg():
         solver = IterativeLeastSquares(Y, None, 0.0, minimum_norm=False)
         mapped = solver.minimum_norm_part(rng.standard_normal(400))
     assert solver.stats["cg_metric_columns"] == 0 and np.isfinite(mapped).all()
+
+
+@pytest.mark.parametrize("jacobi", [False, True])
+def test_lockstep_columns_give_each_columns_own_solve(jacobi):
+    # conjugate_gradients_columns: one product per step for all columns, each column its own CG (step lengths,
+    # stopping); a zero column, one that starts converged and ill-conditioned ones that need different counts
+    from linsep._core.krylov import conjugate_gradients, conjugate_gradients_columns
+
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((60, 40)) * np.logspace(0, 1, 40)
+    M = A.T @ A
+    b = rng.standard_normal((40, 4))
+    b[:, 1] = 0.0
+    x0 = np.zeros((40, 4))
+    x0[:, 2] = np.linalg.solve(M, b[:, 2])  # already solved
+    inv_diag = 1.0 / np.diag(M) if jacobi else None
+    x, iterations, residual, converged = conjugate_gradients_columns(lambda V: M @ V, b, x0.copy(), inv_diag, 1e-10,
+                                                                    500)
+    for k in range(4):
+        alone, n_iter, alone_residual, alone_converged = conjugate_gradients(lambda v: M @ v, b[:, k], x0[:, k].copy(),
+                                                                             inv_diag, 1e-10, 500)
+        np.testing.assert_allclose(x[:, k], alone, rtol=0, atol=1e-8 * max(np.abs(alone).max(), 1e-300))
+        # the products round differently (one matrix product, not one per column): the counts may differ
+        # by a step where the residual crosses the tolerance
+        assert abs(int(iterations[k]) - n_iter) <= 1 and converged[k] == alone_converged
+        assert residual[k] <= 1e-10
+    assert iterations[1] == iterations[2] == 0 and iterations[0] > 10
+
+
+def test_a_solver_budget_stops_every_column_short():
+    from linsep._core.krylov import conjugate_gradients_columns
+
+    M = np.diag(np.arange(1.0, 31.0))
+    x, iterations, residual, converged = conjugate_gradients_columns(lambda V: M @ V, np.ones((30, 2)),
+                                                                    np.zeros((30, 2)), None, 1e-12, 3)
+    assert list(iterations) == [3, 3] and not converged.any() and np.all(residual > 1e-12)

@@ -294,7 +294,7 @@ def test_unconverged_column_of_a_multi_right_hand_side_is_reported(iterative):
     solver.solve(np.column_stack([np.ones(100), np.zeros(100)]))  # the last column solves at once
     assert not solver.converged
 
-    # The multi-class linear machine: only the first class's solve stops short (one CG iteration).
+    # The multi-class linear machine: its first solve, all classes' columns at once, stops short (one CG iteration).
     labels = np.arange(100) % 3
     with solver_limits(first_solve_max_iter=1):
         with pytest.warns(ConvergenceWarning):

@@ -106,6 +106,45 @@ def test_hkes_records_the_validation_errors_of_the_minimum_norm_iterates(seed, i
     np.testing.assert_allclose(sparse.coef_, direct.coef_, atol=1e-6 * np.abs(direct.coef_).max())
 
 
+@pytest.mark.parametrize("C", [None, 0.5])
+def test_one_vs_rest_first_steps_solved_together_equal_each_problems_own(C):
+    # YᵀY is the same for every one-vs-rest problem (labels square to 1): shared_first_weights solves all the
+    # first W-steps at once, to the tolerance each problem's own full solve meets
+    from linsep.solvers.ho_kashyap.solver import shared_first_weights
+    from linsep._core.signed_design import signed_design
+
+    X, _ = sparse_problem(90, 150, seed=3)
+    labels = np.arange(90) % 3
+    rows = np.arange(0, 90, 2)
+    targets = np.where(labels[rows][:, None] == np.arange(3)[None, :], 1.0, -1.0)
+    with solver_limits(direct_max_columns=2):
+        together = shared_first_weights(X, targets, rows, C=C, b0=1.0)
+        for k in range(3):
+            Y = signed_design(X, targets[:, k], rows)
+            alone = ho_kashyap(Y, C=C, b0=1.0, max_iter=0, Y_val=Y, stop_at_separation=False).weights
+            np.testing.assert_allclose(together[k], alone, rtol=0, atol=1e-7 * np.abs(alone).max())
+    assert shared_first_weights(X, targets, rows, C=C) is None  # the direct path: each problem factors its own
+
+
+def test_one_vs_rest_hkes_on_wide_data_shares_its_first_steps():
+    X, _ = sparse_problem(150, 200, seed=4)
+    rng = np.random.default_rng(4)
+    labels = np.argmax(X[:, :3].toarray() + 0.3 * rng.standard_normal((150, 3)), axis=1)
+    with solver_limits(direct_max_columns=2):
+        shared = estimator("hkes", max_iter=40).fit(X, labels)
+        alone = estimator("hkes", max_iter=40)
+        alone._share_first_solve = False  # private: each problem solves its own first step
+        alone.fit(X, labels)
+        binary = estimator("hkes", max_iter=40).fit(X, labels == 0)
+        weighted = estimator("hkes", max_iter=40).fit(X, labels, sample_weight=np.full(150, 2.0))
+    assert [plan.get("first_solve") for plan in shared._fit_plans] == ["shared"] * 3
+    assert all("first_solve" not in plan for model in (alone, binary, weighted) for plan in model._fit_plans)
+    np.testing.assert_allclose(shared.coef_, alone.coef_, rtol=0, atol=1e-6 * np.abs(alone.coef_).max())
+    assert np.array_equal(shared.best_iter_, alone.best_iter_) and np.array_equal(shared.n_iter_, alone.n_iter_)
+    for a, b in zip(shared.history_, alone.history_):
+        np.testing.assert_array_equal(a["validation_error"], b["validation_error"])
+
+
 @pytest.mark.parametrize("name", ("hk", "hkes"))
 def test_minimum_norm_weights_of_tall_rank_deficient_data_through_the_peeled_map(name):
     # terms seen in no document, and rare terms seen only together: the null space that the map projects

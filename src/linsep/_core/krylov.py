@@ -22,7 +22,7 @@ from linsep._core.null_space import PEELING_MAX_FREE, peeled_row_space_part
 from linsep._core.threads import RowSplitCSR, serial_blas
 
 __all__ = ["RECYCLED_STEPS", "RecycledSteps", "FrequentColumnsMetric", "column_squares", "conjugate_gradients",
-           "minimum_norm_map", "minimum_norm_solve"]
+           "conjugate_gradients_columns", "minimum_norm_map", "minimum_norm_solve"]
 
 RECYCLED_STEPS = 12
 """Steps of the previous inexact solves kept to start the next one (:class:`RecycledSteps`)."""
@@ -80,6 +80,70 @@ def conjugate_gradients(matvec, b, x, inv_diag, rtol, max_iter, stall=100, forci
         direction += z
         rz = rz_next
     return x, it, r_norm / b_norm, False
+
+
+def conjugate_gradients_columns(matmat, b, x, inv_diag, rtol, max_iter, stall=100):
+    """:func:`conjugate_gradients` for every column of ``b`` at once, from the columns of ``x``.
+
+    Each column runs its own CG (its own step lengths, stopping rule and
+    stall count, as :func:`conjugate_gradients` without forcing), but the
+    product with ``M`` is one ``matmat`` of the search directions of the
+    columns still running: a sparse ``Y`` is read once per iteration for all
+    of them, where a product per column reads it once each.  In exact
+    arithmetic each column's iterates are those of its own solve; the
+    products sum in another order, so the answers agree to the tolerance,
+    not bit for bit.
+
+    Returns ``(x, iterations, relative residuals, converged)``, the last
+    three per column; ``x`` is updated in place.
+    """
+    n_columns = b.shape[1]
+    iterations = np.zeros(n_columns, dtype=np.int64)
+    b_norm = np.linalg.norm(b, axis=0)
+    r = b - matmat(x)
+    r_norm = np.linalg.norm(r, axis=0)
+    target = rtol * b_norm
+    converged = (r_norm <= target) | (b_norm == 0.0)
+    x[:, b_norm == 0.0] = 0.0
+    running = ~converged
+    z = r if inv_diag is None else r * inv_diag[:, None]
+    direction = z.copy()
+    rz = np.einsum("ij,ij->j", r, z)
+    best, since_best = r_norm.copy(), np.zeros(n_columns, dtype=np.int64)
+    for _ in range(max_iter):
+        cols = np.flatnonzero(running)
+        if cols.size == 0:
+            break
+        iterations[cols] += 1
+        d = direction[:, cols]
+        q = matmat(d)
+        curvature = np.einsum("ij,ij->j", d, q)
+        flat = ~(curvature > 0)  # zero curvature: nothing left to gain for that column (rounding)
+        if flat.any():
+            running[cols[flat]] = False
+            keep = ~flat
+            cols, d, q, curvature = cols[keep], d[:, keep], q[:, keep], curvature[keep]
+        alpha = rz[cols] / curvature
+        x[:, cols] += alpha * d
+        r[:, cols] -= alpha * q
+        r_norm[cols] = np.linalg.norm(r[:, cols], axis=0)
+        met = r_norm[cols] <= target[cols]
+        converged[cols[met]] = True
+        improved = r_norm[cols] < best[cols]
+        best[cols] = np.where(improved, r_norm[cols], best[cols])
+        since_best[cols] = np.where(improved, 0, since_best[cols] + 1)
+        running[cols[met | (since_best[cols] >= stall)]] = False
+        cols = np.flatnonzero(running)
+        if cols.size == 0:
+            break
+        r_cols = r[:, cols]
+        z_cols = r_cols if inv_diag is None else r_cols * inv_diag[:, None]
+        rz_next = np.einsum("ij,ij->j", r_cols, z_cols)
+        direction[:, cols] = z_cols + (rz_next / rz[cols]) * direction[:, cols]
+        rz[cols] = rz_next
+    with np.errstate(invalid="ignore", divide="ignore"):
+        relative = np.where(b_norm > 0, r_norm / np.where(b_norm > 0, b_norm, 1.0), 0.0)
+    return x, iterations, relative, converged
 
 
 class RecycledSteps:

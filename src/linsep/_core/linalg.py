@@ -39,7 +39,7 @@ import scipy.sparse as sp
 
 from linsep._core.signed_design import SignedDesign
 from linsep._core.krylov import (FREQUENT_COLUMNS, RecycledSteps, column_squares, conjugate_gradients,
-                                 minimum_norm_map)
+                                 conjugate_gradients_columns, minimum_norm_map)
 from linsep._core.null_space import PEELING_MAX_FREE
 from linsep._core.threads import RowSplitCSR, pass_threads, serial_blas_for
 
@@ -494,25 +494,68 @@ class IterativeLeastSquares:
 
         ``tol=None``: the solver's own ``tol``, or its forcing target (inexact
         solve) if ``forcing > 0``; an explicit ``tol`` is always met in full.
-        ``x0``: the warm start (default: the last solution).  A 2-D ``rhs`` is
-        solved column by column; ``converged`` then says whether every column
-        met the tolerance and ``residual`` is the largest.
+        ``x0``: the warm start (default: the last solution).  A 2-D ``rhs``:
+        its columns, each from zero, in one lockstep CG (:meth:`_solve_columns`);
+        ``converged`` then says whether every column met the tolerance and
+        ``residual`` is the largest.
         """
         rhs = np.asarray(rhs, dtype=float)
         if rhs.ndim == 2:
-            columns, converged, residual = [], True, 0.0
-            for k in range(rhs.shape[1]):
-                columns.append(self._solve_columns(rhs[:, k], tol))
-                converged, residual = converged and self.converged, max(residual, self.residual)
-            self.converged, self.exact, self.residual = converged, converged, residual  # only if every column is
-            return np.column_stack(columns)
+            return self._solve_columns(rhs, tol)
         weighted = rhs if self.sample_weight is None else rhs * self.sample_weight
         return self.solve_normal(np.asarray(self._At @ weighted, dtype=float).ravel(), tol, x0)
 
-    def _solve_columns(self, column, tol):
-        self._x = np.zeros_like(self._x)  # columns are unrelated: each from zero
+    def _solve_columns(self, rhs, tol):
+        """The columns of a 2-D ``rhs``, unrelated, each from zero, in one lockstep CG (one product of ``Y``
+        with every column still running per iteration: :func:`linsep._core.krylov.conjugate_gradients_columns`).
+
+        Each column stops at ``tol`` (or, without it, at the solver's target for a solve from zero: ``tol``, or
+        the forcing share of its right-hand side); ``converged`` says whether every column met it, ``exact``
+        whether every column met ``tol``, ``residual`` is the largest.  The last column is the warm start of
+        the next solve, as if the columns had been solved one after another.
+        """
+        weighted = rhs if self.sample_weight is None else rhs * self.sample_weight[:, None]
+        g = np.asarray(self._At @ weighted, dtype=float)
+        rtol = float(tol) if tol is not None else max(self.tol, self.forcing)
+        x = np.zeros((g.shape[0], rhs.shape[1]))
+        with serial_blas_for(self):
+            x, n_iter, residual, converged = conjugate_gradients_columns(self._matmat, g, x, self._inv_diag, rtol,
+                                                                         self._iteration_budget())
+        self.iterations += int(n_iter.sum())
+        self.solves += rhs.shape[1]
+        self.residual = float(residual.max(initial=0.0))
+        self.exact = bool(np.all(residual <= self.tol))
+        self.converged = bool(np.all(converged))
+        self._x, self._image, self._fitted = x[:, -1].copy(), None, None
+        self._returned = self._x.copy()
+        return x
+
+    def adopt(self, x):
+        """Take ``x``, solved elsewhere to this solver's ``tol`` for the same system, as its last solution.
+
+        The next solve starts from it (and counts no iterations for it).  Ho–Kashyap's first W-steps of
+        the one-vs-rest problems of a fit are solved together (their ``YᵀY`` is the same) and each
+        problem's solver goes on from its own.  Returns the copy of ``x`` a solve would return.
+        """
+        self._x = np.array(x, dtype=float)
         self._image = self._fitted = None
-        return self.solve(column, tol)
+        self._returned = self._x.copy()
+        self.converged = self.exact = True
+        return self._returned
+
+    def _iteration_budget(self):
+        """Most CG iterations of the next solve: ``first_solve_max_iter`` (a private limit) for the first, else ``max_iter``."""
+        return self.max_iter if self.solves or self._first_max_iter is None else self._first_max_iter
+
+    def _matmat(self, V):
+        """``(YᵀDY + CĨ) V`` for the columns of ``V``: :meth:`_matvec` with one product of ``Y`` for all of them."""
+        Z = np.asarray(self._A @ V, dtype=float)
+        if self.sample_weight is not None:
+            Z = Z * self.sample_weight[:, None]
+        out = np.asarray(self._At @ Z, dtype=float)
+        if self.ridge > 0:
+            out += self._penalty[:, None] * V
+        return out
 
     def solve_normal(self, g, tol=None, x0=None):
         """Return the solution of ``(YᵀDY + CĨ) W = g``, warm-started from ``x0`` (default: the last solution).
@@ -539,10 +582,10 @@ class IterativeLeastSquares:
                 fitted, previous_fitted = self._fitted.copy(), self._fitted
                 on_step = lambda alpha: np.add(fitted, alpha * self._image_of_last, out=fitted)  # noqa: E731
             known = (self._recycled.corrected(start, r0, fitted), float(np.linalg.norm(r0)))
-        max_iter = self.max_iter if self.solves or self._first_max_iter is None else self._first_max_iter
         with serial_blas_for(self):
             x, n_iter, residual, converged = conjugate_gradients(self._matvec, g, start, self._inv_diag,
-                                                                 self.tol if tol is None else float(tol), max_iter,
+                                                                 self.tol if tol is None else float(tol),
+                                                                 self._iteration_budget(),
                                                                  forcing=forcing, start=known, on_step=on_step)
         self._image = None
         if recycling:  # CG left its final residual in known[0]

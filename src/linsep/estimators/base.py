@@ -423,6 +423,7 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
                          for name, labels in (extra_targets or {}).items()}
         X_solve = self._solver_input(X, fit)
         solved = targets if sign > 0 else -targets
+        self._share_across_problems(X_solve, solved, fit, fit_params)
         results = []
         for column in range(targets.shape[1]):
             per_problem = {name: values[:, column] for name, values in encoded_extra.items()}
@@ -435,6 +436,13 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
             self._negate_model()
         self._check_separation(X, targets, fit)
         return self
+
+    def _share_across_problems(self, X, targets, fit, fit_params):
+        """Work the problems share, done once before they are solved, kept on ``fit`` (nothing by default).
+
+        ``targets`` holds every problem's ``±1`` labels, one column each, in the solver's sign;
+        ``fit_params`` the keywords each ``_solve_binary`` call will get.
+        """
 
     def _positive_sign(self):
         """``-1.0`` when ``pos_label`` names ``classes_[0]`` (the solver then sees its rows as ``+1``), else ``1.0``.

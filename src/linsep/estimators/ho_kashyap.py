@@ -35,7 +35,8 @@ from linsep._core.result import NOT_SEPARABLE
 from linsep._core.trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from linsep.designs.weights import WeightedValidation, class_weights_of
 from linsep.solvers.ho_kashyap.weighted import weighted_ho_kashyap
-from linsep.solvers.ho_kashyap.solver import ho_kashyap
+from linsep.solvers.ho_kashyap.solver import ho_kashyap, shared_first_weights
+from linsep._core.linalg import too_wide_for_direct
 
 
 def resolve_stop_at_separation(estimator):
@@ -266,6 +267,17 @@ class HoKashyapClassifier(BaseLinearSeparator):
             targets = encode_pm1(fit.all_labels, self.classes_)[0]
         super()._check_separation(X, targets, fit)
 
+    def _share_across_problems(self, X, targets, fit, fit_params):
+        # One-vs-rest on wide data with early stopping: every problem starts with a full iterative solve of
+        # the same system (labels square to 1), so those first W-steps are solved together, one pass over X
+        # per CG step for all problems (shared_first_weights).  Weighted, IRLS, modified-HK and started fits
+        # keep their own.
+        fit.first_weights = None
+        if (targets.shape[1] > 1 and self.early_stopping and self.loss == "squared" and self.update == "margin"
+                and "sample_weight" not in fit_params and fit.initial_weights is None
+                and too_wide_for_direct(X.shape[1] + 1) and getattr(self, "_share_first_solve", True)):
+            fit.first_weights = shared_first_weights(X, targets, fit.fit_rows, C=self.C, b0=self.b0)
+
     def _solve_binary(self, X, y, fit, y_val=None, sample_weight=None):
         X_val, val_rows = fit.validation
         Y_val = None if y_val is None else signed_design(X_val, y_val, val_rows)
@@ -283,6 +295,7 @@ class HoKashyapClassifier(BaseLinearSeparator):
             Y_val=Y_val,
             trace=make_recorder(self.record_history),
             _plan=getattr(self, "_solver_plan", None),  # private: a path forced by tests (not a parameter)
+            _first_weights=fit.first_weights.pop(0) if getattr(fit, "first_weights", None) else None,
         )
 
     def _store(self, results, fit):

@@ -118,8 +118,9 @@ from linsep.solvers.ho_kashyap.rules import (
     patience_code,
 )
 from linsep.solvers.ho_kashyap.rules import python as rules
-from linsep._core.linalg import CG_PROOF_RTOL, IterativeLeastSquares, iteration_forcing
+from linsep._core.linalg import CG_PROOF_RTOL, IterativeLeastSquares, iteration_forcing, least_squares_solver
 from linsep._core.result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
+from linsep._core.signed_design import signed_design
 from linsep._core.threads import serial_blas_for
 from linsep.designs.memory import BY_COLUMNS_MAX_ENTRIES, as_design
 from linsep.solvers.ho_kashyap.compiled import SEGMENT_STEPS, HKRun, iterate_compiled
@@ -188,6 +189,7 @@ def ho_kashyap(
     trace=None,
     gram=None,
     _plan=None,
+    _first_weights=None,
 ):
     """Run the Ho–Kashyap iteration on ``Y`` (see the module docstring).
 
@@ -253,6 +255,11 @@ def ho_kashyap(
         (``None``: the module's own; tests pass wrappers that observe them, ``iterate_compiled``).
         The path that ran is recorded in
         ``extra["plan"]``.
+    _first_weights : ndarray of shape (p,) or None
+        Private: :math:`W_1` already solved to :math:`\\tau` on the iterative path, with the first W-steps of
+        the other one-vs-rest problems of a fit, which share :math:`Y^t Y` (``shared_first_weights``); the
+        run goes on from it (``extra["plan"]["first_solve"]`` is ``"shared"``).  Ignored on the direct path
+        and with ``initial_weights``.
 
     Returns
     -------
@@ -414,8 +421,14 @@ def ho_kashyap(
         # W_1 (often k̂ on wide data) in full where its validation error is recorded: an inexact first solve,
         # from zero, would stop at the forcing share of all of W_1, not of a small step
         first_solve = {"tol": factor.tol} if records_validation and isinstance(factor, IterativeLeastSquares) else {}
-        W = design.solve_target(factor, B, offset, **first_solve) if initial_weights is None else \
-            np.array(initial_weights, dtype=float)
+        shared_first = (_first_weights is not None and initial_weights is None
+                        and isinstance(factor, IterativeLeastSquares))
+        if initial_weights is not None:
+            W = np.array(initial_weights, dtype=float)
+        elif shared_first:
+            W = factor.adopt(_first_weights)
+        else:
+            W = design.solve_target(factor, B, offset, **first_solve)
         options = dict(
             learning_rate=learning_rate, max_iter=max_iter, tol=tol, relative=stopping == "relative",
             stop_at_separation=stop_at_separation, ridge=ridge, offset=offset,
@@ -433,7 +446,42 @@ def ho_kashyap(
         return _finish(design, run, options, update=update, initial_weights=initial_weights,
                        keep_history=record_history or trace is not None, trace=trace,
                        plan={"driver": driver, "factorization": factor.method, "dtype": design.dtype.name,
-                             "threads": threads})
+                             "threads": threads, **({"first_solve": "shared"} if shared_first else {})})
+
+
+def shared_first_weights(X, targets, rows=None, *, C=None, b0=_DEFAULTS.b0):
+    """The first W-steps :math:`W_1` of the one-vs-rest problems of a fit, in one lockstep CG solve.
+
+    Problem :math:`k` has :math:`Y_k = \\operatorname{diag}(y_k) [X_R, \\mathbf{1}]` and starts with
+    :math:`W_1 = (Y_k^t Y_k + C \\tilde I)^{-1} Y_k^t (b_0 + \\mathit{offset}) \\mathbf{1}`.  Its labels square to 1, so
+    :math:`Y_k^t Y_k = [X_R, \\mathbf{1}]^t [X_R, \\mathbf{1}]` is the same for every problem and
+    :math:`Y_k^t \\mathbf{1} = [X_R, \\mathbf{1}]^t y_k`: one solve with the problems' labels as its columns
+    (:meth:`linsep._core.linalg.IterativeLeastSquares.solve`, one pass over ``X`` per CG step for all of them)
+    gives every :math:`W_1`, to the tolerance each problem's own solve would meet, and with ``C = None`` in the
+    row space, as :func:`ho_kashyap`'s solves with validation rows are.  For ``_first_weights``.
+
+    Parameters
+    ----------
+    X : sparse matrix or ndarray of shape (N, d)
+    targets : ndarray of shape (len(rows), K)
+        The problems' labels ``±1``, one column each, on the fitted rows.
+    rows : ndarray or None
+        The fitted rows of ``X`` (``None``: all).
+    C, b0 : as in :func:`ho_kashyap`.
+
+    Returns
+    -------
+    list of ndarray or None
+        :math:`W_1` per problem; ``None`` on the direct path (small ``p``: each problem factors its own
+        system, cheap) or if the solve stopped short of its tolerance (each problem then solves its own).
+    """
+    ridge, offset = (0.0, 0.0) if C is None else (float(C), 1.0)
+    A = signed_design(X, np.ones(np.shape(targets)[0]), rows)  # [X_R, 1]
+    solver = least_squares_solver(A, None, ridge, minimum_norm=True)
+    if not isinstance(solver, IterativeLeastSquares):
+        return None
+    W = solver.solve((b0 + offset) * np.asarray(targets, dtype=float), tol=solver.tol)
+    return list(W.T) if solver.exact else None
 
 
 def _compiled_run(design, factor, W, B, plan, options, *, absolute, update, irls_floor, traced, initial_weights):
