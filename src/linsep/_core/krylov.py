@@ -99,9 +99,9 @@ def conjugate_gradients_columns(matmat, b, x, inv_diag, rtol, max_iter, stall=10
     """
     n_columns = b.shape[1]
     iterations = np.zeros(n_columns, dtype=np.int64)
-    b_norm = np.linalg.norm(b, axis=0)
+    b_norm = np.sqrt(np.einsum("ij,ij->j", b, b))
     r = b - matmat(x)
-    r_norm = np.linalg.norm(r, axis=0)
+    r_norm = np.sqrt(np.einsum("ij,ij->j", r, r))
     target = rtol * b_norm
     converged = (r_norm <= target) | (b_norm == 0.0)
     x[:, b_norm == 0.0] = 0.0
@@ -110,36 +110,55 @@ def conjugate_gradients_columns(matmat, b, x, inv_diag, rtol, max_iter, stall=10
     direction = z.copy()
     rz = np.einsum("ij,ij->j", r, z)
     best, since_best = r_norm.copy(), np.zeros(n_columns, dtype=np.int64)
+    inv_diag_column = None if inv_diag is None else inv_diag[:, None]
     for _ in range(max_iter):
         cols = np.flatnonzero(running)
         if cols.size == 0:
             break
-        iterations[cols] += 1
-        d = direction[:, cols]
+        # all columns running (the common case): views, updated in place; else copies of the running ones
+        every = cols.size == n_columns
+        d = direction if every else direction[:, cols]
         q = matmat(d)
         curvature = np.einsum("ij,ij->j", d, q)
-        flat = ~(curvature > 0)  # zero curvature: nothing left to gain for that column (rounding)
-        if flat.any():
+        iterations[cols] += 1
+        if not np.all(curvature > 0):  # zero curvature: nothing left to gain for that column (rounding)
+            flat = ~(curvature > 0)
             running[cols[flat]] = False
-            keep = ~flat
-            cols, d, q, curvature = cols[keep], d[:, keep], q[:, keep], curvature[keep]
+            cols, d, q, curvature, every = cols[~flat], d[:, ~flat], q[:, ~flat], curvature[~flat], False
         alpha = rz[cols] / curvature
-        x[:, cols] += alpha * d
-        r[:, cols] -= alpha * q
-        r_norm[cols] = np.linalg.norm(r[:, cols], axis=0)
+        if every:
+            d *= alpha  # the step; direction is rebuilt from z below
+            x += d
+            q *= alpha
+            r -= q
+            r_cols = r
+        else:
+            x[:, cols] += alpha * d
+            r[:, cols] -= alpha * q
+            r_cols = r[:, cols]
+        r_norm[cols] = np.sqrt(np.einsum("ij,ij->j", r_cols, r_cols))
         met = r_norm[cols] <= target[cols]
         converged[cols[met]] = True
         improved = r_norm[cols] < best[cols]
         best[cols] = np.where(improved, r_norm[cols], best[cols])
         since_best[cols] = np.where(improved, 0, since_best[cols] + 1)
         running[cols[met | (since_best[cols] >= stall)]] = False
-        cols = np.flatnonzero(running)
-        if cols.size == 0:
-            break
-        r_cols = r[:, cols]
-        z_cols = r_cols if inv_diag is None else r_cols * inv_diag[:, None]
+        still = running[cols]
+        if not still.any():
+            continue
+        cols = cols[still]
+        r_cols = r_cols if (every and still.all()) else r[:, cols]
+        z_cols = r_cols if inv_diag is None else r_cols * inv_diag_column
         rz_next = np.einsum("ij,ij->j", r_cols, z_cols)
-        direction[:, cols] = z_cols + (rz_next / rz[cols]) * direction[:, cols]
+        beta = rz_next / rz[cols]
+        if every and still.all():
+            direction *= beta / alpha  # direction holds alpha·d after the step above
+            direction += z_cols
+        else:
+            previous = direction[:, cols]
+            if every:  # direction holds alpha·d for every column: undo the scale of the ones kept
+                previous = previous / alpha[still]
+            direction[:, cols] = z_cols + beta * previous
         rz[cols] = rz_next
     with np.errstate(invalid="ignore", divide="ignore"):
         relative = np.where(b_norm > 0, r_norm / np.where(b_norm > 0, b_norm, 1.0), 0.0)

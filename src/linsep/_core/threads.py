@@ -199,9 +199,10 @@ class RowSplitCSR:
 
     def __matmul__(self, v):
         v = np.asarray(v)
-        if self.parts is None or v.ndim != 1:
+        if self.parts is None or v.ndim not in (1, 2):
             return self.matrix @ v
-        out = np.empty(self.shape[0], dtype=np.result_type(self.dtype, v.dtype))
+        # a vector, or the columns of a matrix (a lockstep solve's directions): the same runs of rows
+        out = np.empty((self.shape[0],) + v.shape[1:], dtype=np.result_type(self.dtype, v.dtype))
 
         def product(part):
             lo, hi, rows = part
