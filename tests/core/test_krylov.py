@@ -205,3 +205,26 @@ def test_a_solver_budget_stops_every_column_short():
     x, iterations, residual, converged = conjugate_gradients_columns(lambda V: M @ V, np.ones((30, 2)),
                                                                     np.zeros((30, 2)), None, 1e-12, 3)
     assert list(iterations) == [3, 3] and not converged.any() and np.all(residual > 1e-12)
+
+
+@pytest.mark.parametrize("jacobi", [False, True])
+def test_lockstep_columns_that_all_start_running_and_stop_apart(jacobi):
+    # every column running (updated in place), then one stopping before the others (copies of the rest)
+    from linsep._core.krylov import conjugate_gradients, conjugate_gradients_columns
+
+    rng = np.random.default_rng(1)
+    A = rng.standard_normal((80, 30)) * np.logspace(0, 1, 30)
+    M = A.T @ A
+    inv_diag = 1.0 / np.diag(M) if jacobi else None
+    # the first column an eigenvector of M D⁻¹ (D⁻¹ the preconditioner): its CG ends after one step
+    preconditioned = M if inv_diag is None else M * inv_diag[None, :]
+    values, vectors = np.linalg.eig(preconditioned)
+    b = np.column_stack([np.real(vectors[:, np.argmax(np.real(values))]), rng.standard_normal(30),
+                         rng.standard_normal(30)])
+    x, iterations, residual, converged = conjugate_gradients_columns(lambda V: M @ V, b, np.zeros((30, 3)), inv_diag,
+                                                                    1e-10, 500)
+    assert converged.all() and iterations[0] <= 2 < iterations[1]
+    for k in range(3):
+        alone, n_iter, _, _ = conjugate_gradients(lambda v: M @ v, b[:, k], np.zeros(30), inv_diag, 1e-10, 500)
+        np.testing.assert_allclose(x[:, k], alone, rtol=0, atol=1e-8 * np.abs(alone).max())
+        assert abs(int(iterations[k]) - n_iter) <= 1
