@@ -295,7 +295,7 @@ class HoKashyapClassifier(BaseLinearSeparator):
             Y_val=Y_val,
             trace=make_recorder(self.record_history),
             _plan=getattr(self, "_solver_plan", None),  # private: a path forced by tests (not a parameter)
-            _first_weights=fit.first_weights.pop(0) if getattr(fit, "first_weights", None) else None,
+            _first_weights=fit.first_weights.pop(0) if fit.first_weights else None,  # _share_across_problems
         )
 
     def _store(self, results, fit):

@@ -403,8 +403,7 @@ def ho_kashyap(
         raise ValueError(f"Y_val must have at least one row and {n_cols} columns, got shape {Y_val.shape}")
     Y_val = as_design(Y_val, plan["by_columns_max_entries"])
 
-    ridge = 0.0 if C is None else float(C)
-    offset = 0.0 if C is None else 1.0
+    ridge, offset = _ridge_and_offset(C)
     B = design.constant_vector(b0) if initial_margin is None else design.vector(initial_margin)
     # With early stopping the validation error of every iterate is recorded, and HKES reads it as that of
     # W_k = Y⁺(B_k + offset).  On the iterative path (wide Y) with C = 0 the W-steps then run in the row space
@@ -449,6 +448,11 @@ def ho_kashyap(
                              "threads": threads, **({"first_solve": "shared"} if shared_first else {})})
 
 
+def _ridge_and_offset(C):
+    """``(C, 1)`` for Łęski's penalised HK (target ``1 + B``), ``(0, 0)`` for plain HK (``C=None``, target ``B``)."""
+    return (0.0, 0.0) if C is None else (float(C), 1.0)
+
+
 def shared_first_weights(X, targets, rows=None, *, C=None, b0=_DEFAULTS.b0):
     """The first W-steps :math:`W_1` of the one-vs-rest problems of a fit, in one lockstep CG solve.
 
@@ -475,7 +479,7 @@ def shared_first_weights(X, targets, rows=None, *, C=None, b0=_DEFAULTS.b0):
         :math:`W_1` per problem; ``None`` on the direct path (small ``p``: each problem factors its own
         system, cheap) or if the solve stopped short of its tolerance (each problem then solves its own).
     """
-    ridge, offset = (0.0, 0.0) if C is None else (float(C), 1.0)
+    ridge, offset = _ridge_and_offset(C)
     A = signed_design(X, np.ones(np.shape(targets)[0]), rows)  # [X_R, 1]
     solver = least_squares_solver(A, None, ridge, minimum_norm=True)
     if not isinstance(solver, IterativeLeastSquares):
