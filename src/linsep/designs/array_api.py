@@ -76,7 +76,7 @@ class ArrayAPIDesign(Design):
     def solve_target(self, factor, B, offset, **solve):
         return factor.solve_normal(self.rmatvec(B + offset), **solve)
 
-    def hk_pass(self, W, B, D, *, offset, two_mu, tol, update, irls, validation=None):
+    def hk_pass(self, W, B, D, *, offset, two_mu, tol, update, irls, validation=None, fitted=None):
         return _ArrayAPIPass(self, W, B, D, offset, two_mu, tol, update, validation)
 
     def count_nonpositive(self, W):

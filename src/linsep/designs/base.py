@@ -18,6 +18,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from linsep._core.linalg import IterativeLeastSquares
+
 __all__ = ["Design", "HKPassState"]
 
 
@@ -87,8 +89,13 @@ class Design(Protocol):
         tightened re-solve of a candidate proof, or the polish of returned weights.
         """
 
-    def hk_pass(self, W, B, D, *, offset, two_mu, tol, update, irls, validation=None) -> HKPassState:
-        """One fused pass for :math:`W_k`: statistics, :math:`B_{k+1}` and what the next W-step needs."""
+    def hk_pass(self, W, B, D, *, offset, two_mu, tol, update, irls, validation=None, fitted=None) -> HKPassState:
+        """One fused pass for :math:`W_k`: statistics, :math:`B_{k+1}` and what the next W-step needs.
+
+        ``fitted``: :math:`Y W_k` where the W-step's solver kept it up to date from its own products
+        (:meth:`linsep._core.linalg.IterativeLeastSquares.fitted_values`), which spares the pass its product
+        with ``Y``; ``None``: the pass computes it.  A backend may ignore it.
+        """
 
     def count_nonpositive(self, W):
         """``(count of Y W <= 0, min Y W, all finite)``."""
@@ -122,7 +129,10 @@ class Design(Protocol):
             if update == "weights":
                 W = W + learning_rate * state.solve_increment(factor)
             B = state.B_next
+            fitted = None
             if update == "margin":
                 W = state.solve_margin(factor)
-            state = self.hk_pass(W, B, D, **pass_options)
+                if isinstance(factor, IterativeLeastSquares):  # Y W from CG's own products Y d, if it kept them
+                    fitted = factor.fitted_values(W)
+            state = self.hk_pass(W, B, D, fitted=fitted, **pass_options)
             yield W, B, D, factor, state

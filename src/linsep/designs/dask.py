@@ -469,7 +469,7 @@ class DaskDesign(Design):
             return factor.solve_normal(_right_hand_side(self, ("constant", B[0] + offset)), **solve)
         return factor.solve_normal(_right_hand_side(self, ("margin", offset), B), **solve)
 
-    def hk_pass(self, W, B, D, *, offset, two_mu, tol, update, irls, validation=None):
+    def hk_pass(self, W, B, D, *, offset, two_mu, tol, update, irls, validation=None, fitted=None):
         return _DaskPass(self, W, B, D, offset, two_mu, tol, update, irls, validation)
 
     def count_nonpositive(self, W):

@@ -74,8 +74,8 @@ class InMemoryDesign(Design):
     def solve_target(self, factor, B, offset, **solve):
         return factor.solve(B if offset == 0.0 else B + offset, **solve)
 
-    def hk_pass(self, W, B, D, *, offset, two_mu, tol, update, irls, validation=None):
-        return _MemoryPass(self, W, B, D, offset, two_mu, tol, validation)
+    def hk_pass(self, W, B, D, *, offset, two_mu, tol, update, irls, validation=None, fitted=None):
+        return _MemoryPass(self, W, B, D, offset, two_mu, tol, validation, fitted)
 
     def count_nonpositive(self, W):
         scores = np.asarray(self.Y @ W)
@@ -135,11 +135,12 @@ _ROUNDING_RTOL = np.sqrt(np.finfo(float).eps)
 
 
 class _MemoryPass:
-    """One Ho–Kashyap pass in NumPy: ``Z = Y W``, ``E``, and the statistics as they are asked for."""
+    """One Ho–Kashyap pass in NumPy: ``Z = Y W`` (``fitted`` if the W-step's solver tracked it), ``E``, and the
+    statistics as they are asked for."""
 
-    def __init__(self, design, W, B, D, offset, two_mu, tol, validation):
+    def __init__(self, design, W, B, D, offset, two_mu, tol, validation, fitted=None):
         self.design, self.B, self.D, self.offset, self.two_mu, self.tol = design, B, D, offset, two_mu, tol
-        self.Z = Z = np.asarray(design.Y @ W)
+        self.Z = Z = np.asarray(design.Y @ W) if fitted is None else fitted
         self.E = Z - B if offset == 0.0 else Z - offset - B
         E = self.E
         self.J = float(E @ E) if D is None else float(E @ (D * E))

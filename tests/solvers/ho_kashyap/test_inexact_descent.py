@@ -39,3 +39,30 @@ def test_no_tight_re_solve_while_the_weights_separate():
     assert result.status in ("separable", "converged")
     assert result.extra["cg_solves"] == result.n_iter + 1
     assert result.extra["minimum_norm_map"] is None
+
+
+def test_the_pass_after_an_inexact_margin_step_takes_the_fitted_values_cg_tracked():
+    # The solver keeps Y W up to date from CG's own products Y d (IterativeLeastSquares.track_fitted, on for
+    # Ho–Kashyap's inexact W-steps); the pass after each step takes it instead of a product of its own with Y.
+    # Over 45 steps (two true products of the solver's residual) it stays within 1e-8 of Y W: with the
+    # recycled correction's eigenvalue cut at 1e-12 (linsep._core.krylov.RECYCLED_RCOND) it drifted to 5e-5.
+    from linsep._core.linalg import CG_FORCING, IterativeLeastSquares
+    from linsep._core.signed_design import sign_normalized
+    from linsep.designs import as_design
+
+    docs, topics = make_topic_corpus(400, 2, random_state=0)
+    X = TfidfVectorizer(min_df=2, sublinear_tf=True).fit_transform(docs)
+    design = as_design(sign_normalized(X, 2.0 * topics - 1)[:300])
+    factor = IterativeLeastSquares(design.Y, ridge=1.0, forcing=CG_FORCING, track_fitted=True)
+    options = dict(offset=0.0, two_mu=1.8, tol=1e-6, update="margin", irls=False)
+    B = design.constant_vector(1.0)
+    W = design.solve_target(factor, B, 0.0)
+    state = design.hk_pass(W, B, None, **options)
+    steps = design.hk_iterates(state, W, B, None, factor, update="margin", learning_rate=0.9, irls_floor=None,
+                               pass_options=options)
+    for _ in range(45):
+        W, B, _, factor, state = next(steps)
+        tracked = factor.fitted_values(W)
+        assert tracked is not None and np.array_equal(state.Z, tracked)
+        exact = design.Y @ W
+        np.testing.assert_allclose(state.Z, exact, rtol=0, atol=1e-8 * np.abs(exact).max())

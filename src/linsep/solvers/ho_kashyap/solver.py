@@ -416,6 +416,8 @@ def ho_kashyap(
         # W_k = (YᵀY + CĨ)⁻¹Yᵀ(B_k + offset) for a fixed system: inexact solves inside the iteration,
         # the returned weights re-solved in full (_polished)
         factor.forcing = iteration_forcing(factor.Y, plan["cg_forcing"])
+        # Y W of each inexact W-step from CG's own products Y d: the pass after it makes no product of its own
+        factor.track_fitted = factor.forcing > 0
     with serial_blas_for(factor):  # the whole iteration, when the sparse products run on threads
         # W_1 (often k̂ on wide data) in full where its validation error is recorded: an inexact first solve,
         # from zero, would stop at the forcing share of all of W_1, not of a small step
