@@ -517,15 +517,18 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         train, validation = fit.folds[f]
         # Every C of the grid reuses the fold's Gram matrix YᵀY (each run factors YᵀY + CĨ once).
         gram = None if fit.fold_grams is None else fit.fold_grams[f]
+        # With a refit only the folds' validation curves are read: their inexact W-steps (wide X) are not
+        # re-solved in full at the end (hundreds of CG iterations per run); the average of refit=False is.
+        plan = {"polish": False} if self.refit else None
         s = fit.row_weight
         if s is not None:
             params = dict(fit.hk_options, max_iter=self.max_iter, C=C, n_iter_no_change=self.n_iter_no_change,
                           validation_tol=self.validation_tol)
             return weighted_ho_kashyap(fit.X, y[train], train, s[train], params, gram=gram,
-                                       Y_val=WeightedValidation(fit.Y[validation], s[validation]))
+                                       Y_val=WeightedValidation(fit.Y[validation], s[validation]), _plan=plan)
         return ho_kashyap(fit.Y[train], Y_val=fit.Y[validation], max_iter=self.max_iter, C=C, gram=gram,
                           n_iter_no_change=self.n_iter_no_change, validation_tol=self.validation_tol,
-                          **fit.hk_options)
+                          _plan=plan, **fit.hk_options)
 
     def _refit_run(self, fit, y, max_iter, C):
         trace = make_recorder(self.record_history)

@@ -66,3 +66,29 @@ def test_the_pass_after_an_inexact_margin_step_takes_the_fitted_values_cg_tracke
         assert tracked is not None and np.array_equal(state.Z, tracked)
         exact = design.Y @ W
         np.testing.assert_allclose(state.Z, exact, rtol=0, atol=1e-8 * np.abs(exact).max())
+
+
+def test_a_run_without_polish_keeps_the_curve_and_skips_the_full_re_solve():
+    # _plan["polish"] = False (HoKashyapClassifierCV's folds when it refits): the same iterates and validation
+    # curve, the kept iterate returned as the inexact W-steps left it, one CG solve less.
+    from linsep._core.linalg import CG_FORCING, solver_limits
+    from linsep._core.signed_design import sign_normalized
+    from linsep.solvers.ho_kashyap import ho_kashyap
+
+    docs, topics = make_topic_corpus(400, 2, random_state=0)
+    X = TfidfVectorizer(min_df=2, sublinear_tf=True, max_features=150).fit_transform(docs)
+    labels = 2.0 * topics - 1
+    labels[::7] *= -1  # not separable: k̂ = 10 of 15 iterations, an inexact iterate kept
+    Y = sign_normalized(X, labels)
+    runs = {}
+    with solver_limits(direct_max_columns=2):
+        for polish in (True, False):
+            runs[polish] = ho_kashyap(Y[:300], Y_val=Y[300:], C=0.1, stop_at_separation=False, n_iter_no_change=5,
+                                      _plan={"cg_forcing": CG_FORCING, "polish": polish})
+    polished, raw = runs[True], runs[False]
+    np.testing.assert_array_equal(raw.history["validation_error"], polished.history["validation_error"])
+    assert (raw.n_iter, raw.best_iter, raw.status) == (polished.n_iter, polished.best_iter, polished.status)
+    assert raw.best_iter > 1 and raw.status == "converged"
+    assert raw.extra["cg_solves"] == polished.extra["cg_solves"] - 1
+    assert not np.array_equal(raw.weights, polished.weights)
+    np.testing.assert_allclose(raw.weights, polished.weights, rtol=0, atol=1e-2 * np.abs(polished.weights).max())

@@ -252,8 +252,10 @@ def ho_kashyap(
         ``threads`` and the IRLS Cholesky ``pivot_tol`` of the compiled segment, ``cg_forcing`` the inexact
         W-steps of wide ``Y`` (``linsep._core.linalg.iteration_forcing``; ``0``: every solve to :math:`\\tau`),
         ``segment`` and ``blas_limit`` the compiled segment called and the BLAS limit of its IRLS pass
-        (``None``: the module's own; tests pass wrappers that observe them, ``iterate_compiled``).
-        The path that ran is recorded in
+        (``None``: the module's own; tests pass wrappers that observe them, ``iterate_compiled``), and
+        ``polish`` (default ``True``; ``False``: the weights of a run with inexact W-steps are returned as
+        the iterations left them, not re-solved to :math:`\\tau`, for a cross-validation fold of which only
+        the validation curve is read).  The path that ran is recorded in
         ``extra["plan"]``.
     _first_weights : ndarray of shape (p,) or None
         Private: :math:`W_1` already solved to :math:`\\tau` on the iterative path, with the first W-steps of
@@ -388,7 +390,7 @@ def ho_kashyap(
     max_iter = int(max_iter)
     plan = {"driver": "auto", "by_columns_max_entries": BY_COLUMNS_MAX_ENTRIES, "segment_steps": SEGMENT_STEPS,
             "threads": None, "pivot_tol": None, "cg_forcing": None, "segment": None, "blas_limit": None,
-            **(_plan or {})}
+            "polish": True, **(_plan or {})}
     if plan["driver"] not in DRIVERS:
         raise ValueError(f"_plan['driver'] must be one of {DRIVERS}, got {plan['driver']!r}")
     design = as_design(Y, plan["by_columns_max_entries"])
@@ -443,7 +445,7 @@ def ho_kashyap(
         if run is None:  # not covered, or an IRLS system needed more than a Cholesky factor
             driver = "python" if driver is None else driver + ", then python"
             run = _iterate(design, factor, W, B, update=update, absolute=absolute, regularized=C is not None,
-                           irls_floor=irls_floor, trace=trace, **options)
+                           irls_floor=irls_floor, trace=trace, polish=plan["polish"], **options)
         return _finish(design, run, options, update=update, initial_weights=initial_weights,
                        keep_history=record_history or trace is not None, trace=trace,
                        plan={"driver": driver, "factorization": factor.method, "dtype": design.dtype.name,
@@ -575,7 +577,7 @@ def _finish(design, run, options, *, update, initial_weights, keep_history, trac
 
 def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, stop_at_separation,
              ridge, offset, can_prove, Y_val, update, absolute, regularized, irls_floor, n_iter_no_change=None,
-             validation_tol=0.0, trace=None):
+             validation_tol=0.0, trace=None, polish=True):
     """The Python driver: every variant, on any design (the reference for the compiled segment).
 
     Each iteration is one fused pass of the design (:meth:`~linsep.designs.base.Design.hk_pass`),
@@ -667,7 +669,7 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
             if error < history["validation_error"][best_iter]:
                 best_W, best_B, best_iter = W, B, k
 
-    if inexact and status != NOT_SEPARABLE:
+    if inexact and polish and status != NOT_SEPARABLE:
         W, best_W, exact = _polished(design, factor, W, B, best_W, best_B if early_stopping else None,
                                      best_iter == k, offset, keep_separating=status == SEPARABLE)
         if not exact and status == CONVERGED:
