@@ -228,6 +228,7 @@ def _repeated(seed):
 
 CANDIDATES = {
     "min": lambda seed: HoKashyapClassifierCV(Cs=7, random_state=seed),
+    "no_early_exit": lambda seed: HoKashyapClassifierCV(Cs=7, early_exit=None, random_state=seed),
     "1se_plain": lambda seed: _TowardPlain(Cs=7, random_state=seed),
     "1se_stronger": lambda seed: _TowardStronger(Cs=7, random_state=seed),
     "paper_rule": lambda seed: HoKashyapClassifierCV(Cs=7, n_iter_no_change=None, random_state=seed),
@@ -241,6 +242,7 @@ CANDIDATES = {
     "with_hkes": lambda seed: _WithHKES(Cs=7, random_state=seed),
 }
 """Rules of choosing ``(C, k̂)``: ``min`` is the estimator's (argmin of the mean surface, refit at ``k̂``);
+``no_early_exit``: the same without ``early_exit`` (every fold run to its own patience);
 ``1se_plain`` / ``1se_stronger``: the one-standard-error rule toward ``C=None`` (HKES's configuration) or toward
 the largest ``C``; ``paper_rule``: folds without patience; ``cv10``, ``rep3x5``: 10 folds, 3 × 5 repeated folds
 (averaged before the argmin, as the 5 folds are); ``grid13``: a wider, finer grid; ``smooth_C``: the error

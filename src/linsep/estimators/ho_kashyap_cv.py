@@ -82,6 +82,30 @@ def default_C_grid(n_values):
     return [None] + [float(c) for c in np.logspace(-2, 3, n_values - 1)] if n_values > 1 else [None]
 
 
+def penalty_order(grid):
+    """The indices of ``grid`` from the largest penalty ``C`` to the smallest, ``None`` (no penalty) last.
+
+    The order of ``early_exit``'s waves: the strongly penalised runs stop within a few iterations, and the
+    reference they leave lets the slow, weakly penalised ones stop early where they stay far behind.
+    """
+    return sorted(range(len(grid)), key=lambda c: (grid[c] is None, -(grid[c] or 0.0)))
+
+
+def early_exit_reference(runs, n_val, z):
+    """The reference error of ``early_exit`` for a fold: its best error so far plus ``z`` standard errors.
+
+    ``runs``: the fold's runs so far (any ``C``); the best is the least of their validation errors,
+    :math:`\\hat p`, and the standard error that of an error rate on the fold's ``n_val`` rows,
+    :math:`\\sqrt{p (1 - p) / n_\\mathrm{val}}` with :math:`p` at least one row's share (a best of 0 still
+    leaves a margin).  ``inf`` (no reference) before the first run.
+    """
+    if not runs:
+        return np.inf
+    best = min(float(np.min(run.history["validation_error"])) for run in runs)
+    p = max(best, 1.0 / n_val)
+    return best + z * np.sqrt(p * (1.0 - p) / n_val)
+
+
 def mean_validation_curve(curves):
     """Pad each fold's curve with its last value to the longest, stack and average.
 
@@ -98,8 +122,8 @@ def mean_validation_curve(curves):
 class _CrossValidatedStopping:
     """What the linear and the kernel estimator share: folds, one HK run per fold, :math:`\\hat k`, the verdict, storage.
 
-    A subclass provides ``_run_fold(f, y, C)`` (the early-stopped run of fold
-    ``f`` with that ``C``, whose ``history["validation_error"]`` is the fold's
+    A subclass provides ``_run_fold(fit, f, y, C, reference)`` (the early-stopped run of fold
+    ``f`` with that ``C`` and the patience's reference error, whose ``history["validation_error"]`` is the fold's
     curve) and ``_refit_run(y, max_iter, C)`` (HK on all rows), and ``_average(runs, y)``
     (``weights, intercept, separates`` of the averaged fold models) for
     ``refit=False``.
@@ -168,21 +192,38 @@ class _CrossValidatedStopping:
         return grid
 
     def _fold_runs(self, fit, y, grid):
-        """``runs[c][f]``: the early-stopped run of fold ``f`` with ``C = grid[c]``."""
-        tasks = [(c, f) for c in range(len(grid)) for f in range(len(fit.folds))]
-        run_fold, close = self._progress(fit, grid, len(tasks))
-        try:
-            if self.n_jobs in (None, 1) or len(tasks) == 1:
-                done = [run_fold(fit, f, y, grid[c]) for c, f in tasks]
-            else:
-                from joblib import Parallel, delayed
+        """``runs[c][f]``: the early-stopped run of fold ``f`` with ``C = grid[c]``.
 
-                done = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-                    delayed(run_fold)(fit, f, y, grid[c]) for c, f in tasks)
+        With ``early_exit`` and several values of ``C``, the values run in waves from the largest penalty to
+        the smallest (``None`` last: :func:`penalty_order`), the folds of a wave side by side (``n_jobs``);
+        each fold run is given the reference error of the waves before it on its fold
+        (:func:`early_exit_reference`).  The waves make the references, and so the runs, the same for any
+        ``n_jobs``.
+        """
+        n_folds = len(fit.folds)
+        waves = [list(range(len(grid)))] if self.early_exit is None else [[c] for c in penalty_order(grid)]
+        runs = [[None] * n_folds for _ in grid]
+        run_fold, close = self._progress(fit, grid, len(grid) * n_folds)
+        try:
+            for wave in waves:
+                references = [np.inf] * n_folds
+                if self.early_exit is not None:
+                    done_on = [[runs_C[f] for runs_C in runs if runs_C[f] is not None] for f in range(n_folds)]
+                    references = [early_exit_reference(done_on[f], len(fit.folds[f][1]), self.early_exit)
+                                  for f in range(n_folds)]
+                tasks = [(c, f) for c in wave for f in range(n_folds)]
+                if self.n_jobs in (None, 1) or len(tasks) == 1:
+                    done = [run_fold(fit, f, y, grid[c], references[f]) for c, f in tasks]
+                else:
+                    from joblib import Parallel, delayed
+
+                    done = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+                        delayed(run_fold)(fit, f, y, grid[c], references[f]) for c, f in tasks)
+                for (c, f), run in zip(tasks, done):
+                    runs[c][f] = run
         finally:
             close()
-        n_folds = len(fit.folds)
-        return [done[c * n_folds:(c + 1) * n_folds] for c in range(len(grid))]
+        return runs
 
     def _progress(self, fit, grid, n_tasks):
         """``(run_fold, close)``: ``_run_fold`` reporting each (C, fold) run as ``verbose`` asks.
@@ -203,9 +244,9 @@ class _CrossValidatedStopping:
             if tqdm is not None:
                 bar = tqdm(total=n_tasks, desc=f"{name} problem {problem}", unit="run", leave=False)
 
-        def run_fold(fit, f, y, C):
+        def run_fold(fit, f, y, C, reference):
             start = time.perf_counter()
-            run = self._run_fold(fit, f, y, C)
+            run = self._run_fold(fit, f, y, C, reference)
             if bar is not None:
                 bar.update(1)
             else:
@@ -281,7 +322,8 @@ class _CrossValidatedStopping:
         surface = {"C": np.array([np.nan if c is None else c for c in grid]),
                    "mean_validation_error": np.vstack([np.pad(m, (0, length - len(m)), mode="edge")
                                                        for _, m in curves]),
-                   "best_iter": best_iters, "best_validation_error": best_errors}
+                   "best_iter": best_iters, "best_validation_error": best_errors,
+                   "fold_n_iter": np.array([[r.n_iter for r in runs_C] for runs_C in runs_per_C])}
         return SolveResult(weights=weights, intercept=intercept, n_iter=n_iter, status=status, margin=margin,
                            certificate=certificate, history=history, best_iter=best_iter,
                            extra={"cv_curve": mean, "cv_curves": per_fold, "C": C, "cv_results": surface})
@@ -308,7 +350,7 @@ _CV_HK_NAMES = ("loss", "C", "learning_rate", "b0", "max_iter", "tol", "stopping
 _CV_PARAMETERS = {
     "cv": 5, **hk_defaults(_CV_HK_NAMES), "Cs": None, "refit": True, "n_iter_no_change": DEFAULT_N_ITER_NO_CHANGE,
     "validation_tol": 0.0, "class_weight": None, "n_jobs": None, "record_history": False, "random_state": None,
-    "pos_label": None, "verbose": 0,
+    "pos_label": None, "verbose": 0, "early_exit": 2.0,
 }
 """The parameters of :class:`HoKashyapClassifierCV` with their defaults (the kernel twin adds its kernel's)."""
 
@@ -385,6 +427,16 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         Progress of the (C, fold) runs: ``0`` silent; ``1`` a progress bar per one-vs-rest problem when
         tqdm is installed (else as ``2``); ``2`` one printed line per run (problem, ``C``, fold, its
         best :math:`k`, that validation error, iterations, seconds).
+    early_exit : float or None, default=2.0
+        Early exit of hopeless runs, with several values of ``C``: they run from the largest penalty to the
+        smallest (``None`` last), and a fold's run stops after ``n_iter_no_change`` iterations unless its
+        validation error comes within ``early_exit`` standard errors
+        (:math:`\\sqrt{p (1 - p) / n_\\mathrm{val}}`) of the best error an earlier ``C`` reached on that
+        fold, however its own error still falls.  Its curve then ends there (a shorter curve is extended with
+        its last value), so such a ``C`` is chosen only if it wins all the same.  On text the weakly
+        penalised runs (``C = 0.01``) fall for hundreds of iterations to errors far above the best; this
+        saves them.  ``None``: every run goes on until its own patience runs out (the full search).
+        Without ``n_iter_no_change`` it has no effect.
     {pos_label}
         The folds are drawn on the labels, so they do not depend on it; the
         fold runs, the choice of :math:`\\hat k` and the refit run in its convention.
@@ -414,7 +466,9 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         ``"mean_validation_error"`` of shape (n_C, L) (row ``c``: the mean
         curve of ``C = Cs[c]``, extended with its last value),
         ``"best_iter"`` and ``"best_validation_error"`` (per :math:`C`: its
-        :math:`\\hat k` and the mean error there).  Drawn by
+        :math:`\\hat k` and the mean error there), ``"fold_n_iter"`` of shape
+        (n_C, n_folds) (the iterations each fold's run made: where ``early_exit``
+        stopped it, or its patience, or the Ho–Kashyap rule).  Drawn by
         :func:`linsep.inspection.plot_cv_surface`.
     n_iter_ : int or ndarray of shape (K,)
         ``refit=True``: index :math:`k` of the final iterate of the refit, which
@@ -465,6 +519,7 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         "random_state": ["random_state"],
         "pos_label": POS_LABEL_CONSTRAINT,
         "verbose": ["verbose"],
+        "early_exit": [None, Interval(Real, 0, None, closed="left")],
     }
 
     __init__ = estimator_init(_CV_PARAMETERS)
@@ -513,7 +568,7 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
                                              if isinstance(Y, np.ndarray) else [])
             fit.fold_grams = fit.label_free_fold_grams or None
 
-    def _run_fold(self, fit, f, y, C):
+    def _run_fold(self, fit, f, y, C, reference=np.inf):
         train, validation = fit.folds[f]
         # Every C of the grid reuses the fold's Gram matrix YᵀY (each run factors YᵀY + CĨ once).
         gram = None if fit.fold_grams is None else fit.fold_grams[f]
@@ -525,10 +580,11 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
             params = dict(fit.hk_options, max_iter=self.max_iter, C=C, n_iter_no_change=self.n_iter_no_change,
                           validation_tol=self.validation_tol)
             return weighted_ho_kashyap(fit.X, y[train], train, s[train], params, gram=gram,
-                                       Y_val=WeightedValidation(fit.Y[validation], s[validation]), _plan=plan)
+                                       Y_val=WeightedValidation(fit.Y[validation], s[validation]), _plan=plan,
+                                       _validation_reference=reference)
         return ho_kashyap(fit.Y[train], Y_val=fit.Y[validation], max_iter=self.max_iter, C=C, gram=gram,
                           n_iter_no_change=self.n_iter_no_change, validation_tol=self.validation_tol,
-                          _plan=plan, **fit.hk_options)
+                          _plan=plan, _validation_reference=reference, **fit.hk_options)
 
     def _refit_run(self, fit, y, max_iter, C):
         trace = make_recorder(self.record_history)
@@ -576,6 +632,10 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
         As in :class:`HoKashyapClassifierCV`: ``class_weight`` (dict,
         ``"balanced"`` or None, default=None) multiplies ``fit``'s
         ``sample_weight``.
+    early_exit : float or None, default=2.0
+        As in :class:`HoKashyapClassifierCV`: with several values of ``C``, a fold's run that stays more than
+        this many standard errors behind an earlier ``C`` on its fold stops after ``n_iter_no_change``
+        iterations.
 
     Attributes
     ----------
@@ -646,7 +706,7 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
                      for train, validation in fit.folds]
         return K, fold_maps, EmpiricalKernelMap(K, tol=self.map_tol) if self.refit else None
 
-    def _run_fold(self, fit, f, y, C):
+    def _run_fold(self, fit, f, y, C, reference=np.inf):
         _, fold_maps, _ = fit.state
         kernel_map, K_val = fold_maps[f]
         train, validation = fit.folds[f]
@@ -654,7 +714,8 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
         weights = {} if s is None else {"sample_weight": s[train], "val_weight": s[validation]}
         return kernel_ho_kashyap(None, y[train], K_val=K_val, y_val=y[validation], kernel_map=kernel_map,
                                  max_iter=self.max_iter, C=C, n_iter_no_change=self.n_iter_no_change,
-                                 validation_tol=self.validation_tol, **weights, **fit.hk_options)
+                                 validation_tol=self.validation_tol, _validation_reference=reference, **weights,
+                                 **fit.hk_options)
 
     def _refit_run(self, fit, y, max_iter, C):
         return kernel_ho_kashyap(None, y, kernel_map=fit.state[2], max_iter=max_iter, C=C,

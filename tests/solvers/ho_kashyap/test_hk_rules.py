@@ -10,8 +10,12 @@ from linsep.solvers.ho_kashyap.rules import NO_PATIENCE, patience_spent, validat
 def test_patience_rule():
     assert not patience_spent(100, 0, NO_PATIENCE)
     assert not patience_spent(9, 0, 10) and patience_spent(10, 0, 10)
-    assert validation_improved(0.1, 0.2, 0.0) and not validation_improved(0.2, 0.2, 0.0)
-    assert not validation_improved(0.15, 0.2, 0.1)
+    inf = np.inf
+    assert validation_improved(0.1, 0.2, inf, 0.0) and not validation_improved(0.2, 0.2, inf, 0.0)
+    assert not validation_improved(0.15, 0.2, inf, 0.1)
+    # a reference another run reached: only an error below it (and below the run's own best) improves
+    assert not validation_improved(0.1, 0.2, 0.05, 0.0) and validation_improved(0.04, 0.2, 0.05, 0.0)
+    assert validation_improved(0.1, 0.15, 0.3, 0.0) and not validation_improved(0.2, 0.15, 0.3, 0.0)
 
 
 def test_nonseparability_certificate_is_the_clipped_negative_error_times_the_weights():
@@ -22,3 +26,30 @@ def test_nonseparability_certificate_is_the_clipped_negative_error_times_the_wei
     xp = pytest.importorskip("array_api_strict")
     u = nonseparability_certificate(xp.asarray(E), xp.asarray(D), xp=xp)  # an array-API design's E
     np.testing.assert_array_equal(np.asarray(u), [2.0, 0.0, 0.0, 2.0])
+
+
+@pytest.mark.parametrize("reference", [np.inf, 0.0, 0.3])
+def test_both_drivers_apply_the_patience_reference_alike(reference):
+    # HoKashyapClassifierCV's early exit: only errors below the reference (and the run's own best) reset the
+    # patience, in the compiled segment and in the Python driver alike; k̂ is still the run's own argmin.
+    from linsep._core.signed_design import sign_normalized
+    from linsep.solvers.ho_kashyap import ho_kashyap
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(160, 20))  # its validation error falls until iterate 9 of 14 (patience 5)
+    y = np.where(X @ rng.normal(size=20) + rng.normal(scale=0.3, size=160) > 0, 1.0, -1.0)
+    Y = sign_normalized(X, y)
+    runs = [ho_kashyap(Y[:110], Y_val=Y[110:], C=1.0, stop_at_separation=False, n_iter_no_change=5,
+                       _validation_reference=reference, _plan={"driver": driver}) for driver in ("auto", "python")]
+    compiled, python = runs
+    assert compiled.extra["plan"]["driver"] != "python"
+    np.testing.assert_array_equal(compiled.history["validation_error"], python.history["validation_error"])
+    assert (compiled.n_iter, compiled.best_iter) == (python.n_iter, python.best_iter)
+    curve = compiled.history["validation_error"]
+    assert compiled.best_iter == int(np.argmin(curve)) + 1
+    free = ho_kashyap(Y[:110], Y_val=Y[110:], C=1.0, stop_at_separation=False, n_iter_no_change=5)
+    if reference == 0.0:  # nothing comes below 0: the run stops once the patience from its first iterate is spent
+        assert compiled.n_iter == 1 + 5 < free.n_iter
+        np.testing.assert_array_equal(curve, free.history["validation_error"][:len(curve)])
+    if reference == np.inf:
+        np.testing.assert_array_equal(free.history["validation_error"], curve)

@@ -12,7 +12,7 @@ from sklearn.model_selection import KFold
 from linsep import (HoKashyapClassifier, HoKashyapClassifierCV, KernelHoKashyapClassifier, KernelHoKashyapClassifierCV,
                     make_classifier)
 from linsep._core.signed_design import sign_normalized
-from linsep.estimators.ho_kashyap_cv import default_C_grid, stratified_folds
+from linsep.estimators.ho_kashyap_cv import default_C_grid, early_exit_reference, penalty_order, stratified_folds
 
 # the references stopped at k̂ report their spent budget; that is the point of them
 REFERENCE_AT_BUDGET = pytest.mark.filterwarnings("ignore:.*HoKashyapClassifier reached max_iter")
@@ -347,3 +347,47 @@ def test_bad_cs_is_refused(noisy):
     X, y = noisy
     with pytest.raises(ValueError, match="Cs"):
         HoKashyapClassifierCV(Cs=[-1.0]).fit(X, y)
+
+
+# ------------------------------------------------------------------ early exit of hopeless (C, fold) runs
+
+def test_penalty_order_runs_the_largest_penalty_first_and_no_penalty_last():
+    assert penalty_order([None, 0.01, 1.0, 100.0, 0.0]) == [3, 2, 1, 4, 0]
+
+
+def test_early_exit_reference_is_the_folds_best_error_plus_z_standard_errors():
+    from types import SimpleNamespace
+
+    def run(*errors):
+        return SimpleNamespace(history={"validation_error": np.array(errors)})
+
+    assert early_exit_reference([], 100, 2.0) == np.inf  # the first wave has none
+    runs = [run(0.3, 0.2, 0.25), run(0.4, 0.1, 0.15)]
+    assert early_exit_reference(runs, 100, 2.0) == pytest.approx(0.1 + 2 * np.sqrt(0.1 * 0.9 / 100))
+    assert early_exit_reference(runs, 100, 0.0) == pytest.approx(0.1)
+    # a best of 0 still leaves the margin of one row's share
+    assert early_exit_reference([run(0.5, 0.0)], 100, 2.0) == pytest.approx(2 * np.sqrt(0.01 * 0.99 / 100))
+
+
+def test_early_exit_stops_the_runs_that_stay_behind_and_keeps_the_choice():
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from linsep.datasets import make_topic_corpus
+
+    docs, topics = make_topic_corpus(600, 2, random_state=0)
+    X = TfidfVectorizer(min_df=2, sublinear_tf=True).fit_transform(docs)
+    kw = dict(Cs=[None, 0.01, 1.0, 100.0], n_iter_no_change=10, random_state=0)
+    full = HoKashyapClassifierCV(early_exit=None, **kw).fit(X, topics)
+    cut = HoKashyapClassifierCV(early_exit=0.0, **kw).fit(X, topics)
+    n_full, n_cut = full.cv_results_["fold_n_iter"], cut.cv_results_["fold_n_iter"]
+    assert n_full.shape == (4, 5)
+    # Waves C = 100, 1, 0.01, None.  On fold 4, C = 0.01 falls for 25 iterations without ever coming below
+    # C = 1's error there: with the reference it stops once the patience from its first iterate is spent.
+    assert n_full[1, 3] == 25 and n_cut[1, 3] == 1 + 10
+    np.testing.assert_array_equal(np.delete(n_cut, 3, axis=1), np.delete(n_full, 3, axis=1))
+    assert (cut.C_, cut.best_iter_) == (full.C_, full.best_iter_) == (1.0, 4)
+    np.testing.assert_array_equal(cut.coef_, full.coef_)
+    # the references come from the waves before: the same runs on any number of threads
+    threads = HoKashyapClassifierCV(early_exit=0.0, n_jobs=2, **kw).fit(X, topics)
+    np.testing.assert_array_equal(threads.cv_results_["fold_n_iter"], n_cut)
+    np.testing.assert_array_equal(threads.coef_, cut.coef_)

@@ -58,7 +58,7 @@ class HKRun:
 
 def iterate_compiled(design, L, W, B, *, factor, absolute, irls_floor, learning_rate, max_iter, tol, relative,
                      stop_at_separation, ridge, offset, can_prove, Y_val, n_iter_no_change=None,
-                     validation_tol=0.0, segment_steps=SEGMENT_STEPS, threads=None, pivot_tol=None, check_finite,
+                     validation_tol=0.0, validation_reference=np.inf, segment_steps=SEGMENT_STEPS, threads=None, pivot_tol=None, check_finite,
                      segment=None, blas_limit=None):
     """The iteration in compiled segments of ``segment_steps``, from ``YᵀY + CĨ = L Lᵀ``.
 
@@ -96,7 +96,8 @@ def iterate_compiled(design, L, W, B, *, factor, absolute, irls_floor, learning_
     E = np.empty(n_samples, dtype=dtype)
     best_W = np.empty(n_cols)
     W_prev = np.full(n_cols, np.nan)  # the previous iterate (IRLS fixed point); none yet
-    state = np.array([0.0, np.nan, np.nan, 0.0, np.inf, 0.0])  # k, J_k, J_{k-1}, best k, best count, improving k
+    # k, J_k, J_{k-1}, best k, best count, improving k, the patience's reference error
+    state = np.array([0.0, np.nan, np.nan, 0.0, np.inf, 0.0, float(validation_reference)])
     L = np.array(L, dtype=float, order="C")  # refactored in place by IRLS
     D = np.ones(n_samples) if absolute else np.empty(0)  # IRLS weights D_0 = I
     traces = {"criterion": [], "training_errors": [], "validation_error": []}

@@ -134,14 +134,17 @@ def patience_code(n_iter_no_change):
 
 
 @njit(cache=True, nogil=True)
-def validation_improved(error, best_error, validation_tol):
-    """Whether the validation error :math:`GE_k` improves on the best so far, :math:`GE_k < \\min_{j < k} GE_j - \\mathit{validation\\_tol}`.
+def validation_improved(error, best_error, reference, validation_tol):
+    """Whether the validation error :math:`GE_k` improves, :math:`GE_k < \\min(\\min_{j < k} GE_j, r) - \\mathit{validation\\_tol}`.
 
     Errors are fractions of the validation rows.  An improvement resets the
     patience (:func:`patience_spent`); the kept iterate ``k̂`` is still the
-    first minimiser, whatever ``validation_tol``.
+    first minimiser, whatever ``validation_tol``.  The reference :math:`r`
+    (``inf``: none) is an error another run reached on the same rows: a run that
+    does not come below it within its patience stops then, however its own
+    curve falls (``HoKashyapClassifierCV``'s ``early_exit``).
     """
-    return error < best_error - validation_tol
+    return error < min(best_error, reference) - validation_tol
 
 
 @njit(cache=True, nogil=True)

@@ -190,6 +190,7 @@ def ho_kashyap(
     gram=None,
     _plan=None,
     _first_weights=None,
+    _validation_reference=None,
 ):
     """Run the Ho–Kashyap iteration on ``Y`` (see the module docstring).
 
@@ -262,6 +263,11 @@ def ho_kashyap(
         the other one-vs-rest problems of a fit, which share :math:`Y^t Y` (``shared_first_weights``); the
         run goes on from it (``extra["plan"]["first_solve"]`` is ``"shared"``).  Ignored on the direct path
         and with ``initial_weights``.
+    _validation_reference : float or None
+        Private (``HoKashyapClassifierCV``'s ``early_exit``): with ``Y_val``, an error fraction another run
+        reached on the same validation rows.  Only an error below it (and below the run's own best) resets
+        the patience (``linsep.solvers.ho_kashyap.rules.validation_improved``), so a run that never comes
+        below it stops after ``n_iter_no_change`` iterates.  ``None``: no reference.
 
     Returns
     -------
@@ -437,6 +443,7 @@ def ho_kashyap(
             stop_at_separation=stop_at_separation, ridge=ridge, offset=offset,
             # Without a penalty, Yᵀ D E = 0 at every iterate, so E <= 0 is a proof.
             can_prove=ridge == 0.0, Y_val=Y_val, n_iter_no_change=n_iter_no_change, validation_tol=float(validation_tol),
+            validation_reference=np.inf if _validation_reference is None else float(_validation_reference),
         )
         absolute = loss == "absolute"
         run, driver, threads = _compiled_run(design, factor, W, B, plan, options, absolute=absolute, update=update,
@@ -577,7 +584,7 @@ def _finish(design, run, options, *, update, initial_weights, keep_history, trac
 
 def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, stop_at_separation,
              ridge, offset, can_prove, Y_val, update, absolute, regularized, irls_floor, n_iter_no_change=None,
-             validation_tol=0.0, trace=None, polish=True):
+             validation_tol=0.0, validation_reference=np.inf, trace=None, polish=True):
     """The Python driver: every variant, on any design (the reference for the compiled segment).
 
     Each iteration is one fused pass of the design (:meth:`~linsep.designs.base.Design.hk_pass`),
@@ -664,7 +671,8 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
         if early_stopping:
             error = state.val_errors / n_val
             history["validation_error"].append(error)
-            if rules.validation_improved(error, history["validation_error"][best_iter], validation_tol):
+            if rules.validation_improved(error, history["validation_error"][best_iter], validation_reference,
+                                         validation_tol):
                 last_improvement = k
             if error < history["validation_error"][best_iter]:
                 best_W, best_B, best_iter = W, B, k
