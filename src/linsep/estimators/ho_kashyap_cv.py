@@ -95,15 +95,22 @@ def early_exit_reference(runs, n_val, z):
     """The reference error of ``early_exit`` for a fold: its best error so far plus ``z`` standard errors.
 
     ``runs``: the fold's runs so far (any ``C``); the best is the least of their validation errors,
-    :math:`\\hat p`, and the standard error that of an error rate on the fold's ``n_val`` rows,
-    :math:`\\sqrt{p (1 - p) / n_\\mathrm{val}}` with :math:`p` at least one row's share (a best of 0 still
-    leaves a margin).  ``inf`` (no reference) before the first run.
+    :math:`\\hat p`, and the standard error that of an error rate on the fold's ``n_val`` rows (with sample
+    weights their sum, as repeated rows), :math:`\\sqrt{p (1 - p) / n_\\mathrm{val}}` with :math:`p` at
+    least one row's share (a best of 0 still leaves a margin) and at most 1/2.  ``inf`` (no reference)
+    before the first run.
     """
     if not runs:
         return np.inf
     best = min(float(np.min(run.history["validation_error"])) for run in runs)
-    p = max(best, 1.0 / n_val)
+    p = min(max(best, 1.0 / n_val), 0.5)
     return best + z * np.sqrt(p * (1.0 - p) / n_val)
+
+
+def _validation_size(fit, f):
+    """``n_val`` of fold ``f`` for :func:`early_exit_reference`: its validation rows, or their weights' sum."""
+    validation = fit.folds[f][1]
+    return len(validation) if fit.row_weight is None else float(np.sum(fit.row_weight[validation]))
 
 
 def mean_validation_curve(curves):
@@ -209,7 +216,7 @@ class _CrossValidatedStopping:
                 references = [np.inf] * n_folds
                 if self.early_exit is not None:
                     done_on = [[runs_C[f] for runs_C in runs if runs_C[f] is not None] for f in range(n_folds)]
-                    references = [early_exit_reference(done_on[f], len(fit.folds[f][1]), self.early_exit)
+                    references = [early_exit_reference(done_on[f], _validation_size(fit, f), self.early_exit)
                                   for f in range(n_folds)]
                 tasks = [(c, f) for c in wave for f in range(n_folds)]
                 if self.n_jobs in (None, 1) or len(tasks) == 1:

@@ -365,8 +365,10 @@ def test_early_exit_reference_is_the_folds_best_error_plus_z_standard_errors():
     runs = [run(0.3, 0.2, 0.25), run(0.4, 0.1, 0.15)]
     assert early_exit_reference(runs, 100, 2.0) == pytest.approx(0.1 + 2 * np.sqrt(0.1 * 0.9 / 100))
     assert early_exit_reference(runs, 100, 0.0) == pytest.approx(0.1)
-    # a best of 0 still leaves the margin of one row's share
+    # a best of 0 still leaves the margin of one row's share; p(1 - p) is at most 1/4, even on few rows
     assert early_exit_reference([run(0.5, 0.0)], 100, 2.0) == pytest.approx(2 * np.sqrt(0.01 * 0.99 / 100))
+    assert early_exit_reference([run(0.7)], 100, 1.0) == pytest.approx(0.7 + np.sqrt(0.25 / 100))
+    assert early_exit_reference([run(0.0)], 0.5, 1.0) == pytest.approx(np.sqrt(0.25 / 0.5))  # weights' sum < 1
 
 
 def test_early_exit_stops_the_runs_that_stay_behind_and_keeps_the_choice():

@@ -58,8 +58,8 @@ class HKRun:
 
 def iterate_compiled(design, L, W, B, *, factor, absolute, irls_floor, learning_rate, max_iter, tol, relative,
                      stop_at_separation, ridge, offset, can_prove, Y_val, n_iter_no_change=None,
-                     validation_tol=0.0, validation_reference=np.inf, segment_steps=SEGMENT_STEPS, threads=None, pivot_tol=None, check_finite,
-                     segment=None, blas_limit=None):
+                     validation_tol=0.0, validation_reference=np.inf, segment_steps=SEGMENT_STEPS, threads=None,
+                     pivot_tol=None, check_finite, segment=None, blas_limit=None):
     """The iteration in compiled segments of ``segment_steps``, from ``YᵀY + CĨ = L Lᵀ``.
 
     ``design`` and ``Y_val`` are in-memory dense designs.  Returns ``(run, threads)``,

@@ -614,8 +614,8 @@ def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, by_rows, 
     ``W``, ``B``, ``E``, ``best_W``, ``W_prev`` (the previous iterate, NaN
     before the first step) and ``state`` = [:math:`k`, :math:`J_k`, :math:`J_{k-1}` (NaN
     at :math:`k = 0`), best :math:`k`, best validation count, last improving :math:`k`, the patience's reference
-    error (``inf``: none; :func:`linsep.solvers.ho_kashyap.rules.validation_improved`, read only)] are updated in place, so a
-    run can continue in the next segment.  ``criterion``, ``training_errors``
+    error (``inf``: none; :func:`linsep.solvers.ho_kashyap.rules.validation_improved`; read only)] are updated in
+    place, so a run can continue in the next segment.  ``criterion``, ``training_errors``
     and ``validation_errors`` (length ``max_steps + 1``) receive one entry per
     iterate; the entry for the starting iterate only when ``record_first``.
     By columns (``by_columns`` True, ``by_rows`` None: data that fit in cache), ``X`` is ``Yᵀ`` in C
