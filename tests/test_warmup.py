@@ -35,6 +35,14 @@ def test_bench_warm_up_leaves_nothing_to_compile(tmp_path):
     counts = json.loads(out.stdout.splitlines()[-1])
     assert counts == {"hits": 3, "misses": 0}  # HK, MHKA (IRLS) and the LSVM pass loaded from the disk cache
     assert "linsep: compiling" not in out.stderr
+    # --clean: linsep's entries deleted first (the way out of a cache gone bad), then compiled anew
+    again = subprocess.run([sys.executable, "-m", "linsep", "warm-up", "--bench", "--clean", "--no-progress"],
+                           env=env, check=True, capture_output=True, text=True)
+    removed = int(again.stdout.split("removed ")[1].split()[0])
+    assert removed >= 6 and "compiled code ready" in again.stdout  # at least the three indexes and their code
+    out = subprocess.run([sys.executable, "-c", _FIT_AFTER_WARM_UP], env=env, check=True, capture_output=True,
+                         text=True)
+    assert json.loads(out.stdout.splitlines()[-1]) == {"hits": 3, "misses": 0}
 
 
 def test_warm_up_covers_every_layout_and_type():

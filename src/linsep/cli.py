@@ -12,7 +12,7 @@
                  [--animate OUT.gif|OUT.mp4] [--frames N]
     linsep list
     linsep playground [--port N] [--host 127.0.0.1] [--no-browser]   (needs linsep[playground])
-    linsep warm-up [--bench] [--threads/--no-threads] [--no-progress]
+    linsep warm-up [--bench] [--threads/--no-threads] [--no-progress] [--clean]
     linsep --version
 
 ``python -m linsep`` is the same tool.
@@ -375,10 +375,14 @@ def _cmd_playground(args):
 def _cmd_warm_up(args):
     import numba
 
+    from linsep._core.numba_cache import clear_cache
     from linsep.warmup import warm_up
 
-    seconds = warm_up("bench" if args.bench else "all", progress=not args.no_progress, parallel=args.threads)
     cache = numba.config.CACHE_DIR or "beside linsep's modules (__pycache__)"
+    if args.clean:
+        removed = clear_cache()
+        print(f"linsep warm-up: removed {len(removed)} files of linsep's compiled code (numba's disk cache: {cache})")
+    seconds = warm_up("bench" if args.bench else "all", progress=not args.no_progress, parallel=args.threads)
     print(f"linsep warm-up: compiled code ready in {seconds:.1f} s (numba's disk cache: {cache})")
     return 0
 
@@ -516,6 +520,8 @@ def build_parser():
     warm.add_argument("--bench", action="store_true",
                       help="only what `linsep bench` runs (dense float64 data, one thread per worker)")
     warm.add_argument("--no-progress", action="store_true", help="no progress bar")
+    warm.add_argument("--clean", action="store_true",
+                      help="first delete linsep's compiled code from numba's disk cache, then compile it anew")
     warm.set_defaults(func=_cmd_warm_up)
     return parser
 
