@@ -53,8 +53,8 @@ clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .hypothesis
 	rm -rf docs/_build docs/api docs/auto_examples docs/sg_execution_times.rst
 
-# numba's on-disk cache of compiled functions: stale after an edit to a compiled helper in another module
-# (tests/README.md); the next run recompiles (a few seconds).
+# numba's on-disk cache of linsep's compiled functions beside the sources (linsep keys its entries on every
+# compiled source, so an edit recompiles by itself; `linsep warm-up --clean` also clears NUMBA_CACHE_DIR).
 clean-numba:
 	find src -name '*.nbi' -delete
 	find src -name '*.nbc' -delete
