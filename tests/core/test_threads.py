@@ -137,6 +137,66 @@ def test_thread_count_follows_the_blas_and_numba_limits():
         assert pass_threads(10 * PARALLEL_MIN_ENTRIES) == 1
 
 
+# --- Small BLAS work on one thread (serial_blas_below) ------------------------------------------------------
+
+def _blas_threads():
+    from threadpoolctl import threadpool_info
+
+    return sorted({pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"})
+
+
+def test_small_work_runs_on_one_blas_thread_and_the_counts_come_back():
+    from threadpoolctl import threadpool_limits
+
+    from linsep._core.threads import BLAS_SERIAL_MAX_ENTRIES, serial_blas_below
+
+    with threadpool_limits(limits=2, user_api="blas"):  # as on a machine whose BLAS uses two threads
+        with serial_blas_below(BLAS_SERIAL_MAX_ENTRIES - 1):
+            assert _blas_threads() == [1]
+            with serial_blas_below(10):  # nested: the outer limit holds, and is restored by the outer block only
+                assert _blas_threads() == [1]
+            assert _blas_threads() == [1]
+        assert _blas_threads() == [2]
+        with serial_blas_below(BLAS_SERIAL_MAX_ENTRIES):  # large work keeps its threads
+            assert _blas_threads() == [2]
+        with pytest.raises(ZeroDivisionError), serial_blas_below(5):
+            1 / 0
+        assert _blas_threads() == [2]  # restored after an error too
+
+
+@pytest.mark.parametrize("n_rows, serial", [(300, True), (30_000, False)])
+def test_an_estimators_fit_runs_small_data_on_one_blas_thread(n_rows, serial):
+    """The fit's compiled segment, observed through the solver plan, sees one BLAS thread for small X only."""
+    from threadpoolctl import threadpool_limits
+
+    from linsep import HoKashyapClassifier
+    from linsep._core.threads import BLAS_SERIAL_MAX_ENTRIES
+    from linsep.solvers.ho_kashyap.loops import ho_kashyap_segment
+
+    seen = []
+
+    class ObservedSegment:  # the compiled segment, recording the BLAS threads it runs under
+        def __getattr__(self, name):  # numba's dispatcher API (linsep._core.compilation.prepare compiles through it)
+            return getattr(ho_kashyap_segment, name)
+
+        def __call__(self, *args):
+            seen.append(_blas_threads())
+            return ho_kashyap_segment(*args)
+
+    n_cols = 40
+    assert (n_rows * n_cols < BLAS_SERIAL_MAX_ENTRIES) == serial
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((n_rows, n_cols))
+    y = (X[:, 0] + rng.standard_normal(n_rows) > 0).astype(int)
+    model = HoKashyapClassifier(C=1.0, max_iter=5)
+    model._solver_plan = {"segment": ObservedSegment()}
+    with threadpool_limits(limits=2, user_api="blas"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(X, y)
+        assert _blas_threads() == [2]
+    assert seen and all(counts == ([1] if serial else [2]) for counts in seen), seen
+
+
 # --- Sparse products on several threads (RowSplitCSR) ------------------------------------------------------
 
 @pytest.mark.parametrize("threads", [2, 3, 8])

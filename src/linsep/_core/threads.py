@@ -24,8 +24,8 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-__all__ = ["PARALLEL_MIN_ENTRIES", "RowSplitCSR", "chunk_range", "pass_threads", "row_chunks", "serial_blas",
-           "serial_blas_for"]
+__all__ = ["BLAS_SERIAL_MAX_ENTRIES", "PARALLEL_MIN_ENTRIES", "RowSplitCSR", "chunk_range", "pass_threads",
+           "row_chunks", "serial_blas", "serial_blas_below", "serial_blas_for"]
 
 # Below this many entries of X per pass, a pass by rows stays on one thread: starting the threads
 # (about 10 µs a pass here) would cost more than splitting the work saves.
@@ -36,6 +36,11 @@ MAX_ROW_CHUNKS = 64
 # ... whose bounds fall on multiples of this many rows: the IRLS Gram matrix is summed in blocks of 1024
 # rows within a chunk (linsep.solvers.ho_kashyap.loops._weighted_gram_rows), and a partial block costs a whole one.
 CHUNK_ROW_MULTIPLE = 1024
+# Below this many entries of X, a fit runs all its BLAS work (products with X, the factorisations of X or of its
+# Gram matrix) on one BLAS thread (serial_blas_below): measured on an idle machine, threads do not pay below it,
+# and on a busy one OpenBLAS's threads spin waiting for a descheduled partner (a QR of 1300 x 19 took 280 ms on
+# two threads at load 4.5, 0.2 ms on one).  The measurement: benchmarks/bench_blas_threads.py.
+BLAS_SERIAL_MAX_ENTRIES = 1 << 20
 # Concurrent parallel launches from several Python threads are unsafe with numba's workqueue
 # threading layer; a pass whose lock is taken runs on one thread instead (no waiting).
 PARALLEL_LOCK = threading.Lock()
@@ -52,6 +57,11 @@ def _thread_pools():
     return [lib for lib in _controller().lib_controllers if lib.user_api in ("blas", "openmp")]
 
 
+@functools.cache
+def _blas_pools():
+    return tuple(lib for lib in _controller().lib_controllers if lib.user_api == "blas")
+
+
 # BLAS thread counts are process-wide: threadpoolctl saves them on entry and restores them on exit, so two
 # overlapping limits (A in, B in, A out, B out) would leave B's saved count of 1 for good.  One fit at a time
 # sets and restores them (threadpoolctl also lets only one live Python thread set OpenBLAS's count).
@@ -60,30 +70,51 @@ _SERIAL_BLAS_LOCK = threading.Lock()
 
 @contextlib.contextmanager
 def serial_blas(active=True):
-    """Keep BLAS to one thread while a compiled loop that calls it runs (when ``active``).
+    """Keep BLAS to one thread while a block runs (when ``active``).
 
-    The IRLS step's Gram matrix is one BLAS product per block of 1024 rows
-    (:func:`_weighted_gram_rows`): threads inside each small product
-    synchronise a thousand times per pass, and spin while waiting, which made
-    the pass several times slower than on one BLAS thread, and slower than
-    splitting the rows over :func:`pass_threads` chunks (the measurement:
-    ``docs/design.md``, performance notes).  This holds for a serial pass
-    too, so every such loop asks for the limit, not only the one holding
-    :data:`PARALLEL_LOCK`.
+    Two uses.  The IRLS step's Gram matrix is one BLAS product per block of
+    1024 rows (:func:`_weighted_gram_rows`): threads inside each small
+    product synchronise a thousand times per pass, and spin while waiting,
+    which made the pass several times slower than on one BLAS thread, and
+    slower than splitting the rows over :func:`pass_threads` chunks (the
+    measurement: ``docs/design.md``, performance notes).  And a whole fit
+    on small data (:func:`serial_blas_below`), whose products and
+    factorisations are too small for threads to pay.
 
     The limit is process-wide: only the caller that takes
     ``_SERIAL_BLAS_LOCK`` (without waiting) sets it, and it restores the
-    counts it found on leaving; a loop running at the same time in another
+    counts it found on leaving; a block running at the same time in another
     thread shares that limit while it lasts and leaves the counts alone.
+    Pools already on one thread are not touched, so the limit costs two
+    reads of the thread counts where BLAS is serial anyway.
     """
     if not (active and _SERIAL_BLAS_LOCK.acquire(blocking=False)):
         yield
         return
     try:
-        with _controller().limit(limits=1, user_api="blas"):
+        threaded = [(pool, pool.num_threads) for pool in _blas_pools()]
+        threaded = [(pool, count) for pool, count in threaded if count > 1]
+        for pool, _ in threaded:
+            pool.set_num_threads(1)
+        try:
             yield
+        finally:
+            for pool, count in threaded:
+                pool.set_num_threads(count)
     finally:
         _SERIAL_BLAS_LOCK.release()
+
+
+def serial_blas_below(n_entries, limit=None):
+    """:func:`serial_blas` for work on fewer than ``limit`` entries (:data:`BLAS_SERIAL_MAX_ENTRIES`).
+
+    The rule for small BLAS work, taken once per fit (the estimators'
+    ``fit`` and ``partial_fit``, ``linsep.estimators.base``): a fit of a
+    matrix with fewer entries keeps every product and factorisation it makes
+    on one BLAS thread, whatever the machine's load and BLAS settings; a
+    larger fit keeps its threads.
+    """
+    return serial_blas(n_entries < (BLAS_SERIAL_MAX_ENTRIES if limit is None else limit))
 
 
 def serial_blas_for(solver):

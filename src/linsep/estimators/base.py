@@ -20,6 +20,7 @@ and from :class:`BaseKernelSeparator` for models with ``dual_coef_``.
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 import weakref
@@ -42,6 +43,7 @@ from linsep._core.signed_design import column_shifts, scale_columns, unscale_coe
 from linsep._core.plan import FLOAT64_ONLY, fit_plan, validation_dtypes
 from linsep._core.result import MAX_ITER, SEPARABLE, demote_unproven, demote_unseparated
 from linsep._core.finite import require_finite_model
+from linsep._core.threads import serial_blas_below
 from linsep.designs.weights import check_row_weights, class_weight_table
 from linsep.kernels import KERNELS, kernel_matrix, resolve_gamma, training_samples
 
@@ -233,13 +235,42 @@ def _init_parameter_names(cls):
     return cached[1]
 
 
+def _blas_threads_sized_to_data(method):
+    """Run a ``fit`` or ``partial_fit`` on one BLAS thread when its ``X`` is small (``serial_blas_below``).
+
+    The size is that of ``X`` as passed (``N × d``; ``N × N`` for kernel
+    estimators, whose Gram matrix is their data): read before validation,
+    from ``shape`` alone, so nothing is converted twice.
+    """
+    @functools.wraps(method)
+    def fit_on_sized_blas_threads(self, X, *args, **kwargs):
+        shape = getattr(X, "shape", None)
+        if shape is None or len(shape) != 2 or not all(isinstance(n, Integral) for n in shape):
+            return method(self, X, *args, **kwargs)  # a list, or a dask array of unknown size: decided later
+        n_rows, n_cols = shape
+        with serial_blas_below(n_rows * (n_rows if isinstance(self, BaseKernelSeparator) else n_cols)):
+            return method(self, X, *args, **kwargs)
+
+    fit_on_sized_blas_threads._blas_sized = True
+    return fit_on_sized_blas_threads
+
+
 class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
     """Validation, label encoding, one-vs-rest and unpacking shared by all estimators.
 
     Subclasses implement ``_solve_binary(X, y, **fit_params) -> SolveResult``
     for one ``±1`` problem and ``_store(results)`` to set their model
-    attributes; everything else lives here.
+    attributes; everything else lives here.  Every ``fit`` and
+    ``partial_fit`` a subclass defines runs its BLAS work on one thread when
+    ``X`` is small (:func:`linsep._core.threads.serial_blas_below`).
     """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for name in ("fit", "partial_fit"):
+            method = cls.__dict__.get(name)
+            if method is not None and not getattr(method, "_blas_sized", False):
+                setattr(cls, name, _blas_threads_sized_to_data(method))
 
     # Solvers work in float64: numerically safer for the least-squares and
     # projection steps, and float32 input is then fitted the same way.  A
