@@ -205,7 +205,7 @@ def entry_problem(key, data):
     args, _ = sigutils.normalize_signature(key[0])
     stored = getattr(fields.get("signature"), "args", None)
     if stored is None or tuple(stored) != tuple(args):
-        return "compiled for another signature"
+        return "was compiled for another signature"
     if not fields.get("reload_init") and any(symbol in code for code in _machine_code(fields.get("libdata"))
                                              for symbol in _PARALLEL_RUNTIME_SYMBOLS):
         return "calls numba's threads without starting them"
@@ -226,10 +226,16 @@ class _CheckedIndexDataCacheFile(getattr(caching, "IndexDataCacheFile", object))
             data = super().load(key)
         problem = None if data is None else entry_problem(key, data)
         if problem is not None:
-            logger.info("linsep: a compiled-code cache entry in %s %s: compiling it anew "
-                        "(`linsep warm-up --clean` clears linsep's compiled cache)", self._index_path, problem)
+            _refused.append(self._index_path)
+            # once per process in plain sight (the state a crash came from), every further one at INFO
+            logger.log(logging.WARNING if len(_refused) == 1 else logging.INFO,
+                       "linsep: refused a compiled-code cache entry in %s (it %s); compiling it anew. "
+                       "`linsep warm-up --clean` clears linsep's compiled cache", self._index_path, problem)
             return None  # compiled anew; its save overwrites this entry's data file
         return data
+
+
+_refused = []  # the index files of the entries this process refused
 
 
 def _adopt(cache):
