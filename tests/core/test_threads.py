@@ -68,6 +68,7 @@ HK_CASES = {
 }
 
 
+@pytest.mark.numerics
 @pytest.mark.parametrize("case", HK_CASES)
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_hk_family_is_bit_identical_on_one_and_two_threads(large_problem, case, dtype):
@@ -83,6 +84,7 @@ def test_hk_family_is_bit_identical_on_one_and_two_threads(large_problem, case, 
         assert np.array_equal(threaded.history[name], trace), name
 
 
+@pytest.mark.numerics
 def test_hk_with_validation_is_bit_identical_on_one_and_three_threads(large_problem):
     X, y = large_problem
     Y, Y_val = SignedDesign(X, y), SignedDesign(X[:20_000], -y[:20_000])  # a validation set that disagrees
@@ -93,6 +95,7 @@ def test_hk_with_validation_is_bit_identical_on_one_and_three_threads(large_prob
     assert np.array_equal(threaded.weights, serial.weights)
 
 
+@pytest.mark.numerics
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_lsvm_is_bit_identical_on_one_and_two_threads(large_problem, dtype):
     X, y = large_problem
@@ -105,6 +108,7 @@ def test_lsvm_is_bit_identical_on_one_and_two_threads(large_problem, dtype):
     assert np.array_equal(threaded.history["objective"], serial.history["objective"])
 
 
+@pytest.mark.numerics
 def test_concurrent_fits_share_the_threads_and_give_the_serial_result(large_problem):
     """Two fits asking for two threads at once: one runs its chunks on threads, the other (lock taken) on one."""
     X, y = large_problem
@@ -199,6 +203,7 @@ def test_an_estimators_fit_runs_small_data_on_one_blas_thread(n_rows, serial):
 
 # --- Sparse products on several threads (RowSplitCSR) ------------------------------------------------------
 
+@pytest.mark.numerics
 @pytest.mark.parametrize("threads", [2, 3, 8])
 @pytest.mark.parametrize("shape, density", [((300, 40), 0.1), ((5, 3000), 0.01), ((1, 50), 0.5), ((200, 30), 0.0)])
 def test_row_split_product_is_scipys_bit_for_bit(threads, shape, density):
@@ -212,6 +217,7 @@ def test_row_split_product_is_scipys_bit_for_bit(threads, shape, density):
     np.testing.assert_array_equal(split @ V, M @ V)
 
 
+@pytest.mark.numerics
 @pytest.mark.parametrize("name", ["hk", "mhks", "hkes", "lsvm"])
 def test_threaded_sparse_products_give_the_same_fit(name, iterative):
     # BLAS on one thread in both fits (a threaded fit keeps it there; CG's dot products depend on it),

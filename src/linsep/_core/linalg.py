@@ -37,7 +37,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from linsep._core.signed_design import SignedDesign
+from linsep._core.signed_design import SignedDesign, summed_duplicates
 from linsep._core.krylov import (FREQUENT_COLUMNS, RecycledSteps, column_squares, conjugate_gradients,
                                  conjugate_gradients_columns, minimum_norm_map)
 from linsep._core.null_space import PEELING_MAX_FREE
@@ -56,6 +56,7 @@ wider ones go to :class:`IterativeLeastSquares` (see :func:`least_squares_solver
 _DENSE_BUDGET_BYTES = 1 << 30
 """Largest dense copy of :math:`D^{1/2} Y` (``8Np`` bytes) the direct path's SVD may make for sparse ``Y``; beyond
 it the iterative solver is used.  (The Gram matrix, ``8p²`` bytes with ``p <= _DIRECT_MAX_COLUMNS``, is far below.)"""
+_EPS = float(np.finfo(np.float64).eps)
 CG_RTOL = 1e-10
 """Default relative residual tolerance of :class:`IterativeLeastSquares` (see its docstring)."""
 CG_PROOF_RTOL = 1e-14
@@ -67,6 +68,23 @@ _INEXACT_MIN_ENTRIES = 1 << 16
 """Fewest stored entries of ``Y`` for which iterations solve inexactly (:func:`iteration_forcing`): below, a solve
 is cheap and every W-step is solved to ``tol``, so the iterates are those of the direct path to ``tol``."""
 _CG_MAX_ITER = 5000
+FITTED_RTOL = 1e-9
+"""Largest error of the fitted values ``Y W`` that :class:`IterativeLeastSquares` tracks (``track_fitted``):
+``‖tracked − Y W‖₂ <= FITTED_RTOL ‖Y W‖₂``, checked after every solve that tracked them (:class:`_FittedCheck`).
+
+Through a recycled correction ``Y W`` moves by ``Σ_j c_j Y s_j``, each kept ``Y s_j`` the difference of two
+tracked values and so in error by their rounding (about ``eps ‖Y‖ ‖W‖``, however small the step), which the
+coefficients multiply; they grow as the steps shrink (to 1e8 in the Lagrangian SVM's iterations on text).
+Unchecked, the drift grew without bound: to 1e-3 of ``‖Y W‖∞`` within 35 Ho–Kashyap steps on text under
+OpenBLAS's Haswell kernels, to 2.6e-8 … 6.1e-7 (by kernel) in the Lagrangian SVM's fit of the 15 000-document
+corpus (K = 4).  A product every few solves does not bound it: the kept ``Y s_j`` keep their errors, and the
+first correction after a product put the drift back at 1e-3 (``docs/user_guide/performance.md``)."""
+_FITTED_PROBES = 4
+"""Random vectors of :class:`_FittedCheck` (``k``)."""
+_FITTED_SHARE = 0.02
+"""The share ``s`` of :data:`FITTED_RTOL` that :class:`_FittedCheck`'s estimate of the error may reach."""
+_FITTED_SEED = 40
+"""Seed of :class:`_FittedCheck`'s vectors: the same in every fit, so that a fit repeats bit for bit."""
 _RECURSIVE_SOLVES = 16
 """Inexact solves in a row that start from the previous solve's recursive residual (no product) before one
 computes the true residual ``g − M x`` again (:class:`IterativeLeastSquares`)."""
@@ -339,6 +357,11 @@ class IterativeLeastSquares:
       mode), so this start leaves CG a fraction of the work (the matrix does
       not change; the forcing target stays ``η ‖r_0‖`` of the plain warm
       start, so each solve is as accurate as without it).
+    * **Fitted values.** With ``track_fitted`` (and ``forcing > 0``) ``Y W`` moves with ``W``: from the
+      true product that each true residual makes, by the kept steps' ``Y s_j`` through a correction and
+      by CG's own products ``Y d`` (:meth:`fitted_values`).  After each such solve a randomised check
+      (:class:`_FittedCheck`) takes them only if they are within :data:`FITTED_RTOL` of the product
+      ``Y W`` (in 2-norm, relative), and forms the product instead otherwise.
     * **Tolerance.** A solve stops when the relative residual of the normal
       equations ``‖YᵀD(r − Y W) − C Ĩ W‖ <= tol · ‖YᵀD r‖``, ``tol`` =
       :data:`CG_RTOL` (``1e-10``) by default, or after ``max_iter``
@@ -416,6 +439,8 @@ class IterativeLeastSquares:
         self._recycled = RecycledSteps()  # steps s_j and M s_j of the inexact solves (forcing > 0)
         self._image, self._recursive = None, 0  # M x of the last solution x, from its residual; solves since a true one
         self._fitted = self._returned = None  # Y x of the last solution x (track_fitted), and the copy returned
+        self._fitted_check = None  # the check of the tracked Y x (_FittedCheck), made once needed
+        self.fitted_products = 0  # products Y x that replaced tracked values the check refused
         self.iterations, self.solves, self.converged, self.exact, self.residual = 0, 0, True, True, 0.0
         self.metric_columns = 0  # k of the minimum-norm map's metric, once it ran with one
         self.minimum_norm_map = None  # how the last minimum-norm map ran: "peeled", "metric cg" or "cg"
@@ -466,6 +491,7 @@ class IterativeLeastSquares:
                                       forcing=self.forcing, track_fitted=self.track_fitted,
                                       _shared=(self._A, self._At))
         other._x = self._x.copy()
+        other._fitted_check = self._fitted_check  # it checks Y x, whatever the weights
         other.iterations, other.solves = self.iterations, self.solves
         return other
 
@@ -589,6 +615,9 @@ class IterativeLeastSquares:
                                                                  forcing=forcing, start=known, on_step=on_step)
         self._image = None
         if recycling:  # CG left its final residual in known[0]
+            if fitted is not None and not self._checked_fitted().accepts(fitted, x):
+                fitted = np.asarray(self._A @ x, dtype=float)
+                self.fitted_products += 1
             self._recycled.keep(x - previous, r0 - known[0], None if fitted is None else fitted - previous_fitted)
             self._image = g - known[0]
         self._x, self._fitted, self._returned = x, fitted, x.copy()
@@ -600,10 +629,61 @@ class IterativeLeastSquares:
         self.converged = self.exact or (forcing > 0 and converged)
         return self._returned
 
+    def _checked_fitted(self):
+        """The :class:`_FittedCheck` of this ``Y`` (made at the first solve that tracks ``Y x``)."""
+        if self._fitted_check is None:
+            frobenius = _frobenius(getattr(self._A, "matrix", self._A))
+            self._fitted_check = _FittedCheck(self._At, self.Y.shape[0], frobenius)
+        return self._fitted_check
+
     def fitted_values(self, W):
         """A copy of ``Y W`` if ``W`` is the last solution :meth:`solve_normal` returned and ``track_fitted``
         kept it up to date (``None`` otherwise; ``W`` must not have been changed in place)."""
         return self._fitted.copy() if self._fitted is not None and W is self._returned else None
+
+
+def _frobenius(A):
+    """``‖A‖_F`` of a sparse matrix, a :class:`SignedDesign` or a dense array."""
+    if sp.issparse(A):
+        return float(np.linalg.norm(summed_duplicates(A).data))
+    if isinstance(A, SignedDesign):  # rows ±[x_i, 1]
+        return float(np.sqrt(sum(float(np.square(Xb, dtype=np.float64).sum()) for _, Xb in A._blocks()) + A.shape[0]))
+    return float(np.linalg.norm(np.asarray(A)))
+
+
+class _FittedCheck:
+    """Whether tracked fitted values ``f`` are within :data:`FITTED_RTOL` of ``A x``: Freivalds' check.
+
+    For ``k`` (:data:`_FITTED_PROBES`) standard normal vectors ``w_i`` and ``z_i = Aᵀ w_i`` (one product of
+    ``Aᵀ`` with ``k`` columns, once), ``P_i = w_iᵀ f − z_iᵀ x = w_iᵀ e`` for the error ``e = f − A x`` is
+    normal with variance ``‖e‖₂²``, and ``Σ P_i² / ‖e‖₂²`` is ``χ²`` with ``k`` degrees of freedom.
+    :meth:`accepts` takes ``f`` when ``√(Σ P_i² / k) <= s τ ‖f‖₂`` (``s`` = :data:`_FITTED_SHARE`, ``τ`` =
+    :data:`FITTED_RTOL`) and the check's own rounding ``r_i`` is at most half of that: an error
+    ``‖e‖₂ > τ ‖f‖₂`` then passes only if ``χ²_k < k (1.5 s)²``, with probability 1.6e-6 (k = 4,
+    s = 0.02), and only after growing fifty-fold since the last check took ``f``.  The check's rounding,
+    to first order in ``eps``: ``|r_i| <= eps ‖w_i‖₂ (‖f‖₂ + 2 ‖A‖_F ‖x‖₂)`` (the products ``w_iᵀ f`` and
+    ``z_iᵀ x``, and ``z_i``'s own, ``eps |Aᵀ| |w_i|``, with ``‖Aᵀ w‖₂ <= ‖A‖_F ‖w‖₂``); where that is more,
+    the check refuses ``f`` (the product is formed).  A check costs ``2 k (N + p)`` flops, two products
+    with ``k`` rows, after one product of ``Aᵀ`` with ``k`` columns (on the 15 000-document corpus 0.2 ms
+    inside a fit, against 0.5–1 ms for the product ``A x`` it spares: ``docs/user_guide/performance.md``).
+    The vectors come from a fixed seed (:data:`_FITTED_SEED`): a fit repeats bit for bit.
+    """
+
+    def __init__(self, At, n_rows, frobenius):
+        W = np.random.default_rng(_FITTED_SEED).standard_normal((n_rows, _FITTED_PROBES))
+        self._W, self._Z = W.T, np.asarray(At @ W, dtype=float).T  # rows w_i and z_i (views of C-order columns)
+        self._w_norm = float(np.linalg.norm(W, axis=0).max())
+        self._frobenius = frobenius
+
+    def accepts(self, f, x):
+        """Whether ``f`` may stand for ``A x`` (class docstring)."""
+        f_norm = float(np.linalg.norm(f))
+        threshold = _FITTED_SHARE * FITTED_RTOL * f_norm
+        rounding = _EPS * self._w_norm * (f_norm + 2.0 * self._frobenius * float(np.linalg.norm(x)))
+        if not rounding <= 0.5 * threshold:
+            return False
+        P = self._W @ f - self._Z @ x
+        return float(np.sqrt(np.mean(np.square(P)))) <= threshold
 
 
 class GramOnly:

@@ -22,6 +22,7 @@ def _split(n, d, dtype, seed=0):
     return X, y, np.flatnonzero(~held_out), np.flatnonzero(held_out)
 
 
+@pytest.mark.numerics
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize(("n", "threads"), [(3_000, 1), (40_000, 1), (40_000, 2)])
 @pytest.mark.parametrize("absolute", [False, True])

@@ -62,6 +62,7 @@ def test_every_row_of_a_partial_block_reaches_g(hi):
     np.testing.assert_allclose(g, expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
 
 
+@pytest.mark.numerics
 def test_float32_pass_gives_the_same_bits_on_any_number_of_threads():
     X, y, W, B = _problem(n=120_000, d=8, seed=1)
     n = X.shape[0]

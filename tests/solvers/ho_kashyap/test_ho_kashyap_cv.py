@@ -131,6 +131,7 @@ def test_malformed_cv_is_refused(cv):
         HoKashyapClassifierCV(cv=cv).fit(X, y)
 
 
+@pytest.mark.numerics
 def test_parallel_folds_match_serial():
     X, y = noisy_problem(6)
     serial = HoKashyapClassifierCV(random_state=0).fit(X, y)
@@ -371,6 +372,7 @@ def test_early_exit_reference_is_the_folds_best_error_plus_z_standard_errors():
     assert early_exit_reference([run(0.0)], 0.5, 1.0) == pytest.approx(np.sqrt(0.25 / 0.5))  # weights' sum < 1
 
 
+@pytest.mark.numerics
 def test_early_exit_stops_the_runs_that_stay_behind_and_keeps_the_choice():
     from sklearn.feature_extraction.text import TfidfVectorizer
 
