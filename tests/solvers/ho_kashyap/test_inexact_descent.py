@@ -44,8 +44,10 @@ def test_no_tight_re_solve_while_the_weights_separate():
 def test_the_pass_after_an_inexact_margin_step_takes_the_fitted_values_cg_tracked():
     # The solver keeps Y W up to date from CG's own products Y d (IterativeLeastSquares.track_fitted, on for
     # Ho–Kashyap's inexact W-steps); the pass after each step takes it instead of a product of its own with Y.
-    # Over 45 steps (two true products of the solver's residual) it stays within 1e-8 of Y W: with the
+    # Over 45 steps (two true products of the solver's residual) it stays within 1e-7 of Y W: with the
     # recycled correction's eigenvalue cut at 1e-12 (linsep._core.krylov.RECYCLED_RCOND) it drifted to 5e-5.
+    # 3e-10 with NumPy 2 and SciPy 1.17; 4.4e-8 with NumPy 1.24 and SciPy 1.10, whose rounding keeps an
+    # eigenvalue of 2.1e-8 of the largest (just above the cut) in the correction for nine steps in a row.
     from linsep._core.linalg import CG_FORCING, IterativeLeastSquares
     from linsep._core.signed_design import sign_normalized
     from linsep.designs import as_design
@@ -65,7 +67,7 @@ def test_the_pass_after_an_inexact_margin_step_takes_the_fitted_values_cg_tracke
         tracked = factor.fitted_values(W)
         assert tracked is not None and np.array_equal(state.Z, tracked)
         exact = design.Y @ W
-        np.testing.assert_allclose(state.Z, exact, rtol=0, atol=1e-8 * np.abs(exact).max())
+        np.testing.assert_allclose(state.Z, exact, rtol=0, atol=1e-7 * np.abs(exact).max())
 
 
 def test_a_run_without_polish_keeps_the_curve_and_skips_the_full_re_solve():
