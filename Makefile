@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test docs venv clean clean-numba
+.PHONY: demo test test-minimum docs venv clean clean-numba
 
 venv: $(BIN)/python
 
@@ -34,6 +34,25 @@ test: venv
 	$(BIN)/linsep warm-up
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 -q
 
+# The test suite on the oldest versions pyproject.toml declares (ci/constraints-minimum.txt pins each
+# declared minimum) under the oldest declared Python, in its own environment (.venv-min), run as `make test`
+# runs it.  PYTHON_MIN names a Python 3.10 interpreter.  numba's cache keys carry the versions: the two
+# environments never load each other's compiled code.
+PYTHON_MIN ?= python3.10
+# TEST_MINIMUM_ARGS: pytest arguments (test paths, -m) for a part of the suite; empty: all of it.
+TEST_MINIMUM_ARGS ?=
+VENV_MIN ?= .venv-min
+BIN_MIN := $(VENV_MIN)/bin
+
+$(BIN_MIN)/python:
+	$(PYTHON_MIN) -m venv $(VENV_MIN)
+	$(BIN_MIN)/python -m pip install --quiet --upgrade pip
+
+test-minimum: $(BIN_MIN)/python
+	$(BIN_MIN)/python -m pip install --quiet -c ci/constraints-minimum.txt -e ".[test]"
+	$(BIN_MIN)/linsep warm-up
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN_MIN)/python -m pytest -n 2 -q $(TEST_MINIMUM_ARGS)
+
 # Documentation site (Sphinx + numpydoc + sphinx-gallery) into docs/_build/html, offline.
 # -W: any warning (a broken docstring, a dangling reference, a failed numpydoc
 # check) fails the build; --keep-going lists them all first.  First every
@@ -50,7 +69,7 @@ docs: venv
 	$(BIN)/python docs/check_site.py docs/_build/html
 
 clean:
-	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) $(VENV_MIN) build *.egg-info src/*.egg-info .pytest_cache .hypothesis
 	rm -rf docs/_build docs/api docs/auto_examples docs/sg_execution_times.rst
 
 # numba's on-disk cache of linsep's compiled functions beside the sources (linsep keys its entries on every

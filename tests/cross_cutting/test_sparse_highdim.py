@@ -282,7 +282,9 @@ def no_large_dense(monkeypatch):
         return toarray
 
     monkeypatch.setattr(_compressed._cs_matrix, "toarray", guard(_compressed._cs_matrix.toarray))
-    monkeypatch.setattr(_coo._coo_base, "toarray", guard(_coo._coo_base.toarray))
+    # SciPy >= 1.11: coo_array and coo_matrix share _coo_base; SciPy 1.10: coo_array derives from coo_matrix
+    coo = getattr(_coo, "_coo_base", None) or _coo.coo_matrix
+    monkeypatch.setattr(coo, "toarray", guard(coo.toarray))
 
 
 @pytest.mark.parametrize("name", LINEAR)

@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 import pytest
 from model_file_mutations import load_refusing_pickle, node_mutations, rewrite_model_file, text_corpus
+import sklearn.calibration
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.feature_extraction.text import CountVectorizer, HashingVectorizer, TfidfTransformer, TfidfVectorizer
 from sklearn.feature_selection import SelectKBest, SelectPercentile, chi2, f_classif
@@ -87,7 +88,16 @@ MODELS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(MODELS))
+# CalibratedClassifierCV(method="temperature") is new in scikit-learn 1.8: its models are skipped before
+_NO_TEMPERATURE = pytest.mark.skipif(not hasattr(sklearn.calibration, "_TemperatureScaling"),
+                                     reason="method='temperature' needs scikit-learn >= 1.8")
+
+
+def _models(names):
+    return [pytest.param(name, marks=_NO_TEMPERATURE) if "temperature" in name else name for name in names]
+
+
+@pytest.mark.parametrize("name", _models(sorted(MODELS)))
 def test_text_models_round_trip_exactly_without_pickle(tmp_path, name):
     model = _fit(MODELS[name]())
     loaded = _load(linsep.save(model, tmp_path / "m.npz"))
@@ -174,7 +184,7 @@ NODE_MODELS = ["tfidf", "hashing-tfidf", "count-chi2-maxabs", "fixed-vocabulary"
                "pipeline-calibrated-isotonic", "calibrated-temperature-pipeline", "calibrated-no-ensemble"]
 
 
-@pytest.mark.parametrize("name", NODE_MODELS)
+@pytest.mark.parametrize("name", _models(NODE_MODELS))
 def test_every_edit_of_the_new_nodes_is_refused(tmp_path, name):
     """Each edit of node_mutations (checksum recomputed) is refused in one line naming the path."""
     path = linsep.save(_fit(MODELS[name]()), tmp_path / "good.npz")

@@ -27,14 +27,18 @@ records that need in its ``reload_init`` list, and a caller inherits the
 lists of the libraries it links; numba saves the list with the entry and
 runs it before loading the entry.  But an entry *loaded* from the cache comes
 back with an empty list on its library, so a caller compiled in that process
-(say the Ho–Kashyap segment with validation rows, after an earlier process
-cached the threaded pass it calls) is saved without it.  A later process that
+(say the squared-error Ho–Kashyap segment, after an earlier process's
+absolute-error fit cached the threaded pass both call) is saved without it.  A later process that
 loads that caller first calls address 0 on entering the threaded pass:
 SIGSEGV, only in processes that had not started numba's threads for another
 reason.  This is numba's own (numba issues 8578 and 9938; the numba example
 is in ``docs/design.md``).  Here a loaded linsep entry gets its list back on
-its library, so its callers are saved with it, and an entry whose machine
-code calls the parallel runtime but whose list is empty is refused.
+its library, so its callers are saved with it; where numba passes no list on
+to callers at all (numba 0.61, the oldest linsep supports: a caller of a
+threaded pass is saved with an empty list), a linsep entry whose machine code
+calls the parallel runtime is saved with numba's thread start-up added; and
+an entry whose machine code calls the parallel runtime but whose list is
+empty is refused.
 
 **Stale or foreign code under a matching key.**  numba keys an entry by the
 function's own source file, its bytecode, the numba version and the CPU; a
@@ -193,6 +197,32 @@ def _machine_code(libdata):
     return [part for part in parts if isinstance(part, (bytes, bytearray))]
 
 
+def _calls_parallel_runtime(libdata):
+    """Whether a stored library's machine code names numba's parallel runtime (needs its threads started)."""
+    return any(symbol in code for code in _machine_code(libdata) for symbol in _PARALLEL_RUNTIME_SYMBOLS)
+
+
+def _with_thread_start(data):
+    """A linsep entry to save (``data``, the stored tuple), with numba's thread start-up where its code needs it.
+
+    numba records the start-up (``typed_passes._reload_parfors``) in the
+    ``reload_init`` of a function with a ``prange`` loop; numba 0.61 passes
+    nothing on to its callers (0.68 passes it on through their libraries), so
+    a caller of a threaded pass (the Ho–Kashyap segment) is saved with an
+    empty list there and would be refused
+    on every load (:func:`entry_problem`), i.e. compiled anew in every
+    process.  Such an entry gets the start-up added here; an entry that has
+    its list, or calls no parallel code, is saved as it is.
+    """
+    fields = _entry_fields(data)
+    start = getattr(importlib.import_module("numba.core.typed_passes"), "_reload_parfors", None)
+    if start is None or fields.get("reload_init") or not _calls_parallel_runtime(fields.get("libdata")):
+        return data
+    data = list(data)
+    data[list(fields).index("reload_init")] = [start]
+    return tuple(data)
+
+
 def entry_problem(key, data):
     """Why a stored linsep entry must not be loaded for ``key``, or None if it may.
 
@@ -206,8 +236,7 @@ def entry_problem(key, data):
     stored = getattr(fields.get("signature"), "args", None)
     if stored is None or tuple(stored) != tuple(args):
         return "was compiled for another signature"
-    if not fields.get("reload_init") and any(symbol in code for code in _machine_code(fields.get("libdata"))
-                                             for symbol in _PARALLEL_RUNTIME_SYMBOLS):
+    if not fields.get("reload_init") and _calls_parallel_runtime(fields.get("libdata")):
         return "calls numba's threads without starting them"
     return None
 
@@ -216,6 +245,7 @@ class _CheckedIndexDataCacheFile(getattr(caching, "IndexDataCacheFile", object))
     """numba's index and data files, read and written under the cache folder's lock; bad entries not loaded."""
 
     def save(self, key, data):
+        data = _with_thread_start(data)
         with _folder_lock(self._cache_path, exclusive=True):
             super().save(key, data)
 
@@ -282,7 +312,7 @@ _original_index_key = getattr(getattr(caching, "Cache", None), "_index_key", Non
 
 
 def _numba_has_the_parts():
-    """Whether this numba's cache has the private parts patched here (numba 0.59 to 0.68 have them)."""
+    """Whether this numba's cache has the private parts patched here (numba 0.61 to 0.68 have them)."""
     cache = getattr(caching, "Cache", None)
     result = getattr(compiler, "CompileResult", None)
     return (cache is not None and all(hasattr(cache, name) for name in ("_load_overload", "_save_overload",

@@ -14,12 +14,11 @@ dask itself is imported only when a dask collection arrives.
 from __future__ import annotations
 
 import numpy as np
-from sklearn.utils.validation import _check_sample_weight
 
 from linsep._core.plan import FLOAT64_ONLY, working_dtype
 from linsep.designs.backend import is_dask_collection
 from linsep.designs.dask_groups import _compute, _dask, _delayed, _persist, worker_groups
-from linsep.designs.weights import check_class_weight, check_row_weights, class_weight_table
+from linsep.designs.weights import check_class_weight, check_row_weights, class_weight_table, validated_sample_weight
 
 __all__ = ["BlockWeights", "RowBlocks", "class_labels", "class_weights_of_rows", "dask_array", "expand", "held_out_split",
            "labels_like", "margin_parts", "positive_rows", "restrict", "row_blocks_of", "row_chunked", "row_weights"]
@@ -151,8 +150,7 @@ def row_weights(blocks, classes, sample_weight, class_weight, owner):
     elif sample_weight is None:
         s = da.ones(n, chunks=chunks)
     else:
-        s = da.from_array(_check_sample_weight(sample_weight, blocks.X, dtype=np.float64, ensure_non_negative=True,
-                                               allow_all_zero_weights=True, copy=True), chunks=chunks)
+        s = da.from_array(validated_sample_weight(sample_weight, blocks.X), chunks=chunks)
     table = None
     if class_weight is not None:
         check_class_weight(class_weight, owner)

@@ -13,18 +13,20 @@ paths stay exactly as they are.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import replace
 from numbers import Real
 
 import numpy as np
 from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils.validation import _check_sample_weight
 
 from linsep._core.signed_design import sign_normalized, signed_design
 from linsep.designs.memory import as_design
 
 __all__ = ["MAX_WEIGHT_RATIO", "WeightedValidation", "check_class_weight", "check_row_weights", "check_weight_range", "class_weight_table",
            "class_weights_of", "refuse_weights", "scaled_labels", "scaled_margin", "unscaled_margin",
-           "validation_weight_factor", "weighted_signed_design"]
+           "validated_sample_weight", "validation_weight_factor", "weighted_signed_design"]
 
 MAX_WEIGHT_RATIO = 1e12
 """Largest ratio of the largest to the smallest positive row weight a fit accepts.
@@ -79,6 +81,23 @@ def class_weight_table(class_weight, classes, owner, y=None, *, stream=False):
     if class_weight is None:
         return np.ones(classes.size)
     return compute_class_weight(class_weight, classes=classes, y=classes if y is None else y)
+
+
+# scikit-learn 1.8 refuses all-zero weights in _check_sample_weight unless told not to (its
+# allow_all_zero_weights); 1.6 and 1.7 have no such parameter and let them through.
+_ALLOW_ALL_ZERO = ({"allow_all_zero_weights": True}
+                   if "allow_all_zero_weights" in inspect.signature(_check_sample_weight).parameters else {})
+
+
+def validated_sample_weight(sample_weight, X):
+    """``sample_weight`` as a float64 copy of one finite non-negative weight per row of ``X``.
+
+    scikit-learn's ``_check_sample_weight`` (its messages), all-zero weights
+    let through on every supported scikit-learn: :func:`check_row_weights`
+    refuses them with linsep's message.
+    """
+    return _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True, copy=True,
+                                **_ALLOW_ALL_ZERO)
 
 
 def check_weight_range(s, owner):

@@ -34,7 +34,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from linsep.designs.backend import backend_of, is_dask_collection
 from linsep.designs.dask import linear_scores, predicted_labels
@@ -44,7 +44,7 @@ from linsep._core.plan import FLOAT64_ONLY, fit_plan, validation_dtypes
 from linsep._core.result import MAX_ITER, SEPARABLE, demote_unproven, demote_unseparated
 from linsep._core.finite import require_finite_model
 from linsep._core.threads import serial_blas_below
-from linsep.designs.weights import check_row_weights, class_weight_table
+from linsep.designs.weights import check_row_weights, class_weight_table, validated_sample_weight
 from linsep.kernels import KERNELS, kernel_matrix, resolve_gamma, training_samples
 
 __all__ = ["BaseSeparator", "BaseLinearSeparator", "BaseKernelSeparator", "CLASS_WEIGHT_CONSTRAINT",
@@ -359,8 +359,7 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
         class_weight = getattr(self, "class_weight", None)
         if sample_weight is None and class_weight is None:
             return None
-        s = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True,
-                                 allow_all_zero_weights=True, copy=True)
+        s = validated_sample_weight(sample_weight, X)
         if class_weight is not None:
             s *= row_class_weights(self, y)
         positive = s > 0

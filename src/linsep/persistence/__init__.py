@@ -52,6 +52,7 @@ as scikit-learn's own loading does.
 from __future__ import annotations
 
 import warnings
+from collections import UserList
 from pathlib import Path
 
 import numpy as np
@@ -136,6 +137,11 @@ class _CompositeEncoder(_Encoder):
                                        for field in ("estimator", "calibrators", "classes", "method")}}
         if isinstance(value, tuple):
             return {"__tuple__": [self.encode(v, f"{key}.{i}") for i, v in enumerate(value)]}
+        if isinstance(value, UserList) and type(value).__name__ == "_RemainderColsList":
+            # scikit-learn 1.6 to 1.8 with force_int_remainder_cols=True (1.6's default): the column indices of a
+            # ColumnTransformer's remainder in a list that warns when read; stored as the plain list, which the
+            # ColumnTransformer transforms with alike
+            return super().encode(list(value.data), key)
         if isinstance(value, slice):
             return {"__slice__": [_json_safe(value.start), _json_safe(value.stop), _json_safe(value.step)]}
         if isinstance(value, np.dtype):  # e.g. SimpleImputer's _fit_dtype
@@ -374,6 +380,9 @@ def _decode_scalar(code, value):
     expected = {"b": (bool,), "i": (int,), "u": (int,), "f": (int, float)}[dtype.kind]
     if not isinstance(value, expected) or (dtype.kind != "b" and isinstance(value, bool)):
         raise ModelFileError(f"malformed {dtype} scalar {value!r}")
+    if dtype.kind in "iu" and not np.iinfo(dtype).min <= value <= np.iinfo(dtype).max:
+        # NumPy >= 2 raises OverflowError here; NumPy 1.24 to 1.26 wrap the integer around (with a warning)
+        raise ModelFileError(f"scalar {value!r} does not fit a {dtype}")
     try:
         with np.errstate(over="raise", invalid="raise"):
             scalar = dtype.type(value)

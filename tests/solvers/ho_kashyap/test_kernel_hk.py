@@ -52,7 +52,10 @@ def test_rbf_separates_xor():
     np.testing.assert_array_equal(clf.predict(XOR_X), XOR_Y)
     X, y = _noisy_xor()
     X_test, y_test = _noisy_xor(400, seed=9)
-    plain = KernelHoKashyapClassifier(kernel="rbf", gamma=2.0, C=None).fit(X, y)
+    # map_tol=0.1: rank 19-20.  With the default 0.3 (rank 14) whether plain HK separates this sample depends on
+    # the map's pivots, i.e. on which of the RBF kernel's equal diagonal entries NumPy's partition returns first
+    # (linsep._core.linalg.pivoted_cholesky): NumPy 2 separated it, NumPy 1.24 stopped at 'converged'.
+    plain = KernelHoKashyapClassifier(kernel="rbf", gamma=2.0, C=None, map_tol=0.1).fit(X, y)
     assert plain.status_ == "separable" and plain.score(X, y) == 1.0
     regularised = KernelHoKashyapClassifier(kernel="rbf", gamma=2.0, C=0.1, map_tol=0.0, tol=1e-6).fit(X, y)
     assert regularised.status_ == "converged"
