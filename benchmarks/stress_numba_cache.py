@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import hashlib
 import json
 import os
 import random
@@ -38,6 +37,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from stress_cold_start import _digest, _signal_name  # the same digest of a fit and name of a signal
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -73,15 +74,6 @@ CONFIGS = {
 
 
 # ----------------------------------------------------------------------------------------------- child
-
-
-def _digest(*arrays):
-    import numpy as np
-
-    h = hashlib.sha256()
-    for a in arrays:
-        h.update(np.ascontiguousarray(np.asarray(a, dtype=float)).tobytes())
-    return h.hexdigest()[:16]
 
 
 def _data(dtype, n, d, seed=0):
@@ -156,15 +148,6 @@ def child(names, warm_up):
 
 
 # ---------------------------------------------------------------------------------------------- parent
-
-
-def _signal_name(code):
-    if isinstance(code, int) and code < 0:
-        try:
-            return signal.Signals(-code).name
-        except ValueError:
-            return f"signal {-code}"
-    return ""
 
 
 def _launch(python, config, cache, names, warm_up=False):
