@@ -72,7 +72,7 @@ from linsep import make_classifier
 from linsep.datasets import BENCHMARKS, benchmark_splits
 from threadpoolctl import threadpool_info
 splits = {name: list(benchmark_splits(name, n_splits=10)) for name in BENCHMARKS}
-make_classifier("hkes", random_state=0).fit(*splits["banana"][0][:2])  # loads the compiled loop
+make_classifier("hkes", random_state=0).fit(*splits["heart"][0][:2])  # loads the compiled loop
 t0 = time.perf_counter()
 errors = []
 with warnings.catch_warnings():
