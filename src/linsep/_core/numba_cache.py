@@ -209,9 +209,8 @@ def _with_thread_start(data):
     ``reload_init`` of a function with a ``prange`` loop; numba 0.61 passes
     nothing on to its callers (0.68 passes it on through their libraries), so
     a caller of a threaded pass (the Ho–Kashyap segment) is saved with an
-    empty list there and would be refused
-    on every load (:func:`entry_problem`), i.e. compiled anew in every
-    process.  Such an entry gets the start-up added here; an entry that has
+    empty list there and would be refused on every load
+    (:func:`entry_problem`), i.e. compiled anew in every process.  Such an entry gets the start-up added here; an entry that has
     its list, or calls no parallel code, is saved as it is.
     """
     fields = _entry_fields(data)
