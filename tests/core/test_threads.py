@@ -168,32 +168,6 @@ def test_small_work_runs_on_one_blas_thread_and_the_counts_come_back():
         assert _blas_threads() == [2]  # restored after an error too
 
 
-def test_a_limit_left_in_another_thread_keeps_one_thread_until_the_last_block_leaves():
-    """A in (this thread), B in and out (another thread): still one BLAS thread until A leaves, then the counts A found.
-
-    Before, B's limit was skipped while A held it, and a block that left first restored the counts under the
-    other: fits in threads ran on one BLAS thread or on several depending on timing (other bits).
-    """
-    from threadpoolctl import threadpool_limits
-
-    from linsep._core import threads
-
-    seen = {}
-
-    def other_block():
-        with threads.serial_blas():
-            seen["holders inside B"] = threads._serial_blas_holders
-
-    with threadpool_limits(limits=2, user_api="blas"):
-        with threads.serial_blas():
-            thread = threading.Thread(target=other_block)
-            thread.start()
-            thread.join(20)
-            seen["after B left"] = _blas_threads()
-        assert seen == {"holders inside B": 2, "after B left": [1]}
-        assert _blas_threads() == [2] and threads._serial_blas_holders == 0
-
-
 @pytest.mark.parametrize("n_rows, serial", [(300, True), (30_000, False)])
 def test_an_estimators_fit_runs_small_data_on_one_blas_thread(n_rows, serial):
     """The fit's compiled segment, observed through the solver plan, sees one BLAS thread for small X only."""

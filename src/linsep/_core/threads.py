@@ -62,13 +62,10 @@ def _blas_pools():
     return tuple(lib for lib in _controller().lib_controllers if lib.user_api == "blas")
 
 
-# BLAS thread counts are process-wide: two blocks that each saved and restored them (A in, B in, A out, B out)
-# would leave B's saved count of 1 for good.  So the blocks of every Python thread share one limit: the first to
-# enter saves the counts and sets one thread, the last to leave restores them (_serial_blas_holders counts the
-# blocks inside), both under this lock.
+# BLAS thread counts are process-wide: threadpoolctl saves them on entry and restores them on exit, so two
+# overlapping limits (A in, B in, A out, B out) would leave B's saved count of 1 for good.  One fit at a time
+# sets and restores them (threadpoolctl also lets only one live Python thread set OpenBLAS's count).
 _SERIAL_BLAS_LOCK = threading.Lock()
-_serial_blas_holders = 0
-_serial_blas_saved = ()  # the (pool, count) pairs the first holder set to one thread
 
 
 @contextlib.contextmanager
@@ -84,32 +81,28 @@ def serial_blas(active=True):
     on small data (:func:`serial_blas_below`), whose products and
     factorisations are too small for threads to pay.
 
-    The limit is process-wide and shared: while any block of any Python
-    thread is inside, BLAS runs on one thread (so fits running at once in
-    several threads all see one BLAS thread, as they would one at a time, and
-    give the same bits); the last block to leave restores the counts the
-    first one found.  Pools already on one thread are not touched, so the
-    limit costs two reads of the thread counts where BLAS is serial anyway.
+    The limit is process-wide: only the caller that takes
+    ``_SERIAL_BLAS_LOCK`` (without waiting) sets it, and it restores the
+    counts it found on leaving; a block running at the same time in another
+    thread shares that limit while it lasts and leaves the counts alone.
+    Pools already on one thread are not touched, so the limit costs two
+    reads of the thread counts where BLAS is serial anyway.
     """
-    global _serial_blas_holders, _serial_blas_saved
-    if not active:
+    if not (active and _SERIAL_BLAS_LOCK.acquire(blocking=False)):
         yield
         return
-    with _SERIAL_BLAS_LOCK:
-        if _serial_blas_holders == 0:
-            _serial_blas_saved = tuple((pool, count) for pool in _blas_pools() if (count := pool.num_threads) > 1)
-            for pool, _ in _serial_blas_saved:
-                pool.set_num_threads(1)
-        _serial_blas_holders += 1
     try:
-        yield
+        threaded = [(pool, pool.num_threads) for pool in _blas_pools()]
+        threaded = [(pool, count) for pool, count in threaded if count > 1]
+        for pool, _ in threaded:
+            pool.set_num_threads(1)
+        try:
+            yield
+        finally:
+            for pool, count in threaded:
+                pool.set_num_threads(count)
     finally:
-        with _SERIAL_BLAS_LOCK:
-            _serial_blas_holders -= 1
-            if _serial_blas_holders == 0:
-                for pool, count in _serial_blas_saved:
-                    pool.set_num_threads(count)
-                _serial_blas_saved = ()
+        _SERIAL_BLAS_LOCK.release()
 
 
 def serial_blas_below(n_entries, limit=None):
