@@ -37,9 +37,9 @@ MAX_ROW_CHUNKS = 64
 # rows within a chunk (linsep.solvers.ho_kashyap.loops._weighted_gram_rows), and a partial block costs a whole one.
 CHUNK_ROW_MULTIPLE = 1024
 # Below this many entries of X, a fit runs all its BLAS work (products with X, the factorisations of X or of its
-# Gram matrix) on one BLAS thread (serial_blas_below): measured on an idle machine, threads do not pay below it,
-# and on a busy one OpenBLAS's threads spin waiting for a descheduled partner (a QR of 1300 x 19 took 280 ms on
-# two threads at load 4.5, 0.2 ms on one).  The measurement: benchmarks/bench_blas_threads.py.
+# Gram matrix) on one BLAS thread (serial_blas_below): on an idle machine threads rarely pay below it, and on a
+# busy one OpenBLAS's threads spin waiting for a descheduled partner.  The measurements:
+# benchmarks/bench_blas_threads.py, docs/user_guide/performance.md.
 BLAS_SERIAL_MAX_ENTRIES = 1 << 20
 # Concurrent parallel launches from several Python threads are unsafe with numba's workqueue
 # threading layer; a pass whose lock is taken runs on one thread instead (no waiting).
@@ -62,9 +62,10 @@ def _blas_pools():
     return tuple(lib for lib in _controller().lib_controllers if lib.user_api == "blas")
 
 
-# BLAS thread counts are process-wide: threadpoolctl saves them on entry and restores them on exit, so two
+# BLAS thread counts are process-wide: a limit saves them on entry and restores them on exit, so two
 # overlapping limits (A in, B in, A out, B out) would leave B's saved count of 1 for good.  One fit at a time
-# sets and restores them (threadpoolctl also lets only one live Python thread set OpenBLAS's count).
+# sets and restores them, from its own thread (a count restored from another Python thread than the one that
+# set it did not always reach OpenBLAS).
 _SERIAL_BLAS_LOCK = threading.Lock()
 
 
@@ -105,8 +106,8 @@ def serial_blas(active=True):
         _SERIAL_BLAS_LOCK.release()
 
 
-def serial_blas_below(n_entries, limit=None):
-    """:func:`serial_blas` for work on fewer than ``limit`` entries (:data:`BLAS_SERIAL_MAX_ENTRIES`).
+def serial_blas_below(n_entries):
+    """:func:`serial_blas` for work on fewer than :data:`BLAS_SERIAL_MAX_ENTRIES` entries.
 
     The rule for small BLAS work, taken once per fit (the estimators'
     ``fit`` and ``partial_fit``, ``linsep.estimators.base``): a fit of a
@@ -114,7 +115,7 @@ def serial_blas_below(n_entries, limit=None):
     on one BLAS thread, whatever the machine's load and BLAS settings; a
     larger fit keeps its threads.
     """
-    return serial_blas(n_entries < (BLAS_SERIAL_MAX_ENTRIES if limit is None else limit))
+    return serial_blas(n_entries < BLAS_SERIAL_MAX_ENTRIES)
 
 
 def serial_blas_for(solver):
