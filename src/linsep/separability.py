@@ -46,6 +46,7 @@ from scipy.optimize import linprog
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_X_y
 
+from linsep.designs.backend import refuse_array_api
 from linsep._core.certificates import (
     CERTIFICATE_RTOL,
     decision_scores,
@@ -276,6 +277,7 @@ def check_separability(X, y, *, max_iter=1000, pairwise=False, _plan=None):
     >>> {label: verdict.status for label, verdict in three.one_vs_rest.items()}
     {0: 'separable', 1: 'separable', 2: 'separable'}
     """
+    refuse_array_api(X, y, "check_separability")  # its linear programs run on the host: no silent copy
     X, y = check_X_y(X, y, accept_sparse=("csr", "csc"), dtype=np.float64)
     check_classification_targets(y)
     classes = np.unique(y)

@@ -19,11 +19,26 @@ from linsep.designs.base import Design
 __all__ = ["ArrayAPIDesign"]
 
 
-def to_host(array, xp):
-    """``array`` (of namespace ``xp``) as a float64 NumPy array."""
-    from sklearn.utils._array_api import _convert_to_numpy
+def host_copy(array, xp):
+    """``array`` (of namespace ``xp``, on any device) copied to a NumPy array of its own type: one explicit copy.
 
-    return np.asarray(_convert_to_numpy(array, xp), dtype=np.float64)
+    Never ``np.asarray(array)``: a CUDA tensor or a CuPy array refuses the
+    implicit conversion.  scikit-learn's ``move_to`` copies through DLPack
+    and falls back on each library's own method (``.cpu().numpy()``,
+    ``.get()``).
+    """
+    try:
+        from sklearn.utils._array_api import move_to
+    except ImportError:  # scikit-learn < 1.8: the library-specific copy only
+        from sklearn.utils._array_api import _convert_to_numpy
+
+        return np.asarray(_convert_to_numpy(array, xp))
+    return np.asarray(move_to(array, xp=np, device="cpu"))
+
+
+def to_host(array, xp):
+    """``array`` (of namespace ``xp``) as a float64 NumPy array (one explicit copy, :func:`host_copy`)."""
+    return np.asarray(host_copy(array, xp), dtype=np.float64)
 
 
 class ArrayAPIDesign(Design):

@@ -10,7 +10,8 @@ backend (:mod:`linsep.designs.dask`, :mod:`linsep.designs.array_api`) do the res
 
 from __future__ import annotations
 
-__all__ = ["BACKENDS", "backend_of", "is_array_api_input", "is_dask_collection"]
+__all__ = ["ARRAY_API_ESTIMATORS", "BACKENDS", "backend_of", "is_array_api_input", "is_dask_collection",
+           "refuse_array_api"]
 
 BACKENDS = ("memory", "dask", "array_api")
 
@@ -45,3 +46,21 @@ def backend_of(X, y=None):
     if is_dask_collection(X) or (y is not None and is_dask_collection(y)):
         return "dask"
     return "array_api" if is_array_api_input(X) else "memory"
+
+
+ARRAY_API_ESTIMATORS = ("HoKashyapClassifier", "MSEClassifier")
+"""The estimators that fit array-API input where it lives (:mod:`linsep.estimators.array_api_input`)."""
+
+
+def refuse_array_api(X, y, owner):
+    """Refuse array-API ``X`` (or ``y``) in one line where ``owner`` has no fit on the device.
+
+    Such arrays would otherwise be converted to NumPy implicitly (which a
+    CUDA tensor or a CuPy array refuses, with a message that names no
+    alternative) or fail on a NumPy dtype; nothing is copied to the host
+    behind the caller's back.
+    """
+    if is_array_api_input(X) or (y is not None and is_array_api_input(y)):
+        raise TypeError(f"{owner} does not fit array-API arrays where they live (only "
+                        f"{' and '.join(ARRAY_API_ESTIMATORS)} do); copy X and y to NumPy yourself "
+                        "(tensor.cpu().numpy(), cupy.asnumpy(a)) to fit them on the host")

@@ -23,7 +23,7 @@ from linsep.solvers.ho_kashyap.params import HKParams, refuse_unsupported
 from linsep._core.result import demote_unproven, demote_unseparated
 from linsep._core.plan import working_dtype
 
-from linsep.designs.array_api import ArrayAPIDesign, to_host
+from linsep.designs.array_api import ArrayAPIDesign, host_copy, to_host
 from linsep.solvers.ho_kashyap.solver import ho_kashyap
 from linsep.solvers.mse import mse
 
@@ -41,7 +41,13 @@ _ESTIMATOR_NEUTRAL = {"early_stopping": False, "record_history": False}
 
 
 def _prepare(estimator, X, y):
-    """``(xp, device, X as floats, the classes (NumPy), the labels (NumPy))``; sets ``n_features_in_``."""
+    """``(xp, device, X as floats, the classes (NumPy), the labels in xp on X's device)``; sets ``n_features_in_``.
+
+    The labels are read through the namespace scikit-learn resolves for ``X``
+    (a CUDA tensor or a CuPy array has no ``__array_namespace__`` and refuses
+    ``np.asarray``): the distinct labels are the one copy to the host.  Host
+    labels (a NumPy array or a list) are copied to ``X``'s device once.
+    """
     from sklearn.utils._array_api import device, get_namespace
 
     xp, _ = get_namespace(X)
@@ -58,19 +64,40 @@ def _prepare(estimator, X, y):
     if outside.size:
         raise ValueError(f"column {outside[0]} of X has magnitudes up to {largest[outside[0]]:.3g}, outside 2^±{p}; "
                          "array-API input is not rescaled (NumPy input is, exactly): rescale X before fitting")
-    labels = to_host(y, xp) if hasattr(y, "__array_namespace__") and not isinstance(y, np.ndarray) else np.asarray(y)
-    if labels.shape != (X.shape[0],):
-        raise ValueError(f"y must have one label per row of X ({X.shape[0]}), got shape {labels.shape}")
-    classes = check_class_labels(labels)
+    labels = _device_labels(y, xp, where)
+    if tuple(labels.shape) != (X.shape[0],):
+        raise ValueError(f"y must have one label per row of X ({X.shape[0]}), got shape {tuple(labels.shape)}")
+    classes = check_class_labels(host_copy(xp.unique_values(labels), xp))
     check_two_classes(classes, type(estimator).__name__)
     estimator.n_features_in_ = X.shape[1]
     return xp, where, X, classes, labels
 
 
+def _device_labels(y, xp, where):
+    """The labels ``y`` in ``xp`` on ``where``: device labels as they are, host labels copied there once."""
+    from sklearn.utils._array_api import get_namespace
+
+    if isinstance(y, (np.ndarray, list, tuple)):
+        host = np.asarray(y)
+        if host.dtype.kind not in "biuf":
+            raise ValueError(f"labels of array-API input must be numbers or booleans, got dtype {host.dtype}; "
+                             "encode them (sklearn.preprocessing.LabelEncoder) or fit NumPy arrays")
+        return xp.asarray(host, device=where)
+    y_xp, _ = get_namespace(y)
+    if y_xp.__name__ != xp.__name__:
+        raise ValueError(f"y must be an array of X's namespace ({xp.__name__}) or a NumPy array, "
+                         f"got one of {y_xp.__name__}")
+    from sklearn.utils._array_api import device
+
+    if device(y) != where:
+        raise ValueError(f"y lives on {device(y)}, X on {where}: move y to X's device (y.to_device(X.device))")
+    return y
+
+
 def _designs(X, labels, classes, xp, where):
     positives = [classes[1]] if classes.size == 2 else list(classes)
-    return [ArrayAPIDesign(X, xp.asarray(np.where(labels == c, 1.0, -1.0), dtype=X.dtype, device=where), xp, where)
-            for c in positives]
+    one = xp.ones(labels.shape, dtype=X.dtype, device=where)
+    return [ArrayAPIDesign(X, xp.where(labels == c.item(), one, -one), xp, where) for c in positives]
 
 
 def _store(estimator, results, designs, X, xp, where, classes):
@@ -119,6 +146,8 @@ def fit_ho_kashyap(estimator, X, y, X_val=None, y_val=None, coef_init=None, inte
 def fit_mse(estimator, X, y, margin=None, sample_weight=None):
     """:meth:`linsep.MSEClassifier.fit` for array-API ``X``: ``Y⁺b`` (two classes)."""
     refuse_weights(estimator, sample_weight, "array-API arrays")
+    # a trace would be dropped silently otherwise (the array-API solve records none)
+    refuse_unsupported(estimator.get_params(), {"record_history": False}, "array-API input")
     xp, where, X, classes, labels = _prepare(estimator, X, y)
     if classes.size != 2:
         raise ValueError("the MSE linear machine (more than two classes) is not available for array-API input; "

@@ -36,7 +36,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from linsep.designs.backend import backend_of, is_dask_collection
+from linsep.designs.backend import backend_of, is_dask_collection, refuse_array_api
 from linsep.designs.dask import linear_scores, predicted_labels
 from linsep._core.certificates import FIT_PROOF_RTOL, decision_scores, is_proof, separates
 from linsep._core.signed_design import column_shifts, scale_columns, unscale_coef
@@ -325,6 +325,7 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
             raise TypeError(
                 f"{type(self).__name__} does not fit dask arrays (only HoKashyapClassifier, MSEClassifier and "
                 f"LagrangianSVMClassifier do, blockwise); call X.compute() to fit the data in memory")
+        refuse_array_api(X, y, type(self).__name__)  # those with a device fit took theirs (_fit_on_backend)
         if plan.get("plain", True) and is_plain_training_data(X, y, self._dtypes):
             # What validate_data would do to such data, minus its generic dispatching
             # (dataframe detection, feature-name and tag look-ups: about 90 µs per call, half
