@@ -44,8 +44,9 @@ __all__ = ["COUNTS", "DEVICE", "DeviceArray", "asarray", "register", "to_numpy",
 DEVICE = _strict.Device("device1")
 """The device the stand-in's data live on (array-api-strict's non-CPU device)."""
 
-COUNTS = {"scalars": 0, "host_copies": 0, "host_bytes": 0}
-"""Device-to-host traffic since the last :func:`reset_counts`: Python scalars read and DLPack copies made."""
+COUNTS = {"scalars": 0, "host_copies": 0, "host_bytes": 0, "largest_copy": 0}
+"""Device-to-host traffic since the last :func:`reset_counts`: Python scalars read, DLPack copies made (their
+bytes in all, and the largest one)."""
 
 _REFUSAL = ("Implicit conversion to a NumPy array is not allowed (tests/device_arrays.py stands in for a GPU array); "
             "copy it explicitly with np.from_dlpack(a, device='cpu')")
@@ -96,7 +97,9 @@ class DeviceArray:
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         if dl_device is not None and dl_device[0] == 1 and self._a.device != _strict.Device("CPU_DEVICE"):
             COUNTS["host_copies"] += 1
-            COUNTS["host_bytes"] += self._a.size * self._a.dtype._np_dtype.itemsize
+            size = self._a.size * self._a.dtype._np_dtype.itemsize
+            COUNTS["host_bytes"] += size
+            COUNTS["largest_copy"] = max(COUNTS["largest_copy"], size)
             host = np.array(self._a._array, copy=True)  # what cudaMemcpy does
             return host.__dlpack__(stream=stream, max_version=max_version)
         return self._a.__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)

@@ -103,7 +103,15 @@ no_device_fit = {name: one_line(lambda name=name: make_classifier(name), lambda 
 no_device_fit["check_separability"] = one_line(lambda: None, lambda _: check_separability(Xd, yd))
 no_device_fit["partial_fit"] = one_line(lambda: make_classifier("perceptron"),
                                         lambda est: est.partial_fit(Xd, yd, classes=np.array([0, 1])))
-print(json.dumps({"fits": out, "refused": refused, "weights_refused": weights_refused,
+traffic = {}
+if kind == "stand-in":  # what crosses to the host during a fit (device_arrays.COUNTS)
+    for name, data, labels in (("mhks", X, y), ("mhka", X, y), ("hk", wide, separable)):
+        Xd_, yd_ = to_device(data), to_device(labels)
+        device_arrays.reset_counts()
+        fitted = make_classifier(name).fit(Xd_, yd_)
+        traffic[name] = dict(device_arrays.COUNTS, n_iter=int(fitted.n_iter_), p=data.shape[1] + 1,
+                             X_bytes=data.nbytes)
+print(json.dumps({"traffic": traffic, "fits": out, "refused": refused, "weights_refused": weights_refused,
                   "no_device_fit": no_device_fit}))
 """
 
@@ -160,3 +168,15 @@ def test_estimators_without_a_device_fit_refuse_in_one_line_naming_the_alternati
         assert kind == "TypeError" and "does not fit array-API arrays where they live" in message, (name, message)
         assert "HoKashyapClassifier and MSEClassifier do" in message and "to fit them on the host" in message
         assert "\n" not in message
+
+
+def test_the_iteration_stays_on_the_device(outcome):
+    # the stand-in counts its host copies and scalar reads: per iteration one copy of the pass's statistics
+    # (and, with a penalty, the scalar ‖w‖² of the criterion); no N-sized vector, nothing larger than the
+    # p × p Gram matrix.  Before issue 41 every iteration copied Yᵀu (p numbers) and read eight scalars.
+    if not outcome["traffic"]:
+        pytest.skip("host traffic is counted on the stand-in only")
+    for name, counts in outcome["traffic"].items():
+        assert counts["largest_copy"] <= counts["p"] ** 2 * 8 < counts["X_bytes"], (name, counts)
+        assert counts["host_copies"] <= counts["n_iter"] + 8, (name, counts)
+        assert counts["scalars"] <= counts["n_iter"] + 4, (name, counts)

@@ -1,10 +1,28 @@
 """The array-API design: ``Y = diag(y)[X, 1]`` on any array-API namespace (PyTorch, CuPy, array-api-strict).
 
-``X`` stays in its namespace and on its device; the pass (``Z = Y W``,
-``E``, :math:`B_{k+1}`, the rules' scalars) is written with the namespace's
-functions, unfused; the ``p × p`` Gram matrix and its factor live on the
-host (NumPy, float64), and ``W`` (``p`` numbers) goes back and forth.  Used
-with ``sklearn.set_config(array_api_dispatch=True)`` (:mod:`linsep.estimators.array_api_input`).
+Everything N-sized and the iteration itself stay in ``X``'s namespace and on
+its device: the pass (``Z = Y W``, ``E``, :math:`B_{k+1}`, the rules'
+statistics), the ``p × p`` Gram matrix :math:`[X, 1]^T D [X, 1]`, the
+solve matrix of the W-step and the weights ``W``.  What crosses to the host,
+each an explicit copy (:func:`host_copy`, never an implicit conversion):
+
+* once per fit, the ``p × p`` Gram matrix, for the rank-revealing
+  factorisation of :func:`linsep._core.linalg.least_squares_solver` (the
+  array API has no pivoted Cholesky); its inverse ``(YᵀY + CĨ)⁻¹`` (or the
+  pseudo-inverse on its range) goes back once and each W-step is one
+  product on the device;
+* per iteration, the pass's seven statistics (``J``, the error count, ``min
+  Z``, ``max E``, ``min E``, ``max |B|``, the fixed-point test) as one
+  vector: the stopping rules read them;
+* at the end, the returned ``W`` (``p`` numbers).
+
+IRLS (absolute errors) solves its reweighted system on the device
+(``xp.linalg.solve``); only a rank-deficient ``Y`` without a penalty, whose
+minimum-norm solve needs the host factorisation, copies each reweighted Gram
+matrix to the host.  ``X`` keeps its type (float32 stays float32); the
+weights and the ``p``-sized solves are float64.  Used with
+``sklearn.set_config(array_api_dispatch=True)``
+(:mod:`linsep.estimators.array_api_input`).
 """
 
 from __future__ import annotations
@@ -52,44 +70,48 @@ class ArrayAPIDesign(Design):
         self.shape = (X.shape[0], X.shape[1] + 1)
         self.dtype = working_dtype(X, FLOAT64_ONLY, xp=xp)  # the solver's weights; the estimator returns them in X's type
 
-    # --- products in the namespace, sums to the host -----------------------------------------------
-    def _to_xp(self, values):
-        return self.xp.asarray(values, dtype=self.X.dtype, device=self.device)
+    # --- products in the namespace ------------------------------------------------------------------------
+    def _in_x_type(self, W):
+        """``W`` (the solver's float64 weights on the device, or host numbers) in ``X``'s type and place."""
+        if isinstance(W, np.ndarray) or not hasattr(W, "shape"):
+            return self.xp.asarray(np.asarray(W), dtype=self.X.dtype, device=self.device)  # host weights: upload
+        return self.xp.astype(W, self.X.dtype)
 
     def scores(self, W):
         """``Y W`` in the namespace."""
-        W = self._to_xp(W)
+        W = self._in_x_type(W)
         return self.y * (self.X @ W[:-1] + W[-1])
 
     def rmatvec(self, u):
-        """``Yᵀ u`` on the host (float64)."""
+        """``Yᵀ u`` on the device, float64 (``p`` numbers)."""
+        xp = self.xp
         t = self.y * u
-        return np.append(to_host(self.X.T @ t, self.xp), float(self.xp.sum(t)))
+        return xp.astype(xp.concat([self.X.T @ t, xp.reshape(xp.sum(t), (1,))]), xp.float64)
 
     def gram(self, D=None):
-        """``[X, 1]ᵀ D [X, 1]`` on the host (float64)."""
+        """``[X, 1]ᵀ D [X, 1]`` on the device, float64 (``p × p``; the products in ``X``'s type)."""
         xp = self.xp
         XD = self.X if D is None else self.X * D[:, None]
-        weights = xp.ones(self.X.shape[0], dtype=self.X.dtype, device=self.device) if D is None else D
-        p = self.shape[1]
-        gram = np.empty((p, p))
-        gram[:-1, :-1] = to_host(self.X.T @ XD, xp)
-        gram[:-1, -1] = gram[-1, :-1] = to_host(xp.sum(XD, axis=0), xp)
-        gram[-1, -1] = float(xp.sum(weights))
-        return gram
+        column = xp.sum(XD, axis=0)
+        corner = xp.reshape(xp.asarray(float(self.shape[0]), dtype=self.X.dtype, device=self.device)
+                            if D is None else xp.sum(D), (1, 1))
+        top = xp.concat([self.X.T @ XD, column[:, None]], axis=1)
+        return xp.astype(xp.concat([top, xp.concat([column[None, :], corner], axis=1)], axis=0), xp.float64)
 
     # --- the Design protocol --------------------------------------------------------------------------
     def least_squares_solver(self, ridge, gram=None, minimum_norm=True):
-        return least_squares_solver(GramOnly(self.shape), None, ridge, gram=self.gram() if gram is None else gram)
+        return DeviceLeastSquares(self, self.gram() if gram is None else gram, ridge)
 
     def constant_vector(self, value):
         return self.xp.full(self.X.shape[0], float(value), dtype=self.X.dtype, device=self.device)
 
     def vector(self, values):
-        return self._to_xp(values)
+        if isinstance(values, np.ndarray) or isinstance(values, (list, tuple)):
+            return self.xp.asarray(np.asarray(values), dtype=self.X.dtype, device=self.device)
+        return self.xp.astype(values, self.X.dtype)
 
     def solve_target(self, factor, B, offset, **solve):
-        return factor.solve_normal(self.rmatvec(B + offset), **solve)
+        return factor.solve_normal(self.rmatvec(B + offset))
 
     def hk_pass(self, W, B, D, *, offset, two_mu, tol, update, irls, validation=None, fitted=None):
         return _ArrayAPIPass(self, W, B, D, offset, two_mu, tol, update, validation)
@@ -97,13 +119,74 @@ class ArrayAPIDesign(Design):
     def count_nonpositive(self, W):
         xp = self.xp
         Z = self.scores(W)
-        return (int(xp.sum(xp.astype(Z <= 0, xp.int64))), float(xp.min(Z)), bool(xp.all(xp.isfinite(Z))))
+        count, smallest, finite = _read(xp, [xp.sum(xp.astype(Z <= 0, xp.int64)), xp.min(Z),
+                                             xp.all(xp.isfinite(Z))])
+        return int(count), float(smallest), bool(finite)
 
     def host(self, vector, dtype=None):
         return vector  # N-vectors stay in the namespace
 
+    def host_weights(self, W, dtype):
+        """The returned weights on the host: one copy of ``p`` numbers."""
+        if isinstance(W, np.ndarray):
+            return W.astype(dtype, copy=False)
+        return to_host(W, self.xp).astype(dtype, copy=False)
+
+    def weights_stand_still(self, W, W_prev, tol):
+        xp = self.xp
+        step, size = _read(xp, [xp.max(xp.abs(W - W_prev)), xp.max(xp.abs(W))])
+        return bool(step <= tol * size)
+
     def checked_certificate(self, u):  # pragma: no cover - the direct factor never asks
         return u
+
+
+def _read(xp, scalars):
+    """The 0-d arrays ``scalars`` on the host as float64 numbers: one copy for all of them (one device sync)."""
+    return to_host(xp.stack([xp.astype(value, xp.float64) for value in scalars]), xp).tolist()
+
+
+class DeviceLeastSquares:
+    """The W-step ``(YᵀDY + CĨ)⁻¹ g`` of an :class:`ArrayAPIDesign`, on its device.
+
+    The Gram matrix comes to the host once for
+    :func:`~linsep._core.linalg.least_squares_solver`'s factorisation
+    (Cholesky, or the eigendecomposition that gives the minimum-norm solve of
+    a rank-deficient ``Y``); the matrix it applies, ``(YᵀY + CĨ)⁻¹`` (its
+    pseudo-inverse on the range), goes back once, and a solve is one product
+    on the device.  A reweighted system (IRLS, :meth:`reweighted`) is solved
+    on the device where it is definite (a penalty, or ``Y`` of full rank).
+    """
+
+    def __init__(self, design, gram, ridge, *, matrix=None, host_factor=None):
+        self.design, self.ridge = design, ridge
+        xp = design.xp
+        if host_factor is None:
+            host_factor = least_squares_solver(GramOnly(design.shape), None, ridge, gram=to_host(gram, xp))
+        self._host = host_factor
+        self.method, self.stats = host_factor.method, host_factor.stats
+        if matrix is None:
+            inverse = host_factor.solve_normal(np.eye(design.shape[1]))
+            matrix = xp.asarray(inverse, dtype=xp.float64, device=design.device)
+        self._matrix = matrix  # None: solve the (reweighted) system itself on the device
+        self._gram = None
+
+    def solve_normal(self, g):
+        if self._matrix is not None:
+            return self._matrix @ g
+        return self.design.xp.linalg.solve(self._gram, g)
+
+    def reweighted(self, gram):
+        """The solver of the reweighted system whose Gram matrix (``YᵀDY``, on the device) is ``gram``."""
+        xp, p = self.design.xp, self.design.shape[1]
+        if self._host.method == "cholesky" or self.ridge > 0:  # definite: solved on the device
+            penalty = xp.asarray(np.diag(np.r_[np.full(p - 1, self.ridge), 0.0]), dtype=xp.float64,
+                                 device=self.design.device)
+            solver = DeviceLeastSquares(self.design, None, self.ridge, matrix=None, host_factor=self._host)
+            solver._matrix, solver._gram = None, gram + penalty
+            return solver
+        # rank-deficient without a penalty: the minimum-norm solve needs the host factorisation (p × p a step)
+        return DeviceLeastSquares(self.design, gram, self.ridge)
 
 
 class _ArrayAPIPass:
@@ -114,13 +197,12 @@ class _ArrayAPIPass:
         self.design, self.B, self.D, self.offset, self.update = design, B, D, offset, update
         Z = design.scores(W)
         self.E = E = Z - B if offset == 0.0 else Z - offset - B
-        self.J = float(xp.sum(E * E)) if D is None else float(xp.sum(E * D * E))
-        self.wrong = int(xp.sum(xp.astype(Z <= 0, xp.int64)))
-        self.separated = bool(xp.min(Z) > 0)
-        self.max_e, self.min_e = float(xp.max(E)), float(xp.min(E))
-        self.max_b = float(xp.max(xp.abs(B)))
         target = B + offset
-        self.fixed_point = bool(xp.all((target > 0) & (xp.abs(E) <= tol * target)))
+        statistics = [xp.sum(E * E) if D is None else xp.sum(E * D * E), xp.sum(xp.astype(Z <= 0, xp.int64)),
+                      xp.min(Z), xp.max(E), xp.min(E), xp.max(xp.abs(B)),
+                      xp.all((target > 0) & (xp.abs(E) <= tol * target))]
+        J, wrong, smallest, self.max_e, self.min_e, self.max_b, fixed_point = _read(xp, statistics)
+        self.J, self.wrong, self.separated, self.fixed_point = J, int(wrong), smallest > 0, bool(fixed_point)
         self.B_next = B + two_mu * xp.clip(E, min=0.0)
         self.val_errors = None if validation is None else validation.count_nonpositive(W)[0]
         self._step_weights = D  # the D of the next W-step: D_k, or D_{k+1} once reweighted
@@ -128,11 +210,11 @@ class _ArrayAPIPass:
     def reweighted(self, factor, irls_floor):
         xp = self.design.xp
         abs_e = xp.abs(self.E)
-        floor = float(irls_floor * float(xp.max(abs_e)) + np.finfo(np.float64).tiny)
+        # max |E| from the statistics the pass already read: no extra device sync
+        floor = float(irls_floor * max(self.max_e, -self.min_e) + np.finfo(np.float64).tiny)
         D = 1.0 / xp.clip(abs_e, min=floor)
-        factor = least_squares_solver(GramOnly(self.design.shape), None, factor.ridge, gram=self.design.gram(D))
         self._step_weights = D
-        return factor, D
+        return factor.reweighted(self.design.gram(D)), D
 
     def _weighted(self, r):
         return r if self._step_weights is None else r * self._step_weights

@@ -9,7 +9,8 @@ Per-row weights (a sample weight ``s``) enter every operation the same way
 — ``D`` in the least-squares systems becomes ``s D``, counts become
 weighted sums — so they belong inside a design, not in the drivers; an
 array-API design (GPU arrays) implements the same methods with the
-namespace's functions, with the ``p × p`` factor on the host.
+namespace's functions, its weights ``W`` and the ``p × p`` solve on the
+device too (:meth:`Design.host_weights`, :meth:`Design.weights_stand_still`).
 """
 
 from __future__ import annotations
@@ -102,6 +103,21 @@ class Design(Protocol):
 
     def host(self, vector, dtype=None):
         """``vector`` as the caller receives it (an ndarray in memory, a dask array on dask)."""
+
+    def host_weights(self, W, dtype):
+        """The solver's weights ``W`` (``p`` numbers) as a NumPy array of ``dtype``, returned to the estimator.
+
+        The weights are NumPy arrays wherever the W-step runs on the host; the
+        array-API design keeps them on the device during the iteration and
+        copies the returned ones here, once.
+        """
+        return W.astype(dtype, copy=False)
+
+    def weights_stand_still(self, W, W_prev, tol):
+        """``max|W − W_prev| <= tol · max|W|`` (:func:`linsep.solvers.ho_kashyap.rules.weights_stand_still`)."""
+        from linsep.solvers.ho_kashyap.rules import weights_stand_still  # the rule lives with the others
+
+        return weights_stand_still(W, W_prev, tol)
 
     def hk_iterates(self, state, W, B, D, factor, *, update, learning_rate, irls_floor, pass_options, limit=None):
         """The iterates after ``state`` (the pass of ``(W_k, B_k, D_k)``): yields ``(W, B, D, factor, state)``.

@@ -131,7 +131,7 @@ def mse(Y, margin=None, *, C=0.0, trace=None):
         trace.record(1, final=True, weights=a, margin_vector=b, error_vector=scores - b)
         history = trace.merge_into({"criterion": np.array([float((scores - b) @ (scores - b))]),
                                     "training_errors": np.array([np.count_nonzero(scores <= 0)])})
-    return SolveResult(weights=a.astype(design.dtype, copy=False), n_iter=1,
+    return SolveResult(weights=design.host_weights(a, design.dtype), n_iter=1,
                        status=SEPARABLE if smallest > 0 else _solved(factor), margin=design.host(b),
                        history=history, extra={**factor.stats, "plan": dtype_plan(design.dtype)})
 

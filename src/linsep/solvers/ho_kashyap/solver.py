@@ -557,7 +557,7 @@ def _finish(design, run, options, *, update, initial_weights, keep_history, trac
         if minimum_norm is not None:
             projected = run.factor.converged  # else keep W: a half-projected one has other fitted values
             weights = minimum_norm if projected else weights
-    weights = weights.astype(design.dtype, copy=False)
+    weights = design.host_weights(weights, design.dtype)
     status = run.status
     _, smallest, finite = design.count_nonpositive(weights)
     if not finite:  # e.g. from starting weights near the float64 limit
@@ -618,7 +618,7 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
     steps = None  # the design's iterator over the next iterates (Design.hk_iterates)
     k = 0
     J_prev = np.nan  # no change of J yet
-    W_prev = np.full_like(W, np.nan)  # no previous iterate yet
+    W_prev = None  # no previous iterate yet (W may live on a device: no NumPy placeholder)
     while True:
         if trace is not None and trace.wants(k + 1):
             trace.record(k + 1, weights=W, margin_vector=design.host(B), error_vector=design.host(state.E))
@@ -646,7 +646,8 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
                     break
         separated = absolute and state.separated
         code = rules.stop_code(relative, absolute, state.fixed_point, separated,
-                               separated and rules.weights_stand_still(W, W_prev, tol), tol, J, J_prev)
+                               separated and W_prev is not None and design.weights_stand_still(W, W_prev, tol),
+                               tol, J, J_prev)
         if code != HK_BUDGET_SPENT or (early_stopping and rules.patience_spent(k, last_improvement, patience)):
             status = CONVERGED
             break
