@@ -57,7 +57,7 @@ separable = (wide[:, 0] + wide[:, 1] > 0).astype(np.int64)
 # float32: a fixed number of iterations (the stopping rule reads J rounded to float32 on the device, to float64
 # in NumPy's fit, and may stop one iteration apart: a step, not a rounding, away)
 cases = [("hk", {}, X, y), ("mhks", {}, X, y), ("mhka", {}, X, y), ("mse", {}, X, y), ("modified_hk", {}, X, y),
-         ("mhks", {}, X, y3), ("hk", {}, wide, separable), ("mhks", {"max_iter": 20}, X.astype(np.float32), y)]
+         ("mhks", {}, X, y3), ("mse", {}, X, y3), ("mse", {}, wide, separable), ("hk", {}, wide, separable), ("mhks", {"max_iter": 20}, X.astype(np.float32), y)]
 reference = [make_classifier(name, **params).fit(data, labels) for name, params, data, labels in cases]
 sklearn.set_config(array_api_dispatch=True)
 out = []

@@ -1,14 +1,23 @@
 """Array-API input for the Ho–Kashyap family and MSE (``sklearn.set_config(array_api_dispatch=True)``).
 
-With dispatch on, an ``X`` of another array-API namespace (PyTorch, CuPy,
-array-api-strict) is fitted where it lives by the in-memory drivers over an
-:class:`~linsep.designs.array_api.ArrayAPIDesign`; ``coef_``,
-``intercept_``, ``classes_``, ``margin_vector_``, ``decision_function``
-and ``predict`` are in the input's namespace and on its device.  Hold-out
-early stopping, starting weights, traces and the MSE linear machine (more
-than two classes) are refused (:func:`linsep.solvers.ho_kashyap.params.refuse_unsupported`);
-columns that the NumPy fit would rescale by powers of two are refused too.
-scikit-learn needs ``SCIPY_ARRAY_API=1`` in the environment for dispatch.
+With dispatch on, an ``X`` of another array-API namespace (PyTorch on any
+device, CuPy, array-api-strict) is fitted where it lives by the in-memory
+drivers over an :class:`~linsep.designs.array_api.ArrayAPIDesign`: HK,
+modified HK, MHKS, MHKA and MSE (its linear machine above two classes too).
+``coef_``, ``intercept_``, ``classes_``, ``margin_vector_``,
+``decision_function``, ``predict`` and ``score`` are in the input's
+namespace and on its device.  The namespace is the one scikit-learn
+resolves for ``X`` (a CUDA tensor or a CuPy array carries no
+``__array_namespace__``); the labels stay on the device, only the distinct
+labels are copied to the host.  What crosses to the host during a fit is
+listed in :mod:`linsep.designs.array_api`; an exact check of a
+non-separability certificate copies ``X`` once more (float64), on that
+verdict only.  Hold-out early stopping, starting weights, traces and
+weights are refused in one line
+(:func:`linsep.solvers.ho_kashyap.params.refuse_unsupported`,
+:func:`linsep.designs.weights.refuse_weights`); columns that the NumPy fit
+would rescale by powers of two are refused too.  scikit-learn needs
+``SCIPY_ARRAY_API=1`` in the environment for dispatch.
 """
 
 from __future__ import annotations
@@ -20,8 +29,8 @@ from linsep.estimators.base import check_class_labels, check_two_classes
 from linsep._core.certificates import FIT_PROOF_RTOL, is_proof
 from linsep._core.signed_design import columns_out_of_range, safe_exponent
 from linsep.solvers.ho_kashyap.params import HKParams, refuse_unsupported
-from linsep._core.result import demote_unproven, demote_unseparated
-from linsep._core.plan import working_dtype
+from linsep._core.result import CONVERGED, SEPARABLE, SolveResult, demote_unproven, demote_unseparated
+from linsep._core.plan import dtype_plan, working_dtype
 
 from linsep.designs.array_api import ArrayAPIDesign, host_copy, to_host
 from linsep.solvers.ho_kashyap.solver import ho_kashyap
@@ -150,11 +159,46 @@ def fit_mse(estimator, X, y, margin=None, sample_weight=None):
     refuse_unsupported(estimator.get_params(), {"record_history": False}, "array-API input")
     xp, where, X, classes, labels = _prepare(estimator, X, y)
     if classes.size != 2:
-        raise ValueError("the MSE linear machine (more than two classes) is not available for array-API input; "
-                         "fit NumPy arrays")
+        return _fit_linear_machine(estimator, X, labels, classes, xp, where, margin)
     (design,) = _designs(X, labels, classes, xp, where)
     if margin is not None and np.ndim(margin) == 0:
         margin = design.constant_vector(float(margin))
     results = _store(estimator, [mse(design, margin, C=estimator.C)], [design], X, xp, where, classes)
     estimator.margin_vector_ = results[0].margin
+    return estimator
+
+
+def _fit_linear_machine(estimator, X, labels, classes, xp, where, margin):
+    """MSE's linear machine (more than two classes) on the device: ``W = A⁺B`` with ``A = [X, 1]``.
+
+    ``B`` holds ``b_i`` in the column of sample ``i``'s class (zeros elsewhere),
+    as :func:`linsep.solvers.mse.mse_linear_machine` builds it; the solve is
+    one ``p × K`` product with the W-step matrix of
+    :class:`~linsep.designs.array_api.DeviceLeastSquares`.  ``separable``
+    holds when every sample's own discriminant is strictly the largest, for
+    the stored (rounded) model too; one scalar crosses to the host for it.
+    """
+    one = xp.ones(labels.shape, dtype=X.dtype, device=where)
+    design = ArrayAPIDesign(X, one, xp, where)  # all labels +1: A = [X, 1]
+    b = one if margin is None else (design.constant_vector(float(margin)) if np.ndim(margin) == 0
+                                    else design.vector(margin))
+    members = xp.stack([labels == c.item() for c in classes], axis=1)  # (N, K), the own class of each row
+    B = xp.where(members, b[:, None], xp.zeros_like(X[:, :1]))
+    factor = design.least_squares_solver(estimator.C)
+    W = factor.solve_normal(xp.astype(xp.concat([X.T @ B, xp.sum(B, axis=0)[None, :]], axis=0), xp.float64))
+    weights = to_host(W, xp)  # p × K numbers, once
+    estimator.classes_ = classes
+    results = [SolveResult(weights=weights[:, k], n_iter=1, status=CONVERGED, margin=B[:, k],
+                           extra={**factor.stats, "plan": dtype_plan(design.dtype)}) for k in range(classes.size)]
+    estimator._unpack_common(results)
+    estimator.coef_ = xp.asarray(weights[:-1, :].T, dtype=X.dtype, device=where)
+    estimator.intercept_ = xp.asarray(weights[-1, :], dtype=X.dtype, device=where)
+    scores = X @ estimator.coef_.T + estimator.intercept_  # the stored model's discriminants
+    own = xp.sum(xp.where(members, scores, xp.zeros_like(scores)), axis=1)
+    others = xp.max(xp.where(members, xp.full_like(scores, -xp.inf), scores), axis=1)
+    separated = bool(xp.all(xp.isfinite(scores)) & xp.all(own - others > 0))
+    estimator.status_ = np.array([SEPARABLE if separated else CONVERGED] * classes.size, dtype=object)
+    estimator.margin_vector_ = B
+    if classes.dtype.kind in "biuf":
+        estimator.classes_ = xp.asarray(classes, device=where)
     return estimator
