@@ -132,7 +132,7 @@ class ArrayAPIDesign(Design):
             return W.astype(dtype, copy=False)
         return to_host(W, self.xp).astype(dtype, copy=False)
 
-    def weights_stand_still(self, W, W_prev, tol):
+    def weights_stand_still(self, W, W_prev, tol, rule):
         xp = self.xp
         step, size = _read(xp, [xp.max(xp.abs(W - W_prev)), xp.max(xp.abs(W))])
         return bool(step <= tol * size)

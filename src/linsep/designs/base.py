@@ -113,11 +113,13 @@ class Design(Protocol):
         """
         return W.astype(dtype, copy=False)
 
-    def weights_stand_still(self, W, W_prev, tol):
-        """``max|W − W_prev| <= tol · max|W|`` (:func:`linsep.solvers.ho_kashyap.rules.weights_stand_still`)."""
-        from linsep.solvers.ho_kashyap.rules import weights_stand_still  # the rule lives with the others
+    def weights_stand_still(self, W, W_prev, tol, rule):
+        """``max|W − W_prev| <= tol · max|W|``: ``rule(W, W_prev, tol)`` on host weights.
 
-        return weights_stand_still(W, W_prev, tol)
+        ``rule`` is the driver's (:func:`linsep.solvers.ho_kashyap.rules.weights_stand_still`);
+        a design whose weights live on a device computes the same test there.
+        """
+        return rule(W, W_prev, tol)
 
     def hk_iterates(self, state, W, B, D, factor, *, update, learning_rate, irls_floor, pass_options, limit=None):
         """The iterates after ``state`` (the pass of ``(W_k, B_k, D_k)``): yields ``(W, B, D, factor, state)``.

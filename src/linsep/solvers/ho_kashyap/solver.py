@@ -645,9 +645,9 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
                     status = NOT_SEPARABLE
                     break
         separated = absolute and state.separated
-        code = rules.stop_code(relative, absolute, state.fixed_point, separated,
-                               separated and W_prev is not None and design.weights_stand_still(W, W_prev, tol),
-                               tol, J, J_prev)
+        still = separated and W_prev is not None and design.weights_stand_still(W, W_prev, tol,
+                                                                                 rules.weights_stand_still)
+        code = rules.stop_code(relative, absolute, state.fixed_point, separated, still, tol, J, J_prev)
         if code != HK_BUDGET_SPENT or (early_stopping and rules.patience_spent(k, last_improvement, patience)):
             status = CONVERGED
             break
