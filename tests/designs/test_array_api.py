@@ -57,7 +57,8 @@ separable = (wide[:, 0] + wide[:, 1] > 0).astype(np.int64)
 # float32: a fixed number of iterations (the stopping rule reads J rounded to float32 on the device, to float64
 # in NumPy's fit, and may stop one iteration apart: a step, not a rounding, away)
 cases = [("hk", {}, X, y), ("mhks", {}, X, y), ("mhka", {}, X, y), ("mse", {}, X, y), ("modified_hk", {}, X, y),
-         ("mhks", {}, X, y3), ("mse", {}, X, y3), ("mse", {}, wide, separable), ("hk", {}, wide, separable), ("mhks", {"max_iter": 20}, X.astype(np.float32), y)]
+         ("mhks", {}, X, y3), ("mse", {}, X, y3), ("mse", {}, wide, separable), ("hk", {}, wide, separable),
+         ("hkes", {"random_state": 0}, X, y), ("hkesa", {"random_state": 3}, X, y), ("hkes", {"random_state": 1}, X, y3), ("mhks", {"max_iter": 20}, X.astype(np.float32), y)]
 reference = [make_classifier(name, **params).fit(data, labels) for name, params, data, labels in cases]
 sklearn.set_config(array_api_dispatch=True)
 out = []
@@ -67,6 +68,8 @@ def compared(name, params, data, labels, ref):
     scores, predicted = fitted.decision_function(Xd), fitted.predict(Xd)
     made = (fitted.coef_, fitted.intercept_, scores, predicted)
     scale = np.abs(ref.coef_).max()
+    certificates = getattr(fitted, "certificate_", None)
+    certificates = certificates if isinstance(certificates, list) else [certificates]
     return dict(
         namespaces=sorted({type(a).__module__.split(".")[0] for a in made}),
         devices=sorted({str(a.device) for a in made}), input_device=str(Xd.device),
@@ -75,6 +78,10 @@ def compared(name, params, data, labels, ref):
         intercept_error=float(np.max(np.abs(host(fitted.intercept_) - ref.intercept_)) / max(scale, 1)),
         same_status=bool(np.all(np.atleast_1d(fitted.status_) == np.atleast_1d(ref.status_))),
         same_n_iter=bool(np.all(np.atleast_1d(fitted.n_iter_) == np.atleast_1d(ref.n_iter_))),
+        same_best_iter=bool(np.all(np.atleast_1d(getattr(fitted, "best_iter_", -1))
+                                   == np.atleast_1d(getattr(ref, "best_iter_", -1)))),
+        certificate_rows=sorted({int(c.shape[0]) for c in certificates if c is not None}), n_rows=data.shape[0],
+        attributes=sorted(set(vars(ref)) ^ set(vars(fitted))),
         status=np.atleast_1d(ref.status_).tolist(),
         score=float(fitted.score(Xd, yd)), reference_score=float(ref.score(data, labels)),
         same_predictions=bool(np.all(host(predicted) == ref.predict(data))))
@@ -93,8 +100,8 @@ def one_line(make, fit):
         return [type(error).__name__, str(error)]
     return None
 refused = [one_line(make, lambda est: est.fit(Xd, yd)) for make in (
-    lambda: make_classifier("hkes"), lambda: make_classifier("hk", record_history=True),
-    lambda: make_classifier("mse", record_history=True))]
+    lambda: make_classifier("hk", record_history=True), lambda: make_classifier("mse", record_history=True))]
+refused.append(one_line(lambda: make_classifier("hk"), lambda est: est.fit(Xd, yd, coef_init=np.ones(3))))
 weights_refused = [one_line(make, lambda est, w=w: est.fit(Xd, yd, sample_weight=w)) for make, w in (
     (lambda: make_classifier("hk"), np.ones(120)), (lambda: make_classifier("mse", class_weight="balanced"), None))]
 no_device_fit = {name: one_line(lambda name=name: make_classifier(name), lambda est: est.fit(Xd, yd))
@@ -140,13 +147,14 @@ def test_hk_family_and_mse_equal_the_numpy_fits_and_stay_in_the_namespace(outcom
         assert fit["coef_error"] <= tol and fit["intercept_error"] <= tol, fit
         assert fit["coef_dtype"] == fit["dtype"], fit  # float32 stays float32
         assert fit["same_status"] and fit["same_predictions"], fit
-        assert fit["same_n_iter"], fit
+        assert fit["same_n_iter"] and fit["same_best_iter"] and not fit["attributes"], fit
+        assert fit["certificate_rows"] in ([], [fit["n_rows"]]), fit  # HKES: a proof speaks of every row of X
         assert fit["score"] == fit["reference_score"], fit
     assert ["separable"] in [fit["status"] for fit in outcome["fits"]]  # the verdict path is covered
 
 
 def test_what_array_api_input_cannot_honour_is_refused(outcome):
-    # HKES's held-out rows, HK's trace and MSE's trace (dropped silently before issue 41)
+    # HK's and MSE's traces (MSE's was dropped silently before issue 41) and starting weights
     for refusal in outcome["refused"]:
         assert refusal is not None  # MSEClassifier(record_history=True) fitted without its trace before issue 41
         kind, message = refusal

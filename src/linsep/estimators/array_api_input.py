@@ -12,7 +12,8 @@ resolves for ``X`` (a CUDA tensor or a CuPy array carries no
 labels are copied to the host.  What crosses to the host during a fit is
 listed in :mod:`linsep.designs.array_api`; an exact check of a
 non-separability certificate copies ``X`` once more (float64), on that
-verdict only.  Hold-out early stopping, starting weights, traces and
+verdict only.  Early stopping (HKES, HKESA) holds its rows out on the
+device, as the NumPy fit draws them.  Starting weights, traces and
 weights are refused in one line
 (:func:`linsep.solvers.ho_kashyap.params.refuse_unsupported`,
 :func:`linsep.designs.weights.refuse_weights`); columns that the NumPy fit
@@ -22,10 +23,12 @@ would rescale by powers of two are refused too.  scikit-learn needs
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from linsep.designs.weights import refuse_weights
-from linsep.estimators.base import check_class_labels, check_two_classes
+from linsep.estimators.base import FitContext, check_class_labels, check_two_classes
 from linsep._core.certificates import FIT_PROOF_RTOL, is_proof
 from linsep._core.signed_design import columns_out_of_range, safe_exponent
 from linsep.solvers.ho_kashyap.params import HKParams, refuse_unsupported
@@ -42,11 +45,11 @@ HK_SUPPORTED = frozenset({"learning_rate", "b0", "max_iter", "tol", "stopping", 
                           "C", "loss", "irls_floor", "n_iter_no_change", "validation_tol"})
 """The :class:`~linsep.solvers.ho_kashyap.params.HKParams` honoured on array-API input; any other one set is refused.
 
-The patience (``n_iter_no_change``, ``validation_tol``) acts only with validation rows, which
-array-API input refuses (``early_stopping``, ``X_val``): its value changes nothing here.
+The patience (``n_iter_no_change``, ``validation_tol``) acts with validation rows: HKES's held-out split
+(drawn on the device, :func:`_held_out_split`) or ``X_val, y_val`` on ``X``'s device.
 """
 
-_ESTIMATOR_NEUTRAL = {"early_stopping": False, "record_history": False}
+_ESTIMATOR_NEUTRAL = {"record_history": False}
 
 
 def _prepare(estimator, X, y):
@@ -109,11 +112,23 @@ def _designs(X, labels, classes, xp, where):
     return [ArrayAPIDesign(X, xp.where(labels == c.item(), one, -one), xp, where) for c in positives]
 
 
-def _store(estimator, results, designs, X, xp, where, classes):
-    """Checked verdicts, the common attributes, and the model in the input's namespace."""
+def _store(estimator, results, designs, X, xp, where, classes, all_rows=None):
+    """Checked verdicts, the common attributes, and the model in the input's namespace.
+
+    ``designs`` are the problems the solver fitted (a proof is checked on
+    them: one explicit copy of their rows to the host, on that verdict only);
+    ``all_rows`` (held-out early stopping: ``(designs on every row, the fitted
+    rows' mask)``) are those a ``separable`` verdict must hold on, and a
+    certificate is extended to them with zeros on the held-out rows.
+    """
     checked = [demote_unproven(result, lambda certificate, design=design: is_proof(
         to_host(design.X, xp), to_host(design.y, xp), to_host(certificate, xp), FIT_PROOF_RTOL))
         for result, design in zip(results, designs)]
+    if all_rows is not None:
+        designs, fitted = all_rows
+        position = xp.clip(xp.cumulative_sum(xp.astype(fitted, xp.int64)) - 1, min=0)  # row -> its fitted row
+        checked = [result if result.certificate is None else replace(result, certificate=xp.where(
+            fitted, xp.take(result.certificate, position), xp.zeros_like(designs[0].y))) for result in checked]
     estimator.classes_ = classes
     estimator._unpack_common(checked)
     W = np.vstack([r.weights for r in checked])
@@ -140,16 +155,90 @@ def fit_ho_kashyap(estimator, X, y, X_val=None, y_val=None, coef_init=None, inte
     where_ = "array-API input"
     refuse_unsupported(params, HKParams.neutral(), where_, HK_SUPPORTED)
     refuse_unsupported(estimator.get_params(), _ESTIMATOR_NEUTRAL, where_)
-    refuse_unsupported({"X_val": X_val, "coef_init": coef_init, "intercept_init": intercept_init},
-                       {"X_val": None, "coef_init": None, "intercept_init": None}, where_)
+    refuse_unsupported({"coef_init": coef_init, "intercept_init": intercept_init},
+                       {"coef_init": None, "intercept_init": None}, where_)
     xp, where, X, classes, labels = _prepare(estimator, X, y)
     designs = _designs(X, labels, classes, xp, where)
+    validation, all_rows, summary = [None] * len(designs), None, None
+    if X_val is not None or y_val is not None:
+        if X_val is None or y_val is None:
+            raise ValueError("give both X_val and y_val, or neither")
+        if not estimator.early_stopping:
+            raise ValueError("X_val / y_val are only used with early_stopping=True")
+        X_val, labels_val = _validation_data(X, X_val, y_val, classes, xp, where)
+        validation = _designs(X_val, labels_val, classes, xp, where)
+        summary = (labels_val, X.shape[0])
+    elif estimator.early_stopping:
+        fitted, held_out, counts = _held_out_split(estimator, labels, classes, xp)
+        validation = _designs(X[held_out], labels[held_out], classes, xp, where)
+        all_rows = (designs, fitted)
+        designs = _designs(X[fitted], labels[fitted], classes, xp, where)
+        summary = (np.repeat(classes, counts), int(X.shape[0] - counts.sum()))
     gram = designs[0].gram()  # shared by the one-vs-rest problems (signs do not change it)
-    results = [ho_kashyap(design, **params.solver_kwargs(), gram=gram) for design in designs]
-    results = _store(estimator, results, designs, X, xp, where, classes)
+    results = [ho_kashyap(design, **params.solver_kwargs(), gram=gram, Y_val=val)
+               for design, val in zip(designs, validation)]
+    results = _store(estimator, results, designs, X, xp, where, classes, all_rows)
     estimator.certificate_ = _pick(results, [r.certificate for r in results])
     estimator.margin_vector_ = _pick(results, [r.margin for r in results])
+    if estimator.early_stopping:
+        estimator.best_iter_ = results[0].best_iter if len(results) == 1 else np.array([r.best_iter for r in results])
+        if estimator.C is None:
+            from linsep.estimators.ho_kashyap import _warn_unregularised  # (that module imports this one)
+
+            y_val_summary, n_fitted = summary
+            _warn_unregularised(results, FitContext(y_val=y_val_summary, n_fitted=n_fitted),
+                                estimator.classes_ if isinstance(estimator.classes_, np.ndarray) else classes,
+                                estimator.n_features_in_)
     return estimator
+
+
+def _held_out_split(estimator, labels, classes, xp):
+    """HKES's stratified hold-out split on the device: ``(fitted rows, held-out rows, held-out count per class)``.
+
+    The rows are boolean masks of ``labels``; the split is the one
+    :meth:`~linsep.estimators.base.BaseSeparator._held_out_rows` draws for
+    the same labels and ``random_state``: the random permutation of each
+    class's members is drawn on the host (it depends only on their count)
+    and sent to the device as a mask over the class's ranks, ``K`` small
+    uploads; the labels themselves stay on the device.
+    """
+    seed = estimator.random_state
+    rng = seed if isinstance(seed, np.random.RandomState) else np.random.default_rng(seed)
+    sizes = host_copy(xp.unique_counts(labels)[1], xp)  # classes are sorted, as unique_counts returns them
+    held_out, counts = None, np.zeros(classes.size, dtype=np.int64)
+    for k, (label, size) in enumerate(zip(classes, sizes)):
+        members = labels == label.item()
+        n_val = min(int(size) - 1, int(round(estimator.validation_fraction * int(size))))
+        chosen = np.zeros(int(size), dtype=bool)
+        chosen[rng.permutation(int(size))[:n_val]] = True  # permutation(members) is members[permutation(size)]
+        rank = xp.clip(xp.cumulative_sum(xp.astype(members, xp.int64)) - 1, min=0)  # a member's index among them
+        mine = members & xp.take(xp.asarray(chosen, device=labels.device), rank)
+        held_out = mine if held_out is None else held_out | mine
+        counts[k] = n_val
+    if counts.sum() == 0:
+        raise ValueError(
+            "early stopping needs a validation set, but validation_fraction="
+            f"{estimator.validation_fraction} of {labels.shape[0]} samples holds out none; "
+            "give X_val/y_val or more samples")
+    return ~held_out, held_out, counts
+
+
+def _validation_data(X, X_val, y_val, classes, xp, where):
+    """Given validation data on ``X``'s device: ``(X_val as X's type, its labels)``, checked."""
+    from sklearn.utils._array_api import get_namespace
+
+    if isinstance(X_val, np.ndarray) or get_namespace(X_val)[0].__name__ != xp.__name__:
+        raise ValueError(f"X_val must be an array of X's namespace ({xp.__name__}) on X's device")
+    if X_val.ndim != 2 or X_val.shape[1] != X.shape[1]:
+        raise ValueError(f"X_val must have {X.shape[1]} columns, got shape {tuple(X_val.shape)}")
+    labels = _device_labels(y_val, xp, where)
+    if tuple(labels.shape) != (X_val.shape[0],):
+        raise ValueError(f"validation labels must be a 1-d array with one label per row of X_val; "
+                         f"got shape {tuple(labels.shape)} for {X_val.shape[0]} rows")
+    unknown = np.setdiff1d(host_copy(xp.unique_values(labels), xp), classes)
+    if unknown.size:
+        raise ValueError(f"validation labels {unknown.tolist()} are not among the training classes")
+    return xp.astype(X_val, X.dtype), labels
 
 
 def fit_mse(estimator, X, y, margin=None, sample_weight=None):

@@ -222,8 +222,16 @@ def refuse_unsupported(values, neutral, where, supported=()):
         if name in supported:
             continue
         value = values.get(name, default) if isinstance(values, dict) else getattr(values, name, default)
-        if value is not None and value is not default and value != default:
+        if value is not None and value is not default and _differs(value, default):
             raise ValueError(f"{name}={value!r} is not available for {where}; fit in memory to use it")
+
+
+def _differs(value, default):
+    """``value != default`` as one truth value; an array (starting weights) given where the default is a scalar differs."""
+    try:
+        return bool(value != default)
+    except (TypeError, ValueError):  # an array's comparison has no single truth value
+        return True
 
 
 def starting_weights(n_classes, n_features, coef_init, intercept_init):
