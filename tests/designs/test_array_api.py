@@ -7,7 +7,7 @@ for a CUDA tensor or a CuPy array (no ``__array_namespace__``, recognised
 by array-api-compat through its class, no implicit conversion to NumPy,
 host copies and scalar reads counted).  On the code before issue 41 every fit
 of the stand-in failed as the GPU fits did (``np.asarray`` of the labels):
-``test_hk_family_and_mse_equal_the_numpy_fits_and_stay_in_the_namespace[stand-in]``.
+``test_device_fits_equal_the_numpy_fits_and_stay_in_the_namespace[stand-in]``.
 
 scikit-learn's dispatch needs ``SCIPY_ARRAY_API=1`` before scipy is
 imported, and the stand-in registers itself in ``sys.modules``, so the checks
@@ -58,7 +58,9 @@ separable = (wide[:, 0] + wide[:, 1] > 0).astype(np.int64)
 # in NumPy's fit, and may stop one iteration apart: a step, not a rounding, away)
 cases = [("hk", {}, X, y), ("mhks", {}, X, y), ("mhka", {}, X, y), ("mse", {}, X, y), ("modified_hk", {}, X, y),
          ("mhks", {}, X, y3), ("mse", {}, X, y3), ("mse", {}, wide, separable), ("hk", {}, wide, separable),
-         ("hkes", {"random_state": 0}, X, y), ("hkesa", {"random_state": 3}, X, y), ("hkes", {"random_state": 1}, X, y3), ("mhks", {"max_iter": 20}, X.astype(np.float32), y)]
+         ("hkes", {"random_state": 0}, X, y), ("hkesa", {"random_state": 3}, X, y), ("hkes", {"random_state": 1}, X, y3),
+         ("batch_perceptron", {}, wide, separable), ("batch_perceptron", {"max_iter": 50}, X, y),
+         ("batch_perceptron", {"margin": 0.5, "schedule": "constant", "max_iter": 30}, X, y3), ("mhks", {"max_iter": 20}, X.astype(np.float32), y)]
 reference = [make_classifier(name, **params).fit(data, labels) for name, params, data, labels in cases]
 sklearn.set_config(array_api_dispatch=True)
 out = []
@@ -105,7 +107,7 @@ refused.append(one_line(lambda: make_classifier("hk"), lambda est: est.fit(Xd, y
 weights_refused = [one_line(make, lambda est, w=w: est.fit(Xd, yd, sample_weight=w)) for make, w in (
     (lambda: make_classifier("hk"), np.ones(120)), (lambda: make_classifier("mse", class_weight="balanced"), None))]
 no_device_fit = {name: one_line(lambda name=name: make_classifier(name), lambda est: est.fit(Xd, yd))
-                 for name in ("lsvm", "batch_perceptron", "widrow_hoff", "perceptron", "lms", "kozinec", "sk",
+                 for name in ("lsvm", "widrow_hoff", "perceptron", "lms", "kozinec", "sk",
                               "kernel_hk", "kernel_lsvm", "kernel_perceptron", "hkes_cv")}
 no_device_fit["check_separability"] = one_line(lambda: None, lambda _: check_separability(Xd, yd))
 no_device_fit["partial_fit"] = one_line(lambda: make_classifier("perceptron"),
@@ -134,7 +136,7 @@ def outcome(request):
     return json.loads(run.stdout.strip().splitlines()[-1])
 
 
-def test_hk_family_and_mse_equal_the_numpy_fits_and_stay_in_the_namespace(outcome):
+def test_device_fits_equal_the_numpy_fits_and_stay_in_the_namespace(outcome):
     for fit in outcome["fits"]:
         assert "error" not in fit, fit
         expected = "device_arrays" if fit["namespaces"] != ["array_api_strict"] else "array_api_strict"
@@ -174,7 +176,8 @@ def test_estimators_without_a_device_fit_refuse_in_one_line_naming_the_alternati
         assert refusal is not None, name
         kind, message = refusal
         assert kind == "TypeError" and "does not fit array-API arrays where they live" in message, (name, message)
-        assert "HoKashyapClassifier and MSEClassifier do" in message and "to fit them on the host" in message
+        assert "HoKashyapClassifier, MSEClassifier, BatchPerceptronClassifier do" in message, message
+        assert "to fit them on the host" in message
         assert "\n" not in message
 
 

@@ -34,7 +34,7 @@ from linsep._core.linalg import GramOnly, least_squares_solver
 from linsep._core.plan import FLOAT64_ONLY, working_dtype
 from linsep.designs.base import Design
 
-__all__ = ["ArrayAPIDesign"]
+__all__ = ["ArrayAPIDesign", "DeviceLeastSquares", "host_copy", "read_scalars", "to_host"]
 
 
 def host_copy(array, xp):
@@ -119,7 +119,7 @@ class ArrayAPIDesign(Design):
     def count_nonpositive(self, W):
         xp = self.xp
         Z = self.scores(W)
-        count, smallest, finite = _read(xp, [xp.sum(xp.astype(Z <= 0, xp.int64)), xp.min(Z),
+        count, smallest, finite = read_scalars(xp, [xp.sum(xp.astype(Z <= 0, xp.int64)), xp.min(Z),
                                              xp.all(xp.isfinite(Z))])
         return int(count), float(smallest), bool(finite)
 
@@ -134,14 +134,14 @@ class ArrayAPIDesign(Design):
 
     def weights_stand_still(self, W, W_prev, tol, rule):
         xp = self.xp
-        step, size = _read(xp, [xp.max(xp.abs(W - W_prev)), xp.max(xp.abs(W))])
+        step, size = read_scalars(xp, [xp.max(xp.abs(W - W_prev)), xp.max(xp.abs(W))])
         return bool(step <= tol * size)
 
     def checked_certificate(self, u):  # pragma: no cover - the direct factor never asks
         return u
 
 
-def _read(xp, scalars):
+def read_scalars(xp, scalars):
     """The 0-d arrays ``scalars`` on the host as float64 numbers: one copy for all of them (one device sync)."""
     return to_host(xp.stack([xp.astype(value, xp.float64) for value in scalars]), xp).tolist()
 
@@ -201,7 +201,7 @@ class _ArrayAPIPass:
         statistics = [xp.sum(E * E) if D is None else xp.sum(E * D * E), xp.sum(xp.astype(Z <= 0, xp.int64)),
                       xp.min(Z), xp.max(E), xp.min(E), xp.max(xp.abs(B)),
                       xp.all((target > 0) & (xp.abs(E) <= tol * target))]
-        J, wrong, smallest, self.max_e, self.min_e, self.max_b, fixed_point = _read(xp, statistics)
+        J, wrong, smallest, self.max_e, self.min_e, self.max_b, fixed_point = read_scalars(xp, statistics)
         self.J, self.wrong, self.separated, self.fixed_point = J, int(wrong), smallest > 0, bool(fixed_point)
         self.B_next = B + two_mu * xp.clip(E, min=0.0)
         self.val_errors = None if validation is None else validation.count_nonpositive(W)[0]

@@ -48,7 +48,7 @@ def backend_of(X, y=None):
     return "array_api" if is_array_api_input(X) else "memory"
 
 
-ARRAY_API_ESTIMATORS = ("HoKashyapClassifier", "MSEClassifier")
+ARRAY_API_ESTIMATORS = ("HoKashyapClassifier", "MSEClassifier", "BatchPerceptronClassifier")
 """The estimators that fit array-API input where it lives (:mod:`linsep.estimators.array_api_input`)."""
 
 
@@ -62,5 +62,5 @@ def refuse_array_api(X, y, owner):
     """
     if is_array_api_input(X) or (y is not None and is_array_api_input(y)):
         raise TypeError(f"{owner} does not fit array-API arrays where they live (only "
-                        f"{' and '.join(ARRAY_API_ESTIMATORS)} do); copy X and y to NumPy yourself "
+                        f"{', '.join(ARRAY_API_ESTIMATORS)} do); copy X and y to NumPy yourself "
                         "(tensor.cpu().numpy(), cupy.asnumpy(a)) to fit them on the host")

@@ -31,15 +31,16 @@ from linsep.designs.weights import refuse_weights
 from linsep.estimators.base import FitContext, check_class_labels, check_two_classes
 from linsep._core.certificates import FIT_PROOF_RTOL, is_proof
 from linsep._core.signed_design import columns_out_of_range, safe_exponent
-from linsep.solvers.ho_kashyap.params import HKParams, refuse_unsupported
-from linsep._core.result import CONVERGED, SEPARABLE, SolveResult, demote_unproven, demote_unseparated
+from linsep.solvers.ho_kashyap.params import HKParams, refuse_unsupported, starting_weights
+from linsep._core.result import CONVERGED, MAX_ITER, SEPARABLE, SolveResult, demote_unproven, demote_unseparated
 from linsep._core.plan import dtype_plan, working_dtype
 
-from linsep.designs.array_api import ArrayAPIDesign, host_copy, to_host
+from linsep.designs.array_api import ArrayAPIDesign, host_copy, read_scalars, to_host
 from linsep.solvers.ho_kashyap.solver import ho_kashyap
 from linsep.solvers.mse import mse
+from linsep.solvers.perceptron.solver import SCHEDULES, step_size
 
-__all__ = ["HK_SUPPORTED", "fit_ho_kashyap", "fit_mse"]
+__all__ = ["HK_SUPPORTED", "fit_batch_perceptron", "fit_ho_kashyap", "fit_mse"]
 
 HK_SUPPORTED = frozenset({"learning_rate", "b0", "max_iter", "tol", "stopping", "stop_at_separation", "update",
                           "C", "loss", "irls_floor", "n_iter_no_change", "validation_tol"})
@@ -291,3 +292,45 @@ def _fit_linear_machine(estimator, X, labels, classes, xp, where, margin):
     if classes.dtype.kind in "biuf":
         estimator.classes_ = xp.asarray(classes, device=where)
     return estimator
+
+
+def fit_batch_perceptron(estimator, X, y, sample_weight=None, coef_init=None, intercept_init=None):
+    """:meth:`linsep.BatchPerceptronClassifier.fit` for array-API ``X``: the batch rule on the device.
+
+    :func:`linsep.solvers.perceptron.solver.batch_perceptron`'s iteration
+    written with the design's products: ``a ← a + η_k Yᵀ 1_M`` over the
+    mistakes ``M = {i : a^t y_i <= b}``; ``a`` stays on the device and
+    each iteration reads one number, the count of mistakes (``history_``).
+    """
+    refuse_weights(estimator, sample_weight, "array-API arrays")
+    refuse_unsupported(estimator.get_params(), {"record_history": False}, "array-API input")
+    if estimator.schedule not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {SCHEDULES}, got {estimator.schedule!r}")
+    xp, where, X, classes, labels = _prepare(estimator, X, y)
+    designs = _designs(X, labels, classes, xp, where)
+    start = starting_weights(classes.size, X.shape[1], coef_init, intercept_init)
+    results = [_batch_perceptron(design, estimator, start) for design in designs]
+    _store(estimator, results, designs, X, xp, where, classes)
+    return estimator
+
+
+def _batch_perceptron(design, estimator, start):
+    xp, margin = design.xp, float(estimator.margin)
+    a = xp.zeros(design.shape[1], dtype=xp.float64, device=design.device) if start is None else \
+        xp.asarray(start, dtype=xp.float64, device=design.device)
+    mistakes, status = [], MAX_ITER
+    for k in range(1, estimator.max_iter + 1):
+        wrong = xp.astype(design.scores(a) <= margin, design.X.dtype)
+        (count,) = read_scalars(xp, [xp.sum(wrong)])
+        mistakes.append(int(count))
+        if count == 0:
+            status = SEPARABLE
+            break
+        a = a + step_size(estimator.learning_rate, estimator.schedule, k) * design.rmatvec(wrong)
+    if status == MAX_ITER and read_scalars(xp, [xp.min(design.scores(a))])[0] > margin:
+        status = SEPARABLE
+    if not bool(xp.all(xp.isfinite(a))):
+        raise FloatingPointError("the batch perceptron's weights overflow; scale the features")
+    return SolveResult(weights=design.host_weights(a, design.dtype), n_iter=len(mistakes), status=status,
+                       history={"mistakes": np.asarray(mistakes, dtype=np.int64)},
+                       extra={"plan": dtype_plan(design.dtype)})

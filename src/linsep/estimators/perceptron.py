@@ -26,6 +26,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from linsep.estimators.base import (CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, POS_LABEL_CONSTRAINT, POS_LABEL_DOC,
                                    BaseKernelSeparator, BaseLinearSeparator, FitContext)
 from linsep._core.plan import READS_FLOAT32
+from linsep.estimators import array_api_input
 from linsep.estimators.stream import StreamMixin
 from linsep.kernels import KernelColumnCache, resolve_gamma
 from linsep.solvers.ho_kashyap.params import starting_weights
@@ -294,6 +295,8 @@ class BatchPerceptronClassifier(BaseLinearSeparator):
     _parameter_constraints = dict(_RULE_PARAMS)
     _dtypes = READS_FLOAT32  # float32 X never copied; Y a and Yᵀ1_M summed in float64
 
+    _backend_fits = {"array_api": array_api_input.fit_batch_perceptron}  # on the device (dask: refused)
+
     def __init__(self, *, learning_rate=1.0, schedule="inverse", margin=0.0, max_iter=1000, record_history=False,
                  class_weight=None, pos_label=None):
         self.pos_label = pos_label
@@ -328,6 +331,10 @@ class BatchPerceptronClassifier(BaseLinearSeparator):
         self : object
             The fitted estimator; ``status_`` says how each problem ended.
         """
+        elsewhere = self._fit_on_backend(X, y, sample_weight=sample_weight, coef_init=coef_init,
+                                         intercept_init=intercept_init)
+        if elsewhere is not None:
+            return elsewhere
         X, y = self._validate_fit(X, y)
         fit = FitContext(initial_weights=initial_weights(self, X, coef_init, intercept_init))
         return self._fit_weighted(X, y, sample_weight, fit=fit)
