@@ -40,7 +40,7 @@ from linsep.solvers.ho_kashyap.solver import ho_kashyap
 from linsep.solvers.mse import mse
 from linsep.solvers.perceptron.solver import SCHEDULES, step_size
 
-__all__ = ["HK_SUPPORTED", "fit_batch_perceptron", "fit_ho_kashyap", "fit_mse"]
+__all__ = ["HK_SUPPORTED", "fit_batch_perceptron", "fit_ho_kashyap", "fit_mse", "fit_widrow_hoff"]
 
 HK_SUPPORTED = frozenset({"learning_rate", "b0", "max_iter", "tol", "stopping", "stop_at_separation", "update",
                           "C", "loss", "irls_floor", "n_iter_no_change", "validation_tol"})
@@ -53,7 +53,7 @@ The patience (``n_iter_no_change``, ``validation_tol``) acts with validation row
 _ESTIMATOR_NEUTRAL = {"record_history": False}
 
 
-def _prepare(estimator, X, y):
+def _prepare(estimator, X, y, rescale_exponent=None):
     """``(xp, device, X as floats, the classes (NumPy), the labels in xp on X's device)``; sets ``n_features_in_``.
 
     The labels are read through the namespace scikit-learn resolves for ``X``
@@ -72,7 +72,7 @@ def _prepare(estimator, X, y):
     if not bool(xp.all(xp.isfinite(X))):
         raise ValueError("Input X contains NaN or infinity.")
     largest = to_host(xp.max(xp.abs(X), axis=0), xp)
-    p = safe_exponent(working_dtype(X, xp=xp))
+    p = safe_exponent(working_dtype(X, xp=xp), rescale_exponent)  # the range the NumPy fit leaves as it is
     outside = np.flatnonzero(columns_out_of_range(largest, p))
     if outside.size:
         raise ValueError(f"column {outside[0]} of X has magnitudes up to {largest[outside[0]]:.3g}, outside 2^±{p}; "
@@ -334,3 +334,88 @@ def _batch_perceptron(design, estimator, start):
     return SolveResult(weights=design.host_weights(a, design.dtype), n_iter=len(mistakes), status=status,
                        history={"mistakes": np.asarray(mistakes, dtype=np.int64)},
                        extra={"plan": dtype_plan(design.dtype)})
+
+
+def fit_widrow_hoff(estimator, X, y, margin=None, sample_weight=None, coef_init=None, intercept_init=None):
+    """:meth:`linsep.WidrowHoffClassifier.fit` for array-API ``X``: batch gradient descent on the device.
+
+    :func:`linsep.solvers.mse.widrow_hoff`'s iteration with the design's
+    products; ``a`` stays on the device and each iteration reads two
+    numbers (the criterion and the gradient's norm) in one copy.  The
+    automatic step comes from :func:`linsep.solvers.mse.largest_gram_eigenvalue`'s
+    power iteration on the ``p × p`` Gram matrix (copied to the host once):
+    ``YᵀY v`` is the same product.  Columns beyond ``2^±8``, which the NumPy
+    fit rescales to precondition the rule, are refused (rescale them).
+    """
+    refuse_weights(estimator, sample_weight, "array-API arrays")
+    refuse_unsupported(estimator.get_params(), {"record_history": False}, "array-API input")
+    if estimator.schedule not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {SCHEDULES}, got {estimator.schedule!r}")
+    xp, where, X, classes, labels = _prepare(estimator, X, y, estimator._rescale_exponent)
+    designs = _designs(X, labels, classes, xp, where)
+    start = starting_weights(classes.size, X.shape[1], coef_init, intercept_init)
+    if margin is None:
+        b = designs[0].constant_vector(1.0)
+    elif np.ndim(margin) == 0:
+        b = designs[0].constant_vector(float(margin))
+    else:
+        b = designs[0].vector(margin)
+    if tuple(b.shape) != (X.shape[0],):
+        raise ValueError(f"margin must be a number or have one entry per sample ({X.shape[0]}), "
+                         f"got shape {tuple(b.shape)}")
+    finite, smallest = read_scalars(xp, [xp.all(xp.isfinite(b)), xp.min(b)])
+    if not finite or smallest <= 0:
+        raise ValueError("margin must be finite and strictly positive (the MSE procedure needs b > 0)")
+    learning_rate = estimator.learning_rate
+    if learning_rate is None:  # as widrow_hoff chooses it (see there), from the Gram matrix's largest eigenvalue
+        gram = to_host(designs[0].gram(), xp)  # signs do not change YᵀY
+        lam = _largest_eigenvalue(gram)
+        learning_rate = (2.0 if estimator.schedule == "inverse" else 1.0) / lam if lam > 0 else 1.0
+    results = [_widrow_hoff(design, b, estimator, learning_rate, start) for design in designs]
+    _store(estimator, results, designs, X, xp, where, classes)
+    estimator.margin_vector_ = b if len(designs) == 1 else xp.stack([b] * len(designs), axis=1)
+    return estimator
+
+
+def _largest_eigenvalue(gram, n_iter=30):
+    """:func:`linsep.solvers.mse.largest_gram_eigenvalue` with ``YᵀY v`` as ``gram @ v`` (same seed, same steps)."""
+    v = np.random.RandomState(0).standard_normal(gram.shape[0])
+    estimate = 0.0
+    for _ in range(n_iter):
+        norm = np.linalg.norm(v)
+        if norm == 0.0:
+            break
+        v = v / norm
+        u = gram @ v
+        estimate = float(v @ u)
+        v = u
+    return estimate
+
+
+def _widrow_hoff(design, b, estimator, learning_rate, start):
+    xp = design.xp
+    a = xp.zeros(design.shape[1], dtype=xp.float64, device=design.device) if start is None else \
+        xp.asarray(start, dtype=xp.float64, device=design.device)
+    (norm_b,) = read_scalars(xp, [xp.linalg.vector_norm(design.rmatvec(b))])
+    target = estimator.tol * norm_b
+    criterion, status, k = [], MAX_ITER, 0
+    while True:
+        r = design.scores(a) - b
+        g = design.rmatvec(r)
+        J, norm_g, finite = read_scalars(xp, [xp.sum(r * r), xp.linalg.vector_norm(g), xp.all(xp.isfinite(a))])
+        if not finite:
+            raise FloatingPointError(
+                f"Widrow–Hoff diverged at iteration {k}: the learning rate is too large for this data; "
+                "use learning_rate=None (automatic) or a smaller value, or scale the features")
+        criterion.append(J)
+        if norm_g <= target:
+            status = CONVERGED
+            break
+        if k >= estimator.max_iter:
+            break
+        k += 1
+        a = a - step_size(learning_rate, estimator.schedule, k) * g
+    (smallest,) = read_scalars(xp, [xp.min(r + b)])
+    return SolveResult(weights=design.host_weights(a, design.dtype), n_iter=k,
+                       status=SEPARABLE if smallest > 0 else status, margin=b,
+                       history={"criterion": np.asarray(criterion)}, extra={"plan": dtype_plan(design.dtype)})

@@ -308,6 +308,8 @@ class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
         "pos_label": POS_LABEL_CONSTRAINT,
     }
 
+    _backend_fits = {"array_api": array_api_input.fit_widrow_hoff}  # on the device (dask: refused)
+
     def __init__(self, *, learning_rate=None, schedule="inverse", max_iter=1000, tol=1e-5, record_history=False,
                  class_weight=None, pos_label=None):
         self.pos_label = pos_label
@@ -344,6 +346,10 @@ class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
         self : object
             The fitted estimator; ``status_`` says how each problem ended.
         """
+        elsewhere = self._fit_on_backend(X, y, margin=margin, sample_weight=sample_weight, coef_init=coef_init,
+                                         intercept_init=intercept_init)
+        if elsewhere is not None:
+            return elsewhere
         return self._fit_with_margin(X, y, margin, sample_weight, coef_init=coef_init, intercept_init=intercept_init)
 
     def _solve_binary(self, X, y, fit, margin=None, sample_weight=None):
