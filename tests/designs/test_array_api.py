@@ -62,7 +62,8 @@ cases = [("hk", {}, X, y), ("mhks", {}, X, y), ("mhka", {}, X, y), ("mse", {}, X
          ("batch_perceptron", {}, wide, separable), ("batch_perceptron", {"max_iter": 50}, X, y),
          ("batch_perceptron", {"margin": 0.5, "schedule": "constant", "max_iter": 30}, X, y3),
          ("widrow_hoff", {}, X, y), ("widrow_hoff", {"schedule": "constant", "max_iter": 200}, X, y3),
-         ("widrow_hoff", {"max_iter": 20}, X.astype(np.float32), y), ("mhks", {"max_iter": 20}, X.astype(np.float32), y)]
+         ("widrow_hoff", {"max_iter": 20}, X.astype(np.float32), y),
+         ("lsvm", {}, X, y), ("lsvm", {"C": 10.0}, X, y3), ("lsvm", {"max_iter": 30}, X.astype(np.float32), y), ("mhks", {"max_iter": 20}, X.astype(np.float32), y)]
 reference = [make_classifier(name, **params).fit(data, labels) for name, params, data, labels in cases]
 sklearn.set_config(array_api_dispatch=True)
 out = []
@@ -109,7 +110,7 @@ refused.append(one_line(lambda: make_classifier("hk"), lambda est: est.fit(Xd, y
 weights_refused = [one_line(make, lambda est, w=w: est.fit(Xd, yd, sample_weight=w)) for make, w in (
     (lambda: make_classifier("hk"), np.ones(120)), (lambda: make_classifier("mse", class_weight="balanced"), None))]
 no_device_fit = {name: one_line(lambda name=name: make_classifier(name), lambda est: est.fit(Xd, yd))
-                 for name in ("lsvm", "perceptron", "lms", "kozinec", "sk",
+                 for name in ("perceptron", "lms", "kozinec", "sk",
                               "kernel_hk", "kernel_lsvm", "kernel_perceptron", "hkes_cv")}
 no_device_fit["check_separability"] = one_line(lambda: None, lambda _: check_separability(Xd, yd))
 no_device_fit["partial_fit"] = one_line(lambda: make_classifier("perceptron"),
@@ -178,8 +179,8 @@ def test_estimators_without_a_device_fit_refuse_in_one_line_naming_the_alternati
         assert refusal is not None, name
         kind, message = refusal
         assert kind == "TypeError" and "does not fit array-API arrays where they live" in message, (name, message)
-        assert ("HoKashyapClassifier, MSEClassifier, BatchPerceptronClassifier, WidrowHoffClassifier do"
-                in message), message
+        assert ("HoKashyapClassifier, MSEClassifier, LagrangianSVMClassifier, BatchPerceptronClassifier, "
+                "WidrowHoffClassifier do" in message), message
         assert "to fit them on the host" in message
         assert "\n" not in message
 

@@ -30,11 +30,12 @@ from __future__ import annotations
 import numpy as np
 
 from linsep._core.certificates import nonseparability_certificate
-from linsep._core.linalg import GramOnly, least_squares_solver
+from linsep._core.linalg import GramOnly, PositiveDefiniteFactor, least_squares_solver
 from linsep._core.plan import FLOAT64_ONLY, working_dtype
+from linsep._core.lsvm_update import LinearStepping
 from linsep.designs.base import Design
 
-__all__ = ["ArrayAPIDesign", "DeviceLeastSquares", "host_copy", "read_scalars", "to_host"]
+__all__ = ["ArrayAPIDesign", "DeviceLSVMFactor", "DeviceLeastSquares", "host_copy", "read_scalars", "to_host"]
 
 
 def host_copy(array, xp):
@@ -227,3 +228,81 @@ class _ArrayAPIPass:
 
     def certificate(self):
         return nonseparability_certificate(self.E, self.D, xp=self.design.xp)
+
+
+class DeviceLSVMFactor:
+    """The linear LSVM's factor for :class:`ArrayAPIDesign`: :class:`linsep.solvers.lsvm.LSVMFactor`'s interface.
+
+    ``S = I/C + [X, 1]ᵗ[X, 1]`` (``p × p``) is formed on the device, copied to
+    the host once for its Cholesky factor, and its inverse goes back once:
+    each ``W_{k+1} = S⁻¹ g_k`` is a product on the device.  ``S`` does not depend
+    on the labels: one factor serves every one-vs-rest problem.
+    """
+
+    sample_weight = None  # weighted rows are refused on array-API input
+
+    def __init__(self, design, C):
+        self.C, self.xp, self.device = float(C), design.xp, design.device
+        gram = to_host(design.gram(), design.xp)
+        gram[np.diag_indices_from(gram)] += 1.0 / self.C
+        factor = PositiveDefiniteFactor(gram, 1.0 / self.C)
+        self.method = factor.method
+        self.stats = {"factorization": self.method}
+        self._inverse = self.xp.asarray(factor.solve(np.eye(gram.shape[0])), dtype=self.xp.float64,
+                                        device=self.device)
+
+    def solve(self, g):
+        return self._inverse @ g
+
+    def stepper(self, design, mu):
+        """The update (22) on the signed ``design``, started at ``α_0 = Q⁻¹1``."""
+        return _DeviceLSVMStep(design, self, mu)
+
+
+class _DeviceLSVMStep(LinearStepping):
+    """The LSVM update (22) on the device (:func:`linsep._core.lsvm_update.dual_update`'s steps in the namespace).
+
+    ``α``, ``r`` and ``W`` stay on the device; each step reads its five
+    numbers for the stopping rule in one copy; :meth:`polish` brings the
+    returned weights to the host (``p`` numbers, once).
+    """
+
+    solves_converged = True  # the direct factor always meets its tolerance
+
+    def __init__(self, design, factor, mu):
+        self.design, self.f, self.C, self.mu = design, factor, factor.C, mu
+        xp = design.xp
+        self._r = design.constant_vector(1.0)
+        self.alpha = None
+        self._next_rhs = design.rmatvec(self._r)  # Hᵗ1
+        self.weights = factor.solve(self._next_rhs)
+        self._next = None
+        self.objective = read_scalars(xp, [self._pass()[2]])[0]
+
+    def _pass(self):
+        """α_k, r_k and g_k from W_k (``self.weights``); the next solve; the statistics as 0-d arrays."""
+        xp, design = self.design.xp, self.design
+        alpha = self.C * (self._r - design.scores(self.weights))  # α_k = C (r_{k−1} − H W_k)
+        step_sq = xp.sum(alpha * alpha) if self.alpha is None else xp.sum((alpha - self.alpha) ** 2)
+        alpha_sq = xp.sum(alpha * alpha)
+        objective = 0.5 * xp.sum(alpha * self._r) - xp.sum(alpha)
+        first = self.alpha is None
+        self._r = xp.clip(self._r - self.mu * alpha, min=1.0)  # r_k = max(r_{k−1} − μ α_k, 1)
+        self.alpha = alpha
+        self._next_rhs = design.rmatvec(self._r)  # g_k = Hᵗ r_k
+        self._next = self.f.solve(self._next_rhs)
+        return (xp.zeros_like(alpha_sq) if first else step_sq), alpha_sq, objective
+
+    def __call__(self):
+        xp = self.design.xp
+        previous, self.weights = self.weights, self._next
+        step_sq, alpha_sq, objective = self._pass()
+        diff = self.weights - previous
+        values = read_scalars(xp, [step_sq, alpha_sq, xp.sum(diff * diff), xp.sum(self.weights * self.weights),
+                                   objective])
+        self.objective = values[4]
+        return tuple(values)
+
+    def polish(self):
+        """The returned weights on the host (an explicit copy of ``p`` numbers)."""
+        self.weights = to_host(self.weights, self.design.xp)

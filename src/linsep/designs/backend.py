@@ -48,8 +48,8 @@ def backend_of(X, y=None):
     return "array_api" if is_array_api_input(X) else "memory"
 
 
-ARRAY_API_ESTIMATORS = ("HoKashyapClassifier", "MSEClassifier", "BatchPerceptronClassifier",
-                        "WidrowHoffClassifier")
+ARRAY_API_ESTIMATORS = ("HoKashyapClassifier", "MSEClassifier", "LagrangianSVMClassifier",
+                        "BatchPerceptronClassifier", "WidrowHoffClassifier")
 """The estimators that fit array-API input where it lives (:mod:`linsep.estimators.array_api_input`)."""
 
 

@@ -35,12 +35,13 @@ from linsep.solvers.ho_kashyap.params import HKParams, refuse_unsupported, start
 from linsep._core.result import CONVERGED, MAX_ITER, SEPARABLE, SolveResult, demote_unproven, demote_unseparated
 from linsep._core.plan import dtype_plan, working_dtype
 
-from linsep.designs.array_api import ArrayAPIDesign, host_copy, read_scalars, to_host
+from linsep.designs.array_api import ArrayAPIDesign, DeviceLSVMFactor, host_copy, read_scalars, to_host
 from linsep.solvers.ho_kashyap.solver import ho_kashyap
+from linsep.solvers.lsvm.solver import lagrangian_svm
 from linsep.solvers.mse import mse
 from linsep.solvers.perceptron.solver import SCHEDULES, step_size
 
-__all__ = ["HK_SUPPORTED", "fit_batch_perceptron", "fit_ho_kashyap", "fit_mse", "fit_widrow_hoff"]
+__all__ = ["HK_SUPPORTED", "fit_batch_perceptron", "fit_ho_kashyap", "fit_lsvm", "fit_mse", "fit_widrow_hoff"]
 
 HK_SUPPORTED = frozenset({"learning_rate", "b0", "max_iter", "tol", "stopping", "stop_at_separation", "update",
                           "C", "loss", "irls_floor", "n_iter_no_change", "validation_tol"})
@@ -419,3 +420,23 @@ def _widrow_hoff(design, b, estimator, learning_rate, start):
     return SolveResult(weights=design.host_weights(a, design.dtype), n_iter=k,
                        status=SEPARABLE if smallest > 0 else status, margin=b,
                        history={"criterion": np.asarray(criterion)}, extra={"plan": dtype_plan(design.dtype)})
+
+
+def fit_lsvm(estimator, X, y, sample_weight=None):
+    """:meth:`linsep.LagrangianSVMClassifier.fit` for array-API ``X``: iteration (22) on the device.
+
+    :func:`linsep.solvers.lsvm.solver.lagrangian_svm` over the design with a
+    :class:`~linsep.designs.array_api.DeviceLSVMFactor` (one ``p × p`` factor
+    for every one-vs-rest problem); ``alpha_`` stays on the device.
+    """
+    refuse_weights(estimator, sample_weight, "array-API arrays")
+    refuse_unsupported(estimator.get_params(), {"record_history": False}, "array-API input")
+    xp, where, X, classes, labels = _prepare(estimator, X, y)
+    designs = _designs(X, labels, classes, xp, where)
+    factor = DeviceLSVMFactor(designs[0], estimator.C)
+    results = [lagrangian_svm(design, None, C=estimator.C, mu=estimator.mu, tol=estimator.tol,
+                              max_iter=estimator.max_iter, factor=factor) for design in designs]
+    _store(estimator, results, designs, X, xp, where, classes)
+    alphas = [r.extra["alpha"] for r in results]
+    estimator.alpha_ = alphas[0] if len(results) == 1 else xp.stack(alphas)
+    return estimator

@@ -27,7 +27,7 @@ from sklearn.utils._param_validation import Interval
 from linsep.estimators.base import (CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, POS_LABEL_CONSTRAINT, POS_LABEL_DOC,
                                    BaseKernelSeparator, BaseLinearSeparator)
 from linsep._core.plan import READS_FLOAT32
-from linsep.estimators import dask_input
+from linsep.estimators import array_api_input, dask_input
 from linsep._core.result import CONVERGED
 from linsep._core.trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from linsep.kernels import low_rank_gram_factor
@@ -121,7 +121,7 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
     """
 
     _parameter_constraints = {**_COMMON_CONSTRAINTS, "class_weight": CLASS_WEIGHT_CONSTRAINT}
-    _backend_fits = {"dask": dask_input.fit_lsvm}
+    _backend_fits = {"dask": dask_input.fit_lsvm, "array_api": array_api_input.fit_lsvm}
     _dtypes = READS_FLOAT32  # float32 X read as float32 by the compiled pass; sums, S and α in float64
 
     def __init__(self, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, record_history=False, class_weight=None,
