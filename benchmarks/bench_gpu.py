@@ -39,10 +39,11 @@ import sklearn
 
 from linsep import make_classifier
 
-DEVICE_METHODS = ("hk", "modified_hk", "mhks", "mhka", "hkes", "hkesa", "mse")
+DEVICE_METHODS = ("hk", "modified_hk", "mhks", "mhka", "hkes", "hkesa", "mse", "lsvm", "batch_perceptron",
+                  "widrow_hoff")
 """Methods with a fit on the device (``linsep.estimators.array_api_input``)."""
 
-OTHER_METHODS = ("hkes_cv", "lsvm", "batch_perceptron", "widrow_hoff", "perceptron", "lms",
+OTHER_METHODS = ("hkes_cv", "perceptron", "lms",
                  "kozinec", "sk", "kernel_hk", "kernel_lsvm", "kernel_perceptron", "kernel_sk")
 """The other dense methods of issue 41: each is fitted, or its refusal is printed."""
 
