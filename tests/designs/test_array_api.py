@@ -183,6 +183,10 @@ def test_estimators_without_a_device_fit_refuse_in_one_line_naming_the_alternati
                 "WidrowHoffClassifier do" in message), message
         assert "to fit them on the host" in message
         assert "\n" not in message
+    # the sequential rules name their batch form, which fits on the device
+    assert "; BatchPerceptronClassifier fits them on the device" in outcome["no_device_fit"]["perceptron"][1]
+    assert "; WidrowHoffClassifier fits them on the device" in outcome["no_device_fit"]["lms"][1]
+    assert "; BatchPerceptronClassifier fits them on the device" in outcome["no_device_fit"]["partial_fit"][1]
 
 
 def test_the_iteration_stays_on_the_device(outcome):

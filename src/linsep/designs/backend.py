@@ -53,15 +53,17 @@ ARRAY_API_ESTIMATORS = ("HoKashyapClassifier", "MSEClassifier", "LagrangianSVMCl
 """The estimators that fit array-API input where it lives (:mod:`linsep.estimators.array_api_input`)."""
 
 
-def refuse_array_api(X, y, owner):
+def refuse_array_api(X, y, owner, alternative=None):
     """Refuse array-API ``X`` (or ``y``) in one line where ``owner`` has no fit on the device.
 
     Such arrays would otherwise be converted to NumPy implicitly (which a
     CUDA tensor or a CuPy array refuses, with a message that names no
     alternative) or fail on a NumPy dtype; nothing is copied to the host
-    behind the caller's back.
+    behind the caller's back.  ``alternative``: the estimator with a device
+    fit that does what ``owner`` does (the batch form of a sequential rule).
     """
     if is_array_api_input(X) or (y is not None and is_array_api_input(y)):
+        instead = "" if alternative is None else f"; {alternative} fits them on the device"
         raise TypeError(f"{owner} does not fit array-API arrays where they live (only "
-                        f"{', '.join(ARRAY_API_ESTIMATORS)} do); copy X and y to NumPy yourself "
+                        f"{', '.join(ARRAY_API_ESTIMATORS)} do){instead}; copy X and y to NumPy yourself "
                         "(tensor.cpu().numpy(), cupy.asnumpy(a)) to fit them on the host")

@@ -312,6 +312,9 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
                              f"fit in memory to use it (the fitted model does not depend on it otherwise)")
         return None if fit is None else fit(self, X, y, **arguments)
 
+    _device_alternative = None
+    """The estimator whose device fit does this one's work (array-API input), named when this one refuses it."""
+
     _validation_plan = None
     """Private (tests), set on an instance as ``_solver_plan`` is: ``{"plain": False}`` sends plain data through
     ``validate_data`` too (the path of all other data); ``{"validate_data": f}`` calls ``f`` in its place (pass
@@ -325,7 +328,8 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
             raise TypeError(
                 f"{type(self).__name__} does not fit dask arrays (only HoKashyapClassifier, MSEClassifier and "
                 f"LagrangianSVMClassifier do, blockwise); call X.compute() to fit the data in memory")
-        refuse_array_api(X, y, type(self).__name__)  # those with a device fit took theirs (_fit_on_backend)
+        # those with a device fit took theirs (_fit_on_backend)
+        refuse_array_api(X, y, type(self).__name__, self._device_alternative)
         if plan.get("plain", True) and is_plain_training_data(X, y, self._dtypes):
             # What validate_data would do to such data, minus its generic dispatching
             # (dataframe detection, feature-name and tag look-ups: about 90 µs per call, half

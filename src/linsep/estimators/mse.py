@@ -423,6 +423,7 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
     >>> clf = clf.partial_fit(X[:50], y[:50])           # one more pass, over a chunk
     """
 
+    _device_alternative = "WidrowHoffClassifier"  # the batch form of the rule, fitted on the device (array-API input)
     _parameter_constraints = {
         "learning_rate": [None, Interval(Real, 0, None, closed="neither")],
         "schedule": [StrOptions(set(SCHEDULES))],

@@ -144,6 +144,7 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
     ('separable', 1.0)
     """
 
+    _device_alternative = "BatchPerceptronClassifier"  # the batch form of the rule, fitted on the device (array-API input)
     _parameter_constraints = {**_RULE_PARAMS, "shuffle": ["boolean"], "random_state": ["random_state"]}
     _dtypes = READS_FLOAT32  # float32 rows read as they are; weights and sums in float64
 

@@ -118,7 +118,7 @@ class StreamMixin:
             raise ValueError(f"classes must be passed on the first call to {type(self).__name__}.partial_fit")
         # The stream keeps the type of its first chunk, as fit keeps the type of its data (float32 stays
         # float32 where the estimator reads it); later chunks are converted to it.
-        refuse_array_api(X, y, f"{type(self).__name__}.partial_fit")
+        refuse_array_api(X, y, f"{type(self).__name__}.partial_fit", self._device_alternative)
         coef = None if first else getattr(self, "coef_", None)
         dtype = validation_dtypes(self._dtypes, stream=None if coef is None else coef.dtype)
         X, y = validate_data(self, X, y, reset=first, accept_sparse=self._accept_sparse, dtype=dtype,
