@@ -54,22 +54,34 @@ y3 = np.digitize(X[:, 1], [-0.5, 0.5])
 # took about 10 000, most of this check's time, for the same path)
 wide = X[np.abs(X[:, 0] + X[:, 1]) > 0.5]
 separable = (wide[:, 0] + wide[:, 1] > 0).astype(np.int64)
+# 20 rows, 9 weights: HKES without C nearly interpolates its 14 fitted rows and warns that it does
+few = rng.normal(size=(20, 8))
+few_labels = (few[:, 0] > 0).astype(np.int64)
 # float32: a fixed number of iterations (the stopping rule reads J rounded to float32 on the device, to float64
 # in NumPy's fit, and may stop one iteration apart: a step, not a rounding, away)
 cases = [("hk", {}, X, y), ("mhks", {}, X, y), ("mhka", {}, X, y), ("mse", {}, X, y), ("modified_hk", {}, X, y),
          ("mhks", {}, X, y3), ("mse", {}, X, y3), ("mse", {}, wide, separable), ("hk", {}, wide, separable),
          ("hkes", {"random_state": 0}, X, y), ("hkesa", {"random_state": 3}, X, y), ("hkes", {"random_state": 1}, X, y3),
+         ("hkes", {"random_state": 0}, few, few_labels),
          ("batch_perceptron", {}, wide, separable), ("batch_perceptron", {"max_iter": 50}, X, y),
          ("batch_perceptron", {"margin": 0.5, "schedule": "constant", "max_iter": 30}, X, y3),
          ("widrow_hoff", {}, X, y), ("widrow_hoff", {"schedule": "constant", "max_iter": 200}, X, y3),
          ("widrow_hoff", {"max_iter": 20}, X.astype(np.float32), y),
          ("lsvm", {}, X, y), ("lsvm", {"C": 10.0}, X, y3), ("lsvm", {"max_iter": 30}, X.astype(np.float32), y), ("mhks", {"max_iter": 20}, X.astype(np.float32), y)]
-reference = [make_classifier(name, **params).fit(data, labels) for name, params, data, labels in cases]
+import warnings
+def recording(fit):  # the fitted estimator and the messages of the UserWarnings its fit gave
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fitted = fit()
+    return fitted, sorted(str(w.message) for w in caught if w.category is UserWarning)
+reference = [recording(lambda: make_classifier(name, **params).fit(data, labels))
+             for name, params, data, labels in cases]
 sklearn.set_config(array_api_dispatch=True)
 out = []
-def compared(name, params, data, labels, ref):
+def compared(name, params, data, labels, reference):
+    ref, ref_warnings = reference
     Xd, yd = to_device(data), to_device(labels)
-    fitted = make_classifier(name, **params).fit(Xd, yd)
+    fitted, fit_warnings = recording(lambda: make_classifier(name, **params).fit(Xd, yd))
     scores, predicted = fitted.decision_function(Xd), fitted.predict(Xd)
     made = (fitted.coef_, fitted.intercept_, scores, predicted)
     scale = np.abs(ref.coef_).max()
@@ -86,7 +98,8 @@ def compared(name, params, data, labels, ref):
         same_best_iter=bool(np.all(np.atleast_1d(getattr(fitted, "best_iter_", -1))
                                    == np.atleast_1d(getattr(ref, "best_iter_", -1)))),
         certificate_rows=sorted({int(c.shape[0]) for c in certificates if c is not None}), n_rows=data.shape[0],
-        attributes=sorted(set(vars(ref)) ^ set(vars(fitted))),
+        attributes=sorted(set(vars(ref)) ^ set(vars(fitted))), same_warnings=fit_warnings == ref_warnings,
+        warned=bool(ref_warnings),
         status=np.atleast_1d(ref.status_).tolist(),
         score=float(fitted.score(Xd, yd)), reference_score=float(ref.score(data, labels)),
         same_predictions=bool(np.all(host(predicted) == ref.predict(data))))
@@ -153,9 +166,11 @@ def test_device_fits_equal_the_numpy_fits_and_stay_in_the_namespace(outcome):
         assert fit["coef_dtype"] == fit["dtype"], fit  # float32 stays float32
         assert fit["same_status"] and fit["same_predictions"], fit
         assert fit["same_n_iter"] and fit["same_best_iter"] and not fit["attributes"], fit
-        assert fit["certificate_rows"] in ([], [fit["n_rows"]]), fit  # HKES: a proof speaks of every row of X
+        assert fit["certificate_rows"] in ([], [fit["n_rows"]]), fit
+        assert fit["same_warnings"], fit  # e.g. HKES's warning of an unregularised fit  # HKES: a proof speaks of every row of X
         assert fit["score"] == fit["reference_score"], fit
     assert ["separable"] in [fit["status"] for fit in outcome["fits"]]  # the verdict path is covered
+    assert any(fit["warned"] for fit in outcome["fits"])  # and HKES's warning
 
 
 def test_what_array_api_input_cannot_honour_is_refused(outcome):

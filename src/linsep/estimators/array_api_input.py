@@ -185,12 +185,9 @@ def fit_ho_kashyap(estimator, X, y, X_val=None, y_val=None, coef_init=None, inte
     if estimator.early_stopping:
         estimator.best_iter_ = results[0].best_iter if len(results) == 1 else np.array([r.best_iter for r in results])
         if estimator.C is None:
-            from linsep.estimators.ho_kashyap import _warn_unregularised  # (that module imports this one)
-
             y_val_summary, n_fitted = summary
-            _warn_unregularised(results, FitContext(y_val=y_val_summary, n_fitted=n_fitted),
-                                estimator.classes_ if isinstance(estimator.classes_, np.ndarray) else classes,
-                                estimator.n_features_in_)
+            estimator._warn_if_unregularised(results, FitContext(y_val=y_val_summary, n_fitted=n_fitted,
+                                                                 classes=classes))
     return estimator
 
 

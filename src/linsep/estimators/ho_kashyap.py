@@ -309,6 +309,10 @@ class HoKashyapClassifier(BaseLinearSeparator):
             if self.C is None and getattr(fit, "y_val", None) is not None:
                 _warn_unregularised(results, fit, self.classes_, self.n_features_in_)
 
+    def _warn_if_unregularised(self, results, fit):
+        """:func:`_warn_unregularised` for the array-API fit (no ``_store``; ``fit.classes``: the classes on the host)."""
+        _warn_unregularised(results, fit, fit.classes, self.n_features_in_)
+
 
 OVERFIT_MIN_GAP = 0.02
 """Smallest excess of the kept iterate's validation error over its error on the fitted rows that
