@@ -57,6 +57,8 @@ separable = (wide[:, 0] + wide[:, 1] > 0).astype(np.int64)
 # 20 rows, 9 weights: HKES without C nearly interpolates its 14 fitted rows and warns that it does
 few = rng.normal(size=(20, 8))
 few_labels = (few[:, 0] > 0).astype(np.int64)
+few_val = rng.normal(size=(40, 8))  # validation rows given to it
+few_val_labels = (few_val[:, 0] > 0).astype(np.int64)
 # float32: a fixed number of iterations (the stopping rule reads J rounded to float32 on the device, to float64
 # in NumPy's fit, and may stop one iteration apart: a step, not a rounding, away)
 cases = [("hk", {}, X, y), ("mhks", {}, X, y), ("mhka", {}, X, y), ("mse", {}, X, y), ("modified_hk", {}, X, y),
@@ -110,6 +112,15 @@ for (name, params, data, labels), ref in zip(cases, reference):
     except Exception as error:
         fit = {"error": f"{type(error).__name__}: {error}"}
     out.append(dict(name=name, dtype=str(data.dtype), **fit))
+# validation rows given on the device, the warning of an unregularised fit included
+# (16 fitted rows for 9 weights: the warning's first sign)
+ref, ref_warnings = recording(lambda: make_classifier("hkes").fit(few[:16], few_labels[:16], X_val=few_val,
+                                                                  y_val=few_val_labels))
+fitted, fit_warnings = recording(lambda: make_classifier("hkes").fit(
+    to_device(few[:16]), to_device(few_labels[:16]), X_val=to_device(few_val), y_val=to_device(few_val_labels)))
+given_validation = dict(error=float(np.max(np.abs(host(fitted.coef_) - ref.coef_)) / np.abs(ref.coef_).max()),
+                        same_best_iter=int(fitted.best_iter_) == int(ref.best_iter_),
+                        same_warnings=fit_warnings == ref_warnings, warned=bool(ref_warnings))
 Xd, yd = to_device(X), to_device(y)
 def one_line(make, fit):
     try:
@@ -130,13 +141,15 @@ no_device_fit["partial_fit"] = one_line(lambda: make_classifier("perceptron"),
                                         lambda est: est.partial_fit(Xd, yd, classes=np.array([0, 1])))
 traffic = {}
 if kind == "stand-in":  # what crosses to the host during a fit (device_arrays.COUNTS)
-    for name, data, labels in (("mhks", X, y), ("mhka", X, y), ("hk", wide, separable)):
+    for name, data, labels in (("mhks", X, y), ("mhka", X, y), ("hk", wide, separable), ("lsvm", X, y),
+                               ("widrow_hoff", X, y), ("batch_perceptron", X, y)):
         Xd_, yd_ = to_device(data), to_device(labels)
         device_arrays.reset_counts()
         fitted = make_classifier(name).fit(Xd_, yd_)
-        traffic[name] = dict(device_arrays.COUNTS, n_iter=int(fitted.n_iter_), p=data.shape[1] + 1,
+        traffic[name] = dict(device_arrays.COUNTS, n_iter=int(np.max(fitted.n_iter_)), p=data.shape[1] + 1,
                              X_bytes=data.nbytes)
-print(json.dumps({"traffic": traffic, "fits": out, "refused": refused, "weights_refused": weights_refused,
+print(json.dumps({"given_validation": given_validation, "traffic": traffic, "fits": out, "refused": refused,
+                  "weights_refused": weights_refused,
                   "no_device_fit": no_device_fit}))
 """
 
@@ -171,6 +184,11 @@ def test_device_fits_equal_the_numpy_fits_and_stay_in_the_namespace(outcome):
         assert fit["score"] == fit["reference_score"], fit
     assert ["separable"] in [fit["status"] for fit in outcome["fits"]]  # the verdict path is covered
     assert any(fit["warned"] for fit in outcome["fits"])  # and HKES's warning
+
+
+def test_hkes_takes_validation_rows_on_the_device(outcome):
+    given = outcome["given_validation"]
+    assert given["error"] <= 1e-8 and given["same_best_iter"] and given["same_warnings"] and given["warned"], given
 
 
 def test_what_array_api_input_cannot_honour_is_refused(outcome):

@@ -38,7 +38,7 @@ from linsep._core.plan import dtype_plan, working_dtype
 from linsep.designs.array_api import ArrayAPIDesign, DeviceLSVMFactor, host_copy, read_scalars, to_host
 from linsep.solvers.ho_kashyap.solver import ho_kashyap
 from linsep.solvers.lsvm.solver import lagrangian_svm
-from linsep.solvers.mse import mse
+from linsep.solvers.mse import largest_gram_eigenvalue, mse
 from linsep.solvers.perceptron.solver import SCHEDULES, step_size
 
 __all__ = ["HK_SUPPORTED", "fit_batch_perceptron", "fit_ho_kashyap", "fit_lsvm", "fit_mse", "fit_widrow_hoff"]
@@ -169,7 +169,8 @@ def fit_ho_kashyap(estimator, X, y, X_val=None, y_val=None, coef_init=None, inte
             raise ValueError("X_val / y_val are only used with early_stopping=True")
         X_val, labels_val = _validation_data(X, X_val, y_val, classes, xp, where)
         validation = _designs(X_val, labels_val, classes, xp, where)
-        summary = (labels_val, X.shape[0])
+        values, counts = xp.unique_counts(labels_val)  # what the warning of an unregularised fit reads of y_val
+        summary = (np.repeat(host_copy(values, xp), host_copy(counts, xp)), X.shape[0])
     elif estimator.early_stopping:
         fitted, held_out, counts = _held_out_split(estimator, labels, classes, xp)
         validation = _designs(X[held_out], labels[held_out], classes, xp, where)
@@ -367,27 +368,12 @@ def fit_widrow_hoff(estimator, X, y, margin=None, sample_weight=None, coef_init=
     learning_rate = estimator.learning_rate
     if learning_rate is None:  # as widrow_hoff chooses it (see there), from the Gram matrix's largest eigenvalue
         gram = to_host(designs[0].gram(), xp)  # signs do not change YᵀY
-        lam = _largest_eigenvalue(gram)
+        lam = largest_gram_eigenvalue(None, gram=gram)
         learning_rate = (2.0 if estimator.schedule == "inverse" else 1.0) / lam if lam > 0 else 1.0
     results = [_widrow_hoff(design, b, estimator, learning_rate, start) for design in designs]
     _store(estimator, results, designs, X, xp, where, classes)
     estimator.margin_vector_ = b if len(designs) == 1 else xp.stack([b] * len(designs), axis=1)
     return estimator
-
-
-def _largest_eigenvalue(gram, n_iter=30):
-    """:func:`linsep.solvers.mse.largest_gram_eigenvalue` with ``YᵀY v`` as ``gram @ v`` (same seed, same steps)."""
-    v = np.random.RandomState(0).standard_normal(gram.shape[0])
-    estimate = 0.0
-    for _ in range(n_iter):
-        norm = np.linalg.norm(v)
-        if norm == 0.0:
-            break
-        v = v / norm
-        u = gram @ v
-        estimate = float(v @ u)
-        v = u
-    return estimate
 
 
 def _widrow_hoff(design, b, estimator, learning_rate, start):

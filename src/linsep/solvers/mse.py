@@ -225,21 +225,23 @@ def _solved(factor):
     return MAX_ITER if isinstance(factor, IterativeLeastSquares) and not factor.converged else CONVERGED
 
 
-def largest_gram_eigenvalue(Y, n_iter=30):
+def largest_gram_eigenvalue(Y, n_iter=30, *, gram=None):
     """Estimate :math:`\\lambda_{\\max}(Y^t Y)` by power iteration (``n_iter`` products with :math:`Y` and :math:`Y^t`).
 
     A fixed seed keeps fits reproducible.  The estimate approaches
     :math:`\\lambda_{\\max}` from below; 30 steps from a random start put it within a few
     per cent, far inside the factor 2 that the step :math:`1/\\lambda` can afford.
+    ``gram``: :math:`Y^t Y` itself (``p × p``, with ``Y`` ``None``), whose products are the same
+    (the array-API fit copies it to the host once instead of streaming ``Y`` from the device).
     """
-    v = np.random.RandomState(0).standard_normal(Y.shape[1])
+    v = np.random.RandomState(0).standard_normal(Y.shape[1] if gram is None else gram.shape[0])
     estimate = 0.0
     for _ in range(n_iter):
         norm = np.linalg.norm(v)
         if norm == 0.0:
             break
         v = v / norm
-        u = np.asarray(Y.T @ np.asarray(Y @ v)).ravel()
+        u = gram @ v if gram is not None else np.asarray(Y.T @ np.asarray(Y @ v)).ravel()
         estimate = float(v @ u)
         v = u
     return estimate
