@@ -122,6 +122,21 @@ def given_rows():
     return dict(error=float(np.max(np.abs(host(fitted.coef_) - ref.coef_)) / np.abs(ref.coef_).max()),
                 same_best_iter=int(fitted.best_iter_) == int(ref.best_iter_),
                 same_warnings=fit_warnings == ref_warnings, warned=bool(ref_warnings))
+def started():
+    # starting weights W_0, NumPy or on the device (coef_init), for the margin and the weights updates
+    out = {}
+    coef, intercept = np.array([0.3, -0.2, 0.1]), 0.5
+    for name in ("hk", "modified_hk", "mhka", "batch_perceptron", "widrow_hoff"):
+        ref = make_classifier(name, max_iter=40).fit(X, y, coef_init=coef, intercept_init=intercept)
+        fitted = make_classifier(name, max_iter=40).fit(to_device(X), to_device(y), coef_init=to_device(coef),
+                                                       intercept_init=intercept)
+        out[name] = dict(error=float(np.max(np.abs(host(fitted.coef_) - ref.coef_)) / np.abs(ref.coef_).max()),
+                         same_n_iter=bool(fitted.n_iter_ == ref.n_iter_))
+    return out
+try:
+    starts = started()
+except Exception as error:
+    starts = {"error": f"{type(error).__name__}: {error}"}
 try:
     given_validation = given_rows()
 except Exception as error:
@@ -135,7 +150,6 @@ def one_line(make, fit):
     return None
 refused = [one_line(make, lambda est: est.fit(Xd, yd)) for make in (
     lambda: make_classifier("hk", record_history=True), lambda: make_classifier("mse", record_history=True))]
-refused.append(one_line(lambda: make_classifier("hk"), lambda est: est.fit(Xd, yd, coef_init=np.ones(3))))
 weights_refused = [one_line(make, lambda est, w=w: est.fit(Xd, yd, sample_weight=w)) for make, w in (
     (lambda: make_classifier("hk"), np.ones(120)), (lambda: make_classifier("mse", class_weight="balanced"), None))]
 no_device_fit = {name: one_line(lambda name=name: make_classifier(name), lambda est: est.fit(Xd, yd))
@@ -157,7 +171,7 @@ if kind == "stand-in":  # what crosses to the host during a fit (device_arrays.C
             continue
         traffic[name] = dict(device_arrays.COUNTS, n_iter=int(np.max(fitted.n_iter_)), p=data.shape[1] + 1,
                              X_bytes=data.nbytes)
-print(json.dumps({"given_validation": given_validation, "traffic": traffic, "fits": out, "refused": refused,
+print(json.dumps({"starts": starts, "given_validation": given_validation, "traffic": traffic, "fits": out, "refused": refused,
                   "weights_refused": weights_refused,
                   "no_device_fit": no_device_fit}))
 """
@@ -195,13 +209,19 @@ def test_device_fits_equal_the_numpy_fits_and_stay_in_the_namespace(outcome):
     assert any(fit["warned"] for fit in outcome["fits"])  # and HKES's warning
 
 
+def test_starting_weights_go_to_the_device(outcome):
+    assert "error" not in outcome["starts"], outcome["starts"]
+    for name, start in outcome["starts"].items():
+        assert start["error"] <= 1e-8 and start["same_n_iter"], (name, start)
+
+
 def test_hkes_takes_validation_rows_on_the_device(outcome):
     given = outcome["given_validation"]
     assert given["error"] <= 1e-8 and given["same_best_iter"] and given["same_warnings"] and given["warned"], given
 
 
 def test_what_array_api_input_cannot_honour_is_refused(outcome):
-    # HK's and MSE's traces (MSE's was dropped silently before issue 41) and starting weights
+    # HK's and MSE's traces (MSE's was dropped silently before issue 41)
     for refusal in outcome["refused"]:
         assert refusal is not None  # MSEClassifier(record_history=True) fitted without its trace before issue 41
         kind, message = refusal

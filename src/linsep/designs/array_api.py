@@ -127,6 +127,10 @@ class ArrayAPIDesign(Design):
     def host(self, vector, dtype=None):
         return vector  # N-vectors stay in the namespace
 
+    def solver_weights(self, W):
+        """Starting weights on the device (float64): ``p`` numbers, copied once."""
+        return self.xp.asarray(W, dtype=self.xp.float64, device=self.device)
+
     def host_weights(self, W, dtype):
         """The returned weights on the host: one copy of ``p`` numbers."""
         if isinstance(W, np.ndarray):

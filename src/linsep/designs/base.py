@@ -104,6 +104,14 @@ class Design(Protocol):
     def host(self, vector, dtype=None):
         """``vector`` as the caller receives it (an ndarray in memory, a dask array on dask)."""
 
+    def solver_weights(self, W):
+        """Starting weights ``W`` (``p`` numbers, NumPy) where the solver keeps its weights: as they are here.
+
+        The array-API design copies them to its device (float64), where its
+        W-steps leave theirs.
+        """
+        return W
+
     def host_weights(self, W, dtype):
         """The solver's weights ``W`` (``p`` numbers) as a NumPy array of ``dtype``, returned to the estimator.
 

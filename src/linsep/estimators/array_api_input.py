@@ -13,8 +13,8 @@ labels are copied to the host.  What crosses to the host during a fit is
 listed in :mod:`linsep.designs.array_api`; an exact check of a
 non-separability certificate copies ``X`` once more (float64), on that
 verdict only.  Early stopping (HKES, HKESA) holds its rows out on the
-device, as the NumPy fit draws them.  Starting weights, traces and
-weights are refused in one line
+device, as the NumPy fit draws them; starting weights go to the device.
+Traces and weights are refused in one line
 (:func:`linsep.solvers.ho_kashyap.params.refuse_unsupported`,
 :func:`linsep.designs.weights.refuse_weights`); columns that the NumPy fit
 would rescale by powers of two are refused too.  scikit-learn needs
@@ -157,9 +157,8 @@ def fit_ho_kashyap(estimator, X, y, X_val=None, y_val=None, coef_init=None, inte
     where_ = "array-API input"
     refuse_unsupported(params, HKParams.neutral(), where_, HK_SUPPORTED)
     refuse_unsupported(estimator.get_params(), _ESTIMATOR_NEUTRAL, where_)
-    refuse_unsupported({"coef_init": coef_init, "intercept_init": intercept_init},
-                       {"coef_init": None, "intercept_init": None}, where_)
     xp, where, X, classes, labels = _prepare(estimator, X, y)
+    start = _starting_weights(classes, X, coef_init, intercept_init, xp)
     designs = _designs(X, labels, classes, xp, where)
     validation, all_rows, summary = [None] * len(designs), None, None
     if X_val is not None or y_val is not None:
@@ -178,7 +177,7 @@ def fit_ho_kashyap(estimator, X, y, X_val=None, y_val=None, coef_init=None, inte
         designs = _designs(X[fitted], labels[fitted], classes, xp, where)
         summary = (np.repeat(classes, counts), int(X.shape[0] - counts.sum()))
     gram = designs[0].gram()  # shared by the one-vs-rest problems (signs do not change it)
-    results = [ho_kashyap(design, **params.solver_kwargs(), gram=gram, Y_val=val)
+    results = [ho_kashyap(design, **params.solver_kwargs(), gram=gram, Y_val=val, initial_weights=start)
                for design, val in zip(designs, validation)]
     results = _store(estimator, results, designs, X, xp, where, classes, all_rows)
     estimator.certificate_ = _pick(results, [r.certificate for r in results])
@@ -190,6 +189,19 @@ def fit_ho_kashyap(estimator, X, y, X_val=None, y_val=None, coef_init=None, inte
             estimator._warn_if_unregularised(results, FitContext(y_val=y_val_summary, n_fitted=n_fitted,
                                                                  classes=classes))
     return estimator
+
+
+def _starting_weights(classes, X, coef_init, intercept_init, xp):
+    """``W_0`` on the host (``p`` numbers, checked by :func:`~linsep.solvers.ho_kashyap.params.starting_weights`).
+
+    ``coef_init`` / ``intercept_init`` may be NumPy or of ``X``'s namespace
+    (copied to the host explicitly; the solver puts ``W_0`` on the device).
+    """
+    def on_host(value):
+        return value if value is None or isinstance(value, (np.ndarray, list, tuple, int, float)) else \
+            host_copy(value, xp)
+
+    return starting_weights(classes.size, X.shape[1], on_host(coef_init), on_host(intercept_init))
 
 
 def _held_out_split(estimator, labels, classes, xp):
@@ -307,7 +319,7 @@ def fit_batch_perceptron(estimator, X, y, sample_weight=None, coef_init=None, in
         raise ValueError(f"schedule must be one of {SCHEDULES}, got {estimator.schedule!r}")
     xp, where, X, classes, labels = _prepare(estimator, X, y)
     designs = _designs(X, labels, classes, xp, where)
-    start = starting_weights(classes.size, X.shape[1], coef_init, intercept_init)
+    start = _starting_weights(classes, X, coef_init, intercept_init, xp)
     results = [_batch_perceptron(design, estimator, start) for design in designs]
     _store(estimator, results, designs, X, xp, where, classes)
     return estimator
@@ -352,7 +364,7 @@ def fit_widrow_hoff(estimator, X, y, margin=None, sample_weight=None, coef_init=
         raise ValueError(f"schedule must be one of {SCHEDULES}, got {estimator.schedule!r}")
     xp, where, X, classes, labels = _prepare(estimator, X, y, estimator._rescale_exponent)
     designs = _designs(X, labels, classes, xp, where)
-    start = starting_weights(classes.size, X.shape[1], coef_init, intercept_init)
+    start = _starting_weights(classes, X, coef_init, intercept_init, xp)
     if margin is None:
         b = designs[0].constant_vector(1.0)
     elif np.ndim(margin) == 0:

@@ -433,7 +433,7 @@ def ho_kashyap(
         shared_first = (_first_weights is not None and initial_weights is None
                         and isinstance(factor, IterativeLeastSquares))
         if initial_weights is not None:
-            W = np.array(initial_weights, dtype=float)
+            W = design.solver_weights(np.array(initial_weights, dtype=float))
         elif shared_first:
             W = factor.adopt(_first_weights)
         else:
