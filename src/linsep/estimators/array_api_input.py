@@ -1,9 +1,13 @@
-"""Array-API input for the Ho–Kashyap family and MSE (``sklearn.set_config(array_api_dispatch=True)``).
+"""Array-API input (``sklearn.set_config(array_api_dispatch=True)``): the fits that run on the input's device.
 
 With dispatch on, an ``X`` of another array-API namespace (PyTorch on any
 device, CuPy, array-api-strict) is fitted where it lives by the in-memory
 drivers over an :class:`~linsep.designs.array_api.ArrayAPIDesign`: HK,
-modified HK, MHKS, MHKA and MSE (its linear machine above two classes too).
+modified HK, MHKS, MHKA, HKES and HKESA (:func:`fit_ho_kashyap`), MSE and
+its linear machine above two classes (:func:`fit_mse`), the linear LSVM
+(:func:`fit_lsvm`), the batch perceptron (:func:`fit_batch_perceptron`) and
+batch Widrow–Hoff (:func:`fit_widrow_hoff`).  The other estimators refuse
+such input (:func:`linsep.designs.backend.refuse_array_api`).
 ``coef_``, ``intercept_``, ``classes_``, ``margin_vector_``,
 ``decision_function``, ``predict`` and ``score`` are in the input's
 namespace and on its device.  The namespace is the one scikit-learn
