@@ -55,7 +55,7 @@ from pathlib import Path
 import numpy as np
 
 from linsep import inspection, separability
-from linsep._version import __version__
+from linsep._version import version
 from linsep.estimators.registry import available_classifiers, make_classifier
 from linsep.datasets import DataFileError, read_data_file
 from linsep.experiments import run_benchmark
@@ -427,10 +427,21 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+class _VersionAction(argparse.Action):
+    """``--version``: the version is asked for only when the flag is given (in a checkout it runs git)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        sys.stdout.write(f"linsep {version()}\n")
+        parser.exit()
+
+
 def build_parser():
     parser = _Parser(prog="linsep", description="Classical linear-discriminant learners.")
-    parser.add_argument("--version", action="version", version=f"linsep {__version__}",
-                        help="print linsep's version and exit")
+    parser.add_argument("--version", action=_VersionAction, help="print linsep's version (with the git commit "
+                        "when run from a checkout) and exit")
     sub = parser.add_subparsers(dest="command", required=True)
 
     bench = sub.add_parser("bench", help="reproduce Lauer & Bloch (2006), Tables 1-3 and Figures 1-2")

@@ -15,7 +15,7 @@ import sys
 from datetime import datetime, timezone
 from importlib import metadata
 
-from linsep._version import __version__
+from linsep._version import version
 
 PACKAGES = ("numpy", "scipy", "scikit-learn", "numba", "llvmlite", "joblib", "threadpoolctl")
 """The distributions whose versions are recorded beside linsep's."""
@@ -103,7 +103,7 @@ def environment():
     return {
         "python": {"version": platform.python_version(), "implementation": platform.python_implementation(),
                    "executable": sys.executable},
-        "packages": {"linsep": __version__, **{name: _version(name) for name in PACKAGES}},
+        "packages": {"linsep": version(), **{name: _version(name) for name in PACKAGES}},
         "blas": _blas(),
         "numba": _numba(),
         "thread_variables": {name: os.environ[name] for name in THREAD_VARIABLES if name in os.environ},
@@ -181,4 +181,4 @@ def provenance(command, seed, **details):
     """
     return {"command": command, "argv": list(sys.argv), "seed": int(seed),
             "date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "linsep": __version__, **details, "environment": environment()}
+            "linsep": version(), **details, "environment": environment()}
