@@ -18,7 +18,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from linsep._version import BASE_VERSION
+from linsep._version import BASE_VERSION, git_state
 from linsep.datasets import BENCHMARKS
 from linsep.experiments.methods import default_methods, get_method
 from linsep.experiments.protocol import PROTOCOLS, run_one
@@ -275,6 +275,9 @@ def run_benchmark(datasets=None, methods=None, protocol="validation", n_splits=N
                               protocol=protocol, n_splits=n_splits, quick=quick, jobs=jobs, out=str(out), seed=seed,
                               test=test, scheduler=scheduler)
     datasets, methods, counts = plan(datasets, methods, n_splits, quick)
+    # the commit and dirty flag of the code this process runs: read now, not when the run ends (a commit made
+    # during a long run would be named otherwise); git_state() keeps this answer for the process
+    git = git_state()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     config = _config(protocol, seed)
@@ -332,7 +335,7 @@ def run_benchmark(datasets=None, methods=None, protocol="validation", n_splits=N
         files.append(out / "failures.json")
     record = provenance(command, seed, protocol=protocol, datasets=datasets, methods=methods, splits=counts,
                         jobs=jobs, scheduler=scheduler, test=test, quick=bool(quick), code=config["code"],
-                        data_sha256=data_checksums(datasets),
+                        git=git, data_sha256=data_checksums(datasets),
                         cache_format=CACHE_FORMAT, n_computed=len(todo), n_cached=n_cached,
                         n_failed=len(failures),
                         timing=("time_s excludes compilation: each worker process runs every (data set, method) "
