@@ -129,6 +129,10 @@ def data_checksums(datasets):
     dict
         ``{name: {"file": "<name>.csv.gz", "sha256": <64 hex>}}`` in the order given.
 
+    See Also
+    --------
+    provenance : Records them as ``data_sha256`` in ``provenance.json``.
+
     Examples
     --------
     >>> from linsep.experiments.provenance import data_checksums

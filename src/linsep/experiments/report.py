@@ -60,6 +60,10 @@ def z_score(mean, std, n, paper_mean, paper_std, paper_n):
         ``(mean - paper_mean) / se``; ``nan`` where a value is missing, ``n < 2``
         or ``se`` is 0.
 
+    See Also
+    --------
+    error_table : Puts ``z`` and the agreement flag in every row of Table 1 or 3.
+
     Examples
     --------
     >>> from linsep.experiments.report import z_score
