@@ -78,7 +78,7 @@ coefficients multiply; they grow as the steps shrink (to 1e8 in the Lagrangian S
 Unchecked, the drift grew without bound: to 1e-3 of ``‖Y W‖∞`` within 35 Ho–Kashyap steps on text under
 OpenBLAS's Haswell kernels, to 2.6e-8 … 6.1e-7 (by kernel) in the Lagrangian SVM's fit of the 15 000-document
 corpus (K = 4).  A product every few solves does not bound it: the kept ``Y s_j`` keep their errors, and the
-first correction after a product put the drift back at 1e-3 (``docs/user_guide/performance.md``)."""
+first correction after a product put the drift back at 1e-3 (``docs/performance_notes.md``)."""
 _FITTED_PROBES = 4
 """Random vectors of :class:`_FittedCheck` (``k``)."""
 _FITTED_SHARE = 0.02
@@ -665,7 +665,7 @@ class _FittedCheck:
     ``z_iᵀ x``, and ``z_i``'s own, ``eps |Aᵀ| |w_i|``, with ``‖Aᵀ w‖₂ <= ‖A‖_F ‖w‖₂``); where that is more,
     the check refuses ``f`` (the product is formed).  A check costs ``2 k (N + p)`` flops, two products
     with ``k`` rows, after one product of ``Aᵀ`` with ``k`` columns: far less than the product ``A x`` it
-    spares (measured in ``docs/user_guide/performance.md``).
+    spares (measured in ``docs/performance_notes.md``).
     The vectors come from a fixed seed (:data:`_FITTED_SEED`): a fit repeats bit for bit.
     """
 

@@ -126,7 +126,7 @@ def check_class_labels(y):
     usual error or warning.  The fast path matters because that check
     converts and inspects ``y`` again, a noticeable share of a whole
     Ho–Kashyap fit on the paper's small data sets (measured in
-    ``docs/user_guide/performance.md``).
+    ``docs/performance_notes.md``).
     """
     kind = y.dtype.kind
     if y.ndim == 1 and (kind in "biuU" or (kind == "f" and np.array_equal(y, y.astype(int)))):

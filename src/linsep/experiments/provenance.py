@@ -87,7 +87,8 @@ def environment():
         with their thread counts), ``numba`` (thread count, threading layer,
         cache folder), ``thread_variables`` (those of :data:`THREAD_VARIABLES`
         that are set), ``cpu`` (model, logical CPUs, CPUs this process may
-        use) and ``platform``.
+        use), ``load_average`` (1, 5 and 15 minutes, when the record is made;
+        None where the system has none) and ``platform``.
 
     See Also
     --------
@@ -98,7 +99,7 @@ def environment():
     >>> from linsep.experiments.provenance import environment
     >>> env = environment()
     >>> sorted(env)
-    ['blas', 'cpu', 'numba', 'packages', 'platform', 'python', 'thread_variables']
+    ['blas', 'cpu', 'load_average', 'numba', 'packages', 'platform', 'python', 'thread_variables']
     >>> env["packages"]["linsep"] == __import__("linsep").__version__
     True
     """
@@ -111,6 +112,8 @@ def environment():
         "numba": _numba(),
         "thread_variables": {name: os.environ[name] for name in THREAD_VARIABLES if name in os.environ},
         "cpu": {"model": cpu_model(), "logical_cpus": os.cpu_count(), "usable_cpus": usable},
+        # other processes' load shares the cores: timings of a loaded machine are not those of an idle one
+        "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
         "platform": {"system": platform.system(), "release": platform.release(), "machine": platform.machine(),
                      "platform": platform.platform()},
     }
