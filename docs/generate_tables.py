@@ -107,7 +107,7 @@ def time_table_md(rows, record):
                      + " | ".join(_seconds(mean[d, m]) for m in methods) + " |")
     full = [sum(mean[d, m] * BENCHMARKS[d].n_realizations for d in datasets) for m in methods]
     lines.append("| **full run, CPU time** | " + " | ".join(f"**{_seconds(t)}**" for t in full) + " |")
-    labels = ", ".join(f"`{m}` = {LABELS.get(m, m)}" for m in methods if LABELS.get(m, m) != m)
+    labels = ", ".join(f"`{m}` = {LABELS.get(m, m)}".replace("*", "\\*") for m in methods if LABELS.get(m, m) != m)
     return "\n".join(lines) + "\n\n" + (f"Columns: {labels}.\n" if labels else "")
 
 
