@@ -484,7 +484,9 @@ def _kernel_sk_shrinking(cache, y, positive, shift, rule, epsilon, tol, max_iter
             break
         rest = m.copy()
         rest[support] = np.inf
-        W = np.union1d(support, np.argpartition(rest, n_cand - 1)[:n_cand] if n_cand else support)
+        # the n_cand smallest margins, ties to the lower index (a stable sort: argpartition's tie order
+        # is introselect's and differs between NumPy versions)
+        W = np.union1d(support, np.argsort(rest, kind="stable")[:n_cand] if n_cand else support)
     if fallback:
         result = _kernel_sk_plain(cache.column, y, positive, shift, rule, epsilon, tol, max_iter - n_iter,
                                   record_history, mdm, alpha0=alpha, trace=trace, first_iter=n_iter)
