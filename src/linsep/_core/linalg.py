@@ -801,9 +801,7 @@ def pivoted_cholesky(columns, diagonal, *, tol=0.0, block_size=64):
         if candidates.size == 0:
             break
         if candidates.size > block_size:
-            # the block_size largest residuals, ties to the lower index: a stable sort, not argpartition,
-            # whose tie order is introselect's and differs between NumPy versions
-            candidates = candidates[np.argsort(-residual[candidates], kind="stable")[:block_size]]
+            candidates = candidates[np.argpartition(residual[candidates], -block_size)[-block_size:]]
         r = len(pivots)
         S = np.array(columns(candidates), dtype=float, order="F")
         if r:
