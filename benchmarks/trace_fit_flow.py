@@ -4,8 +4,8 @@
     python benchmarks/trace_fit_flow.py --data dense    # one of them
 
 ``sys.setprofile`` records every Python call made inside ``HoKashyapClassifier(C=1.0).fit`` on a 200 × 5
-problem (dask: the synchronous scheduler, so that every task runs in the traced thread), after one warm fit (compiled code loaded, caches filled), as the architecture review traced it.  Only
-calls into linsep's own modules count.  A *crossing* is a call whose module differs from the module of the
+problem (dask: the synchronous scheduler, so that every task runs in the traced thread), after one warm fit
+(compiled code loaded, caches filled), as the architecture review traced it.  Only calls into linsep's own modules count.  A *crossing* is a call whose module differs from the module of the
 previous linsep call; *estimator ⇄ base* counts the crossings between the family's estimator module
 (``linsep.estimators.ho_kashyap``) and ``linsep.estimators.base`` either way.  ``SignedDesign built`` counts the
 calls of ``linsep._core.signed_design.SignedDesign.__init__`` during the fit (a dask fit should build its blocks'
@@ -79,9 +79,9 @@ def trace_fit(kind):
     crossings = sum(a != b for a, b in zip(calls, calls[1:]))
     family, base = "linsep.estimators.ho_kashyap", "linsep.estimators.base"
     estimator_base = sum({a, b} == {family, base} for a, b in zip(calls, calls[1:]))
+    signed_designs = calls_named.count(("linsep._core.signed_design", "SignedDesign.__init__"))
     return {"data": kind, "functions": len(functions), "modules": len(modules), "calls": len(calls),
-            "crossings": crossings, "estimator_base": estimator_base, "signed_designs": sum(1 for module, name in calls_named
-                                   if module == "linsep._core.signed_design" and name == "SignedDesign.__init__"),
+            "crossings": crossings, "estimator_base": estimator_base, "signed_designs": signed_designs,
             "by_module": modules}
 
 
