@@ -6,8 +6,9 @@
 ``sys.setprofile`` records every Python call made inside ``HoKashyapClassifier(C=1.0).fit`` on a 200 × 5
 problem (dask: the synchronous scheduler, so that every task runs in the traced thread), after one warm fit
 (compiled code loaded, caches filled), as the architecture review traced it.  Only calls into linsep's own
-modules count.  A *crossing* is a call whose module differs from the module of the previous linsep call; *estimator ⇄ base* counts the crossings between the family's estimator module
-(``linsep.estimators.ho_kashyap``) and ``linsep.estimators.base`` either way.  ``SignedDesign built`` counts the
+modules count.  A *crossing* is a call whose module differs from the module of the previous linsep call;
+*estimator ⇄ base* counts the crossings between the family's estimator module (``linsep.estimators.ho_kashyap``)
+and ``linsep.estimators.base`` either way.  ``SignedDesign built`` counts the
 calls of ``linsep._core.signed_design.SignedDesign.__init__`` during the fit (a dask fit should build its blocks'
 designs once, not once per iteration).
 
