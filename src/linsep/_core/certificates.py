@@ -161,7 +161,7 @@ def rounding_bound(n_terms, dtype=np.float64):
     ``u`` is the unit roundoff of ``dtype`` (``eps / 2``).  Computed in
     floating point, in *any* order (BLAS blocking and FMA included), a dot
     product with ``n`` terms satisfies
-    :math:`|\mathrm{fl}(\sum_j a_j b_j) - \sum_j a_j b_j| \le \gamma_n \sum_j |a_j b_j|`
+    :math:`|\\mathrm{fl}(\\sum_j a_j b_j) - \\sum_j a_j b_j| \\le \\gamma_n \\sum_j |a_j b_j|`
     (Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., §3.1,
     eq. (3.5)).  ``inf`` when ``n u >= 1``.
     """
@@ -175,22 +175,24 @@ def side_tolerance(X, coef, intercept):
 
     .. math::
 
-        \tau_i = \gamma_{d+1} \Bigl( \sum_{j=1}^{d} |x_{ij}|\,|w_j| + |w_0| \Bigr),
-        \qquad \gamma_n = \frac{n u}{1 - n u}, \quad u = 2^{-53}\ (\text{float64}),
+        \\tau_i = \\gamma_{d+1} \\Bigl( \\sum_{j=1}^{d} |x_{ij}|\\,|w_j| + |w_0| \\Bigr),
+        \\qquad \\gamma_n = \\frac{n u}{1 - n u}, \\quad u = 2^{-53}\\ (\\text{float64}),
 
     the bound of :func:`rounding_bound` on the rounding error of the computed
-    score :math:`f(x_i) = w \cdot x_i + w_0` (``d`` products and the bias:
+    score :math:`f(x_i) = w \\cdot x_i + w_0` (``d`` products and the bias:
     ``d + 1`` terms).  Why this one: if the stored data and weights put
     :math:`x_i` exactly on the hyperplane (or on the wrong side), the
-    computed :math:`y_i f(x_i)` is at most :math:`\tau_i`, whatever order
-    BLAS sums in; so :math:`y_i f(x_i) > \tau_i` *proves* that the point is
+    computed :math:`y_i f(x_i)` is at most :math:`\\tau_i`, whatever order
+    BLAS sums in; so :math:`y_i f(x_i) > \\tau_i` *proves* that the point is
     strictly on its side in exact arithmetic, and margin 0 can never read
     "strictly separated".  It scales with the data and the weights (no
     absolute threshold) and is far below any margin a teacher would draw
-    (about :math:`3.3 \cdot 10^{-16}` of :math:`|x_i| \cdot |w| + |w_0|` in two
-    dimensions).  Every verdict, trace count and certificate of linsep uses it
+    (about :math:`3.3 \\cdot 10^{-16}` of :math:`|x_i| \\cdot |w| + |w_0|` in two
+    dimensions).  The ``"separable"`` verdict of every linear estimator, the
+    hyperplanes :func:`linsep.check_separability` accepts, the Kozinec/SK
+    stopping rules and the trace's ``training_errors`` use it
     (:func:`separates`, :func:`strict_errors`); a kernel model
-    :math:`f(x) = \sum_j \beta_j k(x_j, x) + b` uses it with the kernel row
+    :math:`f(x) = \\sum_j \\beta_j k(x_j, x) + b` uses it with the kernel row
     :math:`k(x_j, x_i)` as :math:`x_i` and the dual coefficients as :math:`w`.
 
     Parameters
