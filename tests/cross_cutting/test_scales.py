@@ -229,7 +229,8 @@ def test_a_margin_far_above_the_tolerance_is_separable(name, problem, lift):
 
     X, y, w, w0 = problem
     X = X.copy()
-    X[y < 0] -= lift * w  # the −1 class moved off the line: margin lift·‖w‖² of (w, w0) at least
+    X[y > 0] += lift * w  # both classes moved off the line: margin lift·‖w‖² of (w, w0) at least
+    X[y < 0] -= lift * w
     margin = (y * (X @ w + w0)).min()
     assert margin >= 10 * side_tolerance(X, w, w0).max()
     clf = fit_quietly(name, X, y)
