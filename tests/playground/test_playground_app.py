@@ -101,7 +101,7 @@ def test_exports(lecture, tmp_path):
     assert lines[0] == "k,a0,a1,a2,b1,b2,b3,b4,e1,e2,e3,e4,J,errors" and len(lines) == 105
     assert lines[2].startswith("2,34.59") and ",28,22.6,1,1," in lines[2]
     latex = trace_latex(lecture)
-    assert latex.startswith(r"\begin{tabular}") and r"$[28, 22.6, 1, 1]$" in latex and latex.count(r"\\") == 105
+    assert latex.startswith(r"\begin{longtable}") and r"$[28, 22.6, 1, 1]$" in latex and latex.count(r"\\") == 105
     png = figure_bytes(lecture, 103, X, y, (-1, 11), (-1, 11), fmt="png")
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     svg = figure_bytes(lecture, 1, X, y, (-1, 11), (-1, 11), fmt="svg")
