@@ -145,12 +145,30 @@ class Page:
     def press(self, css_class):
         self.page.locator(f".{css_class} button").click()
 
+    def method_options(self):
+        """``[(text, disabled, title)]`` of the method menu's options, as the browser shows them."""
+        return self.page.locator(".ls-method select option").evaluate_all(
+            "options => options.map(o => [o.textContent, o.disabled, o.title])")
+
 
 @pytest.fixture
-def page(browser, playground_url):
-    """A fresh playground page (its own browser context and Bokeh session)."""
-    context = browser.new_context(viewport={"width": 1340, "height": 720}, accept_downloads=True)
+def open_page(browser, playground_url):
+    """``open_page(width, height)``: a fresh playground page in a window of that size (closed after the test)."""
+    contexts = []
+
+    def open_one(width=1340, height=720):
+        context = browser.new_context(viewport={"width": width, "height": height}, accept_downloads=True)
+        contexts.append(context)
+        return Page(context.new_page(), playground_url)
+
     try:
-        yield Page(context.new_page(), playground_url)
+        yield open_one
     finally:
-        context.close()
+        for context in contexts:
+            context.close()
+
+
+@pytest.fixture
+def page(open_page):
+    """A fresh playground page (its own browser context and Bokeh session) in a 1340 × 720 window."""
+    return open_page()

@@ -265,5 +265,8 @@ def test_docs_page_examples():
     page = Path(__file__).resolve().parents[2] / "docs" / "user_guide" / "playground.rst"
     result = doctest.testfile(str(page), module_relative=False, optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 3 and result.failed == 0
-    for image in ("playground_lecture.png", "playground_xor.png", "playground_kernel.png"):
-        assert (page.parent / "images" / image).stat().st_size > 10_000
+    static = page.parents[1] / "_static" / "playground"
+    for image in ("playground_lecture.png", "playground_xor.png", "playground_kernel.png",
+                  "playground_800x600.png", "playground_1280x800.png"):
+        assert f"../_static/playground/{image}" in page.read_text()
+        assert 10_000 < (static / image).stat().st_size < 150_000      # small enough to ship in the repository

@@ -182,7 +182,7 @@ class Playground:
 
         p = figure(width=PLOT_SIZE, height=PLOT_SIZE - 20, x_range=Range1d(*DEFAULT_RANGE), y_range=Range1d(*DEFAULT_RANGE),
                    tools="", toolbar_location="above", title="click: add a point · drag: move · "
-                   "tap it, then Backspace: delete", name="canvas", css_classes=["ls-canvas"])
+                   "tap, then Backspace: delete", name="canvas", css_classes=["ls-canvas"])
         p.xaxis.axis_label, p.yaxis.axis_label = "x1", "x2"
         # the sign of the score: -1 (red side), 0 (white: a zero model), +1 (blue side)
         mapper = LinearColorMapper(palette=["#fcd5d5", "#ffffff", "#c6dbef"], low=-1, high=1)
@@ -568,5 +568,6 @@ def make_document(doc):
     page = Playground(doc)
     doc.add_root(page.layout)
     doc.add_root(page.download)  # drawn by no glyph: a root of its own, so that the browser holds it
+    doc.add_root(page.runnable)  # likewise: the menu's greying follows its changes
     doc.title = "linsep playground"
     return page
