@@ -35,7 +35,7 @@ def playground_url():
     try:
         import bokeh  # noqa: F401
     except ImportError:
-        _missing("Bokeh is not installed (pip install 'linsep[playground]')")
+        _missing("Bokeh is not installed (in the checkout: pip install -e '.[playground]')")
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", PYTHONUNBUFFERED="1")
     proc = subprocess.Popen([sys.executable, "-m", "linsep", "playground", "--port", "0", "--no-browser"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -61,7 +61,7 @@ def browser():
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        _missing("Playwright for Python is not installed (pip install 'linsep[test]')")
+        _missing("Playwright for Python is not installed (in the checkout: pip install -e '.[test]')")
     if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
         _missing(f"{CHROMIUM} is missing (apt-get install chromium)")
     with sync_playwright() as playwright:
