@@ -210,7 +210,8 @@ def test_hkes_gives_the_same_run_twice_and_the_seed_changes_it():
 
 def test_methods_are_named_in_words_with_their_code():
     assert method_label("hk") == "Ho–Kashyap (hk)"
-    assert method_label("kernel_hkes_cv") == "kernel Ho–Kashyap with early stopping by cross-validation (kernel_hkes_cv)"
+    assert method_label("kernel_hkes_cv") == ("kernel Ho–Kashyap with early stopping by cross-validation "
+                                              "(kernel_hkes_cv)")
 
 
 def test_proof_labels_clear_their_rings():
@@ -267,6 +268,6 @@ def test_docs_page_examples():
     assert result.attempted >= 3 and result.failed == 0
     static = page.parents[1] / "_static" / "playground"
     for image in ("playground_lecture.png", "playground_xor.png", "playground_kernel.png",
-                  "playground_800x600.png", "playground_1280x800.png"):
+                  "playground_800x600.png", "playground_1280x800.png", "playground_1920x1080.png"):
         assert f"../_static/playground/{image}" in page.read_text()
         assert 10_000 < (static / image).stat().st_size < 150_000      # small enough to ship in the repository

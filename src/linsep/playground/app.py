@@ -121,8 +121,9 @@ def proof_labels(X, rows, sizes, gap=6.0):
     dict
         Columns ``dx``, ``dy`` (pixel offsets, ``dy`` down as Bokeh's
         ``y_offset``), ``align`` and ``baseline``: the label's anchor sits
-        ``size / 2 + gap`` from the point's centre, on the side facing away
-        from the points' mean, and the text extends away from the ring.
+        diagonally out from the point, away from the points' mean,
+        ``0.75 (size / 2 + gap)`` along each axis (so about ``size / 2 + gap``
+        from the centre), and the text extends further away from the ring.
     """
     X = np.asarray(X, dtype=float)
     centre = X.mean(axis=0) if len(X) else np.zeros(2)
@@ -180,9 +181,10 @@ class Playground:
         self.runnable.js_on_change("data", greying)
         self.doc.js_on_event("document_ready", greying)
 
-        p = figure(width=PLOT_SIZE, height=PLOT_SIZE - 20, x_range=Range1d(*DEFAULT_RANGE), y_range=Range1d(*DEFAULT_RANGE),
-                   tools="", toolbar_location="above", title="click: add a point · drag: move · "
-                   "tap, then Backspace: delete", name="canvas", css_classes=["ls-canvas"])
+        p = figure(width=PLOT_SIZE, height=PLOT_SIZE - 20, x_range=Range1d(*DEFAULT_RANGE),
+                   y_range=Range1d(*DEFAULT_RANGE),
+                   tools="", toolbar_location="above", title="click: add · drag: move · tap, Backspace: delete",
+                   name="canvas", css_classes=["ls-canvas"])
         p.xaxis.axis_label, p.yaxis.axis_label = "x1", "x2"
         # the sign of the score: -1 (red side), 0 (white: a zero model), +1 (blue side)
         mapper = LinearColorMapper(palette=["#fcd5d5", "#ffffff", "#c6dbef"], low=-1, high=1)
@@ -509,8 +511,7 @@ class Playground:
             p, q = cert["hull_points"]
             self.hull.data = {"x": [float(p[0]), float(q[0])], "y": [float(p[1]), float(q[1])]}
         self.message.text = (f"<span id='ls-message'>{html.escape(method_label(run.method))}: row {pos + 1} of "
-                             f"{len(run)}, "
-                             f"iteration k = {run.k(pos)}</span>")
+                             f"{len(run)}, iteration k = {run.k(pos)}</span>")
         cells = "".join(f"<tr><th>{html.escape(header)}</th><td id='ls-{html.escape(column)}'>{html.escape(text)}"
                         "</td></tr>" for column, (header, text) in run.row(pos).items())
         self.table.text = f"{_STYLE}<table class='ls-row'>{cells}</table>"
