@@ -3,7 +3,7 @@
 The CLI (``linsep fit ALGO``) and the paper's experiment build estimators only
 through this table.  Each entry names the estimator class (imported lazily, so
 the registry stays import-cycle free), the parameters that turn the class into
-the named method, and a one-line summary for ``linsep list``; :data:`_TITLES`
+the named method, and a one-line summary for ``linsep list``; ``_TITLES``
 names each method in words (:func:`classifier_titles`, what the playground's
 menu shows).
 """
