@@ -13,8 +13,10 @@ every data scale:
   ``u``.  Such a ``u`` rules out every hyperplane whose relative margin
   ``min_i Y_i W / max_i |Y_i| |W|`` exceeds ``rtol``: for a positive ``W``
   margin, ``uᵀ Y W`` would be too large to cancel;
-* a hyperplane is accepted when ``y_i (w·x_i + w_0) > 0`` and finite for every
-  sample, evaluated as the estimators' ``decision_function`` evaluates it.
+* a hyperplane is accepted when ``y_i (w·x_i + w_0) > τ_i`` and finite for every
+  sample, evaluated as the estimators' ``decision_function`` evaluates it, with
+  ``τ_i`` the rounding bound of that evaluation (:func:`side_tolerance`): a
+  point within ``τ_i`` of the hyperplane is *on* it, never strictly on its side.
 """
 
 from __future__ import annotations
@@ -153,10 +155,93 @@ def decision_scores(X, coef, intercept):
     return safe_sparse_dot(X, np.atleast_2d(coef).T, dense_output=True) + intercept
 
 
-def separates(scores, y):
-    """Whether every ``y_i · score_i`` is finite and strictly positive (``scores`` and ``y`` of shape (N,))."""
-    signed = np.asarray(y, dtype=np.float64).ravel() * np.asarray(scores, dtype=np.float64).ravel()
-    return bool(np.all(np.isfinite(signed)) and signed.min(initial=np.inf) > 0)
+def rounding_bound(n_terms, dtype=np.float64):
+    """``γ_n = n u / (1 − n u)``: the relative error bound of a sum of ``n`` rounded products.
+
+    ``u`` is the unit roundoff of ``dtype`` (``eps / 2``).  Computed in
+    floating point, in *any* order (BLAS blocking and FMA included), a dot
+    product with ``n`` terms satisfies
+    :math:`|\\mathrm{fl}(\\sum_j a_j b_j) - \\sum_j a_j b_j| \\le \\gamma_n \\sum_j |a_j b_j|`
+    (Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., §3.1,
+    eq. (3.5)).  ``inf`` when ``n u >= 1``.
+    """
+    u = float(np.finfo(dtype).eps) / 2.0
+    nu = float(n_terms) * u
+    return nu / (1.0 - nu) if nu < 1.0 else np.inf
+
+
+def side_tolerance(X, coef, intercept):
+    """Per-sample tolerance ``τ_i`` of "strictly on its side": within it of the hyperplane is *on* it.
+
+    .. math::
+
+        \\tau_i = \\gamma_{d+1} \\Bigl( \\sum_{j=1}^{d} |x_{ij}|\\,|w_j| + |w_0| \\Bigr),
+        \\qquad \\gamma_n = \\frac{n u}{1 - n u}, \\quad u = 2^{-53}\\ (\\text{float64}),
+
+    the bound of :func:`rounding_bound` on the rounding error of the computed
+    score :math:`f(x_i) = w \\cdot x_i + w_0` (``d`` products and the bias:
+    ``d + 1`` terms).  Why this one: if the stored data and weights put
+    :math:`x_i` exactly on the hyperplane (or on the wrong side), the
+    computed :math:`y_i f(x_i)` is at most :math:`\\tau_i`, whatever order
+    BLAS sums in; so :math:`y_i f(x_i) > \\tau_i` *proves* that the point is
+    strictly on its side in exact arithmetic, and margin 0 can never read
+    "strictly separated".  It scales with the data and the weights (no
+    absolute threshold) and is far below any margin a teacher would draw
+    (about :math:`3.3 \\cdot 10^{-16}` of :math:`|x_i| \\cdot |w| + |w_0|` in two
+    dimensions).  The ``"separable"`` verdict of every linear estimator, the
+    hyperplanes :func:`linsep.check_separability` accepts, the Kozinec/SK
+    stopping rules and the trace's ``training_errors`` use it
+    (:func:`separates`, :func:`strict_errors`); a kernel model
+    :math:`f(x) = \\sum_j \\beta_j k(x_j, x) + b` uses it with the kernel row
+    :math:`k(x_j, x_i)` as :math:`x_i` and the dual coefficients as :math:`w`.
+
+    Parameters
+    ----------
+    X : {ndarray, sparse matrix} of shape (N, d)
+        The samples (or kernel rows).
+    coef : ndarray of shape (d,) or (K, d)
+        The weights ``w`` (one row per binary problem).
+    intercept : float or ndarray of shape (K,)
+        The biases ``w_0``.
+
+    Returns
+    -------
+    ndarray of shape (N,) (1-D ``coef``) or (N, K)
+    """
+    from sklearn.utils.extmath import safe_sparse_dot
+
+    coef = np.asarray(coef, dtype=np.float64)
+    flat = coef.ndim == 1
+    coef = np.atleast_2d(coef)
+    absX = abs(X) if sp.issparse(X) else np.abs(np.asarray(X, dtype=np.float64))
+    with np.errstate(over="ignore", invalid="ignore"):
+        magnitude = safe_sparse_dot(absX, np.abs(coef).T, dense_output=True) + np.abs(np.asarray(intercept, dtype=np.float64))
+    tau = rounding_bound(coef.shape[1] + 1) * np.asarray(magnitude, dtype=np.float64)
+    return tau.ravel() if flat else tau
+
+
+def _signed(scores, y):
+    return np.asarray(y, dtype=np.float64).ravel() * np.asarray(scores, dtype=np.float64).ravel()
+
+
+def separates(scores, y, tolerance=0.0):
+    """Whether every ``y_i · score_i`` is finite and above ``tolerance`` (:func:`side_tolerance`; shape (N,) or scalar)."""
+    signed = _signed(scores, y)
+    tolerance = np.broadcast_to(np.asarray(tolerance, dtype=np.float64).ravel(), signed.shape)
+    return bool(np.all(np.isfinite(signed)) and np.all(signed > tolerance))
+
+
+def strict_errors(scores, y, tolerance=0.0):
+    """Training errors as every linsep verdict and trace counts them: ``y_i · score_i <= τ_i`` (or not finite).
+
+    A point on the hyperplane (within :func:`side_tolerance` of it) is an
+    error: it is not strictly on its side, whatever side ``predict`` breaks
+    the tie to.  So a model is ``"separable"`` exactly when this count is 0.
+    """
+    signed = _signed(scores, y)
+    tolerance = np.broadcast_to(np.asarray(tolerance, dtype=np.float64).ravel(), signed.shape)
+    with np.errstate(invalid="ignore"):
+        return int(np.count_nonzero(~(np.isfinite(signed) & (signed > tolerance))))
 
 
 def nonseparability_certificate(E, D=None, *, xp=None):

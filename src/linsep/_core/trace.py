@@ -42,16 +42,21 @@ always the final iterate, ``iteration[-1] == n_iter_``:
   that count passes (perceptron, LMS, kernel perceptron) record the
   weights after each pass; ``sample`` is then the last sample corrected in
   the pass.
-* Kernel Schlesinger–Kozinec with ``shrinking`` records a row per check on
-  all N points, ``iteration`` being the steps made so far.
+* Kernel Schlesinger–Kozinec records a row per step too: a traced fit runs
+  the plain steps, not the ``shrinking`` working set (whose compiled block
+  would hide them).
 * MSE (one solve) has the single row ``k = 1``.
 
 The scalar keys keep their own length (one entry per iteration, whatever
 was recorded) and end at the final iteration, so ``criterion[-1]`` belongs
 to ``iteration[-1]``.  Rules that do not otherwise count training errors
 (MSE, Widrow–Hoff, LMS, the three perceptrons, LSVM) add the scalar key
-``training_errors`` (points with ``y_i f(x_i) <= 0``) to a traced run; MSE
-adds its ``criterion`` too.
+``training_errors`` to a traced run; MSE adds its ``criterion`` too.
+``training_errors`` counts what the fitted model's verdict counts: the
+points not strictly on their side, ``y_i f(x_i) <= τ_i`` with ``τ_i`` the
+rounding bound of ``linsep._core.certificates.side_tolerance`` (a point on
+the hyperplane is an error whichever side ``predict`` breaks the tie to), and
+of ``f`` itself (a kernel SK soft margin's ``K + I/C`` aside).
 With early stopping the returned weights are those of ``best_iter_``, not
 the last row; with a pocket (Kozinec/SK on non-separable data) those of the
 best iterate met.

@@ -291,16 +291,42 @@ class TraceTable:
     def __repr__(self):
         return str(self)
 
-    def to_latex(self):
+    def kept_rows(self, first=None, every=None):
+        """Indices of the rows :meth:`to_latex` keeps: the first ``first``, every ``every``-th, the last (all if neither)."""
+        for name, value in (("first", first), ("every", every)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer))
+                                      or value < 1):
+                raise ValueError(f"{name} must be a positive integer or None, got {value!r}")
+        n = len(self._rows)
+        if first is None and every is None:
+            return list(range(n))
+        kept = set(range(min(first or 0, n))) | (set(range(0, n, every)) if every else set()) | {n - 1}
+        return sorted(kept)
+
+    def to_latex(self, *, first=None, every=None, longtable=False):
         """The table as a LaTeX ``tabular`` for slides and handouts (numbers as printed; vectors in math mode).
 
-        Needs no LaTeX package beyond the standard ones (``\\mathbf``); one
-        line per row, ``\\hline`` under the headers.
+        Needs no LaTeX package beyond the standard ones (``\\mathbf``) and,
+        with ``longtable``, the ``longtable`` package; one line per row,
+        ``\\hline`` under the headers.
+
+        Parameters
+        ----------
+        first : int or None, default=None
+            Keep the first ``first`` rows.
+        every : int or None, default=None
+            Keep every ``every``-th row (rows ``0, every, 2·every, …``).
+            With ``first`` and/or ``every`` the last row (the final iterate)
+            is always kept, and a line of ``\\vdots`` marks each gap; with
+            neither, every row is kept.
+        longtable : bool, default=False
+            A ``longtable`` (breaks across pages, headers repeated) instead of a
+            ``tabular``: for a full run too long for one page or slide.
 
         Returns
         -------
         str
-            ``\\begin{tabular}{…} … \\end{tabular}`` and a final newline.
+            ``\\begin{tabular}{…} … \\end{tabular}`` (or ``longtable``) and a final newline.
 
         Examples
         --------
@@ -322,14 +348,24 @@ class TraceTable:
                 column = "a_last"
             return _LATEX_HEADERS.get(column, text.replace("_", r"\_"))
 
+        kept = set(self.kept_rows(first, every))
         align = "".join("l" if self._rows and isinstance(self._rows[0][j], tuple) else "r"
                         for j in range(len(self.columns)))
-        lines = [r"\begin{tabular}{" + align + "}", r"\hline",
-                 " & ".join(header(c, h) for c, h in zip(self.columns, self.headers)) + r" \\", r"\hline"]
-        for row, texts in zip(self._rows, self._text_rows(ellipsis=r"\ldots")):
+        environment = "longtable" if longtable else "tabular"
+        head = [r"\hline", " & ".join(header(c, h) for c, h in zip(self.columns, self.headers)) + r" \\", r"\hline"]
+        lines = [rf"\begin{{{environment}}}{{{align}}}"] + head
+        if longtable:
+            lines += [r"\endhead"]
+        previous = -1
+        for i, (row, texts) in enumerate(zip(self._rows, self._text_rows(ellipsis=r"\ldots"))):
+            if i not in kept:
+                continue
+            if i != previous + 1:  # rows left out
+                lines.append(rf"\multicolumn{{{len(self.columns)}}}{{c}}{{$\vdots$}} \\")
+            previous = i
             cells = [f"${t}$" if isinstance(v, tuple) or t.startswith("-") else t for v, t in zip(row, texts)]
             lines.append(" & ".join(cells) + r" \\")
-        lines += [r"\hline", r"\end{tabular}"]
+        lines += [r"\hline", rf"\end{{{environment}}}"]
         return "\n".join(lines) + "\n"
 
     def to_html(self):
