@@ -63,6 +63,7 @@ test-minimum: $(BIN_MIN)/python
 DOCS_ENV = OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 MPLBACKEND=Agg
 docs: venv
 	$(BIN)/python -m pip install --quiet -e ".[docs]"
+	$(BIN)/python docs/generate_tables.py --check
 	$(DOCS_ENV) $(BIN)/sphinx-build -W --keep-going -b doctest -D plot_gallery=0 \
 		-d docs/_build/doctrees-doctest docs docs/_build/doctest
 	$(DOCS_ENV) $(BIN)/sphinx-build -W --keep-going -b html docs docs/_build/html
