@@ -42,7 +42,8 @@ def _checkout_root():
 
 
 def _git(root, *args):
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}  # a read never takes git's index lock
+    # a read never takes git's index lock; the ceiling keeps git from taking a repository above the root
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_CEILING_DIRECTORIES": str(Path(root).parent)}
     return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=GIT_TIMEOUT_S,
                           env=env, check=True).stdout.strip()
 
