@@ -141,6 +141,24 @@ def mean_validation_curve(curves):
     return per_fold, per_fold.mean(axis=0)
 
 
+def flat_grid(best_errors, n_val):
+    """Whether the grid's best errors all lie within one standard error: ``(spread, standard_error, flat)``.
+
+    ``best_errors``: the mean validation error at its own :math:`\\hat k` of each ``C`` (of one binary
+    problem: ``cv_results_["best_validation_error"]``); ``n_val``: the validation rows of all folds together
+    (with sample weights their sum).  The spread is :math:`\\max_C - \\min_C`; the standard error that of an
+    error rate :math:`p` (the least one, at least one row's share, at most 1/2) on ``n_val`` rows,
+    :math:`\\sqrt{p (1 - p) / n_\\mathrm{val}}`, as ``early_exit``'s.  ``flat``: spread at most one standard
+    error — where rows outnumber features by far, every ``C`` of the grid is weak and the search cannot tell
+    them apart: one penalised fit would do.
+    """
+    best_errors = np.asarray(best_errors, dtype=float)
+    spread = float(best_errors.max() - best_errors.min())
+    p = min(max(float(best_errors.min()), 1.0 / n_val), 0.5)
+    standard_error = float(np.sqrt(p * (1.0 - p) / n_val))
+    return spread, standard_error, spread <= standard_error
+
+
 class _CrossValidatedStopping:
     """What the linear and the kernel estimator share: folds, one HK run per fold, :math:`\\hat k`, the verdict, storage.
 
@@ -297,6 +315,8 @@ class _CrossValidatedStopping:
             X_solve = self._solver_input(X, fit)
             fit.surfaces = [self._surface(fit, X_solve, targets[:, c]) for c in range(targets.shape[1])]
             fit.shared_C = self._choose_C(fit.surfaces)
+            if self.verbose and len(self._C_grid()) > 1:
+                self._report_flat_grid(fit)
         return super()._fit_problems(X, y, fit, extra_targets=extra_targets, **fit_params)
 
     def _surface(self, fit, X, y):
@@ -307,6 +327,23 @@ class _CrossValidatedStopping:
         best_iters = np.array([int(np.argmin(mean)) + 1 for _, mean in curves])  # argmin: the first minimiser
         best_errors = np.array([mean[k - 1] for (_, mean), k in zip(curves, best_iters)])
         return runs_per_C, curves, best_iters, best_errors
+
+    def _report_flat_grid(self, fit):
+        """``verbose``: say where every ``C`` of the grid reaches the same error within one standard error."""
+        n_val = sum(_validation_size(fit, f) for f in range(len(fit.folds)))
+        # per one-vs-rest problem; the grid is flat where it is flat for every problem
+        verdicts = [flat_grid(surface[3], n_val) for surface in fit.surfaces]
+        spread, standard_error, _ = max(verdicts, key=lambda v: v[0] - v[1])
+        flat = all(v[2] for v in verdicts)
+        name = type(self).__name__
+        if flat:
+            print(f"[{name}] the best validation errors of all {len(self._C_grid())} values of C lie within "
+                  f"{spread:.2g} of each other, less than one standard error ({standard_error:.2g} on "
+                  f"{n_val:g} validation rows): the search cannot tell them apart here, and one fit with a "
+                  f"fixed C (Cs=None, C={self._C_grid()[fit.shared_C]}) would do", flush=True)
+        else:
+            print(f"[{name}] the best validation errors over C spread {spread:.2g}, above one standard error "
+                  f"({standard_error:.2g} on {n_val:g} validation rows)", flush=True)
 
     def _choose_C(self, surfaces):
         """Index in the grid of the ``C`` shared by the problems: least sum of their errors at their own :math:`\\hat k`."""

@@ -515,3 +515,30 @@ def test_large_float32_data_run_on_views_without_copying_X():
     # a formed Y (float64) alone would be twice X.nbytes, and each fold's Y[train] 1.6 times more; the views
     # allocate O(N) vectors (margins, errors, folds' indices) and the Gram matrices
     assert peak < 0.75 * X.nbytes, peak / X.nbytes
+
+
+# ------------------------------------------------------------------ a grid that cannot tell its values of C apart
+
+def test_flat_grid_compares_the_spread_of_the_best_errors_with_one_standard_error():
+    from linsep.estimators.ho_kashyap_cv import flat_grid
+
+    spread, se, flat = flat_grid([0.10, 0.102, 0.101], 10_000)
+    assert spread == pytest.approx(0.002) and se == pytest.approx(np.sqrt(0.1 * 0.9 / 10_000)) and flat
+    assert flat_grid([0.10, 0.102, 0.101], 1_000)[2]  # one standard error 0.0095
+    assert not flat_grid([0.10, 0.15], 1_000)[2]
+    assert flat_grid([0.0, 0.0], 50)[1] == pytest.approx(np.sqrt(0.02 * 0.98 / 50))  # a best of 0: one row's share
+
+
+def test_verbose_says_when_one_fixed_C_would_do(capsys):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(6000, 3))
+    y = np.where(X @ [1.0, -1.0, 0.5] + rng.normal(size=6000) > 0, 1, -1)
+    clf = HoKashyapClassifierCV(Cs=4, random_state=0, verbose=2).fit(X, y)
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("[HoKashyapClassifierCV] the best validation errors of all 4 values of C lie within ")
+    assert f"C={clf.C_}) would do" in last
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(200, 10, n_informative=4, n_classes=3, random_state=0)  # few rows, 3 problems
+    HoKashyapClassifierCV(Cs=4, random_state=0, verbose=2).fit(X, y)
+    assert "above one standard error" in capsys.readouterr().out.splitlines()[-1]
