@@ -8,11 +8,13 @@
     a running best (one scan of each run's curve): ``early_exit`` should cost no more than the full search at
     any ``n``.
 
-``python benchmarks/bench_hkes_cv_early_exit.py --choice [--seeds 20] [--grid 7]``
+``python benchmarks/bench_hkes_cv_early_exit.py --choice [--seeds 20] [--grid 7] [--patience 100]``
     What ``early_exit=2.0`` changes against ``early_exit=None``, per data law (:data:`LAWS`) over ``--seeds``
     draws, each fitted on 300 rows and tested on the others: the draws where the chosen ``C`` differs, where
     ``(C, k̂)`` differs, the mean test error (%) of each and the largest paired difference, and the runs
-    ``early_exit`` cut short (share of the (C, fold) runs whose iterations differ).
+    ``early_exit`` cut short (share of the (C, fold) runs whose iterations differ).  ``--patience``: the
+    estimators' ``n_iter_no_change`` (``early_exit`` acts only through the patience: a run that the
+    Ho–Kashyap rule stops before its patience runs out is never cut).
 """
 
 from __future__ import annotations
@@ -78,8 +80,9 @@ def timings(Cs_values, repeat):
     print(f"load {os.getloadavg()[0]:.2f}")
 
 
-def choice(n_seeds, grid):
-    print(f"Cs = {grid}, cv = 5, {N_TRAIN} training rows, {n_seeds} seeds per law; early_exit=2.0 against None")
+def choice(n_seeds, grid, patience):
+    print(f"Cs = {grid}, cv = 5, n_iter_no_change = {patience}, {N_TRAIN} training rows, {n_seeds} seeds per law; "
+          f"early_exit=2.0 against None")
     print(f"{'law':<42} {'C differs':>9} {'(C,k̂) differs':>14} {'err 2.0 %':>9} {'err None %':>10} "
           f"{'max |diff| pt':>13} {'runs cut %':>10}")
     for name, law in LAWS.items():
@@ -87,8 +90,8 @@ def choice(n_seeds, grid):
         errors, cut = {2.0: [], None: []}, []
         for seed in range(n_seeds):
             X, y = law(seed)
-            fits = {e: HoKashyapClassifierCV(Cs=grid, early_exit=e, random_state=seed).fit(X[:N_TRAIN], y[:N_TRAIN])
-                    for e in (2.0, None)}
+            fits = {e: HoKashyapClassifierCV(Cs=grid, early_exit=e, n_iter_no_change=patience, random_state=seed)
+                    .fit(X[:N_TRAIN], y[:N_TRAIN]) for e in (2.0, None)}
             for e, clf in fits.items():
                 errors[e].append(100 * (1 - clf.score(X[N_TRAIN:], y[N_TRAIN:])))
             a, b = fits[2.0], fits[None]
@@ -107,9 +110,10 @@ def main(argv=None):
     parser.add_argument("--choice", action="store_true")
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--grid", type=int, default=7)
+    parser.add_argument("--patience", type=int, default=100)
     args = parser.parse_args(argv)
     if args.choice:
-        choice(args.seeds, args.grid)
+        choice(args.seeds, args.grid, args.patience)
     else:
         timings(args.Cs, args.repeat)
 

@@ -665,7 +665,9 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         gram = None if fit.fold_grams is None else fit.fold_grams[f]
         # With a refit only the folds' validation curves are read: their inexact W-steps (wide X) are not
         # re-solved in full at the end (hundreds of CG iterations per run); the average of refit=False is.
-        plan = {"polish": False} if self.refit else None
+        plan = {"polish": False} if self.refit else {}
+        if fit.views:
+            plan["singular"] = "eigh"  # a singular system without C: no dense copy of Y for its SVD
         s = fit.row_weight
         if s is not None:
             params = dict(fit.hk_options, max_iter=self.max_iter, C=C, n_iter_no_change=self.n_iter_no_change,
@@ -688,7 +690,7 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
             return weighted_ho_kashyap(fit.X, y, None, fit.row_weight, params, trace=trace)
         Y = SignedDesign(fit.X, y) if fit.views else fit.Y
         return ho_kashyap(Y, max_iter=max_iter, C=C, record_history=bool(self.record_history), gram=fit.full_gram,
-                          trace=trace, **fit.hk_options)
+                          trace=trace, _plan={"singular": "eigh"} if fit.views else None, **fit.hk_options)
 
     def _average(self, fit, runs, y):
         weights = np.mean([np.asarray(r.weights, dtype=float) for r in runs], axis=0)

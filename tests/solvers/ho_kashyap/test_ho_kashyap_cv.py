@@ -542,3 +542,20 @@ def test_verbose_says_when_one_fixed_C_would_do(capsys):
     X, y = make_classification(200, 10, n_informative=4, n_classes=3, random_state=0)  # few rows, 3 problems
     HoKashyapClassifierCV(Cs=4, random_state=0, verbose=2).fit(X, y)
     assert "above one standard error" in capsys.readouterr().out.splitlines()[-1]
+
+
+def test_views_factor_a_singular_system_without_C_from_its_gram_matrix():
+    # a column that is the sum of two others: YᵀY is singular, and without C the minimum-norm W-steps of the
+    # formed Y come from its QR and SVD (a dense copy), those of the views from the eigenvectors of YᵀY
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(300, 4))
+    X = np.c_[X, X[:, 0] + X[:, 1]]
+    y = np.where(X[:, :4] @ rng.normal(size=4) + rng.normal(size=300) > 0, 1, 0)
+    formed, views = _views_and_formed(X, y, Cs=[None])
+    assert views.best_iter_ == formed.best_iter_
+    np.testing.assert_array_equal(views.cv_results_["fold_n_iter"], formed.cv_results_["fold_n_iter"])
+    # the eigenvalues square the singular values: the minimum-norm solutions agree to eps cond(YᵀY), the
+    # columns' condition about 10² here (the null direction is cut on both paths)
+    np.testing.assert_allclose(views.coef_, formed.coef_, rtol=1e-8, atol=1e-8 * np.abs(formed.coef_).max())
+    w = views.coef_[0]
+    assert abs(w[0] + w[1] - w[4]) < 1e-8 * np.abs(w).max()  # minimum norm: orthogonal to the null (1, 1, 0, 0, -1)
