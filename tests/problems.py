@@ -127,3 +127,15 @@ def calls_of(*functions):
         yield list(codes.values())
     finally:
         sys.setprofile(previous)
+
+
+def traced_peak(call):
+    """The peak of the Python-traced allocations (NumPy's included) while ``call()`` runs, in bytes."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        call()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()

@@ -14,7 +14,7 @@ from linsep import (HoKashyapClassifier, HoKashyapClassifierCV, KernelHoKashyapC
 from linsep._core.signed_design import sign_normalized
 from linsep.estimators.ho_kashyap_cv import (default_C_grid, early_exit_reference, penalty_order, run_best_error,
                                              stratified_folds)
-from problems import calls_of
+from problems import calls_of, traced_peak
 
 # the references stopped at k̂ report their spent budget; that is the point of them
 REFERENCE_AT_BUDGET = pytest.mark.filterwarnings("ignore:.*HoKashyapClassifier reached max_iter")
@@ -495,8 +495,6 @@ def test_float32_data_give_a_float32_model_of_the_same_choice():
 
 
 def test_large_float32_data_run_on_views_without_copying_X():
-    import tracemalloc
-
     from linsep.estimators.ho_kashyap_cv import VIEW_MIN_ENTRIES
 
     rng = np.random.default_rng(0)
@@ -505,12 +503,7 @@ def test_large_float32_data_run_on_views_without_copying_X():
     y = (X[:, :5].sum(axis=1) + rng.standard_normal(n, dtype=np.float32) > 0).astype(int)
     clf = HoKashyapClassifierCV(Cs=[None, 1.0], n_iter_no_change=3, max_iter=20, random_state=0)
     HoKashyapClassifierCV(Cs=[None, 1.0], max_iter=50, random_state=0).fit(X[:500], y[:500])  # compile first
-    tracemalloc.start()
-    try:
-        clf.fit(X, y)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    peak = traced_peak(lambda: clf.fit(X, y))
     assert clf.coef_.dtype == np.float32
     # a formed Y (float64) alone would be twice X.nbytes, and each fold's Y[train] 1.6 times more; the views
     # allocate O(N) vectors (margins, errors, folds' indices) and the Gram matrices
