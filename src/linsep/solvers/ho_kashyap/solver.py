@@ -256,7 +256,9 @@ def ho_kashyap(
         (``None``: the module's own; tests pass wrappers that observe them, ``iterate_compiled``), and
         ``polish`` (default ``True``; ``False``: the weights of a run with inexact W-steps are returned as
         the iterations left them, not re-solved to :math:`\\tau`, for a cross-validation fold of which only
-        the validation curve is read).  The path that ran is recorded in
+        the validation curve is read), ``singular`` (``"eigh"``: a singular system without ``C`` is factored
+        from its Gram matrix, ``linsep._core.linalg.LeastSquaresFactor``'s ``singular``, instead of the QR and
+        SVD of a dense float64 copy of ``Y``; in-memory designs only).  The path that ran is recorded in
         ``extra["plan"]``.
     _first_weights : ndarray of shape (p,) or None
         Private: :math:`W_1` already solved to :math:`\\tau` on the iterative path, with the first W-steps of
@@ -396,7 +398,7 @@ def ho_kashyap(
     max_iter = int(max_iter)
     plan = {"driver": "auto", "by_columns_max_entries": BY_COLUMNS_MAX_ENTRIES, "segment_steps": SEGMENT_STEPS,
             "threads": None, "pivot_tol": None, "cg_forcing": None, "segment": None, "blas_limit": None,
-            "polish": True, **(_plan or {})}
+            "polish": True, "singular": None, **(_plan or {})}
     if plan["driver"] not in DRIVERS:
         raise ValueError(f"_plan['driver'] must be one of {DRIVERS}, got {plan['driver']!r}")
     design = as_design(Y, plan["by_columns_max_entries"])
@@ -419,7 +421,10 @@ def ho_kashyap(
     # hence other validation scores.  Without validation rows only Y W matters until the end, and the faster
     # preconditioned solves are mapped to the minimum norm once (_finish).
     records_validation = Y_val is not None
-    factor = design.least_squares_solver(ridge, gram=gram, minimum_norm=records_validation)
+    # _plan["singular"] = "eigh" (an in-memory design): a singular system without C is factored from its Gram
+    # matrix, never from a dense copy of Y (HoKashyapClassifierCV's runs on views of large X)
+    singular = {"singular": "eigh"} if plan["singular"] == "eigh" else {}
+    factor = design.least_squares_solver(ridge, gram=gram, minimum_norm=records_validation, **singular)
     if isinstance(factor, IterativeLeastSquares) and update == "margin" and loss == "squared":
         # W_k = (YᵀY + CĨ)⁻¹Yᵀ(B_k + offset) for a fixed system: inexact solves inside the iteration,
         # the returned weights re-solved in full (_polished)
