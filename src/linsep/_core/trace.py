@@ -104,7 +104,8 @@ UPDATES = "updates"
 TRACE_BUDGET_BYTES = 64 * 2**20
 """Largest size of the trace keys of one binary problem (every other row dropped beyond it)."""
 
-TRACE_KEYS = ("iteration", "weights", "dual_coef", "intercept", "margin_vector", "error_vector", "sample", "pass")
+TRACE_KEYS = ("iteration", "weights", "dual_coef", "intercept", "margin_vector", "error_vector", "sample", "pass",
+              "returned")
 """The keys a :class:`TraceRecorder` adds to ``history_``, in table order."""
 
 RECORD_HISTORY_CONSTRAINT = ["boolean", Interval(Integral, 0, None, closed="left"), StrOptions({UPDATES})]
@@ -167,6 +168,7 @@ class TraceRecorder:
         self.per_update = bool(per_update)
         self._updates = 0
         self._skipped_update = None
+        self._returned = None
 
     def record_update(self, **values):
         """Record the row of the next update, numbered ``1, 2, …`` (the start is row 0, :meth:`record`).
@@ -203,6 +205,17 @@ class TraceRecorder:
         self._rows.append((int(k), size, row))
         self._nbytes += size
 
+    def record_returned(self, k, **values):
+        """Add the row of the returned model when it is not the final iterate (the trace then ends with it).
+
+        Early stopping returns iterate ``k̂`` (``best_iter_``), a pocket the
+        best iterate met: ``k`` is that iterate's number and ``values`` the
+        returned model's vectors (the same keys as every other row).  The row
+        escapes the stride and the budget's thinning and is marked in the
+        ``returned`` key of :meth:`as_dict`.
+        """
+        self._returned = (int(k), {name: np.array(value, dtype=float, copy=True) for name, value in values.items()})
+
     def _thin(self):
         # Every other recorded iterate goes; rows off the old stride (a final row) go too.
         self.stride *= 2
@@ -223,17 +236,20 @@ class TraceRecorder:
             self.record(k, final=True, **values)
         if not self._rows:
             return {}
-        out = {"iteration": np.array([r[0] for r in self._rows], dtype=np.int64)}
-        for name in list(self._rows[0][2]):
-            out[name] = np.stack([r[2][name] for r in self._rows])
+        rows = self._rows if self._returned is None else [*self._rows, (self._returned[0], 0, self._returned[1])]
+        out = {"iteration": np.array([r[0] for r in rows], dtype=np.int64)}
+        for name in list(rows[0][2]):
+            out[name] = np.stack([r[2][name] for r in rows])
             if consume:
-                for r in self._rows:
+                for r in rows:
                     del r[2][name]
+        if self._returned is not None:
+            out["returned"] = np.arange(len(rows)) == len(rows) - 1
         for name in ("sample", "pass"):
             if name in out:
                 out[name] = out[name].astype(np.int64)
         if consume:
-            self._rows, self._nbytes, self._first = [], 0, None
+            self._rows, self._nbytes, self._first, self._returned = [], 0, None, None
         return out
 
     def merge_into(self, history):

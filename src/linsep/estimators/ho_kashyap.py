@@ -348,7 +348,8 @@ def _warn_unregularised(results, fit, classes, n_features):
         if curve is None or result.best_iter is None or total <= 0:
             return
         share = weights[y_val == positive].sum() / total
-        wrong = history.get("training_errors")
+        wrong = result.extra.get("fitted_errors")  # a traced fit's training_errors count the held-out rows too
+        wrong = history.get("training_errors") if wrong is None else wrong
         training = np.nan if wrong is None else float(np.asarray(wrong)[result.best_iter - 1]) / fit.n_fitted
         measured.append((float(np.asarray(curve)[result.best_iter - 1]), float(min(share, 1.0 - share)), training))
     if not measured:
