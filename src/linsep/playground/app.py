@@ -396,7 +396,7 @@ class Playground:
             p, q = cert["hull_points"]
             self.hull.data = {"x": [float(p[0]), float(q[0])], "y": [float(p[1]), float(q[1])]}
         self.message.text = (f"<span id='ls-message'>{html.escape(run.method)}: row {pos + 1} of {len(run)}, "
-                             f"iteration k = {run.k(pos)}</span>")
+                             f"iteration k = {run.k(pos)}{', the returned model' if run.returned(pos) else ''}</span>")
         cells = "".join(f"<tr><th>{html.escape(header)}</th><td id='ls-{html.escape(column)}'>{html.escape(text)}"
                         "</td></tr>" for column, (header, text) in run.row(pos).items())
         self.table.text = f"{_STYLE}<table class='ls-row'>{cells}</table>"
