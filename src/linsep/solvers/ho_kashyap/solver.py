@@ -124,6 +124,7 @@ from linsep._core.signed_design import signed_design
 from linsep._core.threads import serial_blas_for
 from linsep.designs.memory import BY_COLUMNS_MAX_ENTRIES, as_design
 from linsep.designs.weights import WeightedValidation
+from linsep._core.certificates import signed_errors
 from linsep.solvers.ho_kashyap.compiled import SEGMENT_STEPS, HKRun, iterate_compiled
 from linsep.solvers.ho_kashyap.params import HKParams
 
@@ -613,18 +614,29 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
     state = design.hk_pass(W, B, D, **pass_options)
     J = criterion(state, W)
     early_stopping = Y_val is not None
-    history = {"criterion": [J], "training_errors": [state.wrong]}
+    history = {"criterion": [J], "training_errors": None}
     best_W, best_iter = None, 0
     last_improvement = 0  # the last iterate that improved the validation error (patience)
     patience = patience_code(n_iter_no_change)
     # A traced run counts the errors on every row given to fit, the held-out ones too (unweighted), as the
-    # returned model's predictions are counted; the fitted rows' own counts are kept for the estimator.
+    # returned model's predictions are counted; the fitted rows' own counts are kept for the estimator.  On data
+    # in memory it counts them as the verdict does, y_i f(x_i) <= τ_i (signed_errors: one more product a
+    # pass, traced runs only; the pass's own count, of <= 0, is the untraced runs').
     count_all = trace is not None and early_stopping
-    fitted_errors = [state.wrong] if count_all else None
+    strict = trace is not None and hasattr(design, "Y")
+    held_out = Y_val.design if isinstance(Y_val, WeightedValidation) else Y_val
+    strict = strict and (held_out is None or hasattr(held_out, "Y"))
+
+    def fitted_wrong(state, W):
+        return signed_errors(design.Y, W) if strict else state.wrong
 
     def all_rows_errors(state, W):
-        held_out = Y_val.design if isinstance(Y_val, WeightedValidation) else None
-        return state.wrong + (held_out.count_nonpositive(W)[0] if held_out is not None else int(state.val_errors))
+        if strict:
+            return fitted_wrong(state, W) + signed_errors(held_out.Y, W)
+        return state.wrong + (held_out.count_nonpositive(W)[0] if held_out is not Y_val else int(state.val_errors))
+
+    fitted_errors = [fitted_wrong(state, W)] if count_all else None
+    history["training_errors"] = [fitted_wrong(state, W)]
 
     if early_stopping:
         n_val = Y_val.shape[0]
@@ -688,12 +700,12 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
             factor.forcing = 0.0  # the descent broke: the inexact solves' error grows (_INEXACT_RISE_RTOL)
 
         history["criterion"].append(J)
-        history["training_errors"].append(all_rows_errors(state, W) if count_all else state.wrong)
+        history["training_errors"].append(all_rows_errors(state, W) if count_all else fitted_wrong(state, W))
         if early_stopping:
             error = state.val_errors / n_val
             history["validation_error"].append(error)
             if count_all:
-                fitted_errors.append(state.wrong)
+                fitted_errors.append(fitted_wrong(state, W))
             if rules.validation_improved(error, history["validation_error"][best_iter], validation_reference,
                                          validation_tol):
                 last_improvement = k
