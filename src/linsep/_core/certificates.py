@@ -249,8 +249,8 @@ def signed_errors(Y, W, signed=None):
 
     ``Y = diag(y) [X, 1]`` (an array, a sparse matrix, or a
     ``linsep._core.signed_design`` view of ``X``), ``W = [w, w_0]`` (bias
-    last): row ``i`` is an error when :math:`(Y W)_i \le \tau_i`,
-    :math:`\tau_i = \gamma_{d+1} |Y_i| \cdot |W|` (:math:`|Y_i| = [|x_i|, 1]`),
+    last): row ``i`` is an error when :math:`(Y W)_i \\le \\tau_i`,
+    :math:`\\tau_i = \\gamma_{d+1} |Y_i| \\cdot |W|` (:math:`|Y_i| = [|x_i|, 1]`),
     the :func:`side_tolerance` of the score :math:`y_i f(x_i)`.  ``signed``:
     ``Y W`` when the caller has it already.
     """

@@ -30,10 +30,13 @@ key                shape            meaning
 ``sample``         (n_rec,) int     index of the sample the step that produced
                                     the row corrected (−1: none or several)
 ``pass``           (n_rec,) int     update-level traces: the pass of each update
+``returned``       (n_rec,) bool    only when the model is an earlier iterate
+                                    (below): ``True`` on the last row
 =================  ===============  ==============================================
 
-Iteration numbers follow each solver's ``n_iter_``, so the last row is
-always the final iterate, ``iteration[-1] == n_iter_``:
+The last row is always the fitted model.  Iteration numbers follow each
+solver's ``n_iter_``, so the last row of the iterations is the final
+iterate, ``iteration[~returned][-1] == n_iter_``:
 
 * Ho–Kashyap family (and kernel HK): the lecture's numbering, ``k = 1`` is
   the starting point ``a(1), b(1)``; rows ``1 … n_iter_``.
@@ -47,19 +50,28 @@ always the final iterate, ``iteration[-1] == n_iter_``:
   would hide them).
 * MSE (one solve) has the single row ``k = 1``.
 
+When the model is not the final iterate (early stopping returns iterate
+``k̂ = best_iter_``; Kozinec/SK on non-separable data the pocket, the
+iterate of fewest training errors met), the solver adds it with
+:meth:`TraceRecorder.record_returned`: one more row, after the final
+iterate's, numbered with the returned iterate's ``k`` and marked in
+``returned`` (``n_iter_`` unchanged).
+
 The scalar keys keep their own length (one entry per iteration, whatever
 was recorded) and end at the final iteration, so ``criterion[-1]`` belongs
-to ``iteration[-1]``.  Rules that do not otherwise count training errors
+to the final iterate (a returned row takes the entries of its ``k``).
+Rules that do not otherwise count training errors
 (MSE, Widrow–Hoff, LMS, the three perceptrons, LSVM) add the scalar key
 ``training_errors`` to a traced run; MSE adds its ``criterion`` too.
-``training_errors`` counts what the fitted model's verdict counts: the
+``training_errors`` counts what the fitted model's verdict counts, on every
+row given to ``fit`` (early stopping's held-out rows too, unweighted): the
 points not strictly on their side, ``y_i f(x_i) <= τ_i`` with ``τ_i`` the
 rounding bound of ``linsep._core.certificates.side_tolerance`` (a point on
-the hyperplane is an error whichever side ``predict`` breaks the tie to), and
-of ``f`` itself (a kernel SK soft margin's ``K + I/C`` aside).
-With early stopping the returned weights are those of ``best_iter_``, not
-the last row; with a pocket (Kozinec/SK on non-separable data) those of the
-best iterate met.
+the hyperplane is an error whichever side ``predict`` breaks the tie to;
+``signed_errors``, ``sample_errors``), and of ``f`` itself (a kernel SK soft
+margin's ``K + I/C`` aside).  So the last row's count is the model's.  The
+kernel perceptron's count is of ``<= 0`` (its scores are kept incrementally,
+without the kernel rows a bound needs).
 
 Update-level traces
 -------------------

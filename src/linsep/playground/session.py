@@ -330,6 +330,8 @@ class Run:
                 text = vector_text(value)
             elif isinstance(value, (int, np.integer)):
                 text = str(int(value))
+            elif isinstance(value, str):  # the note of a returned row
+                text = value
             else:
                 text = _number(value)
             texts[column] = (header, text)
