@@ -614,7 +614,7 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
     state = design.hk_pass(W, B, D, **pass_options)
     J = criterion(state, W)
     early_stopping = Y_val is not None
-    history = {"criterion": [J], "training_errors": None}
+    history = {"criterion": [J]}
     best_W, best_iter = None, 0
     last_improvement = 0  # the last iterate that improved the validation error (patience)
     patience = patience_code(n_iter_no_change)
@@ -627,23 +627,25 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
     held_out = Y_val.design if isinstance(Y_val, WeightedValidation) else Y_val
     strict = strict and (held_out is None or hasattr(held_out, "Y"))
 
-    def fitted_wrong(state, W):
-        return signed_errors(design.Y, W) if strict else state.wrong
-
-    def all_rows_errors(state, W):
+    def count_errors(state, W):
+        """Append the iterate's training errors (and, counting all rows, those on the fitted rows alone)."""
+        fitted = signed_errors(design.Y, W) if strict else state.wrong
+        if not count_all:
+            history["training_errors"].append(fitted)
+            return
         if strict:
-            return fitted_wrong(state, W) + signed_errors(held_out.Y, W)
-        return state.wrong + (held_out.count_nonpositive(W)[0] if held_out is not Y_val else int(state.val_errors))
+            held = signed_errors(held_out.Y, W)
+        else:
+            held = held_out.count_nonpositive(W)[0] if held_out is not Y_val else int(state.val_errors)
+        fitted_errors.append(fitted)
+        history["training_errors"].append(fitted + held)
 
-    fitted_errors = [fitted_wrong(state, W)] if count_all else None
-    history["training_errors"] = [fitted_wrong(state, W)]
-
+    history["training_errors"], fitted_errors = [], [] if count_all else None
+    count_errors(state, W)
     if early_stopping:
         n_val = Y_val.shape[0]
         history["validation_error"] = [state.val_errors / n_val]
         best_W = W
-        if count_all:
-            history["training_errors"] = [all_rows_errors(state, W)]
     best_B = B
     best_E = design.host(state.E) if count_all else None
 
@@ -700,12 +702,10 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
             factor.forcing = 0.0  # the descent broke: the inexact solves' error grows (_INEXACT_RISE_RTOL)
 
         history["criterion"].append(J)
-        history["training_errors"].append(all_rows_errors(state, W) if count_all else fitted_wrong(state, W))
+        count_errors(state, W)
         if early_stopping:
             error = state.val_errors / n_val
             history["validation_error"].append(error)
-            if count_all:
-                fitted_errors.append(fitted_wrong(state, W))
             if rules.validation_improved(error, history["validation_error"][best_iter], validation_reference,
                                          validation_tol):
                 last_improvement = k
