@@ -11,7 +11,7 @@
                  [--positive LABEL] [--class LABEL] [--steps K] [--every N] [--digits D] [--plot OUT.png]
                  [--animate OUT.gif|OUT.mp4] [--frames N]
     linsep list
-    linsep playground [--port N] [--host 127.0.0.1] [--no-browser]   (needs linsep[playground])
+    linsep playground [--port N] [--host 127.0.0.1] [--no-browser]   (the playground extra: pip install -e '.[playground]')
     linsep warm-up [--bench] [--threads/--no-threads] [--no-progress] [--clean]
     linsep --version
 
@@ -472,7 +472,7 @@ def build_parser():
                        help="10 splits, all nine data sets, LinearSVC instead of the slow libsvm SVC")
     bench.add_argument("--jobs", type=int, default=1, metavar="J", help="parallel workers (-1: all cores)")
     bench.add_argument("--scheduler", metavar="ADDRESS",
-                       help="run the splits on the Dask cluster at ADDRESS (needs linsep[dask])")
+                       help="run the splits on the Dask cluster at ADDRESS (needs the dask extra)")
     bench.add_argument("--out", default="results", metavar="DIR", help="output folder (default: results)")
     bench.add_argument("--seed", type=int, default=0, help="seed of the splits (default 0)")
     bench.add_argument("--test", choices=("ttest", "wilcoxon"), default="ttest",
@@ -539,7 +539,7 @@ def build_parser():
     lst.set_defaults(func=_cmd_list)
 
     play = sub.add_parser("playground", help="points, methods and their iterations in a local web page "
-                          "(linsep[playground])")
+                          "(the playground extra)")
     play.add_argument("--port", type=int, default=5006, help="port to serve on (0: a free one; default 5006)")
     play.add_argument("--host", default="127.0.0.1", help="loopback address to serve on (default 127.0.0.1)")
     play.add_argument("--no-browser", dest="browser", action="store_false", help="do not open a web browser")

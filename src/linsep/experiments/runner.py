@@ -178,7 +178,7 @@ def dask_backend(address):
         import joblib
         from distributed import Client
     except ImportError:
-        raise ValueError("--scheduler needs Dask: pip install 'linsep[dask]'") from None
+        raise ValueError("--scheduler needs Dask: pip install -e '.[dask]' in linsep's checkout") from None
     try:
         client = Client(address, timeout=_connect_timeout(), set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:

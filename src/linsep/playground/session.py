@@ -19,8 +19,9 @@ from linsep._core.certificates import side_tolerance
 from linsep.inspection import get_trace, trace_table
 from linsep.kernels import kernel_matrix, resolve_gamma
 
-__all__ = ["Preset", "PRESETS", "PARAMETERS", "method_parameters", "accepts_start", "parse_value",
-           "parse_vector", "fit_run", "Run", "points_csv"]
+__all__ = ["Preset", "PRESETS", "PARAMETERS", "DEFAULT_SEED", "method_parameters", "method_label", "accepts_start",
+           "is_randomised", "why_not_runnable", "runnable_methods", "parse_value", "parse_vector", "fit_run", "Run",
+           "points_csv"]
 
 # The parameters the page offers, in display order, with their labels.  A
 # method shows those of them it has (constructor or ``fit`` argument).
@@ -36,7 +37,10 @@ PARAMETERS = {
     "degree": "degree",
     "coef0": "coef0",
     "shuffle": "shuffle",
+    "random_state": "seed (random_state)",
 }
+DEFAULT_SEED = 0
+"""The seed a playground fit uses when none is typed: the same button gives the same run."""
 CHOICES = {"schedule": ["constant", "inverse"], "kernel": ["linear", "poly", "rbf", "sigmoid"],
            "shuffle": ["True", "False"]}
 KERNEL_PARAMETERS = ("kernel", "gamma", "degree", "coef0")
@@ -129,6 +133,8 @@ def method_parameters(method):
 
     ``margin`` is a constructor parameter of the perceptrons and a ``fit``
     argument of MSE, Widrow–Hoff and LMS (default ``None``: all ones).
+    ``random_state`` is offered for the methods that draw random numbers
+    (:func:`is_randomised`), with the page's default :data:`DEFAULT_SEED`.
 
     Parameters
     ----------
@@ -144,11 +150,79 @@ def method_parameters(method):
     params = estimator.get_params()
     shown = {}
     for name in PARAMETERS:
+        if name == "random_state" and not is_randomised(method):
+            continue  # a seed that draws nothing (HK without early stopping) is not offered
         if name in params:
             shown[name] = params[name]
         elif name in fit_args:
             shown[name] = None
     return shown
+
+
+def method_label(method):
+    """The method's name in words with its registry code, as the page shows it: ``"Ho–Kashyap (hk)"``."""
+    from linsep.estimators.registry import classifier_titles
+
+    return f"{classifier_titles()[method]} ({method})"
+
+
+def is_randomised(method):
+    """Whether a fit of ``method`` draws random numbers: a held-out validation split, CV folds, or shuffling.
+
+    These are the methods whose ``random_state`` changes the run (HK
+    without early stopping has the parameter but never uses it).
+    """
+    params = linsep.make_classifier(method).get_params()
+    if "random_state" not in params:
+        return False
+    return bool(params.get("early_stopping") or "cv" in params or params.get("shuffle"))
+
+
+def why_not_runnable(method, X, y):
+    """Why ``method`` cannot fit the points ``(X, y)``, or ``None`` when it can.
+
+    Decided by the estimator's own rules, not a copy of them: the folds of a
+    cross-validated method (:func:`linsep.estimators.cv_folds.stratified_folds`
+    with its ``cv``) and the held-out split of early stopping (the estimator's
+    ``_held_out_rows`` with its ``validation_fraction``).  Points of a single
+    class, or none, are not judged here: the page asks for both classes when a
+    fit starts.
+
+    Parameters
+    ----------
+    method : str
+        A name of :func:`linsep.available_classifiers`.
+    X : array-like of shape (N, 2)
+        The points.
+    y : array-like of shape (N,)
+        Their classes.
+
+    Returns
+    -------
+    str or None
+        The estimator's own error message, e.g. ``"cv=5 folds need at least
+        5 samples, got 4"``.
+    """
+    from linsep.estimators.cv_folds import stratified_folds
+
+    y = np.asarray(y).ravel()
+    estimator = linsep.make_classifier(method)
+    params = estimator.get_params()
+    try:
+        if isinstance(params.get("cv", None), (int, np.integer)) or ("cv" in params and params["cv"] is None):
+            stratified_folds(y, 5 if params["cv"] is None else int(params["cv"]), DEFAULT_SEED)
+        elif params.get("early_stopping") and len(np.unique(y)) >= 2:
+            estimator.classes_ = np.unique(y)  # what _validate_fit sets before the split
+            estimator.random_state = DEFAULT_SEED
+            estimator._held_out_rows(y)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def runnable_methods(X, y):
+    """``{name: reason}`` for every registered method: ``""`` where it can fit ``(X, y)``, else why not."""
+    return {name: why_not_runnable(name, X, y) or "" for name in linsep.available_classifiers()}
 
 
 def accepts_start(method):
@@ -224,6 +298,13 @@ def fit_run(X, y, method, params=None, start=None):
     Returns
     -------
     Run
+
+    Notes
+    -----
+    A method with a ``random_state`` is fitted with ``random_state``
+    :data:`DEFAULT_SEED` unless ``params`` gives one, so the same points and
+    settings always give the same run (its validation split, folds or sample
+    order).
     """
     X = np.asarray(X, dtype=float).reshape(-1, 2)
     y = np.asarray(y, dtype=int).ravel()
@@ -232,13 +313,17 @@ def fit_run(X, y, method, params=None, start=None):
     shown = method_parameters(method)
     constructor, fit_kwargs = {"record_history": True}, {}
     estimator = linsep.make_classifier(method)
+    if "random_state" in estimator.get_params():
+        constructor["random_state"] = DEFAULT_SEED
     for name, value in (params or {}).items():
         if name not in shown:
             continue
         value = parse_value(value) if isinstance(value, str) else value
         if value is None:
             continue
-        if name in ("max_iter", "degree"):
+        if name == "random_state" and (isinstance(value, str) or value < 0 or value != int(value)):
+            raise ValueError(f"the seed must be a whole number ≥ 0, not {value!r}")
+        if name in ("max_iter", "degree", "random_state"):
             value = int(value)
         if name in estimator.get_params():
             constructor[name] = value
