@@ -100,8 +100,11 @@ class HoKashyapClassifier(BaseLinearSeparator):
     margin_vector_ : ndarray or list
         Final margin vector :math:`B`.
     history_ : dict or list of dict
-        ``criterion``, ``training_errors`` and (early stopping)
-        ``validation_error`` per iteration; only when recorded.
+        ``criterion``, ``training_errors`` (on every row given to ``fit``,
+        the held-out ones included) and (early stopping)
+        ``validation_error`` per iteration; only when recorded.  With early
+        stopping the trace ends with the returned iterate :math:`\\hat k`
+        (:ref:`trace-format`).
     best_iter_ : int or ndarray
         Early stopping: :math:`\\hat k`, the iterate whose weights were kept
         (``history_["validation_error"][best_iter_ - 1]`` is its validation error).
