@@ -70,11 +70,26 @@ def test_every_method_runs_on_a_projected_ida_set(method):
         grid = run.grid(i, (-3, 3), (-3, 3), size=20)
         assert grid.shape == (20, 20) and np.isfinite(grid).all()
         assert set(run.row(i)) >= {"k"}
-    # the last row is the returned model, except where a fit returns an earlier iterate: early stopping's k̂,
-    # the iterate of fewest errors at max_iter
-    if not hasattr(run.estimator, "best_iter_") and run.status != linsep.MAX_ITER:
-        assert np.allclose(run.decision(len(run) - 1, X), run.estimator.decision_function(X), atol=1e-8)
+    # the last row is the returned model, also where it is an earlier iterate (early stopping's k̂, the pocket)
+    assert np.allclose(run.decision(len(run) - 1, X), run.estimator.decision_function(X), atol=1e-8)
     run.certificate_text()
+
+
+@pytest.mark.parametrize("method", ["kozinec", "hkes"])
+def test_the_last_step_is_the_returned_model(method):
+    # thyroid: Kozinec's hulls touch (it returns its pocket), HKES keeps k̂ (the default seed) before its final iterate
+    X, y = preset_points("thyroid")
+    run = fit_run(X, y, method)
+    estimator, last = run.estimator, len(run) - 1
+    assert run.returned(last) and not any(run.returned(i) for i in range(last))
+    w, w0 = run.weights(last)
+    np.testing.assert_allclose(np.r_[w, w0], np.r_[estimator.coef_.ravel(), estimator.intercept_], rtol=1e-12)
+    # the ringed points are the model's training errors, the last row's count
+    assert len(run.misclassified(last)) == run.records[last]["training_errors"]
+    assert len(run.misclassified(last)) == np.count_nonzero(estimator.predict(X) != y)
+    assert run.row(last)["note"][1].startswith("returned")
+    assert f"k = {estimator.n_iter_}" in run.verdict()  # the verdict's k: the final iterate, not the returned one
+    assert "returned" in trace_csv(run).splitlines()[-1]
 
 
 def test_parameters_and_starting_weights():

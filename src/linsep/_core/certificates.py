@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from linsep._core.signed_design import summed_duplicates
+from linsep._core.signed_design import signed_scores, summed_duplicates
 
 CERTIFICATE_RTOL = 1e-9
 """Largest per-column relative residual of a proof accepted by :func:`linsep.check_separability`."""
@@ -191,7 +191,7 @@ def side_tolerance(X, coef, intercept):
     dimensions).  The ``"separable"`` verdict of every linear estimator, the
     hyperplanes :func:`linsep.check_separability` accepts, the Kozinec/SK
     stopping rules and the trace's ``training_errors`` use it
-    (:func:`separates`, :func:`strict_errors`); a kernel model
+    (:func:`separates`, :func:`strict_errors`, :func:`signed_errors`); a kernel model
     :math:`f(x) = \\sum_j \\beta_j k(x_j, x) + b` uses it with the kernel row
     :math:`k(x_j, x_i)` as :math:`x_i` and the dual coefficients as :math:`w`.
 
@@ -242,6 +242,39 @@ def strict_errors(scores, y, tolerance=0.0):
     tolerance = np.broadcast_to(np.asarray(tolerance, dtype=np.float64).ravel(), signed.shape)
     with np.errstate(invalid="ignore"):
         return int(np.count_nonzero(~(np.isfinite(signed) & (signed > tolerance))))
+
+
+def signed_errors(Y, W, signed=None):
+    """:func:`strict_errors` of augmented weights on a sign-normalised design: the count a trace records.
+
+    ``Y = diag(y) [X, 1]`` (an array, a sparse matrix, or a
+    ``linsep._core.signed_design`` view of ``X``), ``W = [w, w_0]`` (bias
+    last): row ``i`` is an error when :math:`(Y W)_i \\le \\tau_i`,
+    :math:`\\tau_i = \\gamma_{d+1} |Y_i| \\cdot |W|` (:math:`|Y_i| = [|x_i|, 1]`),
+    the :func:`side_tolerance` of the score :math:`y_i f(x_i)`.  ``signed``:
+    ``Y W`` when the caller has it already.
+    """
+    from sklearn.utils.extmath import safe_sparse_dot
+
+    W = np.asarray(W, dtype=np.float64).ravel()
+    if signed is None:
+        signed = Y @ W
+    X = getattr(Y, "X", None)
+    if X is not None:  # a view of X: |Y_i| = [|x_i|, 1], its rows (if a subset) picked
+        rows = getattr(Y, "rows", None)
+        X = X if rows is None else X[rows]
+        magnitude = safe_sparse_dot(abs(X) if sp.issparse(X) else np.abs(X), np.abs(W[:-1])) + abs(W[-1])
+    else:
+        magnitude = safe_sparse_dot(abs(Y) if sp.issparse(Y) else np.abs(np.asarray(Y)), np.abs(W))
+    tolerance = rounding_bound(W.shape[0]) * np.asarray(magnitude, dtype=np.float64).ravel()
+    return strict_errors(np.asarray(signed, dtype=np.float64).ravel(), 1.0, tolerance)
+
+
+def sample_errors(X, y, W):
+    """:func:`signed_errors` of ``W = [w, w_0]`` on samples ``X`` with labels ``y`` (±1), ``Y`` never formed."""
+    W = np.asarray(W, dtype=np.float64).ravel()
+    with np.errstate(over="ignore", invalid="ignore"):
+        return strict_errors(signed_scores(X, y, W), 1.0, side_tolerance(X, W[:-1], W[-1]))
 
 
 def nonseparability_certificate(E, D=None, *, xp=None):

@@ -511,7 +511,8 @@ class Playground:
             p, q = cert["hull_points"]
             self.hull.data = {"x": [float(p[0]), float(q[0])], "y": [float(p[1]), float(q[1])]}
         self.message.text = (f"<span id='ls-message'>{html.escape(method_label(run.method))}: row {pos + 1} of "
-                             f"{len(run)}, iteration k = {run.k(pos)}</span>")
+                             f"{len(run)}, iteration k = {run.k(pos)}"
+                             f"{', the returned model' if run.returned(pos) else ''}</span>")
         cells = "".join(f"<tr><th>{html.escape(header)}</th><td id='ls-{html.escape(column)}'>{html.escape(text)}"
                         "</td></tr>" for column, (header, text) in run.row(pos).items())
         self.table.text = f"{_STYLE}<table class='ls-row'>{cells}</table>"

@@ -45,7 +45,7 @@ def trace_csv(run):
             if column in widths:
                 row += [f"{v:.12g}" for v in (value or (float("nan"),) * widths[column])]
             else:
-                row.append("" if value is None else value if isinstance(value, (int, np.integer)) else f"{value:.12g}")
+                row.append("" if value is None else value if isinstance(value, (int, np.integer, str)) else f"{value:.12g}")
         writer.writerow(row)
     return out.getvalue()
 
@@ -109,7 +109,8 @@ def draw_frame(ax, run, pos, X, y, xlim, ylim, certificate=True):
                 ax.plot(*clipped_line(w, w0, 0.0, xlim, ylim), "k-", lw=1.5, label=hyperplane_text(w, w0))
         wrong = run.misclassified(pos)
         ax.scatter(X[wrong, 0], X[wrong, 1], s=260, facecolors="none", edgecolors="#ff7f0e", lw=2, zorder=3)
-        ax.set_title(f"{run.method}: k = {run.k(pos)}" + (f" — {run.verdict()}" if pos == len(run) - 1 else ""),
+        ax.set_title(f"{run.method}: k = {run.k(pos)}" + (" (returned)" if run.returned(pos) else "")
+                     + (f" — {run.verdict()}" if pos == len(run) - 1 else ""),
                      fontsize=9)
         cert = run.certificate() if certificate and pos == len(run) - 1 else None
         if cert and cert["kind"] == "hyperplane":

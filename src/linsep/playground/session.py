@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import linsep
+from linsep._core.certificates import side_tolerance
 from linsep.inspection import get_trace, trace_table
 from linsep.kernels import kernel_matrix, resolve_gamma
 
@@ -414,18 +415,38 @@ class Run:
                 text = vector_text(value)
             elif isinstance(value, (int, np.integer)):
                 text = str(int(value))
+            elif isinstance(value, str):  # the note of a returned row
+                text = value
             else:
                 text = _number(value)
             texts[column] = (header, text)
         return texts
 
+    def returned(self, i):
+        """Whether row ``i`` is the trace's returned row: the model is an earlier iterate (early stopping, a pocket)."""
+        returned = self.trace.get("returned")
+        return returned is not None and bool(returned[i])
+
     def misclassified(self, i):
-        """Indices of the points on the wrong side (or on the boundary) at row ``i``."""
-        return np.flatnonzero(self.y * self.decision(i, self.X) <= 0)
+        """Indices of the points not strictly on their side at row ``i``, as the trace's errors count them.
+
+        A point within the rounding bound ``τ_i`` of the hyperplane
+        (``linsep._core.certificates.side_tolerance``) is on it, and ringed.
+        """
+        points = np.asarray(self.X, dtype=float)
+        if self.kernel:
+            K = kernel_matrix(points, self.estimator.X_fit_, **self._kernel_args)
+            tolerance = side_tolerance(K, self.trace["dual_coef"][i], self.trace["intercept"][i])
+        else:
+            tolerance = side_tolerance(points, *self.weights(i))
+        signed = self.y * self.decision(i, points)
+        with np.errstate(invalid="ignore"):
+            return np.flatnonzero(~(np.isfinite(signed) & (signed > tolerance)))
 
     def verdict(self):
-        """One line: the verdict and the iteration it was reached at."""
-        status, k = self.status, self.k(len(self) - 1)
+        """One line: the verdict and the iteration it was reached at (the final iterate, not a returned row)."""
+        last = len(self) - 1
+        status, k = self.status, self.k(last - 1 if self.returned(last) else last)
         words = {
             linsep.SEPARABLE: f"separable at k = {k}: every point strictly on its side",
             linsep.NOT_SEPARABLE: f"not separable (k = {k}): the proof u below",
@@ -436,6 +457,8 @@ class Run:
         best = getattr(self.estimator, "best_iter_", None)
         if best is not None:
             text += f"; early stopping returns the iterate k̂ = {int(np.ravel(best)[0])}"
+        elif self.returned(last):
+            text += f"; returns the pocket, the iterate k = {self.k(last)} of fewest training errors"
         return text
 
     def certificate(self):

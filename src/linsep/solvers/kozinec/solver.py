@@ -201,6 +201,13 @@ def _record_and_check(hist, rule, margin, upper_bound, errors, epsilon, tol, flo
     return _stopped(rule, margin, upper_bound, epsilon, tol, floor)
 
 
+def _record_touch(hist, upper_bound, errors):
+    """The scalar traces of the final iterate of touching hulls: no margin, ``‖w‖`` (at rounding level), its errors."""
+    hist["margin"].append(0.0)
+    hist["margin_upper_bound"].append(upper_bound)
+    hist["training_errors"].append(errors)
+
+
 def _augmented(X, y, rule, C, epsilon, tol, max_iter, record_history, trace=None):
     # ω = Σ α_i ξ_i is kept through p_i = ⟨ω, ξ_i⟩ and ‖ω‖², updated with one
     # column of G_ij = ⟨ξ_i, ξ_j⟩ = y_i y_j (⟨x_i, x_j⟩ + 1) (+ δ_ij / C) per step.
@@ -229,6 +236,8 @@ def _augmented(X, y, rule, C, epsilon, tol, max_iter, record_history, trace=None
             trace.record(n_iter, weights=omega_of(alpha), sample=corrected)
         if norm2 <= _TOUCH_RTOL * scale:  # the origin is in the hull, to rounding
             status, certificate, errors = NOT_SEPARABLE, alpha.copy(), X.shape[0] + 1
+            if record_history:  # the scalar traces end at the final iterate, as its row does
+                _record_touch(hist, np.sqrt(max(norm2, 0.0)), int(np.count_nonzero(p <= gamma * scale)))
             break
         norm = np.sqrt(norm2)
         k = int(np.argmin(p))
@@ -243,7 +252,7 @@ def _augmented(X, y, rule, C, epsilon, tol, max_iter, record_history, trace=None
         if n_iter == max_iter:
             break
         if pocket is None or errors < pocket[0]:  # see kernel_schlesinger_kozinec
-            pocket = (errors, alpha.copy(), margin, upper_bound)
+            pocket = (errors, alpha.copy(), margin, upper_bound, n_iter, corrected)
         g = y * (y[k] * (cache.column(k) + 1.0))  # G[:, k]
         g[k] += shift
         scale = max(scale, g[k])
@@ -260,7 +269,9 @@ def _augmented(X, y, rule, C, epsilon, tol, max_iter, record_history, trace=None
     if trace is not None:
         trace.record(n_iter, final=True, weights=omega_of(alpha), sample=corrected)
     if status in (MAX_ITER, NOT_SEPARABLE) and pocket is not None and pocket[0] < errors:
-        _, alpha, margin, upper_bound = pocket
+        _, alpha, margin, upper_bound, k_pocket, sample = pocket
+        if trace is not None:  # the trace ends with the returned iterate
+            trace.record_returned(k_pocket, weights=omega_of(alpha), sample=sample)
     omega = omega_of(alpha)
     history = {key: np.asarray(v) for key, v in hist.items()} if record_history else None
     if trace is not None:
@@ -674,6 +685,11 @@ def _kernel_sk_plain(column, y, positive, shift, rule, epsilon, tol, max_iter, r
         # norm2 is a difference of O(scale) numbers: below ~100 ulps it is noise.
         if norm2 <= _TOUCH_RTOL * scale:
             status, errors = NOT_SEPARABLE, len(y) + 1
+            if record_history:  # the scalar traces end at the final iterate, as its row does
+                m = np.where(positive, f1 - f2 + (B - Cr), f2 - f1 + (A - Cr))
+                m -= shift * beta * np.where(positive, shrink[True], shrink[False])
+                tau = gamma * (2.0 * scale + 0.5 * abs(B - A))  # margin_floor · ‖w‖, finite at ‖w‖ = 0
+                _record_touch(hist, 0.5 * np.sqrt(max(norm2, 0.0)), int(np.count_nonzero(m - 0.5 * norm2 <= tau)))
             break
         norm = np.sqrt(norm2)
         floor = margin_floor(gamma, scale, A, B, norm)
@@ -698,7 +714,7 @@ def _kernel_sk_plain(column, y, positive, shift, rule, epsilon, tol, max_iter, r
             # if the rule is never met (non-separable data); snapshots only on a
             # strict decrease, so at most N of them.
             pocket = (errors, beta * np.where(positive, shrink[True], shrink[False]), A, B,
-                      margin, upper_bound)
+                      margin, upper_bound, first_iter + n_iter, stepped)
         cls = bool(positive[t])
         stepped = t
         if mdm:
@@ -752,7 +768,9 @@ def _kernel_sk_plain(column, y, positive, shift, rule, epsilon, tol, max_iter, r
     alpha = beta * np.where(positive, shrink[True], shrink[False])
     certificate = alpha if status == NOT_SEPARABLE else None
     if status in (MAX_ITER, NOT_SEPARABLE) and pocket is not None and pocket[0] < errors:
-        _, alpha, A, B, margin, upper_bound = pocket
+        _, alpha, A, B, margin, upper_bound, k_pocket, sample = pocket
+        if trace is not None:  # the trace ends with the returned iterate
+            trace.record_returned(k_pocket, sample=sample, intercept=0.5 * (B - A), dual_coef=alpha * sign)
     history = {key: np.asarray(v) for key, v in hist.items()} if record_history else None
     if trace is not None:
         history = trace.merge_into(history)
