@@ -176,9 +176,11 @@ def side_tolerance(X, coef, intercept):
     .. math::
 
         \\tau_i = \\gamma_{d+1} \\Bigl( \\sum_{j=1}^{d} |x_{ij}|\\,|w_j| + |w_0| \\Bigr),
-        \\qquad \\gamma_n = \\frac{n u}{1 - n u}, \\quad u = 2^{-53}\\ (\\text{float64}),
+        \\qquad \\gamma_n = \\frac{n u}{1 - n u},
 
-    the bound of :func:`rounding_bound` on the rounding error of the computed
+    with :math:`u` the unit roundoff of the precision the score is computed in
+    (:math:`2^{-53}`; :math:`2^{-24}` when the data and the weights are both
+    float32, as a float32 model's ``decision_function`` computes it): the bound of :func:`rounding_bound` on the rounding error of the computed
     score :math:`f(x_i) = w \\cdot x_i + w_0` (``d`` products and the bias:
     ``d + 1`` terms).  Why this one: if the stored data and weights put
     :math:`x_i` exactly on the hyperplane (or on the wrong side), the
@@ -208,16 +210,39 @@ def side_tolerance(X, coef, intercept):
     -------
     ndarray of shape (N,) (1-D ``coef``) or (N, K)
     """
-    from sklearn.utils.extmath import safe_sparse_dot
-
+    work = _score_dtype(X, coef)
     coef = np.asarray(coef, dtype=np.float64)
     flat = coef.ndim == 1
     coef = np.atleast_2d(coef)
-    absX = abs(X) if sp.issparse(X) else np.abs(np.asarray(X, dtype=np.float64))
     with np.errstate(over="ignore", invalid="ignore"):
-        magnitude = safe_sparse_dot(absX, np.abs(coef).T, dense_output=True) + np.abs(np.asarray(intercept, dtype=np.float64))
-    tau = rounding_bound(coef.shape[1] + 1) * np.asarray(magnitude, dtype=np.float64)
+        magnitude = _absolute_products(X, np.abs(coef).T) + np.abs(np.asarray(intercept, dtype=np.float64))
+    tau = rounding_bound(coef.shape[1] + 1, work) * magnitude
     return tau.ravel() if flat else tau
+
+
+# Entries of |X| taken at a time by _absolute_products: its float64 work block stays near 2 MiB, so the
+# tolerance of a large fit's verdict costs no copy of X.
+_ABS_BLOCK_ENTRIES = 1 << 18
+
+
+def _absolute_products(X, A):
+    """``|X| A`` in float64, shape (N, K), for ``A >= 0`` of shape (d, K); dense ``X`` by blocks of rows."""
+    from sklearn.utils.extmath import safe_sparse_dot
+
+    if sp.issparse(X):
+        return np.asarray(safe_sparse_dot(abs(X), A, dense_output=True), dtype=np.float64)
+    X = np.asarray(X)
+    out = np.empty((X.shape[0], A.shape[1]))
+    step = max(1, _ABS_BLOCK_ENTRIES // max(1, X.shape[1]))
+    for start in range(0, X.shape[0], step):
+        block = np.array(X[start:start + step], dtype=np.float64)
+        out[start:start + step] = np.abs(block, out=block) @ A
+    return out
+
+
+def _score_dtype(X, coef):
+    """The precision a score ``X w`` is computed in: float32 only when the data and the weights both are."""
+    return np.result_type(getattr(X, "dtype", np.float64), np.asarray(coef).dtype, np.float32)
 
 
 def _signed(scores, y):
@@ -254,8 +279,7 @@ def signed_errors(Y, W, signed=None):
     the :func:`side_tolerance` of the score :math:`y_i f(x_i)`.  ``signed``:
     ``Y W`` when the caller has it already.
     """
-    from sklearn.utils.extmath import safe_sparse_dot
-
+    work = _score_dtype(getattr(Y, "X", Y), W)
     W = np.asarray(W, dtype=np.float64).ravel()
     if signed is None:
         signed = Y @ W
@@ -263,10 +287,10 @@ def signed_errors(Y, W, signed=None):
     if X is not None:  # a view of X: |Y_i| = [|x_i|, 1], its rows (if a subset) picked
         rows = getattr(Y, "rows", None)
         X = X if rows is None else X[rows]
-        magnitude = safe_sparse_dot(abs(X) if sp.issparse(X) else np.abs(X), np.abs(W[:-1])) + abs(W[-1])
+        magnitude = _absolute_products(X, np.abs(W[:-1])[:, None])[:, 0] + abs(W[-1])
     else:
-        magnitude = safe_sparse_dot(abs(Y) if sp.issparse(Y) else np.abs(np.asarray(Y)), np.abs(W))
-    tolerance = rounding_bound(W.shape[0]) * np.asarray(magnitude, dtype=np.float64).ravel()
+        magnitude = _absolute_products(Y, np.abs(W)[:, None])[:, 0]
+    tolerance = rounding_bound(W.shape[0], work) * magnitude
     return strict_errors(np.asarray(signed, dtype=np.float64).ravel(), 1.0, tolerance)
 
 
