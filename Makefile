@@ -55,7 +55,9 @@ test-minimum: $(BIN_MIN)/python
 
 # Documentation site (Sphinx + numpydoc + sphinx-gallery) into docs/_build/html, offline.
 # -W: any warning (a broken docstring, a dangling reference, a failed numpydoc
-# check) fails the build; --keep-going lists them all first.  First every
+# check) fails the build; --keep-going lists them all first.  First
+# docs/generate_tables.py --check: the reproduction's tables are those of the run
+# recorded in docs/results/quick (regenerate them with the script).  Then every
 # ">>>" example of the user guide and the docstrings runs (-b doctest; the
 # gallery is not run twice: plot_gallery=0 there), then the HTML build runs the
 # gallery, then docs/check_site.py checks that no page loads anything from
@@ -63,6 +65,7 @@ test-minimum: $(BIN_MIN)/python
 DOCS_ENV = OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 MPLBACKEND=Agg
 docs: venv
 	$(BIN)/python -m pip install --quiet -e ".[docs]"
+	$(BIN)/python docs/generate_tables.py --check
 	$(DOCS_ENV) $(BIN)/sphinx-build -W --keep-going -b doctest -D plot_gallery=0 \
 		-d docs/_build/doctrees-doctest docs docs/_build/doctest
 	$(DOCS_ENV) $(BIN)/sphinx-build -W --keep-going -b html docs docs/_build/html

@@ -20,7 +20,7 @@ untimed fit on 500 rows of the same data precedes the rounds, for every method a
 
 The default (quick) run takes about a minute on two shared cores.  ``--full`` is the issue's size
 (15 000 × ~9 000, ~0.6 M non-zeros); there ``hkes`` alone takes several seconds at K = 4 and half a minute
-at K = 8 (one-vs-rest: one HK problem per class; measured times in ``docs/user_guide/performance.md``), and
+at K = 8 (one-vs-rest: one HK problem per class; measured times in ``docs/performance_notes.md``), and
 ``hkes_cv_c`` over a minute: run it with ``--topics 4 --rounds 1`` or leave it out (``--methods``).  ``hkes`` warns at fit on these wide problems
 (``d + 1`` close to the fitted rows: early stopping does not regularise); the warnings are counted, not shown.
 """

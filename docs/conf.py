@@ -39,7 +39,8 @@ extensions = [
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "auto_examples/*.ipynb", "auto_examples/*.py", "auto_examples/*.zip",
+# user_guide/generated: tables written by generate_tables.py, included by the pages (not pages themselves)
+exclude_patterns = ["_build", "user_guide/generated", "results", "auto_examples/*.ipynb", "auto_examples/*.py", "auto_examples/*.zip",
                     "auto_examples/*.json", "auto_examples/*.md5", "auto_examples/*.pickle"]
 templates_path = ["_templates"]
 # The Markdown pages (design.md) use GitHub-style fenced code and pipe tables.
@@ -82,7 +83,9 @@ def _bundled_mathjax():
     return static
 
 
-html_static_path = [str(_bundled_mathjax())]
+html_static_path = [str(_bundled_mathjax()), str(DOCS / "_static")]
+# linsep.css: wide result tables scroll inside their own box instead of wrapping their cells
+html_css_files = ["linsep.css"]
 mathjax_path = "mathjax/tex-chtml.js"
 
 # -- autodoc / autosummary / numpydoc ---------------------------------------

@@ -399,7 +399,9 @@ def test_citation_file_cites_this_version():
 
     cff = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
     assert cff["cff-version"] == "1.2.0" and cff["type"] == "software" and cff["title"] == "linsep"
-    assert str(cff["version"]) == linsep.__version__ and cff["license"] == "BSD-3-Clause"
+    # the declared release: linsep.__version__ adds the commit in a checkout (0.1.0+g<commit>[.dirty])
+    assert str(cff["version"]) == linsep._version.BASE_VERSION == linsep.__version__.split("+")[0]
+    assert cff["license"] == "BSD-3-Clause"
     assert cff["message"] and cff["authors"] == [{"name": "The linsep developers"}]
     assert "date-released" not in cff  # 0.1.0 is unreleased (docs/changelog.rst)
     references = {ref["title"]: ref for ref in cff["references"]}

@@ -19,7 +19,15 @@ from linsep.estimators import KernelHoKashyapClassifier, KernelHoKashyapClassifi
 from linsep.estimators import KernelSchlesingerKozinecClassifier, KozinecClassifier, SchlesingerKozinecClassifier
 from linsep.persistence import load, save
 from linsep.separability import SeparabilityResult, check_separability
-from linsep._version import __version__
+from linsep._version import version as _package_version
+
+
+def __getattr__(name):
+    # PEP 562: the version names the git commit in a checkout (linsep._version), computed on first use
+    if name == "__version__":
+        return _package_version()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "BatchPerceptronClassifier",

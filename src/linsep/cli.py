@@ -11,7 +11,7 @@
                  [--positive LABEL] [--class LABEL] [--steps K] [--every N] [--digits D] [--plot OUT.png]
                  [--animate OUT.gif|OUT.mp4] [--frames N]
     linsep list
-    linsep playground [--port N] [--host 127.0.0.1] [--no-browser]   (needs linsep[playground])
+    linsep playground [--port N] [--host 127.0.0.1] [--no-browser]   (the playground extra: pip install -e '.[playground]')
     linsep warm-up [--bench] [--threads/--no-threads] [--no-progress] [--clean]
     linsep --version
 
@@ -55,7 +55,7 @@ from pathlib import Path
 import numpy as np
 
 from linsep import inspection, separability
-from linsep._version import __version__
+from linsep._version import version
 from linsep.estimators.registry import available_classifiers, make_classifier
 from linsep.datasets import DataFileError, read_data_file
 from linsep.experiments import run_benchmark
@@ -230,6 +230,24 @@ def _numbers(text, option):
     return values
 
 
+def default_positive_label(y):
+    """The class ``linsep trace`` takes as positive (+1) without ``--positive``: the label ``1`` if present, else the first.
+
+    ``1`` is the positive class of ``{-1, 1}`` and ``{0, 1}`` labels and the
+    lecture's class 1 (its worked examples label the classes 1 and 2 and take
+    class 1 as :math:`\\omega_1`, the positive side); without a label ``1``,
+    the first label in sorted order.
+    """
+    labels = np.unique(y)
+    for label in labels:
+        try:
+            if float(label) == 1.0:
+                return label
+        except (TypeError, ValueError):
+            break
+    return labels[0]
+
+
 def _cmd_trace(args):
     """Fit with a trace and print the lecture-style table of its iterations."""
     params = dict(_parse_param(p) for p in args.param)
@@ -244,11 +262,15 @@ def _cmd_trace(args):
     X, y = read_data(args.data, **_data_options(args))
     labels = y  # the user's labels: the plot's legend shows them, whatever the fit saw
     animate_path = _animation_file(args.animate) if args.animate else None
+    positive = None
     if args.positive is not None:  # the lecture's class 1 as +1, whatever the label order
         try:
             positive = inspection.resolve_label(y, args.positive)
         except ValueError as exc:
             raise CLIError(f"--positive: {exc} ({args.data})") from None
+    elif np.unique(y).size == 2:
+        positive = default_positive_label(y)
+    if positive is not None:
         if "pos_label" in estimator.get_params():  # the estimator runs (and traces) with it as +1
             estimator.set_params(pos_label=positive)
         else:
@@ -295,8 +317,14 @@ def _cmd_trace(args):
         print(f"… {len(table) - len(shown)} more rows; the last:\n{last}")
     n_iter, status = np.ravel(estimator.n_iter_)[problem], getattr(estimator, "status_", None)
     status = f", status {np.ravel(status)[problem]}" if status is not None else ""
-    print(f"{args.algorithm}: n_iter_ = {n_iter}{status}"
+    # an update-level trace numbers its rows by update, n_iter_ counts passes: say both
+    counted = (f"{n_iter} passes, {int(table.to_records()[-1]['k'])} updates (k counts updates)"
+               if "pass" in table.columns else f"{n_iter}")
+    print(f"{args.algorithm}: n_iter_ = {counted}{status}"
           + (f" (class {classes[problem]!r} against the rest)" if len(classes) > 2 else ""))
+    if positive is not None:
+        print(f"positive class (+1): {positive}" + ("" if args.positive is not None else
+                                                   " (the default; --positive LABEL picks another)"))
     for w in {first_line(w.message) for w in caught}:
         print(f"warning: {w}", file=sys.stderr)
     if plot_path is not None:
@@ -427,10 +455,21 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+class _VersionAction(argparse.Action):
+    """``--version``: the version is asked for only when the flag is given (in a checkout it runs git)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        sys.stdout.write(f"linsep {version()}\n")
+        parser.exit()
+
+
 def build_parser():
     parser = _Parser(prog="linsep", description="Classical linear-discriminant learners.")
-    parser.add_argument("--version", action="version", version=f"linsep {__version__}",
-                        help="print linsep's version and exit")
+    parser.add_argument("--version", action=_VersionAction, help="print linsep's version (with the git commit "
+                        "when run from a checkout) and exit")
     sub = parser.add_subparsers(dest="command", required=True)
 
     bench = sub.add_parser("bench", help="reproduce Lauer & Bloch (2006), Tables 1-3 and Figures 1-2")
@@ -444,7 +483,7 @@ def build_parser():
                        help="10 splits, all nine data sets, LinearSVC instead of the slow libsvm SVC")
     bench.add_argument("--jobs", type=int, default=1, metavar="J", help="parallel workers (-1: all cores)")
     bench.add_argument("--scheduler", metavar="ADDRESS",
-                       help="run the splits on the Dask cluster at ADDRESS (needs linsep[dask])")
+                       help="run the splits on the Dask cluster at ADDRESS (needs the dask extra)")
     bench.add_argument("--out", default="results", metavar="DIR", help="output folder (default: results)")
     bench.add_argument("--seed", type=int, default=0, help="seed of the splits (default 0)")
     bench.add_argument("--test", choices=("ttest", "wilcoxon"), default="ttest",
@@ -487,7 +526,10 @@ def build_parser():
     trace.add_argument("--b0", metavar="VALUE",
                        help="starting margin b0 (Ho-Kashyap family), or the margin vector b (mse, widrow_hoff, "
                             "lms: one number or one per sample, comma-separated)")
-    trace.add_argument("--positive", metavar="LABEL", help="the label taken as the positive class (+1)")
+    trace.add_argument("--positive", metavar="LABEL",
+                       help="the label taken as the positive class (+1); default: the label 1 if the data have "
+                            "one (the lecture's class 1; +1 of -1/+1 labels), else the first label; the output "
+                            "says which")
     trace.add_argument("--class", dest="one_vs_rest", metavar="LABEL",
                        help="more than two classes: the one-vs-rest problem of this class (default: the first)")
     trace.add_argument("--steps", type=int, metavar="K", help="print only the first K rows (and the last)")
@@ -508,7 +550,7 @@ def build_parser():
     lst.set_defaults(func=_cmd_list)
 
     play = sub.add_parser("playground", help="points, methods and their iterations in a local web page "
-                          "(linsep[playground])")
+                          "(the playground extra)")
     play.add_argument("--port", type=int, default=5006, help="port to serve on (0: a free one; default 5006)")
     play.add_argument("--host", default="127.0.0.1", help="loopback address to serve on (default 127.0.0.1)")
     play.add_argument("--no-browser", dest="browser", action="store_false", help="do not open a web browser")

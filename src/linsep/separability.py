@@ -53,6 +53,7 @@ from linsep._core.certificates import (
     design_proof_residuals,
     proof_residuals,
     separates,
+    side_tolerance,
 )
 from linsep._core.signed_design import column_shifts, scale_columns, sign_normalized, unscale_coef
 from linsep._core.result import NOT_SEPARABLE, SEPARABLE, UNDECIDED
@@ -203,7 +204,8 @@ def _hyperplane(X, y, shifts, W):
         return None
     with np.errstate(over="ignore", invalid="ignore"):
         scores = np.asarray(decision_scores(X, coef, W[-1])).ravel()
-    if not separates(scores, y):
+        tolerance = side_tolerance(X, coef, W[-1])
+    if not separates(scores, y, tolerance):
         return None
     norm = _norm(coef)
     with np.errstate(over="ignore"):

@@ -437,3 +437,18 @@ def test_pivoted_cholesky_bound_and_nystrom_identity(tol):
     np.testing.assert_allclose(F @ F.T, K[:, P] @ np.linalg.solve(K[np.ix_(P, P)], K[P]), atol=1e-8)
     if tol == 0.3:
         assert len(P) < 60  # truncated
+
+
+def test_singular_eigh_gives_the_minimum_norm_solution_from_the_gram_matrix_alone():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 4))
+    Y = np.c_[X, X[:, 0] - 2 * X[:, 2], np.ones(200)]  # rank 5 of 6 columns
+    r = rng.normal(size=200)
+    expected = np.linalg.lstsq(Y, r, rcond=None)[0]  # the minimum-norm least-squares solution
+    factor = LeastSquaresFactor(Y, gram=Y.T @ Y, singular="eigh")
+    assert (factor.method, factor.rank) == ("eigh", 5)
+    # from YᵀY the error is eps cond(Y)² (cond(Y) about 5 on these columns), relative to the solution
+    np.testing.assert_allclose(factor.solve(r), expected, atol=1e-11 * np.abs(expected).max())
+    assert LeastSquaresFactor(Y).method == "svd"  # the default: the QR and SVD of Y itself
+    with pytest.raises(ValueError, match="singular must be"):
+        LeastSquaresFactor(Y, singular="qr")

@@ -107,19 +107,21 @@ def test_every_iterative_estimator_traces_every_iteration(name):
         clf.fit(X, y)
     trace = get_trace(clf)
     k = trace["iteration"]
-    assert k[-1] == clf.n_iter_
-    if name != "kernel_sk":  # shrinking: one row per check on all points, documented
-        assert k[0] in (0, 1)
-        np.testing.assert_array_equal(k, np.arange(k[0], clf.n_iter_ + 1))
+    returned = trace.get("returned", np.zeros(k.shape[0], dtype=bool))
+    steps = k[~returned]  # the iterations; a returned row (an earlier iterate, the model) may end the trace
+    assert steps[-1] == clf.n_iter_ and returned[:-1].sum() == 0
+    assert steps[0] in (0, 1)
+    np.testing.assert_array_equal(steps, np.arange(steps[0], clf.n_iter_ + 1))  # kernel SK too: a row per step
     n_rows = k.shape[0]
     for key in ("weights", "dual_coef", "intercept", "margin_vector", "error_vector", "sample"):
         if key in trace:
             assert trace[key].shape[0] == n_rows, key
     assert ("weights" in trace) == hasattr(clf, "coef_")
-    row = -1
     if getattr(clf, "best_iter_", None) is not None:  # early stopping keeps the best iterate
-        row = int(np.flatnonzero(k == clf.best_iter_)[0])
-    np.testing.assert_allclose(_row_vector(trace, row), _model_vector(clf), rtol=1e-9, atol=1e-9)
+        assert k[-1] == clf.best_iter_
+        np.testing.assert_allclose(_row_vector(trace, int(np.flatnonzero(k == clf.best_iter_)[0])),
+                                   _model_vector(clf), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(_row_vector(trace, -1), _model_vector(clf), rtol=1e-9, atol=1e-9)
     if "error_vector" in trace and "weights" in trace and name in ("hk", "mse", "widrow_hoff", "lms"):
         Y = y[:, None] * np.c_[X, np.ones(len(y))]
         np.testing.assert_allclose(trace["error_vector"], trace["weights"] @ Y.T - trace["margin_vector"],
@@ -128,6 +130,7 @@ def test_every_iterative_estimator_traces_every_iteration(name):
     if name in ("hk", "mse", "widrow_hoff", "lms", "perceptron", "kernel_perceptron", "batch_perceptron", "lsvm",
                 "kernel_lsvm"):
         assert trace["training_errors"][-1] == np.count_nonzero(y * clf.decision_function(X) <= 0)
+    # every method: cross_cutting/test_trace_counts.py (the last row counts the model's errors)
 
 
 def test_registered_iterative_estimators_all_take_record_history():

@@ -117,9 +117,11 @@ def test_command_line_trace_shows_one_row_per_update(capsys, tmp_path):
     data.write_text("x1,x2,class\n" + "".join(f"{a},{b},{c}\n" for (a, b), c in zip(X, Y)))
     assert main(["trace", "perceptron", str(data), "--param", "shuffle=false"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    expected = _perceptron_updates(X, np.where(Y == "B", 1, -1))
-    assert len(lines) == 1 + len(expected) + 1  # header, a row per update (and the start), the summary
-    assert [int(line.split()[0]) for line in lines[1:-1]] == list(range(len(expected)))
+    # without --positive: the first label, "A" (no label 1), as the lecture's class 1 — and the output says so
+    expected = _perceptron_updates(X, np.where(Y == "A", 1, -1))
+    assert len(lines) == 1 + len(expected) + 2  # header, a row per update (and the start), summary, positive class
+    assert [int(line.split()[0]) for line in lines[1:-2]] == list(range(len(expected)))
+    assert f"{len(expected) - 1} updates" in lines[-2] and lines[-1].startswith("positive class (+1): A")
 
 
 def test_thinned_update_trace_keeps_the_last_update():

@@ -184,3 +184,68 @@ def test_traced_weights_are_in_the_original_columns():
     expected[:, :-1] = np.ldexp(expected[:, :-1], 1000 + k0)
     assert np.array_equal(tiny.history_["weights"], expected)
     assert np.array_equal(tiny.history_["weights"][-1, :-1], tiny.coef_[0])
+
+
+# --- "strictly on its side" at the edge: one tolerance (side_tolerance) for every verdict ------------------------
+
+@st.composite
+def touching_problems(draw):
+    """Integer points, separable only weakly: two +1 points and their exact midpoint (a −1 point) on one line.
+
+    The midpoint lies in the hull of the +1 class, so no hyperplane puts every point strictly on its side (in
+    exact arithmetic); the best one, the line through them, has margin 0.  More points lie strictly on
+    either side of that line.
+    """
+    w = np.array([draw(st.integers(-3, 3)), draw(st.integers(1, 3))])
+    a = np.array([draw(st.integers(-6, 6)), 0])
+    step = np.array([w[1], -w[0]]) * 2  # along the line w·x = w·a, even so that the midpoint is an integer
+    b = a + step * draw(st.integers(1, 2))
+    c = (a + b) // 2
+    off = [np.array([draw(st.integers(-5, 5)), draw(st.integers(1, 5))]) for _ in range(3)]
+    # points w·x > w·a (class +1) and w·x < w·a (class −1): a shift along w's side
+    plus = [a + step * k + (1 + abs(int(o[0]))) * w for k, o in zip((-1, 1, 2), off)]
+    minus = [a - step * k - int(o[1]) * w for k, o in zip((0, 1, -1), off)]
+    X = np.array([a, b, *plus, c, *minus], dtype=float)
+    y = np.array([1, 1, 1, 1, 1, -1, -1, -1, -1])
+    return X, y, w, float(-(w @ a))
+
+
+@pytest.mark.parametrize("name", sorted(set(NAMES) - KERNEL))  # a kernel's "separable" is about its feature space
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(touching_problems())
+def test_a_point_on_the_best_hyperplane_is_never_strictly_separated(name, problem):
+    X, y, w, w0 = problem
+    assert np.all(y * (X @ w + w0) >= 0) and np.any(X @ w + w0 == 0)  # weakly separated, exactly
+    clf = fit_quietly(name, X, y)
+    assert clf.status_ != SEPARABLE
+
+
+@pytest.mark.parametrize("name", ["hk", "modified_hk", "kozinec", "perceptron"])  # batch: η₁/k may run out of max_iter
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(touching_problems(), st.integers(1, 4))
+def test_a_margin_far_above_the_tolerance_is_separable(name, problem, lift):
+    from linsep._core.certificates import side_tolerance
+
+    X, y, w, w0 = problem
+    X = X.copy()
+    X[y > 0] += lift * w  # both classes moved off the line: margin lift·‖w‖² of (w, w0) at least
+    X[y < 0] -= lift * w
+    margin = (y * (X @ w + w0)).min()
+    assert margin >= 10 * side_tolerance(X, w, w0).max()
+    clf = fit_quietly(name, X, y)
+    assert clf.status_ == SEPARABLE
+    assert_honest(clf, X, y)
+
+
+def test_the_perceptron_exercise_with_kozinec_is_not_separated_at_margin_zero():
+    # the playground's preset: Kozinec once stopped at −2·x1 + 4 = 0, through (2, 2), with a score of 4.4e−16
+    from linsep._core.certificates import side_tolerance
+
+    X = np.array([[1.0, 1.0], [2.0, 2.0], [1.0, 3.0], [3.0, 0.0], [4.0, 1.0], [3.0, 3.0]])
+    y = np.array([1, 1, 1, -1, -1, -1])
+    clf = make_classifier("kozinec").fit(X, y)
+    scores = y * clf.decision_function(X)
+    tau = side_tolerance(X, clf.coef_.ravel(), clf.intercept_[0])
+    assert clf.status_ == SEPARABLE and np.all(scores > 10 * tau)
+    assert scores.min() / np.linalg.norm(clf.coef_) > 0.1  # a true margin, not rounding noise

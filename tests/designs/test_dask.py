@@ -211,3 +211,17 @@ def test_bench_on_a_dask_scheduler(client, tmp_path, capsys):
     with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):  # shorter than linsep's 10 s: waited instead
         assert main(argv + ["--out", str(tmp_path / "x"), "--scheduler", "tcp://127.0.0.1:9"]) == 2
     assert "cannot reach the Dask scheduler" in capsys.readouterr().err
+
+
+def test_a_block_separates_only_beyond_the_rounding_bound():
+    # 0.1 + 0.2 - 0.3 is 5.6e-17 in float64 and 0 exactly: the first point is on the hyperplane x1 + x2 = 0.3,
+    # within its rounding bound τ = γ_3 (0.1 + 0.2 + 0.3) ≈ 2e-16, so the block is not strictly separated
+    # (the in-memory verdict's rule, linsep._core.certificates.side_tolerance); moved off it, it is
+    from linsep.designs.dask import _separates_block
+
+    X = np.array([[0.1, 0.2], [1.0, 1.0], [-1.0, -1.0]])
+    labels = np.array([1, 1, 0])
+    coef, intercept = np.array([1.0, 1.0]), -0.3
+    assert X[0] @ coef + intercept > 0
+    assert not _separates_block(X, labels, 1, None, coef, intercept)
+    assert _separates_block(X + [[0.01, 0.0], [0.0, 0.0], [0.0, 0.0]], labels, 1, None, coef, intercept)

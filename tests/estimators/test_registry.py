@@ -34,3 +34,12 @@ def test_registry_names_the_method_and_its_parameters():
         make_classifier("hkes", gamma=1.0, n_jobs=2)  # n_jobs: not ignored (only the CV estimators have it)
     assert make_classifier("hkes_cv", n_jobs=2).n_jobs == 2
     assert make_classifier("mhks", C=0.25).C == 0.25  # the preset is still overridden
+
+
+def test_every_registered_method_has_a_title_in_words():
+    from linsep.estimators.registry import classifier_titles
+
+    titles = classifier_titles()
+    assert list(titles) == list(available_classifiers())              # one title per name, same order
+    assert titles["hk"] == "Ho–Kashyap" and titles["sk"] == "Schlesinger–Kozinec"
+    assert all(title and title != name for name, title in titles.items())

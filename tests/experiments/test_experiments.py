@@ -1,5 +1,6 @@
 """The experiment of Lauer & Bloch (2006): grid, splits, protocols, statistics, outputs, cache."""
 
+import hashlib
 import json
 import os
 import platform
@@ -8,6 +9,7 @@ import sys
 import time
 import uuid
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -238,6 +240,12 @@ def test_bench_records_its_provenance(tmp_path, capsys):
     assert env["numba"]["num_threads"] >= 1 and env["platform"]["system"] == platform.system()
     assert any(lib.get("user_api") == "blas" and lib.get("num_threads", 0) >= 1 for lib in env["blas"])
     assert record["code"] == json.loads(next((tmp_path / "cache").rglob("*.json")).read_text())["config"]["code"]
+    # the code and the data that made it: git commit and dirty flag (None outside a checkout), data SHA-256
+    assert record["git"] == linsep._version.git_state()
+    assert record["git"] is None or record["linsep"].endswith(record["git"]["short"] + (".dirty" if record["git"]["dirty"] else ""))
+    data = Path(linsep.datasets.__file__).parent / "data" / "thyroid.csv.gz"
+    assert record["data_sha256"] == {"thyroid": {"file": "thyroid.csv.gz",
+                                                 "sha256": hashlib.sha256(data.read_bytes()).hexdigest()}}
     for table in ("table1.md", "table2.md"):
         assert f"`{command}`" in (tmp_path / table).read_text()
     assert "(seed 7)" in (tmp_path / "table1.md").read_text()

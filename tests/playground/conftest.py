@@ -35,7 +35,7 @@ def playground_url():
     try:
         import bokeh  # noqa: F401
     except ImportError:
-        _missing("Bokeh is not installed (pip install 'linsep[playground]')")
+        _missing("Bokeh is not installed (in the checkout: pip install -e '.[playground]')")
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", PYTHONUNBUFFERED="1")
     proc = subprocess.Popen([sys.executable, "-m", "linsep", "playground", "--port", "0", "--no-browser"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -61,7 +61,7 @@ def browser():
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        _missing("Playwright for Python is not installed (pip install 'linsep[test]')")
+        _missing("Playwright for Python is not installed (in the checkout: pip install -e '.[test]')")
     if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
         _missing(f"{CHROMIUM} is missing (apt-get install chromium)")
     with sync_playwright() as playwright:
@@ -145,12 +145,30 @@ class Page:
     def press(self, css_class):
         self.page.locator(f".{css_class} button").click()
 
+    def method_options(self):
+        """``[(text, disabled, title)]`` of the method menu's options, as the browser shows them."""
+        return self.page.locator(".ls-method select option").evaluate_all(
+            "options => options.map(o => [o.textContent, o.disabled, o.title])")
+
 
 @pytest.fixture
-def page(browser, playground_url):
-    """A fresh playground page (its own browser context and Bokeh session)."""
-    context = browser.new_context(viewport={"width": 1340, "height": 720}, accept_downloads=True)
+def open_page(browser, playground_url):
+    """``open_page(width, height)``: a fresh playground page in a window of that size (closed after the test)."""
+    contexts = []
+
+    def open_one(width=1340, height=720):
+        context = browser.new_context(viewport={"width": width, "height": height}, accept_downloads=True)
+        contexts.append(context)
+        return Page(context.new_page(), playground_url)
+
     try:
-        yield Page(context.new_page(), playground_url)
+        yield open_one
     finally:
-        context.close()
+        for context in contexts:
+            context.close()
+
+
+@pytest.fixture
+def page(open_page):
+    """A fresh playground page (its own browser context and Bokeh session) in a 1340 × 720 window."""
+    return open_page()

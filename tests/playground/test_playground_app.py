@@ -10,7 +10,8 @@ import pytest
 import linsep
 from linsep.playground import PRESETS, fit_run, method_parameters, points_csv, preset_points
 from linsep.playground.exports import animation_gif, figure_bytes, frame_positions, trace_csv, trace_latex
-from linsep.playground.session import accepts_start, parse_value, parse_vector
+from linsep.playground.session import (DEFAULT_SEED, accepts_start, is_randomised, method_label, parse_value,
+                                      parse_vector, runnable_methods, why_not_runnable)
 
 LECTURE_PARAMS = {"learning_rate": "0.9", "b0": "1"}
 
@@ -69,11 +70,26 @@ def test_every_method_runs_on_a_projected_ida_set(method):
         grid = run.grid(i, (-3, 3), (-3, 3), size=20)
         assert grid.shape == (20, 20) and np.isfinite(grid).all()
         assert set(run.row(i)) >= {"k"}
-    # the last row is the returned model, except where a fit returns an earlier iterate: early stopping's k̂,
-    # the iterate of fewest errors at max_iter
-    if not hasattr(run.estimator, "best_iter_") and run.status != linsep.MAX_ITER:
-        assert np.allclose(run.decision(len(run) - 1, X), run.estimator.decision_function(X), atol=1e-8)
+    # the last row is the returned model, also where it is an earlier iterate (early stopping's k̂, the pocket)
+    assert np.allclose(run.decision(len(run) - 1, X), run.estimator.decision_function(X), atol=1e-8)
     run.certificate_text()
+
+
+@pytest.mark.parametrize("method", ["kozinec", "hkes"])
+def test_the_last_step_is_the_returned_model(method):
+    # thyroid: Kozinec's hulls touch (it returns its pocket), HKES keeps k̂ (the default seed) before its final iterate
+    X, y = preset_points("thyroid")
+    run = fit_run(X, y, method)
+    estimator, last = run.estimator, len(run) - 1
+    assert run.returned(last) and not any(run.returned(i) for i in range(last))
+    w, w0 = run.weights(last)
+    np.testing.assert_allclose(np.r_[w, w0], np.r_[estimator.coef_.ravel(), estimator.intercept_], rtol=1e-12)
+    # the ringed points are the model's training errors, the last row's count
+    assert len(run.misclassified(last)) == run.records[last]["training_errors"]
+    assert len(run.misclassified(last)) == np.count_nonzero(estimator.predict(X) != y)
+    assert run.row(last)["note"][1].startswith("returned")
+    assert f"k = {estimator.n_iter_}" in run.verdict()  # the verdict's k: the final iterate, not the returned one
+    assert "returned" in trace_csv(run).splitlines()[-1]
 
 
 def test_parameters_and_starting_weights():
@@ -101,7 +117,7 @@ def test_exports(lecture, tmp_path):
     assert lines[0] == "k,a0,a1,a2,b1,b2,b3,b4,e1,e2,e3,e4,J,errors" and len(lines) == 105
     assert lines[2].startswith("2,34.59") and ",28,22.6,1,1," in lines[2]
     latex = trace_latex(lecture)
-    assert latex.startswith(r"\begin{tabular}") and r"$[28, 22.6, 1, 1]$" in latex and latex.count(r"\\") == 105
+    assert latex.startswith(r"\begin{longtable}") and r"$[28, 22.6, 1, 1]$" in latex and latex.count(r"\\") == 105
     png = figure_bytes(lecture, 103, X, y, (-1, 11), (-1, 11), fmt="png")
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     svg = figure_bytes(lecture, 1, X, y, (-1, 11), (-1, 11), fmt="svg")
@@ -143,15 +159,16 @@ def test_document_without_a_browser():
     page.go(10**12)
     assert "separable at k = 104" in page.verdict.text and len(page.margins.data["x0"]) == 2
     page.scrubbed(50)
-    assert page.pos == 49 and "running" in page.verdict.text
+    # a middle row of a finished fit: the box says where the page is, never "running"
+    assert page.pos == 49 and "paused at row 50 of 104" in page.verdict.text and "running" not in page.verdict.text
     page.toggle_play()                                                 # play from row 50 …
     assert page.play.label == "pause" and page._timer is not None
     page._tick()
-    assert page.pos == 50
+    assert page.pos == 50 and "playing at row 51 of 104" in page.verdict.text
     page.toggle_play()                                                 # … and pause
-    assert page.play.label == "play" and page._timer is None
+    assert page.play.label == "play" and page._timer is None and "paused at row 51" in page.verdict.text
     page.go(-1)
-    assert page.table.text == "" and page.regions.data["image"] == []
+    assert page.table.text == "" and page.regions.data["image"] == [] and "shown before row 1" in page.verdict.text
     page.export("trace_csv")
     assert page.download.data["name"] == ["hk_trace.csv"]
     page.params["learning_rate"].value = "0.5"                         # a change of settings: fit again
@@ -165,11 +182,68 @@ def test_document_without_a_browser():
     page.go(10**12)
     assert "kernel decision regions" in page.certificate.text
     page.method.value = "hkes_cv"                                      # 4 points, 5 folds: said on the page
+    assert "cannot run on these points: cv=5 folds" in page.message.text
     page.step_forward()
     assert "folds" in page.message.text and page.run is None
     page.points.selected.indices = [0]
     page.delete_selected()
     assert len(page.points.data["x"]) == 3
+
+
+def test_runnable_methods_follow_the_estimators_own_rules():
+    """Four points: the 5-fold methods cannot run (the folds' own message); two points: nor can early stopping."""
+    X, y = preset_points("lecture")
+    reasons = runnable_methods(X, y)
+    assert list(reasons) == list(linsep.available_classifiers())
+    blocked = {name for name, reason in reasons.items() if reason}
+    assert blocked == {"hkes_cv", "hkes_cv_c", "hkesa_cv", "kernel_hkes_cv"}
+    assert reasons["hkes_cv"] == "cv=5 folds need at least 5 samples, got 4"
+    for name in blocked:                                              # the reason is the error fit_run would raise
+        with pytest.raises(ValueError, match="folds need at least 5 samples"):
+            fit_run(X, y, name, {})
+    assert why_not_runnable("hkes", X[1:3], y[1:3]).startswith("early stopping needs a validation set")
+    assert why_not_runnable("hk", X[1:3], y[1:3]) is None
+    X6 = np.r_[X, [[1.0, 1.0], [2.0, 9.0]]]                            # six points: every method runs
+    assert not any(runnable_methods(X6, np.r_[y, -1, 1]).values())
+
+
+def test_hkes_gives_the_same_run_twice_and_the_seed_changes_it():
+    """The page's default seed makes every randomised fit reproducible; another seed may split otherwise."""
+    assert DEFAULT_SEED == 0
+    assert {"random_state"} <= set(method_parameters("hkes")) and "random_state" not in method_parameters("hk")
+    assert is_randomised("hkes_cv") and is_randomised("perceptron") and not is_randomised("mhks")
+    X, y = preset_points("thyroid")
+    first, again = fit_run(X, y, "hkes", {}), fit_run(X, y, "hkes", {})
+    assert first.estimator.random_state == DEFAULT_SEED
+    assert first.verdict() == again.verdict() and len(first) == len(again)
+    assert fit_run(X, y, "hkes", {"random_state": "0"}).verdict() == first.verdict()
+    others = {fit_run(X, y, "hkes", {"random_state": str(seed)}).verdict() for seed in (1, 2, 3)}
+    assert others - {first.verdict()}                                  # some other split gives another k̂
+    with pytest.raises(ValueError, match="whole number"):
+        fit_run(X, y, "hkes", {"random_state": "1.5"})
+
+
+def test_methods_are_named_in_words_with_their_code():
+    assert method_label("hk") == "Ho–Kashyap (hk)"
+    assert method_label("kernel_hkes_cv") == ("kernel Ho–Kashyap with early stopping by cross-validation "
+                                              "(kernel_hkes_cv)")
+
+
+def test_proof_labels_clear_their_rings():
+    """XOR's labels sit outside the rings they name, their text running away from the ring."""
+    pytest.importorskip("bokeh")
+    from linsep.playground.app import proof_labels
+
+    X, _ = preset_points("xor")
+    sizes = [46.0, 46.0, 46.0, 46.0]
+    placed = proof_labels(X, range(4), sizes)
+    for i, size in enumerate(sizes):
+        dx, dy = placed["dx"][i], placed["dy"][i]
+        assert np.hypot(dx, dy) > size / 2 + 1.5                       # beyond the ring's radius and half its line
+        # the text extends away from the point: left-aligned to the right of it, bottom-aligned above it
+        assert (placed["align"][i] == "left") == (dx > 0)
+        assert (placed["baseline"][i] == "bottom") == (dy < 0)
+        assert min(abs(dx), abs(dy)) > 0                               # never across the ring's centre line
 
 
 def test_import_linsep_does_not_import_the_playground():
@@ -207,5 +281,8 @@ def test_docs_page_examples():
     page = Path(__file__).resolve().parents[2] / "docs" / "user_guide" / "playground.rst"
     result = doctest.testfile(str(page), module_relative=False, optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 3 and result.failed == 0
-    for image in ("playground_lecture.png", "playground_xor.png", "playground_kernel.png"):
-        assert (page.parent / "images" / image).stat().st_size > 10_000
+    static = page.parents[1] / "_static" / "playground"
+    for image in ("playground_lecture.png", "playground_xor.png", "playground_kernel.png",
+                  "playground_800x600.png", "playground_1280x800.png", "playground_1920x1080.png"):
+        assert f"../_static/playground/{image}" in page.read_text()
+        assert 10_000 < (static / image).stat().st_size < 150_000      # small enough to ship in the repository

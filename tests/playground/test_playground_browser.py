@@ -3,7 +3,13 @@
 Every request the page makes (scripts, style sheets, the websocket) must go to
 the loopback address.  With ``LINSEP_SCREENSHOTS=DIR`` the tests also save
 their screenshots there (the docs' images are made with
-``LINSEP_SCREENSHOTS=docs/user_guide/images``).
+``LINSEP_SCREENSHOTS=docs/_static/playground``), as 128-colour PNGs.
+
+The layout tests open the page at 800 × 600 (a projector), 1280 × 800 and
+1920 × 1080 and check that every control a lesson needs is *reachable*: after
+at most scrolling the page vertically to it, its bounding box lies inside the
+viewport, and the page never has a horizontal scrollbar (its scroll width is
+its client width, and it stays scrolled fully left).
 """
 
 import os
@@ -14,6 +20,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from linsep.playground import PRESETS
+from linsep.playground.session import method_label
 
 LECTURE = [((6, 9), "+1"), ((5, 7), "+1"), ((5, 9), "-1"), ((0, 10), "-1")]
 
@@ -28,11 +35,16 @@ def only_loopback(requests):
     assert not outside, f"requests outside 127.0.0.1: {outside}"
 
 
-def screenshot(page, name, tmp_path):
+def screenshot(page, name, tmp_path, full_page=False):
     folder = Path(os.environ.get("LINSEP_SCREENSHOTS") or tmp_path)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / name
-    page.page.screenshot(path=str(path))
+    page.page.screenshot(path=str(path), full_page=full_page)
+    from PIL import Image
+
+    with Image.open(path) as image:  # a screenshot's few colours in a palette: a third of the bytes
+        small = image.convert("RGB").quantize(colors=128)
+    small.save(path, optimize=True)
     assert path.stat().st_size > 10_000
     return path
 
@@ -52,7 +64,7 @@ def test_lecture_by_clicking(page, tmp_path):
     add_points(page, LECTURE)
     data = page.source("points")
     assert sorted(zip(data["x"], data["y"], data["cls"])) == sorted((x, y, c) for (x, y), c in LECTURE)  # snapped
-    page.choose("ls-method", "hk")
+    page.choose("ls-method", method_label("hk"))
     page.set_text("ls-learning-rate", "0.9")
     page.set_text("ls-b0", "1")
     page.set_text("ls-start", "1, 1, 1")
@@ -122,7 +134,7 @@ def test_edit_points_kernel_and_export(page, tmp_path):
 
     page.choose("ls-preset", PRESETS["xor"].title)
     page.wait_text("#ls-message", "4 point(s)")
-    page.choose("ls-method", "kernel_hk")
+    page.choose("ls-method", method_label("kernel_hk"))
     page.locator(".ls-kernel select").wait_for()
     page.choose("ls-kernel", "rbf")
     page.set_text("ls-gamma", "2")
@@ -136,3 +148,101 @@ def test_edit_points_kernel_and_export(page, tmp_path):
     text = Path(download.value.path()).read_text()
     assert text.splitlines()[0] == "x1,x2,y" and len(text.splitlines()) == 5
     only_loopback(page.requests)
+
+
+# What a lesson needs on screen: the canvas, the step controls and slider, the table row, the verdict and its
+# certificate, the six exports.
+REACHABLE = [".ls-canvas", ".ls-rewind", ".ls-back", ".ls-step", ".ls-play", ".ls-end", ".ls-slider", ".ls-table",
+             ".ls-verdict-box", ".ls-certificate-box", ".ls-export-trace_csv", ".ls-export-trace_tex",
+             ".ls-export-png", ".ls-export-svg", ".ls-export-gif", ".ls-export-points_csv"]
+
+
+def assert_reachable(page, selector):
+    """The element is inside the viewport once the page is scrolled vertically to it, and never horizontally."""
+    viewport = page.page.viewport_size
+    element = page.locator(selector).first
+    box = element.bounding_box()
+    assert box is not None, f"{selector} is not shown"
+    page.page.evaluate("(top) => window.scrollTo(0, Math.max(0, window.scrollY + top - 8))", box["y"])
+    page.page.wait_for_timeout(50)
+    box = element.bounding_box()
+    scroll = page.page.evaluate("() => [window.scrollX, document.documentElement.scrollWidth,"
+                                " document.documentElement.clientWidth]")
+    assert scroll[0] == 0 and scroll[1] <= scroll[2], f"a horizontal scrollbar: scrollX, widths {scroll}"
+    inside = (box["x"] >= 0 and box["y"] >= 0 and box["x"] + box["width"] <= viewport["width"]
+              and box["y"] + box["height"] <= viewport["height"])
+    assert inside, f"{selector} at {box} is outside the {viewport['width']} x {viewport['height']} viewport"
+
+
+@pytest.mark.parametrize("width, height", [(800, 600), (1280, 800), (1920, 1080)])
+def test_layout_fits_the_window(open_page, tmp_path, width, height):
+    """No horizontal scrollbar, and every control a lesson needs is reachable by vertical scrolling alone."""
+    page = open_page(width, height)
+    page.choose("ls-preset", PRESETS["lecture"].title)
+    page.wait_text("#ls-message", "4 point(s)")
+    page.press("ls-end")
+    page.wait_text("#ls-verdict", "separable at k = 104")
+    page.wait_text("#ls-certificate", "separating hyperplane")
+    screenshot(page, f"playground_{width}x{height}.png", tmp_path, full_page=True)  # the whole stacked page
+    for selector in REACHABLE:
+        assert_reachable(page, selector)
+    page.page.evaluate("() => window.scrollTo(0, 0)")
+
+
+def test_hkes_gives_the_same_verdict_twice(page):
+    """The seed field (0 by default) makes HKES's validation split, and so its verdict, the same on every run."""
+    page.choose("ls-preset", PRESETS["thyroid"].title)
+    page.wait_text("#ls-message", "60 point(s)")
+    verdicts = []
+    for _ in range(2):                                   # choosing the method again discards the run: a new fit
+        page.choose("ls-method", method_label("hk"))
+        page.wait_text("#ls-message", "Step ▶ fits Ho–Kashyap (hk)")
+        page.choose("ls-method", method_label("hkes"))
+        page.wait_text("#ls-message", "Step ▶ fits Ho–Kashyap with early stopping (hkes)")
+        assert page.locator(".ls-random-state input").input_value() == "0"
+        page.press("ls-end")
+        verdicts.append(page.wait_text("#ls-verdict", "early stopping returns"))
+    assert verdicts[0] == verdicts[1]
+    page.set_text("ls-random-state", "2")                # another split: here another k̂ (the run may differ)
+    page.wait_text("#ls-message", "Step ▶ fits")
+    page.press("ls-end")
+    other = page.wait_text("#ls-verdict", "early stopping returns")
+    assert other != verdicts[0]
+
+
+def test_methods_that_cannot_run_are_greyed_with_the_reason(page):
+    """Four points: the 5-fold methods are greyed, the folds' rule as their tooltip; a fifth point frees them."""
+    page.choose("ls-preset", PRESETS["xor"].title)
+    page.wait_text("#ls-message", "4 point(s)")
+    reason = "cannot run on these points: cv=5 folds need at least 5 samples, got 4"
+    expected = {method_label(name): reason for name in ("hkes_cv", "hkes_cv_c", "hkesa_cv", "kernel_hkes_cv")}
+
+    def greyed():
+        return {text: title for text, disabled, title in page.method_options() if disabled}
+
+    def wait_greyed(wanted):
+        for _ in range(100):                             # the menu follows the points' websocket update
+            if greyed() == wanted:
+                return
+            page.page.wait_for_timeout(100)
+        assert greyed() == wanted
+
+    wait_greyed(expected)
+    texts = [text for text, _, _ in page.method_options()]
+    assert method_label("hk") in texts and "hk" not in texts                 # words with the code, never bare
+    page.locator(".ls-class button").nth(0).click()                           # a fifth point, of class +1
+    page.page.wait_for_timeout(400)
+    page.click_point(0.5, 0.5)
+    page.wait_points(5)
+    page.wait_text("#ls-message", "5 point(s)")
+    wait_greyed({})
+
+
+def test_verdict_box_says_paused_on_a_middle_row(page):
+    """A middle row of a finished fit is a recorded iterate: the box says so, never "running…"."""
+    page.choose("ls-preset", PRESETS["lecture"].title)
+    page.wait_text("#ls-message", "4 point(s)")
+    page.press("ls-step")
+    page.press("ls-step")
+    text = page.wait_text("#ls-verdict", "paused at row 2 of 104")
+    assert "running" not in text

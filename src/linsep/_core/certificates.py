@@ -13,8 +13,10 @@ every data scale:
   ``u``.  Such a ``u`` rules out every hyperplane whose relative margin
   ``min_i Y_i W / max_i |Y_i| |W|`` exceeds ``rtol``: for a positive ``W``
   margin, ``uᵀ Y W`` would be too large to cancel;
-* a hyperplane is accepted when ``y_i (w·x_i + w_0) > 0`` and finite for every
-  sample, evaluated as the estimators' ``decision_function`` evaluates it.
+* a hyperplane is accepted when ``y_i (w·x_i + w_0) > τ_i`` and finite for every
+  sample, evaluated as the estimators' ``decision_function`` evaluates it, with
+  ``τ_i`` the rounding bound of that evaluation (:func:`side_tolerance`): a
+  point within ``τ_i`` of the hyperplane is *on* it, never strictly on its side.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from linsep._core.signed_design import summed_duplicates
+from linsep._core.signed_design import signed_scores, summed_duplicates
 
 CERTIFICATE_RTOL = 1e-9
 """Largest per-column relative residual of a proof accepted by :func:`linsep.check_separability`."""
@@ -153,10 +155,150 @@ def decision_scores(X, coef, intercept):
     return safe_sparse_dot(X, np.atleast_2d(coef).T, dense_output=True) + intercept
 
 
-def separates(scores, y):
-    """Whether every ``y_i · score_i`` is finite and strictly positive (``scores`` and ``y`` of shape (N,))."""
-    signed = np.asarray(y, dtype=np.float64).ravel() * np.asarray(scores, dtype=np.float64).ravel()
-    return bool(np.all(np.isfinite(signed)) and signed.min(initial=np.inf) > 0)
+def rounding_bound(n_terms, dtype=np.float64):
+    """``γ_n = n u / (1 − n u)``: the relative error bound of a sum of ``n`` rounded products.
+
+    ``u`` is the unit roundoff of ``dtype`` (``eps / 2``).  Computed in
+    floating point, in *any* order (BLAS blocking and FMA included), a dot
+    product with ``n`` terms satisfies
+    :math:`|\\mathrm{fl}(\\sum_j a_j b_j) - \\sum_j a_j b_j| \\le \\gamma_n \\sum_j |a_j b_j|`
+    (Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., §3.1,
+    eq. (3.5)).  ``inf`` when ``n u >= 1``.
+    """
+    u = float(np.finfo(dtype).eps) / 2.0
+    nu = float(n_terms) * u
+    return nu / (1.0 - nu) if nu < 1.0 else np.inf
+
+
+def side_tolerance(X, coef, intercept):
+    """Per-sample tolerance ``τ_i`` of "strictly on its side": within it of the hyperplane is *on* it.
+
+    .. math::
+
+        \\tau_i = \\gamma_{d+1} \\Bigl( \\sum_{j=1}^{d} |x_{ij}|\\,|w_j| + |w_0| \\Bigr),
+        \\qquad \\gamma_n = \\frac{n u}{1 - n u},
+
+    with :math:`u` the unit roundoff of the precision the score is computed in
+    (:math:`2^{-53}`; :math:`2^{-24}` when the data and the weights are both
+    float32, as a float32 model's ``decision_function`` computes it): the bound of :func:`rounding_bound` on the rounding error of the computed
+    score :math:`f(x_i) = w \\cdot x_i + w_0` (``d`` products and the bias:
+    ``d + 1`` terms).  Why this one: if the stored data and weights put
+    :math:`x_i` exactly on the hyperplane (or on the wrong side), the
+    computed :math:`y_i f(x_i)` is at most :math:`\\tau_i`, whatever order
+    BLAS sums in; so :math:`y_i f(x_i) > \\tau_i` *proves* that the point is
+    strictly on its side in exact arithmetic, and margin 0 can never read
+    "strictly separated".  It scales with the data and the weights (no
+    absolute threshold) and is far below any margin a teacher would draw
+    (about :math:`3.3 \\cdot 10^{-16}` of :math:`|x_i| \\cdot |w| + |w_0|` in two
+    dimensions).  The ``"separable"`` verdict of every linear estimator, the
+    hyperplanes :func:`linsep.check_separability` accepts, the Kozinec/SK
+    stopping rules and the trace's ``training_errors`` use it
+    (:func:`separates`, :func:`strict_errors`, :func:`signed_errors`); a kernel model
+    :math:`f(x) = \\sum_j \\beta_j k(x_j, x) + b` uses it with the kernel row
+    :math:`k(x_j, x_i)` as :math:`x_i` and the dual coefficients as :math:`w`.
+
+    Parameters
+    ----------
+    X : {ndarray, sparse matrix} of shape (N, d)
+        The samples (or kernel rows).
+    coef : ndarray of shape (d,) or (K, d)
+        The weights ``w`` (one row per binary problem).
+    intercept : float or ndarray of shape (K,)
+        The biases ``w_0``.
+
+    Returns
+    -------
+    ndarray of shape (N,) (1-D ``coef``) or (N, K)
+    """
+    work = _score_dtype(X, coef)
+    coef = np.asarray(coef, dtype=np.float64)
+    flat = coef.ndim == 1
+    coef = np.atleast_2d(coef)
+    with np.errstate(over="ignore", invalid="ignore"):
+        magnitude = _absolute_products(X, np.abs(coef).T) + np.abs(np.asarray(intercept, dtype=np.float64))
+    tau = rounding_bound(coef.shape[1] + 1, work) * magnitude
+    return tau.ravel() if flat else tau
+
+
+# Entries of |X| taken at a time by _absolute_products: its float64 work block stays near 2 MiB, so the
+# tolerance of a large fit's verdict costs no copy of X.
+_ABS_BLOCK_ENTRIES = 1 << 18
+
+
+def _absolute_products(X, A):
+    """``|X| A`` in float64, shape (N, K), for ``A >= 0`` of shape (d, K); dense ``X`` by blocks of rows."""
+    from sklearn.utils.extmath import safe_sparse_dot
+
+    if sp.issparse(X):
+        return np.asarray(safe_sparse_dot(abs(X), A, dense_output=True), dtype=np.float64)
+    X = np.asarray(X)
+    out = np.empty((X.shape[0], A.shape[1]))
+    step = max(1, _ABS_BLOCK_ENTRIES // max(1, X.shape[1]))
+    for start in range(0, X.shape[0], step):
+        block = np.array(X[start:start + step], dtype=np.float64)
+        out[start:start + step] = np.abs(block, out=block) @ A
+    return out
+
+
+def _score_dtype(X, coef):
+    """The precision a score ``X w`` is computed in: float32 only when the data and the weights both are."""
+    return np.result_type(getattr(X, "dtype", np.float64), np.asarray(coef).dtype, np.float32)
+
+
+def _signed(scores, y):
+    return np.asarray(y, dtype=np.float64).ravel() * np.asarray(scores, dtype=np.float64).ravel()
+
+
+def separates(scores, y, tolerance=0.0):
+    """Whether every ``y_i · score_i`` is finite and above ``tolerance`` (:func:`side_tolerance`; shape (N,) or scalar)."""
+    signed = _signed(scores, y)
+    tolerance = np.broadcast_to(np.asarray(tolerance, dtype=np.float64).ravel(), signed.shape)
+    return bool(np.all(np.isfinite(signed)) and np.all(signed > tolerance))
+
+
+def strict_errors(scores, y, tolerance=0.0):
+    """Training errors as every linsep verdict and trace counts them: ``y_i · score_i <= τ_i`` (or not finite).
+
+    A point on the hyperplane (within :func:`side_tolerance` of it) is an
+    error: it is not strictly on its side, whatever side ``predict`` breaks
+    the tie to.  So a model is ``"separable"`` exactly when this count is 0.
+    """
+    signed = _signed(scores, y)
+    tolerance = np.broadcast_to(np.asarray(tolerance, dtype=np.float64).ravel(), signed.shape)
+    with np.errstate(invalid="ignore"):
+        return int(np.count_nonzero(~(np.isfinite(signed) & (signed > tolerance))))
+
+
+def signed_errors(Y, W, signed=None):
+    """:func:`strict_errors` of augmented weights on a sign-normalised design: the count a trace records.
+
+    ``Y = diag(y) [X, 1]`` (an array, a sparse matrix, or a
+    ``linsep._core.signed_design`` view of ``X``), ``W = [w, w_0]`` (bias
+    last): row ``i`` is an error when :math:`(Y W)_i \\le \\tau_i`,
+    :math:`\\tau_i = \\gamma_{d+1} |Y_i| \\cdot |W|` (:math:`|Y_i| = [|x_i|, 1]`),
+    the :func:`side_tolerance` of the score :math:`y_i f(x_i)`.  ``signed``:
+    ``Y W`` when the caller has it already.
+    """
+    work = _score_dtype(getattr(Y, "X", Y), W)
+    W = np.asarray(W, dtype=np.float64).ravel()
+    if signed is None:
+        signed = Y @ W
+    X = getattr(Y, "X", None)
+    if X is not None:  # a view of X: |Y_i| = [|x_i|, 1], its rows (if a subset) picked
+        rows = getattr(Y, "rows", None)
+        X = X if rows is None else X[rows]
+        magnitude = _absolute_products(X, np.abs(W[:-1])[:, None])[:, 0] + abs(W[-1])
+    else:
+        magnitude = _absolute_products(Y, np.abs(W)[:, None])[:, 0]
+    tolerance = rounding_bound(W.shape[0], work) * magnitude
+    return strict_errors(np.asarray(signed, dtype=np.float64).ravel(), 1.0, tolerance)
+
+
+def sample_errors(X, y, W):
+    """:func:`signed_errors` of ``W = [w, w_0]`` on samples ``X`` with labels ``y`` (±1), ``Y`` never formed."""
+    W = np.asarray(W, dtype=np.float64).ravel()
+    with np.errstate(over="ignore", invalid="ignore"):
+        return strict_errors(signed_scores(X, y, W), 1.0, side_tolerance(X, W[:-1], W[-1]))
 
 
 def nonseparability_certificate(E, D=None, *, xp=None):

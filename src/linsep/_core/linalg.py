@@ -78,7 +78,7 @@ coefficients multiply; they grow as the steps shrink (to 1e8 in the Lagrangian S
 Unchecked, the drift grew without bound: to 1e-3 of ``‖Y W‖∞`` within 35 Ho–Kashyap steps on text under
 OpenBLAS's Haswell kernels, to 2.6e-8 … 6.1e-7 (by kernel) in the Lagrangian SVM's fit of the 15 000-document
 corpus (K = 4).  A product every few solves does not bound it: the kept ``Y s_j`` keep their errors, and the
-first correction after a product put the drift back at 1e-3 (``docs/user_guide/performance.md``)."""
+first correction after a product put the drift back at 1e-3 (``docs/performance_notes.md``)."""
 _FITTED_PROBES = 4
 """Random vectors of :class:`_FittedCheck` (``k``)."""
 _FITTED_SHARE = 0.02
@@ -163,6 +163,13 @@ class LeastSquaresFactor:
     gram : ndarray of shape (p, p) or None
         ``YᵀDY`` when the caller has it (problems whose ``Y`` differ only by
         the signs of their rows share ``YᵀY``); computed otherwise.
+    singular : {"svd", "eigh"}
+        The factorisation of a (numerically) singular system without ``C``: ``"svd"``, the QR and SVD of
+        ``Y`` itself (a dense float64 copy of ``Y``; the minimum-norm solution to the precision of ``Y``), or
+        ``"eigh"``, the eigendecomposition of the unscaled ``YᵀDY`` with eigenvalues below
+        :math:`\\max(N, p)\\, \\varepsilon \\, \\lambda_\\max` cut (no copy of ``Y``: for a ``SignedDesign`` that must not
+        be formed; the minimum-norm solution on the directions whose singular values exceed
+        :math:`\\sqrt{\\max(N, p)\\, \\varepsilon}\\, s_\\max`, the rest counted as null space).
 
     Attributes
     ----------
@@ -172,7 +179,9 @@ class LeastSquaresFactor:
         Numerical rank found (``p`` on the Cholesky path).
     """
 
-    def __init__(self, Y, sample_weight=None, ridge=0.0, gram=None):
+    def __init__(self, Y, sample_weight=None, ridge=0.0, gram=None, singular="svd"):
+        if singular not in ("svd", "eigh"):
+            raise ValueError(f"singular must be 'svd' or 'eigh', got {singular!r}")
         if sample_weight is not None and not _LIMITS.get().direct_weighted:
             raise _TooLargeForDirect
         self.Y = Y
@@ -216,13 +225,20 @@ class LeastSquaresFactor:
             if self.ridge > 0:
                 self._factor_eigh(gram_scaled)
                 return
+        if singular == "eigh":
+            # the minimum-norm solution of Y itself: the eigenvectors of the unscaled YᵀDY (a column scaling
+            # would give the minimum of another norm).  A null direction's eigenvalue comes out of eigh as
+            # rounding, some ε λ_max: the cut is the SVD's max(N, p) ε, on eigenvalues (√ of it on s / s_max)
+            self._scale = np.ones(n_cols)
+            self._factor_eigh(gram, cut=max(n_samples, n_cols) * np.finfo(float).eps)
+            return
         self._factor_svd()
 
-    def _factor_eigh(self, gram_scaled):
+    def _factor_eigh(self, gram_scaled, cut=None):
         # C > 0 makes the matrix positive definite in exact arithmetic; an
         # eigen-decomposition absorbs what rounding takes away.
         evals, evecs = sla.eigh(gram_scaled, check_finite=False)
-        keep = evals > evals.max() * self._p * np.finfo(float).eps
+        keep = evals > evals.max() * (self._p * np.finfo(float).eps if cut is None else cut)
         self._evecs, self._evals = evecs[:, keep], evals[keep]
         self.rank = int(keep.sum())
         self.method = "eigh"
@@ -665,7 +681,7 @@ class _FittedCheck:
     ``z_iᵀ x``, and ``z_i``'s own, ``eps |Aᵀ| |w_i|``, with ``‖Aᵀ w‖₂ <= ‖A‖_F ‖w‖₂``); where that is more,
     the check refuses ``f`` (the product is formed).  A check costs ``2 k (N + p)`` flops, two products
     with ``k`` rows, after one product of ``Aᵀ`` with ``k`` columns: far less than the product ``A x`` it
-    spares (measured in ``docs/user_guide/performance.md``).
+    spares (measured in ``docs/performance_notes.md``).
     The vectors come from a fixed seed (:data:`_FITTED_SEED`): a fit repeats bit for bit.
     """
 
@@ -728,7 +744,7 @@ def too_wide_for_direct(n_cols):
 
 
 def least_squares_solver(Y, sample_weight=None, ridge=0.0, gram=None, *, tol=CG_RTOL, penalize_bias=False,
-                         minimum_norm=True):
+                         minimum_norm=True, singular="svd"):
     """The W-step solver for ``Y``: :class:`LeastSquaresFactor` or :class:`IterativeLeastSquares`.
 
     The direct factorisation serves every ``Y`` with at most
@@ -740,11 +756,11 @@ def least_squares_solver(Y, sample_weight=None, ridge=0.0, gram=None, *, tol=CG_
     return the same solution (the minimum-norm one when it is not unique),
     exactly or to the relative residual ``tol``.
     ``penalize_bias`` and ``minimum_norm`` are those of :class:`IterativeLeastSquares`
-    (``penalize_bias`` always takes the iterative path).
+    (``penalize_bias`` always takes the iterative path), ``singular`` that of :class:`LeastSquaresFactor`.
     """
     if gram is not None or not (penalize_bias or too_wide_for_direct(Y.shape[1])):
         try:
-            return LeastSquaresFactor(Y, sample_weight, ridge, gram=gram)
+            return LeastSquaresFactor(Y, sample_weight, ridge, gram=gram, singular=singular)
         except _TooLargeForDirect:
             pass
     return IterativeLeastSquares(Y, sample_weight, ridge, tol=tol, penalize_bias=penalize_bias,

@@ -48,7 +48,7 @@ one undetermined column (long documents of many rare terms), both found
 after about a pass over the stored entries; where it fails, or gives no
 clear verdict, :attr:`PeeledNullSpace.usable` is ``False`` and the map is
 left to the Krylov solve.  What peeling saves on the text-like problems of
-``benchmarks/bench_sparse_text.py`` is in ``docs/user_guide/performance.md``
+``benchmarks/bench_sparse_text.py`` is in ``docs/performance_notes.md``
 (sparse, high-dimensional data).
 """
 

@@ -39,7 +39,7 @@ CHUNK_ROW_MULTIPLE = 1024
 # Below this many entries of X, a fit runs all its BLAS work (products with X, the factorisations of X or of its
 # Gram matrix) on one BLAS thread (serial_blas_below): on an idle machine threads rarely pay below it, and on a
 # busy one OpenBLAS's threads spin waiting for a descheduled partner.  The measurements:
-# benchmarks/bench_blas_threads.py, docs/user_guide/performance.md.
+# benchmarks/bench_blas_threads.py, docs/performance_notes.md.
 BLAS_SERIAL_MAX_ENTRIES = 1 << 20
 # Concurrent parallel launches from several Python threads are unsafe with numba's workqueue
 # threading layer; a pass whose lock is taken runs on one thread instead (no waiting).
@@ -205,7 +205,7 @@ class RowSplitCSR:
     copy of the data), and each run's product is SciPy's own, in a pool thread (SciPy releases the GIL
     in its sparse kernels).  Every row is summed by SciPy in the same order whatever the thread count,
     so the product is ``M @ v`` bit for bit.  Its gain on the text-like problems of
-    ``benchmarks/bench_sparse_text.py`` is in ``docs/user_guide/performance.md``.
+    ``benchmarks/bench_sparse_text.py`` is in ``docs/performance_notes.md``.
 
     Parameters
     ----------

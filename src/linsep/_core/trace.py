@@ -30,10 +30,13 @@ key                shape            meaning
 ``sample``         (n_rec,) int     index of the sample the step that produced
                                     the row corrected (−1: none or several)
 ``pass``           (n_rec,) int     update-level traces: the pass of each update
+``returned``       (n_rec,) bool    only when the model is an earlier iterate
+                                    (below): ``True`` on the last row
 =================  ===============  ==============================================
 
-Iteration numbers follow each solver's ``n_iter_``, so the last row is
-always the final iterate, ``iteration[-1] == n_iter_``:
+The last row is always the fitted model.  Iteration numbers follow each
+solver's ``n_iter_``, so the last row of the iterations is the final
+iterate, ``iteration[~returned][-1] == n_iter_``:
 
 * Ho–Kashyap family (and kernel HK): the lecture's numbering, ``k = 1`` is
   the starting point ``a(1), b(1)``; rows ``1 … n_iter_``.
@@ -42,19 +45,33 @@ always the final iterate, ``iteration[-1] == n_iter_``:
   that count passes (perceptron, LMS, kernel perceptron) record the
   weights after each pass; ``sample`` is then the last sample corrected in
   the pass.
-* Kernel Schlesinger–Kozinec with ``shrinking`` records a row per check on
-  all N points, ``iteration`` being the steps made so far.
+* Kernel Schlesinger–Kozinec records a row per step too: a traced fit runs
+  the plain steps, not the ``shrinking`` working set (whose compiled block
+  would hide them).
 * MSE (one solve) has the single row ``k = 1``.
+
+When the model is not the final iterate (early stopping returns iterate
+``k̂ = best_iter_``; Kozinec/SK on non-separable data the pocket, the
+iterate of fewest training errors met), the solver adds it with
+:meth:`TraceRecorder.record_returned`: one more row, after the final
+iterate's, numbered with the returned iterate's ``k`` and marked in
+``returned`` (``n_iter_`` unchanged).
 
 The scalar keys keep their own length (one entry per iteration, whatever
 was recorded) and end at the final iteration, so ``criterion[-1]`` belongs
-to ``iteration[-1]``.  Rules that do not otherwise count training errors
+to the final iterate (a returned row takes the entries of its ``k``).
+Rules that do not otherwise count training errors
 (MSE, Widrow–Hoff, LMS, the three perceptrons, LSVM) add the scalar key
-``training_errors`` (points with ``y_i f(x_i) <= 0``) to a traced run; MSE
-adds its ``criterion`` too.
-With early stopping the returned weights are those of ``best_iter_``, not
-the last row; with a pocket (Kozinec/SK on non-separable data) those of the
-best iterate met.
+``training_errors`` to a traced run; MSE adds its ``criterion`` too.
+``training_errors`` counts what the fitted model's verdict counts, on every
+row given to ``fit`` (early stopping's held-out rows too, unweighted): the
+points not strictly on their side, ``y_i f(x_i) <= τ_i`` with ``τ_i`` the
+rounding bound of ``linsep._core.certificates.side_tolerance`` (a point on
+the hyperplane is an error whichever side ``predict`` breaks the tie to;
+``signed_errors``, ``sample_errors``), and of ``f`` itself (a kernel SK soft
+margin's ``K + I/C`` aside).  So the last row's count is the model's.  The
+kernel perceptron's count is of ``<= 0`` (its scores are kept incrementally,
+without the kernel rows a bound needs).
 
 Update-level traces
 -------------------
@@ -99,7 +116,8 @@ UPDATES = "updates"
 TRACE_BUDGET_BYTES = 64 * 2**20
 """Largest size of the trace keys of one binary problem (every other row dropped beyond it)."""
 
-TRACE_KEYS = ("iteration", "weights", "dual_coef", "intercept", "margin_vector", "error_vector", "sample", "pass")
+TRACE_KEYS = ("iteration", "weights", "dual_coef", "intercept", "margin_vector", "error_vector", "sample", "pass",
+              "returned")
 """The keys a :class:`TraceRecorder` adds to ``history_``, in table order."""
 
 RECORD_HISTORY_CONSTRAINT = ["boolean", Interval(Integral, 0, None, closed="left"), StrOptions({UPDATES})]
@@ -162,6 +180,7 @@ class TraceRecorder:
         self.per_update = bool(per_update)
         self._updates = 0
         self._skipped_update = None
+        self._returned = None
 
     def record_update(self, **values):
         """Record the row of the next update, numbered ``1, 2, …`` (the start is row 0, :meth:`record`).
@@ -198,6 +217,17 @@ class TraceRecorder:
         self._rows.append((int(k), size, row))
         self._nbytes += size
 
+    def record_returned(self, k, **values):
+        """Add the row of the returned model when it is not the final iterate (the trace then ends with it).
+
+        Early stopping returns iterate ``k̂`` (``best_iter_``), a pocket the
+        best iterate met: ``k`` is that iterate's number and ``values`` the
+        returned model's vectors (the same keys as every other row).  The row
+        escapes the stride and the budget's thinning and is marked in the
+        ``returned`` key of :meth:`as_dict`.
+        """
+        self._returned = (int(k), {name: np.array(value, dtype=float, copy=True) for name, value in values.items()})
+
     def _thin(self):
         # Every other recorded iterate goes; rows off the old stride (a final row) go too.
         self.stride *= 2
@@ -218,17 +248,20 @@ class TraceRecorder:
             self.record(k, final=True, **values)
         if not self._rows:
             return {}
-        out = {"iteration": np.array([r[0] for r in self._rows], dtype=np.int64)}
-        for name in list(self._rows[0][2]):
-            out[name] = np.stack([r[2][name] for r in self._rows])
+        rows = self._rows if self._returned is None else [*self._rows, (self._returned[0], 0, self._returned[1])]
+        out = {"iteration": np.array([r[0] for r in rows], dtype=np.int64)}
+        for name in list(rows[0][2]):
+            out[name] = np.stack([r[2][name] for r in rows])
             if consume:
-                for r in self._rows:
+                for r in rows:
                     del r[2][name]
+        if self._returned is not None:
+            out["returned"] = np.arange(len(rows)) == len(rows) - 1
         for name in ("sample", "pass"):
             if name in out:
                 out[name] = out[name].astype(np.int64)
         if consume:
-            self._rows, self._nbytes, self._first = [], 0, None
+            self._rows, self._nbytes, self._first, self._returned = [], 0, None, None
         return out
 
     def merge_into(self, history):

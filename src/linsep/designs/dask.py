@@ -51,6 +51,8 @@ from linsep._core.certificates import (
     power_of_two_shifts,
     proof_block_sums,
     residuals_from_sums,
+    separates,
+    side_tolerance,
 )
 from linsep._core.signed_design import (
     SignedDesign,
@@ -378,7 +380,10 @@ class DaskDesign(Design):
         return is_proof(self, u, rtol)
 
     def separates(self, coef, intercept):
-        """Whether ``y_i (coef·x_i + intercept) > 0``, finite, on every row (the stored model's check)."""
+        """Whether ``y_i (coef·x_i + intercept) > τ_i``, finite, on every row (the stored model's check).
+
+        ``τ_i``: :func:`linsep._core.certificates.side_tolerance`, the rounding bound of the score.
+        """
         return all(_compute(*self.tasks(_separates_block, coef=coef, intercept=float(intercept))))
 
     def tasks(self, function, *per_block, **constants):
@@ -768,7 +773,8 @@ def _separates_block(X, labels, positive, rows, coef, intercept):
     X, y = _signed_rows(X, labels, positive, rows)
     with np.errstate(over="ignore", invalid="ignore"):
         signed = signed_scores(X, y, augmented_weights(coef, intercept))
-    return bool(np.all(np.isfinite(signed)) and signed.min(initial=np.inf) > 0)
+    # strictly on its side: beyond the rounding bound of the score, as the in-memory verdict checks it
+    return separates(signed, np.ones_like(signed), side_tolerance(X, coef, intercept))
 
 
 # --- Prediction ------------------------------------------------------------------------------------------------

@@ -183,7 +183,7 @@ def _dask():
         import dask
         import dask.array as da
     except ImportError as exc:  # pragma: no cover - a dask object cannot exist without dask
-        raise ImportError("dask input needs the dask extra: pip install 'linsep[dask]'") from exc
+        raise ImportError("dask input needs the dask extra: pip install -e '.[dask]' in linsep's checkout") from exc
     return dask, da
 
 

@@ -59,11 +59,11 @@ class InMemoryDesign(Design):
     def __matmul__(self, W):
         return self.Y @ W
 
-    def least_squares_solver(self, ridge, gram=None, minimum_norm=True):
+    def least_squares_solver(self, ridge, gram=None, minimum_norm=True, singular="svd"):
         # minimum_norm=False (Ho–Kashyap without validation rows): iterative W-steps (wide Y) are
         # preconditioned even for C = 0; their fitted values Y W are those of the minimum-norm solves, and
-        # the driver maps the returned weights to the minimum norm.
-        return least_squares_solver(self.Y, None, ridge, gram=gram, minimum_norm=minimum_norm)
+        # the driver maps the returned weights to the minimum norm.  singular: LeastSquaresFactor's.
+        return least_squares_solver(self.Y, None, ridge, gram=gram, minimum_norm=minimum_norm, singular=singular)
 
     def constant_vector(self, value):
         return np.full(self.shape[0], float(value))

@@ -38,7 +38,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from linsep.designs.backend import backend_of, is_dask_collection, refuse_array_api
 from linsep.designs.dask import linear_scores, predicted_labels
-from linsep._core.certificates import FIT_PROOF_RTOL, decision_scores, is_proof, separates
+from linsep._core.certificates import FIT_PROOF_RTOL, decision_scores, is_proof, separates, side_tolerance
 from linsep._core.signed_design import column_shifts, scale_columns, unscale_coef
 from linsep._core.plan import FLOAT64_ONLY, fit_plan, validation_dtypes
 from linsep._core.result import MAX_ITER, SEPARABLE, demote_unproven, demote_unseparated
@@ -126,7 +126,7 @@ def check_class_labels(y):
     usual error or warning.  The fast path matters because that check
     converts and inspects ``y`` again, a noticeable share of a whole
     Ho–Kashyap fit on the paper's small data sets (measured in
-    ``docs/user_guide/performance.md``).
+    ``docs/performance_notes.md``).
     """
     kind = y.dtype.kind
     if y.ndim == 1 and (kind in "biuU" or (kind == "f" and np.array_equal(y, y.astype(int)))):
@@ -586,7 +586,8 @@ class BaseLinearSeparator(LinearClassifierMixin, BaseSeparator):
     returned model: ``"not_separable"`` needs a proof that passes
     :func:`linsep._core.certificates.is_proof` (per-column relative residual at most
     ``FIT_PROOF_RTOL = 1e-6``), ``"separable"`` needs
-    :math:`y_i \\, f(x_i) > 0` (finite, :math:`f` the ``decision_function``) on every training sample;
+    :math:`y_i \\, f(x_i) > \\tau_i` (finite, :math:`f` the ``decision_function``, :math:`\\tau_i` the rounding
+    bound of ``linsep._core.certificates.side_tolerance``) on every training sample;
     a verdict that fails its check is reported as ``"converged"`` (no
     verdict).
     """
@@ -615,8 +616,10 @@ class BaseLinearSeparator(LinearClassifierMixin, BaseSeparator):
             return
         with np.errstate(over="ignore", invalid="ignore"):
             scores = decision_scores(X, self.coef_[claimed], self.intercept_[claimed])
+            tolerance = side_tolerance(X, self.coef_[claimed], self.intercept_[claimed])
         column_of = {problem: column for column, problem in enumerate(claimed)}
-        self.status_ = demote_unseparated(self.status_, lambda k: separates(scores[:, column_of[k]], targets[:, k]))
+        self.status_ = demote_unseparated(self.status_, lambda k: separates(
+            scores[:, column_of[k]], targets[:, k], tolerance[:, column_of[k]]))
 
     def _store(self, results, fit):
         self._store_linear_model(results, fit.shifts)

@@ -100,8 +100,11 @@ class HoKashyapClassifier(BaseLinearSeparator):
     margin_vector_ : ndarray or list
         Final margin vector :math:`B`.
     history_ : dict or list of dict
-        ``criterion``, ``training_errors`` and (early stopping)
-        ``validation_error`` per iteration; only when recorded.
+        ``criterion``, ``training_errors`` (on every row given to ``fit``,
+        the held-out ones included) and (early stopping)
+        ``validation_error`` per iteration; only when recorded.  With early
+        stopping the trace ends with the returned iterate :math:`\\hat k`
+        (:ref:`trace-format`).
     best_iter_ : int or ndarray
         Early stopping: :math:`\\hat k`, the iterate whose weights were kept
         (``history_["validation_error"][best_iter_ - 1]`` is its validation error).
@@ -352,7 +355,8 @@ def _warn_unregularised(results, fit, classes, n_features):
         if curve is None or result.best_iter is None or total <= 0:
             return
         share = weights[y_val == positive].sum() / total
-        wrong = history.get("training_errors")
+        wrong = result.extra.get("fitted_errors")  # a traced fit's training_errors count the held-out rows too
+        wrong = history.get("training_errors") if wrong is None else wrong
         training = np.nan if wrong is None else float(np.asarray(wrong)[result.best_iter - 1]) / fit.n_fitted
         measured.append((float(np.asarray(curve)[result.best_iter - 1]), float(min(share, 1.0 - share)), training))
     if not measured:

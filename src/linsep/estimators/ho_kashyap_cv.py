@@ -60,7 +60,8 @@ from linsep.estimators.base import (FitContext, CLASS_WEIGHT_CONSTRAINT, KERNEL_
                                    POS_LABEL_DOC, BaseKernelSeparator, BaseLinearSeparator, encode_pm1,
                                    rows_with_weight)
 from linsep.solvers.ho_kashyap.params import HK_CONSTRAINTS, HKParams, estimator_init, hk_defaults
-from linsep._core.signed_design import sign_normalized
+from linsep._core.plan import READS_FLOAT32
+from linsep._core.signed_design import SignedDesign, sign_normalized, signed_scores
 from linsep.designs.weights import WeightedValidation, weighted_signed_design
 from linsep.solvers.ho_kashyap.weighted import weighted_ho_kashyap
 from linsep.solvers.ho_kashyap.params import DEFAULT_N_ITER_NO_CHANGE, PATIENCE_CONSTRAINTS
@@ -91,20 +92,34 @@ def penalty_order(grid):
     return sorted(range(len(grid)), key=lambda c: (grid[c] is None, -(grid[c] or 0.0)))
 
 
+def run_best_error(run):
+    """The least validation error of a fold run, :math:`\\min_k GE(k)` over its ``history["validation_error"]``."""
+    return float(np.min(run.history["validation_error"]))
+
+
+def reference_of_best(best, n_val, z):
+    """``early_exit``'s reference for a fold whose best error so far is ``best``: ``best`` plus ``z`` standard errors.
+
+    The standard error is that of an error rate on the fold's ``n_val`` rows (with sample weights their sum, as
+    repeated rows), :math:`\\sqrt{p (1 - p) / n_\\mathrm{val}}` with :math:`p` at least one row's share (a best of
+    0 still leaves a margin) and at most 1/2.  ``inf`` (no reference) for ``best = inf`` (no run yet).
+    """
+    if not np.isfinite(best):
+        return np.inf
+    p = min(max(best, 1.0 / n_val), 0.5)
+    return best + z * np.sqrt(p * (1.0 - p) / n_val)
+
+
 def early_exit_reference(runs, n_val, z):
     """The reference error of ``early_exit`` for a fold: its best error so far plus ``z`` standard errors.
 
     ``runs``: the fold's runs so far (any ``C``); the best is the least of their validation errors,
-    :math:`\\hat p`, and the standard error that of an error rate on the fold's ``n_val`` rows (with sample
-    weights their sum, as repeated rows), :math:`\\sqrt{p (1 - p) / n_\\mathrm{val}}` with :math:`p` at
-    least one row's share (a best of 0 still leaves a margin) and at most 1/2.  ``inf`` (no reference)
-    before the first run.
+    :math:`\\hat p`, and the reference :func:`reference_of_best` of it.  ``inf`` (no reference) before the
+    first run.  The definition; a fit keeps a running best per fold instead (``_fold_runs``: one scan of
+    each run's curve, so the search stays linear in the number of values of ``C``), which gives the same
+    number, the minimum being exact.
     """
-    if not runs:
-        return np.inf
-    best = min(float(np.min(run.history["validation_error"])) for run in runs)
-    p = min(max(best, 1.0 / n_val), 0.5)
-    return best + z * np.sqrt(p * (1.0 - p) / n_val)
+    return reference_of_best(min((run_best_error(run) for run in runs), default=np.inf), n_val, z)
 
 
 def _validation_size(fit, f):
@@ -124,6 +139,24 @@ def mean_validation_curve(curves):
         row[:len(curve)] = curve
         row[len(curve):] = curve[-1]
     return per_fold, per_fold.mean(axis=0)
+
+
+def flat_grid(best_errors, n_val):
+    """Whether the grid's best errors all lie within one standard error: ``(spread, standard_error, flat)``.
+
+    ``best_errors``: the mean validation error at its own :math:`\\hat k` of each ``C`` (of one binary
+    problem: ``cv_results_["best_validation_error"]``); ``n_val``: the validation rows of all folds together
+    (with sample weights their sum).  The spread is :math:`\\max_C - \\min_C`; the standard error that of an
+    error rate :math:`p` (the least one, at least one row's share, at most 1/2) on ``n_val`` rows,
+    :math:`\\sqrt{p (1 - p) / n_\\mathrm{val}}`, as ``early_exit``'s.  ``flat``: spread at most one standard
+    error — where rows outnumber features by far, every ``C`` of the grid is weak and the search cannot tell
+    them apart: one penalised fit would do.
+    """
+    best_errors = np.asarray(best_errors, dtype=float)
+    spread = float(best_errors.max() - best_errors.min())
+    p = min(max(float(best_errors.min()), 1.0 / n_val), 0.5)
+    standard_error = float(np.sqrt(p * (1.0 - p) / n_val))
+    return spread, standard_error, spread <= standard_error
 
 
 class _CrossValidatedStopping:
@@ -204,20 +237,22 @@ class _CrossValidatedStopping:
         With ``early_exit`` and several values of ``C``, the values run in waves from the largest penalty to
         the smallest (``None`` last: :func:`penalty_order`), the folds of a wave side by side (``n_jobs``);
         each fold run is given the reference error of the waves before it on its fold
-        (:func:`early_exit_reference`).  The waves make the references, and so the runs, the same for any
+        (:func:`early_exit_reference`, kept as a running best per fold: linear in the number of values of ``C``).  The waves make the references, and so the runs, the same for any
         ``n_jobs``.
         """
         n_folds = len(fit.folds)
         waves = [list(range(len(grid)))] if self.early_exit is None else [[c] for c in penalty_order(grid)]
         runs = [[None] * n_folds for _ in grid]
+        # early_exit's running best per fold: each run's curve is scanned once, when its wave ends (the rule
+        # of early_exit_reference over all earlier runs, without re-reading them wave after wave)
+        best = [np.inf] * n_folds
+        n_val = [_validation_size(fit, f) for f in range(n_folds)] if self.early_exit is not None else None
         run_fold, close = self._progress(fit, grid, len(grid) * n_folds)
         try:
             for wave in waves:
                 references = [np.inf] * n_folds
                 if self.early_exit is not None:
-                    done_on = [[runs_C[f] for runs_C in runs if runs_C[f] is not None] for f in range(n_folds)]
-                    references = [early_exit_reference(done_on[f], _validation_size(fit, f), self.early_exit)
-                                  for f in range(n_folds)]
+                    references = [reference_of_best(best[f], n_val[f], self.early_exit) for f in range(n_folds)]
                 tasks = [(c, f) for c in wave for f in range(n_folds)]
                 if self.n_jobs in (None, 1) or len(tasks) == 1:
                     done = [run_fold(fit, f, y, grid[c], references[f]) for c, f in tasks]
@@ -228,6 +263,8 @@ class _CrossValidatedStopping:
                         delayed(run_fold)(fit, f, y, grid[c], references[f]) for c, f in tasks)
                 for (c, f), run in zip(tasks, done):
                     runs[c][f] = run
+                    if self.early_exit is not None:
+                        best[f] = min(best[f], run_best_error(run))
         finally:
             close()
         return runs
@@ -278,6 +315,8 @@ class _CrossValidatedStopping:
             X_solve = self._solver_input(X, fit)
             fit.surfaces = [self._surface(fit, X_solve, targets[:, c]) for c in range(targets.shape[1])]
             fit.shared_C = self._choose_C(fit.surfaces)
+            if self.verbose and len(self._C_grid()) > 1:
+                self._report_flat_grid(fit)
         return super()._fit_problems(X, y, fit, extra_targets=extra_targets, **fit_params)
 
     def _surface(self, fit, X, y):
@@ -288,6 +327,23 @@ class _CrossValidatedStopping:
         best_iters = np.array([int(np.argmin(mean)) + 1 for _, mean in curves])  # argmin: the first minimiser
         best_errors = np.array([mean[k - 1] for (_, mean), k in zip(curves, best_iters)])
         return runs_per_C, curves, best_iters, best_errors
+
+    def _report_flat_grid(self, fit):
+        """``verbose``: say where every ``C`` of the grid reaches the same error within one standard error."""
+        n_val = sum(_validation_size(fit, f) for f in range(len(fit.folds)))
+        # per one-vs-rest problem; the grid is flat where it is flat for every problem
+        verdicts = [flat_grid(surface[3], n_val) for surface in fit.surfaces]
+        spread, standard_error, _ = max(verdicts, key=lambda v: v[0] - v[1])
+        flat = all(v[2] for v in verdicts)
+        name = type(self).__name__
+        if flat:
+            print(f"[{name}] the best validation errors of all {len(self._C_grid())} values of C lie within "
+                  f"{spread:.2g} of each other, less than one standard error ({standard_error:.2g} on "
+                  f"{n_val:g} validation rows): the search cannot tell them apart here, and one fit with a "
+                  f"fixed C (Cs=None, C={self._C_grid()[fit.shared_C]}) would do", flush=True)
+        else:
+            print(f"[{name}] the best validation errors over C spread {spread:.2g}, above one standard error "
+                  f"({standard_error:.2g} on {n_val:g} validation rows)", flush=True)
 
     def _choose_C(self, surfaces):
         """Index in the grid of the ``C`` shared by the problems: least sum of their errors at their own :math:`\\hat k`."""
@@ -316,6 +372,9 @@ class _CrossValidatedStopping:
             weights, intercept, separates = self._average(fit, runs, y)
             n_iter, margin, history, certificate = max(r.n_iter for r in runs), None, None, None
             status = SEPARABLE if separates else CONVERGED
+        if isinstance(X, np.ndarray) and X.dtype == np.float32:
+            # float32 data give a float32 model, as the Ho–Kashyap family's (the formed Y's runs are float64)
+            weights = np.asarray(weights).astype(np.float32)
         if status == CONVERGED:
             proofs = [(r, train) for r, (train, _) in zip(runs, fit.folds) if r.certificate is not None]
             if proofs:  # a subset that cannot be separated proves that the whole set cannot
@@ -531,6 +590,8 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
 
     __init__ = estimator_init(_CV_PARAMETERS)
 
+    _dtypes = READS_FLOAT32  # float32 X is not copied to float64: large data's runs read it as it is
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Choose :math:`\\hat k` by cross-validation on ``X, y`` and fit (see the class docstring).
@@ -562,9 +623,18 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         return self._fit_problems(X, y, fit)
 
     def _prepare_problem(self, fit, X, y, fold_runs):
-        fit.Y = sign_normalized(X, y)  # one matrix per problem; the folds take its rows
         fit.X = X  # weighted runs scale the rows of X themselves (linsep.designs.weights)
-        fit.fold_grams = None
+        fit.views = self._fold_views(X, fit)
+        if fit.views:
+            # Large dense data: each run reads the rows of X it needs (SignedDesign views: the compiled loop
+            # gathers them by index), so no fold copies Y; the folds' Gram matrices are built once, label free.
+            fit.Y = None
+            if getattr(fit, "view_grams", None) is None:
+                fit.view_grams = view_grams(X, fit.folds)
+            fit.fold_grams, fit.full_gram = fit.view_grams
+            return
+        fit.Y = sign_normalized(X, y)  # one matrix per problem; the folds take its rows
+        fit.fold_grams = fit.full_gram = None
         if fold_runs and self.Cs is not None:
             if getattr(fit, "label_free_fold_grams", None) is None:
                 s = fit.row_weight
@@ -575,13 +645,29 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
                                              if isinstance(Y, np.ndarray) else [])
             fit.fold_grams = fit.label_free_fold_grams or None
 
+    def _fold_views(self, X, fit):
+        """Whether the runs read the rows of ``X`` through views (large dense unweighted data) or a formed ``Y``.
+
+        ``_fold_design`` (private, tests): ``"views"`` or ``"formed"`` forces the path; by default the views from
+        :data:`VIEW_MIN_ENTRIES` entries of ``Y`` on (below, ``Y`` formed once per problem, as the paper's small
+        data sets always were).
+        """
+        if fit.row_weight is not None or not isinstance(X, np.ndarray):
+            return False
+        forced = getattr(self, "_fold_design", None)
+        if forced is not None:
+            return forced == "views"
+        return X.shape[0] * (X.shape[1] + 1) >= VIEW_MIN_ENTRIES
+
     def _run_fold(self, fit, f, y, C, reference=np.inf):
         train, validation = fit.folds[f]
         # Every C of the grid reuses the fold's Gram matrix YᵀY (each run factors YᵀY + CĨ once).
         gram = None if fit.fold_grams is None else fit.fold_grams[f]
         # With a refit only the folds' validation curves are read: their inexact W-steps (wide X) are not
         # re-solved in full at the end (hundreds of CG iterations per run); the average of refit=False is.
-        plan = {"polish": False} if self.refit else None
+        plan = {"polish": False} if self.refit else {}
+        if fit.views:
+            plan["singular"] = "eigh"  # a singular system without C: no dense copy of Y for its SVD
         s = fit.row_weight
         if s is not None:
             params = dict(fit.hk_options, max_iter=self.max_iter, C=C, n_iter_no_change=self.n_iter_no_change,
@@ -589,7 +675,11 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
             return weighted_ho_kashyap(fit.X, y[train], train, s[train], params, gram=gram,
                                        Y_val=WeightedValidation(fit.Y[validation], s[validation]), _plan=plan,
                                        _validation_reference=reference)
-        return ho_kashyap(fit.Y[train], Y_val=fit.Y[validation], max_iter=self.max_iter, C=C, gram=gram,
+        if fit.views:
+            Y, Y_val = SignedDesign(fit.X, y[train], train), SignedDesign(fit.X, y[validation], validation)
+        else:
+            Y, Y_val = fit.Y[train], fit.Y[validation]
+        return ho_kashyap(Y, Y_val=Y_val, max_iter=self.max_iter, C=C, gram=gram,
                           n_iter_no_change=self.n_iter_no_change, validation_tol=self.validation_tol,
                           _plan=plan, _validation_reference=reference, **fit.hk_options)
 
@@ -598,12 +688,51 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         if fit.row_weight is not None:
             params = dict(fit.hk_options, max_iter=max_iter, C=C, record_history=bool(self.record_history))
             return weighted_ho_kashyap(fit.X, y, None, fit.row_weight, params, trace=trace)
-        return ho_kashyap(fit.Y, max_iter=max_iter, C=C, record_history=bool(self.record_history),
-                          trace=trace, **fit.hk_options)
+        Y = SignedDesign(fit.X, y) if fit.views else fit.Y
+        return ho_kashyap(Y, max_iter=max_iter, C=C, record_history=bool(self.record_history), gram=fit.full_gram,
+                          trace=trace, _plan={"singular": "eigh"} if fit.views else None, **fit.hk_options)
 
     def _average(self, fit, runs, y):
-        weights = np.mean([r.weights for r in runs], axis=0)
-        return weights, None, bool(np.asarray(fit.Y @ weights).min() > 0)
+        weights = np.mean([np.asarray(r.weights, dtype=float) for r in runs], axis=0)
+        scores = signed_scores(fit.X, y, weights) if fit.views else np.asarray(fit.Y @ weights)
+        return weights, None, bool(scores.min() > 0)
+
+
+VIEW_MIN_ENTRIES = 1 << 22
+"""Entries of ``Y`` (N × (d + 1)) from which :class:`HoKashyapClassifierCV`'s runs read ``X`` through views.
+
+Below, ``Y`` is formed once per problem and each fold run copies its rows (``Y[train]``, ``Y[validation]``),
+in float64: cheap at these sizes, and the path every result of the paper's data sets was computed on.  From
+:math:`2^{22}` entries (32 MiB of float64 ``Y``) the copies cost more than the runs (at 800 000 × 100 each of
+the 35 runs of ``Cs=7`` copied 0.5 GB): the runs then read the rows of ``X`` itself, in its own type
+(float32 stays float32), by index, and the folds' Gram matrices come from one pass (:func:`view_grams`).
+"""
+
+
+def view_grams(X, folds):
+    """``(fold_grams, full_gram)``: :math:`[X_R, 1]^t [X_R, 1]` of each fold's training rows and of all rows, float64.
+
+    Where the validation sets partition the rows (every row in exactly one, its fold's training rows the
+    others: an int ``cv``, ``KFold``), one pass over ``X``: the Gram matrix :math:`G_f` of each validation block,
+    :math:`G = \\sum_f G_f` and each fold's :math:`G - G_f`.  The difference loses to cancellation only
+    :math:`\\varepsilon \\lVert G \\rVert`, against the :math:`\\varepsilon \\lVert G \\rVert` of summing the rows themselves.
+    Otherwise (overlapping or incomplete splits) each fold's training rows are summed on their own and
+    ``full_gram`` is ``None`` (the refit builds its own).  Labels square to 1: one set for every problem.
+    """
+    n_samples = X.shape[0]
+    ones = lambda rows: np.ones(len(rows), dtype=X.dtype)  # noqa: E731 - the labels do not enter a Gram matrix
+    counts = np.zeros(n_samples, dtype=np.intp)
+    for _, validation in folds:
+        np.add.at(counts, validation, 1)
+    partition = bool(np.all(counts == 1)) and all(len(train) + len(validation) == n_samples
+                                                   and len(np.unique(train)) == len(train)
+                                                   and not np.any(np.isin(train, validation))
+                                                   for train, validation in folds)
+    if not partition:
+        return [SignedDesign(X, ones(train), train).gram() for train, _ in folds], None
+    blocks = [SignedDesign(X, ones(validation), validation).gram() for _, validation in folds]
+    full = np.sum(blocks, axis=0)
+    return [full - block for block in blocks], full
 
 
 class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):

@@ -29,7 +29,7 @@ from sklearn.utils._param_validation import Interval
 
 from linsep.estimators.base import (CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, POS_LABEL_CONSTRAINT, POS_LABEL_DOC,
                                     BaseKernelSeparator, FitContext, demote_unseparated, encode_pm1)
-from linsep._core.certificates import separates
+from linsep._core.certificates import separates, side_tolerance
 from linsep.solvers.ho_kashyap.params import (DEFAULT_N_ITER_NO_CHANGE, EARLY_STOPPING_CONSTRAINTS, HK_CONSTRAINTS,
                                              estimator_init, hk_defaults)
 from linsep._core.result import SEPARABLE
@@ -221,8 +221,12 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
         if not np.any(np.atleast_1d(self.status_) == SEPARABLE):
             return
         targets = encode_pm1(y_val, self.classes_)[0]
-        scores = self.decision_function(X_val).reshape(X_val.shape[0], -1)
-        self.status_ = demote_unseparated(self.status_, lambda k: separates(scores[:, k], targets[:, k]))
+        K = X_val if self.kernel == "precomputed" else self._kernel_matrix(X_val, self.X_fit_)
+        scores = (np.asarray(K @ self.dual_coef_.T) + self.intercept_).reshape(X_val.shape[0], -1)
+        # strictly on its side: beyond the rounding bound of the score (its kernel row in the role of x)
+        tolerance = side_tolerance(K, self.dual_coef_, self.intercept_).reshape(X_val.shape[0], -1)
+        self.status_ = demote_unseparated(self.status_,
+                                          lambda k: separates(scores[:, k], targets[:, k], tolerance[:, k]))
 
     def _prepare_fit(self, X, fit):
         # one kernel map (only its pivot columns of K computed), one Gram matrix

@@ -3,7 +3,9 @@
 The CLI (``linsep fit ALGO``) and the paper's experiment build estimators only
 through this table.  Each entry names the estimator class (imported lazily, so
 the registry stays import-cycle free), the parameters that turn the class into
-the named method, and a one-line summary for ``linsep list``.
+the named method, and a one-line summary for ``linsep list``; ``_TITLES``
+names each method in words (:func:`classifier_titles`, what the playground's
+menu shows).
 """
 
 from __future__ import annotations
@@ -64,6 +66,33 @@ _REGISTRY: dict[str, _Entry] = {
                                "batch perceptron over all mistakes, η_k = η₁/k"),
     "kernel_perceptron": _Entry("estimators.perceptron:KernelPerceptronClassifier",
                                 "kernel (dual) perceptron with correction counts α"),
+}
+
+# Each registered method's name in words, as a page or a table shows it beside the code ("Ho–Kashyap (hk)").
+_TITLES = {
+    "hk": "Ho–Kashyap",
+    "modified_hk": "modified Ho–Kashyap",
+    "mhks": "Łęski's modified Ho–Kashyap, squared errors",
+    "mhka": "Łęski's modified Ho–Kashyap, absolute errors",
+    "hkes": "Ho–Kashyap with early stopping",
+    "hkesa": "Ho–Kashyap with early stopping, absolute errors",
+    "hkes_cv": "Ho–Kashyap with early stopping by cross-validation",
+    "hkesa_cv": "Ho–Kashyap with early stopping by cross-validation, absolute errors",
+    "hkes_cv_c": "Ho–Kashyap with C and early stopping by cross-validation",
+    "kozinec": "Kozinec",
+    "sk": "Schlesinger–Kozinec",
+    "kernel_sk": "kernel Schlesinger–Kozinec",
+    "lsvm": "Lagrangian SVM",
+    "kernel_lsvm": "kernel Lagrangian SVM",
+    "kernel_hk": "kernel Ho–Kashyap",
+    "kernel_hkes": "kernel Ho–Kashyap with early stopping",
+    "kernel_hkes_cv": "kernel Ho–Kashyap with early stopping by cross-validation",
+    "mse": "minimum squared error",
+    "widrow_hoff": "batch Widrow–Hoff",
+    "lms": "Widrow–Hoff LMS, one sample at a time",
+    "perceptron": "perceptron, one sample at a time",
+    "batch_perceptron": "batch perceptron",
+    "kernel_perceptron": "kernel perceptron",
 }
 
 
@@ -191,3 +220,23 @@ def available_classifiers():
     True
     """
     return {name: _REGISTRY[name].summary for name in sorted(_REGISTRY)}
+
+
+def classifier_titles():
+    """Return ``{name: the method's name in words}`` for every registered algorithm, sorted by name.
+
+    The words a page or a table shows beside the registry code, e.g.
+    ``f"{titles['hk']} (hk)"`` is "Ho–Kashyap (hk)" (the playground's menu).
+
+    Returns
+    -------
+    titles : dict of str to str
+        Every name of :func:`available_classifiers`, in the same order.
+
+    Examples
+    --------
+    >>> from linsep.estimators.registry import classifier_titles
+    >>> classifier_titles()["hkes"]
+    'Ho–Kashyap with early stopping'
+    """
+    return {name: _TITLES[name] for name in sorted(_REGISTRY)}

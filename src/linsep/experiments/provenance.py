@@ -1,21 +1,24 @@
-"""Where a benchmark's numbers come from: the software, the machine, the command, the date and the seed.
+"""Where a benchmark's numbers come from: the code, the data, the software, the machine, the command, the date, the seed.
 
 :func:`run_benchmark` writes :func:`provenance` as ``provenance.json`` in every
 results folder and states the command and seed under ``table1.md`` (or
-``table3.md``), so a table can be traced to the run that produced it and
+``table3.md``), so a table can be traced to the run that produced it — the
+git commit and whether the tree had local changes (:func:`linsep._version.git_state`),
+the SHA-256 of each bundled data file it read (:func:`data_checksums`) — and
 timings compared only between like machines.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import platform
 import shlex
 import sys
 from datetime import datetime, timezone
-from importlib import metadata
+from importlib import metadata, resources
 
-from linsep._version import __version__
+from linsep._version import git_state, version
 
 PACKAGES = ("numpy", "scipy", "scikit-learn", "numba", "llvmlite", "joblib", "threadpoolctl")
 """The distributions whose versions are recorded beside linsep's."""
@@ -84,7 +87,8 @@ def environment():
         with their thread counts), ``numba`` (thread count, threading layer,
         cache folder), ``thread_variables`` (those of :data:`THREAD_VARIABLES`
         that are set), ``cpu`` (model, logical CPUs, CPUs this process may
-        use) and ``platform``.
+        use), ``load_average`` (1, 5 and 15 minutes, when the record is made;
+        None where the system has none) and ``platform``.
 
     See Also
     --------
@@ -95,7 +99,7 @@ def environment():
     >>> from linsep.experiments.provenance import environment
     >>> env = environment()
     >>> sorted(env)
-    ['blas', 'cpu', 'numba', 'packages', 'platform', 'python', 'thread_variables']
+    ['blas', 'cpu', 'load_average', 'numba', 'packages', 'platform', 'python', 'thread_variables']
     >>> env["packages"]["linsep"] == __import__("linsep").__version__
     True
     """
@@ -103,14 +107,48 @@ def environment():
     return {
         "python": {"version": platform.python_version(), "implementation": platform.python_implementation(),
                    "executable": sys.executable},
-        "packages": {"linsep": __version__, **{name: _version(name) for name in PACKAGES}},
+        "packages": {"linsep": version(), **{name: _version(name) for name in PACKAGES}},
         "blas": _blas(),
         "numba": _numba(),
         "thread_variables": {name: os.environ[name] for name in THREAD_VARIABLES if name in os.environ},
         "cpu": {"model": cpu_model(), "logical_cpus": os.cpu_count(), "usable_cpus": usable},
+        # other processes' load shares the cores: timings of a loaded machine are not those of an idle one
+        "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
         "platform": {"system": platform.system(), "release": platform.release(), "machine": platform.machine(),
                      "platform": platform.platform()},
     }
+
+
+def data_checksums(datasets):
+    """SHA-256 of the bundled file of each data set, as read from the installed package.
+
+    Parameters
+    ----------
+    datasets : iterable of str
+        Names of :data:`linsep.datasets.BENCHMARKS`.
+
+    Returns
+    -------
+    dict
+        ``{name: {"file": "<name>.csv.gz", "sha256": <64 hex>}}`` in the order given.
+
+    See Also
+    --------
+    provenance : Records them as ``data_sha256`` in ``provenance.json``.
+
+    Examples
+    --------
+    >>> from linsep.experiments.provenance import data_checksums
+    >>> record = data_checksums(["heart"])["heart"]
+    >>> record["file"], len(record["sha256"])
+    ('heart.csv.gz', 64)
+    """
+    folder = resources.files("linsep.datasets") / "data"
+    out = {}
+    for name in datasets:
+        path = folder / f"{name}.csv.gz"
+        out[name] = {"file": path.name, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+    return out
 
 
 def python_call(function, **arguments):
@@ -150,7 +188,7 @@ def command_line(argv, prog="linsep"):
 
 
 def provenance(command, seed, **details):
-    """What ``provenance.json`` holds: the command, the date (ISO 8601, UTC), the seed and :func:`environment`.
+    """What ``provenance.json`` holds: the command, the date (ISO 8601, UTC), the seed, the git state and :func:`environment`.
 
     Parameters
     ----------
@@ -160,13 +198,16 @@ def provenance(command, seed, **details):
         The seed of the splits.
     **details
         Other JSON-ready facts of the run (protocol, data sets, methods, split
-        counts, workers, code digest, runs computed and reused, …).
+        counts, workers, code digest, data checksums, runs computed and reused, …).
 
     Returns
     -------
     dict
         ``command``, ``argv`` (this process's ``sys.argv``), ``date_utc``,
-        ``seed``, ``linsep``, the ``details`` and ``environment``.
+        ``seed``, ``linsep`` (the version, ``+g<commit>[.dirty]`` in a checkout),
+        ``git`` (``commit``, ``short``, ``dirty``: whether tracked files differed
+        from the commit; None when linsep is not run from a git checkout),
+        the ``details`` and ``environment``.
 
     See Also
     --------
@@ -181,4 +222,4 @@ def provenance(command, seed, **details):
     """
     return {"command": command, "argv": list(sys.argv), "seed": int(seed),
             "date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "linsep": __version__, **details, "environment": environment()}
+            "linsep": version(), "git": git_state(), **details, "environment": environment()}

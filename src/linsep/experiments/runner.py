@@ -18,11 +18,11 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from linsep._version import __version__
+from linsep._version import BASE_VERSION, git_state
 from linsep.datasets import BENCHMARKS
 from linsep.experiments.methods import default_methods, get_method
 from linsep.experiments.protocol import PROTOCOLS, run_one
-from linsep.experiments.provenance import cpu_model, provenance, python_call
+from linsep.experiments.provenance import cpu_model, data_checksums, provenance, python_call
 from linsep.experiments.report import (TABLE_OF_PROTOCOL, error_markdown, error_table, figure_grid, figure_iterations,
                      time_markdown, time_table, write_csv, write_raw)
 from linsep.experiments.stats import TESTS
@@ -97,7 +97,9 @@ def _code_digest():
 
 
 def _config(protocol, seed):
-    return {"cache_format": CACHE_FORMAT, "protocol": protocol, "seed": int(seed), "linsep": __version__,
+    # the declared version, not the commit: a commit that leaves src/linsep alone keeps the cache (the digest
+    # of the sources decides)
+    return {"cache_format": CACHE_FORMAT, "protocol": protocol, "seed": int(seed), "linsep": BASE_VERSION,
             "code": _code_digest()}
 
 
@@ -178,7 +180,7 @@ def dask_backend(address):
         import joblib
         from distributed import Client
     except ImportError:
-        raise ValueError("--scheduler needs Dask: pip install 'linsep[dask]'") from None
+        raise ValueError("--scheduler needs Dask: pip install -e '.[dask]' in linsep's checkout") from None
     try:
         client = Client(address, timeout=_connect_timeout(), set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:
@@ -273,6 +275,9 @@ def run_benchmark(datasets=None, methods=None, protocol="validation", n_splits=N
                               protocol=protocol, n_splits=n_splits, quick=quick, jobs=jobs, out=str(out), seed=seed,
                               test=test, scheduler=scheduler)
     datasets, methods, counts = plan(datasets, methods, n_splits, quick)
+    # the commit and dirty flag of the code this process runs: read now, not when the run ends (a commit made
+    # during a long run would be named otherwise); git_state() keeps this answer for the process
+    git = git_state()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     config = _config(protocol, seed)
@@ -330,6 +335,7 @@ def run_benchmark(datasets=None, methods=None, protocol="validation", n_splits=N
         files.append(out / "failures.json")
     record = provenance(command, seed, protocol=protocol, datasets=datasets, methods=methods, splits=counts,
                         jobs=jobs, scheduler=scheduler, test=test, quick=bool(quick), code=config["code"],
+                        git=git, data_sha256=data_checksums(datasets),
                         cache_format=CACHE_FORMAT, n_computed=len(todo), n_cached=n_cached,
                         n_failed=len(failures),
                         timing=("time_s excludes compilation: each worker process runs every (data set, method) "

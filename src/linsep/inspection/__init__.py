@@ -148,17 +148,37 @@ def get_trace(estimator, problem=0):
     return history
 
 
-def _aligned(values, iterations, n_rows):
+def _aligned(values, iterations, returned):
     """Entries of a scalar trace for the rows ``iterations`` (None where it has none).
 
     A scalar trace holds one entry per iteration and ends at the final one, so
-    it is aligned by its end; one with exactly one entry per row is taken as is.
+    it is aligned by the end of the iterations' rows; one with exactly one entry
+    per such row is taken as is.  A returned row (``returned``: the model is an
+    earlier iterate, :ref:`trace-format`) takes the entry of its iteration.
     """
     values = np.asarray(values)
-    if values.shape[0] == n_rows:
-        return list(values)
-    index = iterations - (iterations[-1] - (values.shape[0] - 1))
-    return [values[i] if 0 <= i < values.shape[0] else None for i in index]
+    steps = iterations[~returned]
+    if values.shape[0] == steps.shape[0]:
+        by_row = list(values)
+    else:
+        index = steps - (steps[-1] - (values.shape[0] - 1))
+        by_row = [values[i] if 0 <= i < values.shape[0] else None for i in index]
+    for k in iterations[returned]:
+        same = np.flatnonzero(steps == k)
+        if same.size:
+            by_row.append(by_row[same[0]])
+        else:  # a row the stride left out: the entry of iteration k itself
+            i = k - (steps[-1] - (values.shape[0] - 1))
+            by_row.append(values[i] if 0 <= i < values.shape[0] else None)
+    return by_row
+
+
+def _returned_note(estimator, problem=0):
+    """What a trace's returned row is (:ref:`trace-format`): early stopping's k̂, or the pocket."""
+    best = getattr(estimator, "best_iter_", None)
+    if best is not None:
+        return f"returned: best iterate k̂ = {int(np.ravel(best)[problem if np.ndim(best) else 0])} (early stopping)"
+    return "returned: the pocket, the iterate of fewest training errors"
 
 
 class TraceTable:
@@ -275,6 +295,8 @@ class TraceTable:
             return "[" + ", ".join(shown) + "]"
         if isinstance(value, (int, np.integer)):
             return str(int(value))
+        if isinstance(value, str):  # the note of a returned row
+            return value
         value = float(value)
         return "0" if value == 0 or abs(value) <= floor else f"{value:.{self.precision}g}"
 
@@ -291,16 +313,42 @@ class TraceTable:
     def __repr__(self):
         return str(self)
 
-    def to_latex(self):
+    def kept_rows(self, first=None, every=None):
+        """Indices of the rows :meth:`to_latex` keeps: the first ``first``, every ``every``-th, the last (all if neither)."""
+        for name, value in (("first", first), ("every", every)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer))
+                                      or value < 1):
+                raise ValueError(f"{name} must be a positive integer or None, got {value!r}")
+        n = len(self._rows)
+        if first is None and every is None:
+            return list(range(n))
+        kept = set(range(min(first or 0, n))) | (set(range(0, n, every)) if every else set()) | {n - 1}
+        return sorted(kept)
+
+    def to_latex(self, *, first=None, every=None, longtable=False):
         """The table as a LaTeX ``tabular`` for slides and handouts (numbers as printed; vectors in math mode).
 
-        Needs no LaTeX package beyond the standard ones (``\\mathbf``); one
-        line per row, ``\\hline`` under the headers.
+        Needs no LaTeX package beyond the standard ones (``\\mathbf``) and,
+        with ``longtable``, the ``longtable`` package; one line per row,
+        ``\\hline`` under the headers.
+
+        Parameters
+        ----------
+        first : int or None, default=None
+            Keep the first ``first`` rows.
+        every : int or None, default=None
+            Keep every ``every``-th row (rows ``0, every, 2·every, …``).
+            With ``first`` and/or ``every`` the last row (the final iterate)
+            is always kept, and a line of ``\\vdots`` marks each gap; with
+            neither, every row is kept.
+        longtable : bool, default=False
+            A ``longtable`` (breaks across pages, headers repeated) instead of a
+            ``tabular``: for a full run too long for one page or slide.
 
         Returns
         -------
         str
-            ``\\begin{tabular}{…} … \\end{tabular}`` and a final newline.
+            ``\\begin{tabular}{…} … \\end{tabular}`` (or ``longtable``) and a final newline.
 
         Examples
         --------
@@ -322,14 +370,25 @@ class TraceTable:
                 column = "a_last"
             return _LATEX_HEADERS.get(column, text.replace("_", r"\_"))
 
-        align = "".join("l" if self._rows and isinstance(self._rows[0][j], tuple) else "r"
-                        for j in range(len(self.columns)))
-        lines = [r"\begin{tabular}{" + align + "}", r"\hline",
-                 " & ".join(header(c, h) for c, h in zip(self.columns, self.headers)) + r" \\", r"\hline"]
-        for row, texts in zip(self._rows, self._text_rows(ellipsis=r"\ldots")):
-            cells = [f"${t}$" if isinstance(v, tuple) or t.startswith("-") else t for v, t in zip(row, texts)]
+        kept = set(self.kept_rows(first, every))
+        align = "".join("l" if self._rows and (isinstance(self._rows[0][j], tuple) or self.columns[j] == "note")
+                        else "r" for j in range(len(self.columns)))
+        environment = "longtable" if longtable else "tabular"
+        head = [r"\hline", " & ".join(header(c, h) for c, h in zip(self.columns, self.headers)) + r" \\", r"\hline"]
+        lines = [rf"\begin{{{environment}}}{{{align}}}"] + head
+        if longtable:
+            lines += [r"\endhead"]
+        previous = -1
+        for i, (row, texts) in enumerate(zip(self._rows, self._text_rows(ellipsis=r"\ldots"))):
+            if i not in kept:
+                continue
+            if i != previous + 1:  # rows left out
+                lines.append(rf"\multicolumn{{{len(self.columns)}}}{{c}}{{$\vdots$}} \\")
+            previous = i
+            cells = [t.replace("k̂", r"$\hat{k}$") if isinstance(v, str) else f"${t}$" if isinstance(v, tuple)
+                     or t.startswith("-") else t for v, t in zip(row, texts)]
             lines.append(" & ".join(cells) + r" \\")
-        lines += [r"\hline", r"\end{tabular}"]
+        lines += [r"\hline", rf"\end{{{environment}}}"]
         return "\n".join(lines) + "\n"
 
     def to_html(self):
@@ -422,7 +481,7 @@ def trace_table(estimator, *, problem=0, bias_first=True, precision=4, max_entri
         raise ValueError(f"first_sample must be 0 or 1, got {first_sample!r}")
     sign = _display_sign(estimator, problem, pos_label)
     iterations = np.asarray(trace["iteration"])
-    n_rows = iterations.shape[0]
+    returned = np.asarray(trace.get("returned", np.zeros(iterations.shape[0], dtype=bool)), dtype=bool)
     columns, headers, data = ["k"], ["k"], [[int(k)] for k in iterations]
 
     def add(key, header, values):
@@ -452,8 +511,10 @@ def trace_table(estimator, *, problem=0, bias_first=True, precision=4, max_entri
         add("pass", "pass", [int(p) for p in trace["pass"]])
     for key, header in _SCALAR_COLUMNS.items():
         if key in trace and "pass" not in trace:
-            values = _aligned(trace[key], iterations, n_rows)
+            values = _aligned(trace[key], iterations, returned)
             add(key, header, [None if v is None else v.item() if hasattr(v, "item") else v for v in values])
+    if returned.any():  # the last row is the returned model, an earlier iterate: say so
+        add("note", "note", [_returned_note(estimator, problem) if r else None for r in returned])
     return TraceTable(columns, headers, [tuple(row) for row in data], precision, max_entries, zero_tol)
 
 

@@ -305,6 +305,7 @@ def animate_trace(estimator, X, y, *, max_frames=40, interval=250, hold=4, class
     sign = 1.0 if positive == recorded else -1.0
     targets = np.where(y == positive, 1.0, -1.0)
     ks = np.asarray(history.get("iteration", np.arange(n_rows)))
+    returned = np.asarray(history.get("returned", np.zeros(n_rows, dtype=bool)), dtype=bool)
     rows = frame_rows(n_rows, max_frames)
 
     if ax is None:
@@ -357,6 +358,8 @@ def animate_trace(estimator, X, y, *, max_frames=40, interval=250, hold=4, class
         bad = targets * sign * scores(row, X) <= 0
         wrong.set_offsets(X[bad] if bad.any() else np.empty((0, 2)))
         text = f"{name}: k = {int(ks[row])}"
+        if returned[row]:  # the trace's last row: the returned model, an earlier iterate
+            text += ", returned"
         if last and status is not None:
             text += f" ({status})"
         title.set_text(text)

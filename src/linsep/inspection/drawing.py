@@ -12,7 +12,7 @@ def _pyplot():
         import matplotlib.pyplot as plt
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError("linsep's plots need matplotlib: pip install matplotlib "
-                          "(or linsep[bench])") from exc
+                          "(or the bench extra)") from exc
     return plt
 
 

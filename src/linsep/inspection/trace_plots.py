@@ -37,13 +37,15 @@ def _iterations_of(history, n_rows):
     """Iteration numbers of ``n_rows`` entries of a history key.
 
     Trace rows carry their numbers in ``history["iteration"]``.  A scalar
-    curve holds one entry per iteration and ends at the final one, so it is
-    aligned by its end; without a trace its entries are iterations
+    curve holds one entry per iteration and ends at the final one (the last
+    row that is not a returned one), so it is aligned by its end; without a trace its entries are iterations
     ``1 … n_rows`` (``validation_error[k - 1]`` belongs to iterate ``k``).
     """
     it = history.get("iteration")
     if it is not None and len(it) == n_rows:
         return np.asarray(it)
+    if it is not None and "returned" in history:  # a returned row (an earlier iterate) is not the final one
+        it = np.asarray(it)[~np.asarray(history["returned"], dtype=bool)]
     last = int(it[-1]) if it is not None and len(it) else n_rows
     return last - n_rows + 1 + np.arange(n_rows)
 

@@ -61,7 +61,7 @@ import sklearn
 
 from linsep import estimators
 from linsep.estimators.registry import registered_name
-from linsep._version import __version__
+from linsep._version import version as linsep_version
 from linsep.persistence.model_file import (
     COMPOSITE_FORMAT,
     FORMAT_VERSION,
@@ -239,7 +239,7 @@ def save(model, path):
     encoder = _CompositeEncoder()
     root = encoder.estimator(model, "model")
     meta = {"format": COMPOSITE_FORMAT, "version": FORMAT_VERSION, "root": root,
-            "linsep_version": __version__, "sklearn_version": sklearn.__version__}
+            "linsep_version": linsep_version(), "sklearn_version": sklearn.__version__}
     path = Path(path)
     write_file(path, encode_metadata(meta, encoder.arrays))
     return path

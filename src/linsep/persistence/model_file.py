@@ -68,7 +68,7 @@ import scipy.sparse as sp
 from linsep.estimators.base import BaseKernelSeparator, BaseLinearSeparator
 from linsep.estimators.registry import make_classifier
 from linsep._core.result import STATUSES
-from linsep._version import __version__
+from linsep._version import version as linsep_version
 
 __all__ = ["ATTRIBUTES", "FAMILY_ATTRIBUTES", "FORMAT", "FORMAT_VERSION", "ModelFileError", "load_model",
            "save_model"]
@@ -194,7 +194,7 @@ def save_model(estimator, algorithm, path):
         raise ModelFileError(f"the fitted model cannot be saved: cannot store {', '.join(missing)}")
     meta = {"format": FORMAT, "version": FORMAT_VERSION, "algorithm": algorithm, "params": params,
             "classes": attributes["classes_"],
-            "attributes": attributes, "skipped_attributes": skipped, "linsep_version": __version__}
+            "attributes": attributes, "skipped_attributes": skipped, "linsep_version": linsep_version()}
     path = Path(path)
     write_file(path, encode_metadata(meta, enc.arrays))
     return path

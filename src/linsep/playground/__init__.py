@@ -10,8 +10,8 @@ animation (GIF) and the points (a CSV that ``linsep fit`` reads).
 
 The page is a Bokeh server application, served on the loopback address with
 BokehJS from the installed package: it works offline and asks no other host
-for anything.  It needs the optional extra ``linsep[playground]`` (Bokeh,
-matplotlib); ``import linsep`` never imports it.
+for anything.  It needs the optional extra ``playground`` (Bokeh,
+matplotlib: ``pip install -e '.[playground]'`` in the checkout); ``import linsep`` never imports it.
 
 >>> from linsep.playground import fit_run, preset_points
 >>> X, y = preset_points("lecture")

@@ -23,13 +23,19 @@ from bokeh.transform import factor_cmap, factor_mark
 import linsep
 
 from . import exports
-from .session import (CHOICES, KERNEL_PARAMETERS, PARAMETERS, PRESETS, accepts_start, fit_run,
-                      method_parameters, parse_vector, preset_points)
+from .session import (CHOICES, DEFAULT_SEED, KERNEL_PARAMETERS, PARAMETERS, PRESETS, accepts_start, fit_run,
+                      method_label, method_parameters, parse_vector, preset_points, runnable_methods)
 
 __all__ = ["make_document", "Playground"]
 
 DEFAULT_RANGE = (-1.0, 11.0)
 GRID = 90
+# Widths in CSS pixels.  The three panels (controls, canvas, row and verdict) sit side by side from about 1250 px
+# and wrap under one another on a narrower window, each no wider than 540 px: nothing ever needs a horizontal
+# scrollbar on a projector's 800 x 600 (the browser tests check 800 x 600, 1280 x 800 and 1920 x 1080).
+CONTROL_WIDTH = 250
+PLOT_SIZE = 520
+PANEL_WIDTH = 400
 _DOWNLOAD_JS = """
 const d = source.data;
 const get = (key) => (d instanceof Map ? d.get(key) : d[key]);
@@ -57,11 +63,85 @@ const sx = xs.map(round), sy = ys.map(round);
 if (sx.every((v, i) => v === xs[i]) && sy.every((v, i) => v === ys[i])) { return; }
 source.data = new Map([["x", sx], ["y", sy], ["cls", cls]]);
 """
+# Bokeh's Select has no disabled options: the server sends which methods cannot run on the points (and why) in
+# the "runnable" source, and this greys their options, with the reason as the option's tooltip.  The <select> is
+# found through the open shadow roots of BokehJS's views by its name; the options are matched by their text (the
+# label).  Retried briefly: on the first load the views may not be rendered yet when it runs.
+_RUNNABLE_JS = """
+const d = source.data;
+const get = (key) => Array.from(d instanceof Map ? d.get(key) : d[key]);
+const labels = get("label"), reasons = get("reason");
+const apply = (tries) => {
+    const selects = [];
+    const walk = (node) => {
+        for (const el of node.querySelectorAll("*")) {
+            if (el.tagName == "SELECT" && el.name == name) { selects.push(el); }
+            if (el.shadowRoot) { walk(el.shadowRoot); }
+        }
+    };
+    walk(document);
+    for (const select of selects) {
+        for (const option of select.options) {
+            const i = labels.indexOf(option.textContent);
+            const reason = i < 0 ? "" : reasons[i];
+            option.disabled = reason != "";
+            option.title = reason == "" ? "" : "cannot run on these points: " + reason;
+        }
+    }
+    if (selects.length == 0 && tries < 100) { setTimeout(() => apply(tries + 1), 100); }
+};
+apply(0);
+"""
 _STYLE = """<style>
 table.ls-row {border-collapse: collapse; font-size: 13px}
 table.ls-row th {text-align: left; padding: 2px 8px 2px 0; font-weight: normal; color: #555; white-space: nowrap}
-table.ls-row td {font-family: monospace; padding: 2px 0}
+table.ls-row td {font-family: monospace; padding: 2px 0; overflow-wrap: anywhere}
 </style>"""
+
+
+_NO_PROOF = {"x": [], "y": [], "size": [], "label": [], "dx": [], "dy": [], "align": [], "baseline": []}
+
+
+def proof_labels(X, rows, sizes, gap=6.0):
+    """Where the proof's labels go: outside their rings, pointing away from the points' centre.
+
+    Parameters
+    ----------
+    X : ndarray of shape (N, 2)
+        The points, in screen orientation (x right, y up).
+    rows : sequence of int
+        The points that carry the proof.
+    sizes : sequence of float
+        Their rings' diameters in screen pixels.
+    gap : float, default=6.0
+        Pixels between a ring and its label.
+
+    Returns
+    -------
+    dict
+        Columns ``dx``, ``dy`` (pixel offsets, ``dy`` down as Bokeh's
+        ``y_offset``), ``align`` and ``baseline``: the label's anchor sits
+        diagonally out from the point, away from the points' mean,
+        ``0.75 (size / 2 + gap)`` along each axis (so about ``size / 2 + gap``
+        from the centre), and the text extends further away from the ring.
+    """
+    X = np.asarray(X, dtype=float)
+    centre = X.mean(axis=0) if len(X) else np.zeros(2)
+    scale = np.ptp(X, axis=0) if len(X) > 1 else np.ones(2)
+    scale = np.where(scale > 0, scale, 1.0)  # the canvas's axes are about equally long on screen
+    out = {"dx": [], "dy": [], "align": [], "baseline": []}
+    for i, size in zip(rows, sizes):
+        direction = (X[i] - centre) / scale
+        if not np.any(direction):
+            direction = np.array([1.0, -1.0])  # a point at the centre: below right
+        ux, uy = np.sign(direction[0]) or 1.0, np.sign(direction[1]) or 1.0
+        radius = size / 2 + gap
+        # diagonally outward, at the ring's radius on each axis: the text's nearest corner clears the ring
+        out["dx"].append(float(ux * radius * 0.75))
+        out["dy"].append(float(-uy * radius * 0.75))
+        out["align"].append("left" if ux > 0 else "right")
+        out["baseline"].append("bottom" if uy > 0 else "top")
+    return out
 
 
 def _label(class_value):
@@ -92,14 +172,19 @@ class Playground:
         self.line = ColumnDataSource({"x0": [], "y0": [], "x1": [], "y1": []}, name="line")
         self.margins = ColumnDataSource({"x0": [], "y0": [], "x1": [], "y1": []}, name="margins")
         self.wrong = ColumnDataSource({"x": [], "y": []}, name="wrong")
-        self.proof = ColumnDataSource({"x": [], "y": [], "size": [], "label": []}, name="proof")
+        self.proof = ColumnDataSource(_NO_PROOF, name="proof")
         self.hull = ColumnDataSource({"x": [], "y": []}, name="hull")
         self.download = ColumnDataSource({"name": [], "content": [], "mime": []}, name="download")
         self.download.js_on_change("data", CustomJS(args={"source": self.download}, code=_DOWNLOAD_JS))
+        self.runnable = ColumnDataSource({"name": [], "label": [], "reason": []}, name="runnable")
+        greying = CustomJS(args={"source": self.runnable, "name": "method"}, code=_RUNNABLE_JS)
+        self.runnable.js_on_change("data", greying)
+        self.doc.js_on_event("document_ready", greying)
 
-        p = figure(width=560, height=540, x_range=Range1d(*DEFAULT_RANGE), y_range=Range1d(*DEFAULT_RANGE),
-                   tools="", toolbar_location="above", title="click: add a point · drag: move · "
-                   "tap it, then Backspace: delete", name="canvas", css_classes=["ls-canvas"])
+        p = figure(width=PLOT_SIZE, height=PLOT_SIZE - 20, x_range=Range1d(*DEFAULT_RANGE),
+                   y_range=Range1d(*DEFAULT_RANGE),
+                   tools="", toolbar_location="above", title="click: add · drag: move · tap, Backspace: delete",
+                   name="canvas", css_classes=["ls-canvas"])
         p.xaxis.axis_label, p.yaxis.axis_label = "x1", "x2"
         # the sign of the score: -1 (red side), 0 (white: a zero model), +1 (blue side)
         mapper = LinearColorMapper(palette=["#fcd5d5", "#ffffff", "#c6dbef"], low=-1, high=1)
@@ -110,8 +195,8 @@ class Playground:
                   line_dash="dashed")
         p.scatter("x", "y", source=self.wrong, size=24, fill_alpha=0, line_color="#ff7f0e", line_width=3)
         p.scatter("x", "y", source=self.proof, size="size", fill_alpha=0, line_color="#2ca02c", line_width=3)
-        p.text("x", "y", text="label", source=self.proof, x_offset=12, y_offset=-12, text_color="#2ca02c",
-               text_font_size="12px")
+        p.text("x", "y", text="label", source=self.proof, x_offset="dx", y_offset="dy", text_align="align",
+               text_baseline="baseline", text_color="#2ca02c", text_font_size="12px")
         p.line("x", "y", source=self.hull, line_color="#2ca02c", line_dash="dotted", line_width=2)
         p.scatter("x", "y", source=self.hull, size=8, color="#2ca02c")
         renderer = p.scatter("x", "y", source=self.points, size=12, line_color="black",
@@ -128,7 +213,7 @@ class Playground:
 
         self.preset = Select(title="preset", value="", options=[("", "— choose a preset —")] +
                              [(name, preset.title) for name, preset in PRESETS.items()], css_classes=["ls-preset"],
-                             width=260)
+                             width=CONTROL_WIDTH)
         self.add_class = RadioButtonGroup(labels=["add class +1 ●", "add class −1 ■"], active=0,
                                           css_classes=["ls-class"])
         self.add_class.js_on_change("active", CustomJS(args={"tool": self.draw_tool, "radio": self.add_class}, code=(
@@ -137,21 +222,21 @@ class Playground:
             "if (tool.default_overrides !== undefined) { tool.default_overrides = new Map([['cls', cls]]); }")))
         self.snap = Checkbox(label="snap points to a round grid", active=True,
                              css_classes=["ls-snap"])
-        self.clear = Button(label="clear points", css_classes=["ls-clear"], width=125)
-        self.delete = Button(label="delete selected", css_classes=["ls-delete"], width=125)
-        self.method = Select(title="method", value="hk", options=list(linsep.available_classifiers()),
-                             css_classes=["ls-method"], width=260)
+        self.clear = Button(label="clear points", css_classes=["ls-clear"], width=CONTROL_WIDTH // 2 - 5)
+        self.delete = Button(label="delete selected", css_classes=["ls-delete"], width=CONTROL_WIDTH // 2 - 5)
+        self.method = Select(title="method", value="hk", name="method", css_classes=["ls-method"], width=CONTROL_WIDTH,
+                             options=[(name, method_label(name)) for name in linsep.available_classifiers()])
         self.params = {}
         for name, label in PARAMETERS.items():
             css = [f"ls-{name.replace('_', '-')}"]
             if name in CHOICES:
                 self.params[name] = Select(title=label, value="", options=[("", "default")] + CHOICES[name],
-                                           css_classes=css, width=260)
+                                           css_classes=css, width=CONTROL_WIDTH)
             else:
                 self.params[name] = TextInput(title=label, value="", placeholder="default", css_classes=css,
-                                              width=260)
+                                              width=CONTROL_WIDTH)
         self.start = TextInput(title="starting weights a(1) = [w0, w1, w2]", value="", placeholder="default",
-                               css_classes=["ls-start"], width=260)
+                               css_classes=["ls-start"], width=CONTROL_WIDTH)
 
         self.rewind = Button(label="|◀ rewind", css_classes=["ls-rewind"], width=90)
         self.back = Button(label="◀ back", css_classes=["ls-back"], width=80)
@@ -159,24 +244,27 @@ class Playground:
         self.play = Button(label="play", css_classes=["ls-play"], width=70)
         self.end = Button(label="run to end ▶|", css_classes=["ls-end"], width=110)
         self.slider = Slider(title="row of the trace", start=1, end=2, value=1, step=1, disabled=True,
-                             css_classes=["ls-slider"], width=540)
+                             css_classes=["ls-slider"], width=PLOT_SIZE - 20)
 
-        self.message = Div(text="", css_classes=["ls-message"], width=430)
-        self.table = Div(text="", css_classes=["ls-table"], width=430)
-        self.verdict = Div(text="", css_classes=["ls-verdict-box"], width=430)
-        self.certificate = Div(text="", css_classes=["ls-certificate-box"], width=430)
+        self.message = Div(text="", css_classes=["ls-message"], width=PANEL_WIDTH)
+        self.table = Div(text="", css_classes=["ls-table"], width=PANEL_WIDTH)
+        self.verdict = Div(text="", css_classes=["ls-verdict-box"], width=PANEL_WIDTH)
+        self.certificate = Div(text="", css_classes=["ls-certificate-box"], width=PANEL_WIDTH)
         self.export_buttons = {
-            kind: Button(label=label, css_classes=[f"ls-export-{kind}"], width=135)
+            kind: Button(label=label, css_classes=[f"ls-export-{kind}"], width=PANEL_WIDTH // 3 - 10)
             for kind, label in [("trace_csv", "trace CSV"), ("trace_tex", "trace LaTeX"), ("png", "figure PNG"),
                                 ("svg", "figure SVG"), ("gif", "animation GIF"), ("points_csv", "points CSV")]}
 
-        controls = column(Div(text="<b>linsep playground</b>"), self.preset, self.add_class,
-                          self.snap, row(self.clear, self.delete), self.method, *self.params.values(), self.start, width=280)
-        middle = column(p, row(self.rewind, self.back, self.step, self.play, self.end), self.slider)
+        controls = column(Div(text="<b>linsep playground</b>"), self.preset, self.add_class, self.snap,
+                          row(self.clear, self.delete), self.method, *self.params.values(), self.start,
+                          width=CONTROL_WIDTH + 10)
+        middle = column(p, row(self.rewind, self.back, self.step, self.play, self.end), self.slider,
+                        width=PLOT_SIZE + 10)
         buttons = list(self.export_buttons.values())
         right = column(self.message, self.table, self.verdict, self.certificate, Div(text="<b>export</b>"),
-                       row(*buttons[:3]), row(*buttons[3:]), width=450)
-        self.layout = row(controls, middle, right)
+                       row(*buttons[:3]), row(*buttons[3:]), width=PANEL_WIDTH + 10)
+        # as wide as the window, the panels wrapping under one another where they do not fit side by side
+        self.layout = row(controls, middle, right, sizing_mode="stretch_width", styles={"flex-wrap": "wrap"})
 
         self.points.js_on_change("data", CustomJS(args={"source": self.points, "snap": self.snap,
                                                         "x_range": p.x_range}, code=_SNAP_JS))
@@ -227,7 +315,19 @@ class Playground:
             return
         self.stop_play()
         self.run, self.pos = None, -1
+        self.update_runnable()
         self.render()
+
+    def update_runnable(self):
+        """Send the page which methods cannot run on the current points, and why (greyed in the menu)."""
+        reasons = runnable_methods(*self.data())
+        self.runnable.data = {"name": list(reasons), "label": [method_label(name) for name in reasons],
+                              "reason": list(reasons.values())}
+
+    def why_not(self):
+        """Why the chosen method cannot run on the points (``""``: it can)."""
+        data = self.runnable.data
+        return dict(zip(data["name"], data["reason"])).get(self.method.value, "")
 
     def load_preset(self, name):
         if not name:
@@ -238,7 +338,7 @@ class Playground:
             self.method.value = preset.method
             self._show_parameters()
             for key, widget in self.params.items():
-                widget.value = str(preset.params.get(key, ""))
+                widget.value = str(preset.params.get(key, DEFAULT_SEED if key == "random_state" else ""))
             self.start.value = "" if preset.start is None else ", ".join(f"{v:g}" for v in preset.start)
             self.set_points(*preset_points(name))
         finally:
@@ -258,6 +358,8 @@ class Playground:
                 else:
                     widget.placeholder = text
         self.start.visible = accepts_start(method)
+        seed = self.params["random_state"]
+        seed.placeholder = f"default: {DEFAULT_SEED}"
 
     def method_changed(self):
         self._busy = True
@@ -265,6 +367,7 @@ class Playground:
             self._show_parameters()
             for widget in [*self.params.values(), self.start]:
                 widget.value = ""
+            self.params["random_state"].value = str(DEFAULT_SEED)  # shown, so that a run says its seed
         finally:
             self._busy = False
         self.invalidate()
@@ -314,6 +417,7 @@ class Playground:
     def toggle_play(self):
         if self._timer is not None:
             self.stop_play()
+            self.render()  # the verdict box says "paused"
             return
         if not self.ensure_run():
             return
@@ -342,7 +446,7 @@ class Playground:
     def render(self):
         """Draw the current row: regions, hyperplane, wrong points, row table, verdict, certificate."""
         run, pos = self.run, self.pos
-        self.proof.data = {"x": [], "y": [], "size": [], "label": []}
+        self.proof.data = dict(_NO_PROOF)
         self.hull.data = {"x": [], "y": []}
         self._busy = True
         try:
@@ -359,12 +463,22 @@ class Playground:
             self.line.data = self.margins.data = {"x0": [], "y0": [], "x1": [], "y1": []}
             self.wrong.data = {"x": [], "y": []}
             n = len(self.points.data["x"])
-            self.message.text = (f"<span id='ls-message'>{n} point(s). Step ▶ fits {html.escape(self.method.value)}"
-                                 " with a full trace and shows its first row.</span>")
+            label = html.escape(method_label(self.method.value))
+            reason = self.why_not()
+            if reason:
+                self.message.text = (f"<span id='ls-message' style='color:#b00'>{n} point(s). {label} cannot run "
+                                     f"on these points: {html.escape(reason)}</span>")
+                state = "cannot run on these points"
+            else:
+                self.message.text = (f"<span id='ls-message'>{n} point(s). Step ▶ fits {label}"
+                                     " with a full trace and shows its first row.</span>")
+                state = "not run yet: step ▶ fits it"
             if run is not None:
-                self.message.text = (f"<span id='ls-message'>{html.escape(run.method)}: {len(run)} rows recorded;"
-                                     " step ▶ to see the first.</span>")
-            self.table.text = self.verdict.text = self.certificate.text = ""
+                self.message.text = (f"<span id='ls-message'>{html.escape(method_label(run.method))}: {len(run)} "
+                                     "rows recorded; step ▶ to see the first.</span>")
+                state = f"fitted ({len(run)} rows), shown before row 1"
+            self.verdict.text = f"<span id='ls-verdict' class='ls-state'>{state}</span>"
+            self.table.text = self.certificate.text = ""
             return
         (x0, x1), (y0, y1) = self.ranges()
         scores = run.grid(pos, (x0, x1), (y0, y1), size=GRID)
@@ -390,13 +504,15 @@ class Playground:
         if cert and cert["kind"] == "proof":
             u = cert["u"] / cert["u"].max()
             rows = cert["rows"]
-            self.proof.data = {"x": X[rows, 0].tolist(), "y": X[rows, 1].tolist(),
-                               "size": (26 + 20 * u[rows]).tolist(), "label": [f"u{i + 1}={u[i]:.3g}" for i in rows]}
+            sizes = (26 + 20 * u[rows]).tolist()
+            self.proof.data = {"x": X[rows, 0].tolist(), "y": X[rows, 1].tolist(), "size": sizes,
+                               "label": [f"u{i + 1}={u[i]:.3g}" for i in rows], **proof_labels(X, rows, sizes)}
         if cert and "hull_points" in cert:
             p, q = cert["hull_points"]
             self.hull.data = {"x": [float(p[0]), float(q[0])], "y": [float(p[1]), float(q[1])]}
-        self.message.text = (f"<span id='ls-message'>{html.escape(run.method)}: row {pos + 1} of {len(run)}, "
-                             f"iteration k = {run.k(pos)}</span>")
+        self.message.text = (f"<span id='ls-message'>{html.escape(method_label(run.method))}: row {pos + 1} of "
+                             f"{len(run)}, iteration k = {run.k(pos)}"
+                             f"{', the returned model' if run.returned(pos) else ''}</span>")
         cells = "".join(f"<tr><th>{html.escape(header)}</th><td id='ls-{html.escape(column)}'>{html.escape(text)}"
                         "</td></tr>" for column, (header, text) in run.row(pos).items())
         self.table.text = f"{_STYLE}<table class='ls-row'>{cells}</table>"
@@ -404,7 +520,10 @@ class Playground:
             self.verdict.text = f"<b>verdict</b>: <span id='ls-verdict'>{html.escape(run.verdict())}</span>"
             self.certificate.text = f"<span id='ls-certificate'>{html.escape(run.certificate_text())}</span>"
         else:
-            self.verdict.text = "<span id='ls-verdict'>running…</span>"
+            # The fit ran to its end at the first step; a middle row is a recorded iterate, not a fit in progress.
+            doing = "playing" if self._timer is not None else "paused"
+            self.verdict.text = (f"<span id='ls-verdict' class='ls-state'>{doing} at row {pos + 1} of {len(run)}: "
+                                 "the verdict is at the last row (run to end ▶|)</span>")
             self.certificate.text = ""
 
     # ------------------------------------------------------------------ exports
@@ -451,5 +570,6 @@ def make_document(doc):
     page = Playground(doc)
     doc.add_root(page.layout)
     doc.add_root(page.download)  # drawn by no glyph: a root of its own, so that the browser holds it
+    doc.add_root(page.runnable)  # likewise: the menu's greying follows its changes
     doc.title = "linsep playground"
     return page

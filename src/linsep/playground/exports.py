@@ -45,32 +45,41 @@ def trace_csv(run):
             if column in widths:
                 row += [f"{v:.12g}" for v in (value or (float("nan"),) * widths[column])]
             else:
-                row.append("" if value is None else value if isinstance(value, (int, np.integer)) else f"{value:.12g}")
+                row.append("" if value is None else value if isinstance(value, (int, np.integer, str)) else f"{value:.12g}")
         writer.writerow(row)
     return out.getvalue()
 
 
-_LATEX_HEADERS = {"k": "$k$", "a": r"$\mathbf{a}(k) = [w_0, \mathbf{w}]$", "b": r"$\mathbf{b}(k)$",
-                  "e": r"$\mathbf{e}(k)$", "criterion": "$J$", "training_errors": "errors",
-                  "dual_coef": r"$\alpha_i y_i$", "intercept": "$b$", "sample": "sample",
-                  "validation_error": "val.\\ error", "margin": "margin", "margin_upper_bound": "bound",
-                  "objective": "objective", "mistakes": "mistakes", "step": "step"}
+LONGTABLE_ROWS = 40
+"""Kept rows beyond which :func:`trace_latex` writes a ``longtable`` (about one page) unless told."""
 
 
-def trace_latex(run, precision=4):
-    """The trace as a LaTeX ``tabular`` (one row per iteration; vectors as ``[…]`` in math mode)."""
-    columns = run.table.columns
-    lines = [r"\begin{tabular}{" + "r" * len(columns) + "}", r"\hline",
-             " & ".join(_LATEX_HEADERS.get(c, c.replace("_", r"\_")) for c in columns) + r" \\", r"\hline"]
-    for i in range(len(run)):
-        texts = run.row(i)
-        cells = []
-        for column in columns:
-            text = texts[column][1].replace("−", "-")
-            cells.append(f"${text}$" if text else "")
-        lines.append(" & ".join(cells) + r" \\")
-    lines += [r"\hline", r"\end{tabular}"]
-    return "\n".join(lines) + "\n"
+def trace_latex(run, precision=4, *, first=None, every=None, longtable=None):
+    """The trace as LaTeX: :meth:`linsep.inspection.TraceTable.to_latex` of the run's table itself.
+
+    The same format as ``trace_table(estimator).to_latex()`` (the page adds
+    nothing of its own), so a teacher gets one format from the page and from
+    Python.
+
+    Parameters
+    ----------
+    run : Run
+        The page's traced fit.
+    precision : int, default=4
+        Significant digits.
+    first, every : int or None
+        Keep the first ``first`` rows and/or every ``every``-th one (the last
+        row always; ``\\vdots`` marks the gaps); ``None`` for both: every row.
+    longtable : bool or None, default=None
+        A ``longtable`` (needs ``\\usepackage{longtable}``) that breaks across
+        pages; ``None``: when more than :data:`LONGTABLE_ROWS` rows are kept.
+    """
+    from linsep.inspection import trace_table
+
+    table = trace_table(run.estimator, precision=precision)
+    if longtable is None:
+        longtable = len(table.kept_rows(first, every)) > LONGTABLE_ROWS
+    return table.to_latex(first=first, every=every, longtable=longtable)
 
 
 def clipped_line(w, w0, level, xlim, ylim):
@@ -100,7 +109,8 @@ def draw_frame(ax, run, pos, X, y, xlim, ylim, certificate=True):
                 ax.plot(*clipped_line(w, w0, 0.0, xlim, ylim), "k-", lw=1.5, label=hyperplane_text(w, w0))
         wrong = run.misclassified(pos)
         ax.scatter(X[wrong, 0], X[wrong, 1], s=260, facecolors="none", edgecolors="#ff7f0e", lw=2, zorder=3)
-        ax.set_title(f"{run.method}: k = {run.k(pos)}" + (f" — {run.verdict()}" if pos == len(run) - 1 else ""),
+        ax.set_title(f"{run.method}: k = {run.k(pos)}" + (" (returned)" if run.returned(pos) else "")
+                     + (f" — {run.verdict()}" if pos == len(run) - 1 else ""),
                      fontsize=9)
         cert = run.certificate() if certificate and pos == len(run) - 1 else None
         if cert and cert["kind"] == "hyperplane":

@@ -116,7 +116,7 @@ def run_from_arguments(args):
     try:
         import bokeh  # noqa: F401
     except ImportError:
-        print("linsep playground needs Bokeh: pip install 'linsep[playground]'", file=sys.stderr)
+        print("linsep playground needs Bokeh: in linsep's checkout, pip install -e '.[playground]'", file=sys.stderr)
         return 2
     try:
         serve(args.port, args.host, args.browser)

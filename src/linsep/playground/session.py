@@ -15,11 +15,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import linsep
+from linsep._core.certificates import side_tolerance
 from linsep.inspection import get_trace, trace_table
 from linsep.kernels import kernel_matrix, resolve_gamma
 
-__all__ = ["Preset", "PRESETS", "PARAMETERS", "method_parameters", "accepts_start", "parse_value",
-           "parse_vector", "fit_run", "Run", "points_csv"]
+__all__ = ["Preset", "PRESETS", "PARAMETERS", "DEFAULT_SEED", "method_parameters", "method_label", "accepts_start",
+           "is_randomised", "why_not_runnable", "runnable_methods", "parse_value", "parse_vector", "fit_run", "Run",
+           "points_csv"]
 
 # The parameters the page offers, in display order, with their labels.  A
 # method shows those of them it has (constructor or ``fit`` argument).
@@ -35,7 +37,10 @@ PARAMETERS = {
     "degree": "degree",
     "coef0": "coef0",
     "shuffle": "shuffle",
+    "random_state": "seed (random_state)",
 }
+DEFAULT_SEED = 0
+"""The seed a playground fit uses when none is typed: the same button gives the same run."""
 CHOICES = {"schedule": ["constant", "inverse"], "kernel": ["linear", "poly", "rbf", "sigmoid"],
            "shuffle": ["True", "False"]}
 KERNEL_PARAMETERS = ("kernel", "gamma", "degree", "coef0")
@@ -128,6 +133,8 @@ def method_parameters(method):
 
     ``margin`` is a constructor parameter of the perceptrons and a ``fit``
     argument of MSE, Widrow–Hoff and LMS (default ``None``: all ones).
+    ``random_state`` is offered for the methods that draw random numbers
+    (:func:`is_randomised`), with the page's default :data:`DEFAULT_SEED`.
 
     Parameters
     ----------
@@ -143,11 +150,79 @@ def method_parameters(method):
     params = estimator.get_params()
     shown = {}
     for name in PARAMETERS:
+        if name == "random_state" and not is_randomised(method):
+            continue  # a seed that draws nothing (HK without early stopping) is not offered
         if name in params:
             shown[name] = params[name]
         elif name in fit_args:
             shown[name] = None
     return shown
+
+
+def method_label(method):
+    """The method's name in words with its registry code, as the page shows it: ``"Ho–Kashyap (hk)"``."""
+    from linsep.estimators.registry import classifier_titles
+
+    return f"{classifier_titles()[method]} ({method})"
+
+
+def is_randomised(method):
+    """Whether a fit of ``method`` draws random numbers: a held-out validation split, CV folds, or shuffling.
+
+    These are the methods whose ``random_state`` changes the run (HK
+    without early stopping has the parameter but never uses it).
+    """
+    params = linsep.make_classifier(method).get_params()
+    if "random_state" not in params:
+        return False
+    return bool(params.get("early_stopping") or "cv" in params or params.get("shuffle"))
+
+
+def why_not_runnable(method, X, y):
+    """Why ``method`` cannot fit the points ``(X, y)``, or ``None`` when it can.
+
+    Decided by the estimator's own rules, not a copy of them: the folds of a
+    cross-validated method (:func:`linsep.estimators.cv_folds.stratified_folds`
+    with its ``cv``) and the held-out split of early stopping (the estimator's
+    ``_held_out_rows`` with its ``validation_fraction``).  Points of a single
+    class, or none, are not judged here: the page asks for both classes when a
+    fit starts.
+
+    Parameters
+    ----------
+    method : str
+        A name of :func:`linsep.available_classifiers`.
+    X : array-like of shape (N, 2)
+        The points.
+    y : array-like of shape (N,)
+        Their classes.
+
+    Returns
+    -------
+    str or None
+        The estimator's own error message, e.g. ``"cv=5 folds need at least
+        5 samples, got 4"``.
+    """
+    from linsep.estimators.cv_folds import stratified_folds
+
+    y = np.asarray(y).ravel()
+    estimator = linsep.make_classifier(method)
+    params = estimator.get_params()
+    try:
+        if isinstance(params.get("cv", None), (int, np.integer)) or ("cv" in params and params["cv"] is None):
+            stratified_folds(y, 5 if params["cv"] is None else int(params["cv"]), DEFAULT_SEED)
+        elif params.get("early_stopping") and len(np.unique(y)) >= 2:
+            estimator.classes_ = np.unique(y)  # what _validate_fit sets before the split
+            estimator.random_state = DEFAULT_SEED
+            estimator._held_out_rows(y)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def runnable_methods(X, y):
+    """``{name: reason}`` for every registered method: ``""`` where it can fit ``(X, y)``, else why not."""
+    return {name: why_not_runnable(name, X, y) or "" for name in linsep.available_classifiers()}
 
 
 def accepts_start(method):
@@ -223,6 +298,13 @@ def fit_run(X, y, method, params=None, start=None):
     Returns
     -------
     Run
+
+    Notes
+    -----
+    A method with a ``random_state`` is fitted with ``random_state``
+    :data:`DEFAULT_SEED` unless ``params`` gives one, so the same points and
+    settings always give the same run (its validation split, folds or sample
+    order).
     """
     X = np.asarray(X, dtype=float).reshape(-1, 2)
     y = np.asarray(y, dtype=int).ravel()
@@ -231,13 +313,17 @@ def fit_run(X, y, method, params=None, start=None):
     shown = method_parameters(method)
     constructor, fit_kwargs = {"record_history": True}, {}
     estimator = linsep.make_classifier(method)
+    if "random_state" in estimator.get_params():
+        constructor["random_state"] = DEFAULT_SEED
     for name, value in (params or {}).items():
         if name not in shown:
             continue
         value = parse_value(value) if isinstance(value, str) else value
         if value is None:
             continue
-        if name in ("max_iter", "degree"):
+        if name == "random_state" and (isinstance(value, str) or value < 0 or value != int(value)):
+            raise ValueError(f"the seed must be a whole number ≥ 0, not {value!r}")
+        if name in ("max_iter", "degree", "random_state"):
             value = int(value)
         if name in estimator.get_params():
             constructor[name] = value
@@ -329,18 +415,38 @@ class Run:
                 text = vector_text(value)
             elif isinstance(value, (int, np.integer)):
                 text = str(int(value))
+            elif isinstance(value, str):  # the note of a returned row
+                text = value
             else:
                 text = _number(value)
             texts[column] = (header, text)
         return texts
 
+    def returned(self, i):
+        """Whether row ``i`` is the trace's returned row: the model is an earlier iterate (early stopping, a pocket)."""
+        returned = self.trace.get("returned")
+        return returned is not None and bool(returned[i])
+
     def misclassified(self, i):
-        """Indices of the points on the wrong side (or on the boundary) at row ``i``."""
-        return np.flatnonzero(self.y * self.decision(i, self.X) <= 0)
+        """Indices of the points not strictly on their side at row ``i``, as the trace's errors count them.
+
+        A point within the rounding bound ``τ_i`` of the hyperplane
+        (``linsep._core.certificates.side_tolerance``) is on it, and ringed.
+        """
+        points = np.asarray(self.X, dtype=float)
+        if self.kernel:
+            K = kernel_matrix(points, self.estimator.X_fit_, **self._kernel_args)
+            tolerance = side_tolerance(K, self.trace["dual_coef"][i], self.trace["intercept"][i])
+        else:
+            tolerance = side_tolerance(points, *self.weights(i))
+        signed = self.y * self.decision(i, points)
+        with np.errstate(invalid="ignore"):
+            return np.flatnonzero(~(np.isfinite(signed) & (signed > tolerance)))
 
     def verdict(self):
-        """One line: the verdict and the iteration it was reached at."""
-        status, k = self.status, self.k(len(self) - 1)
+        """One line: the verdict and the iteration it was reached at (the final iterate, not a returned row)."""
+        last = len(self) - 1
+        status, k = self.status, self.k(last - 1 if self.returned(last) else last)
         words = {
             linsep.SEPARABLE: f"separable at k = {k}: every point strictly on its side",
             linsep.NOT_SEPARABLE: f"not separable (k = {k}): the proof u below",
@@ -351,6 +457,8 @@ class Run:
         best = getattr(self.estimator, "best_iter_", None)
         if best is not None:
             text += f"; early stopping returns the iterate k̂ = {int(np.ravel(best)[0])}"
+        elif self.returned(last):
+            text += f"; returns the pocket, the iterate k = {self.k(last)} of fewest training errors"
         return text
 
     def certificate(self):

@@ -64,6 +64,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from linsep._core.certificates import sample_errors, signed_errors
 from linsep._core.signed_design import signed_scores
 from linsep._core.plan import dtype_plan, working_dtype
 from linsep._core.linalg import IterativeLeastSquares, least_squares_solver
@@ -130,7 +131,7 @@ def mse(Y, margin=None, *, C=0.0, trace=None):
         scores = np.asarray(design @ a)
         trace.record(1, final=True, weights=a, margin_vector=b, error_vector=scores - b)
         history = trace.merge_into({"criterion": np.array([float((scores - b) @ (scores - b))]),
-                                    "training_errors": np.array([np.count_nonzero(scores <= 0)])})
+                                    "training_errors": np.array([signed_errors(getattr(design, "Y", Y), a, scores)])})
     return SolveResult(weights=design.host_weights(a, design.dtype), n_iter=1,
                        status=SEPARABLE if smallest > 0 else _solved(factor), margin=design.host(b),
                        history=history, extra={**factor.stats, "plan": dtype_plan(design.dtype)})
@@ -338,7 +339,7 @@ def widrow_hoff(Y, margin=None, *, learning_rate=None, schedule="inverse", max_i
         r = np.asarray(Y @ a) - b
         criterion.append(float(r @ r))
         if trace is not None:
-            errors.append(int(np.count_nonzero(r + b <= 0)))
+            errors.append(signed_errors(Y, a, r + b))
             if trace.wants(k):
                 trace.record(k, weights=a, margin_vector=b, error_vector=r)
         g = np.asarray(YT @ r).ravel()
@@ -480,7 +481,7 @@ def lms(X, y, margin=None, *, learning_rate=None, schedule="inverse", max_iter=1
             criterion.append(lms_epoch(X, y, b, next(orders), w, eta))
         _check_finite(w, "LMS", k)
         if trace is not None:
-            errors.append(int(np.count_nonzero(signed_scores(X, y, w) <= 0)))
+            errors.append(sample_errors(X, y, w))
         if np.linalg.norm(w - previous) <= tol * np.linalg.norm(w):
             status = CONVERGED
             break

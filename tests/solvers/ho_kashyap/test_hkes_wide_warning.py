@@ -100,7 +100,10 @@ def test_cv_verbose_prints_one_line_per_C_and_fold(capsys, monkeypatch):
     for verbose in (1, 2):
         HoKashyapClassifierCV(cv=3, Cs=[None, 1.0], random_state=0, verbose=verbose).fit(X, y)
         lines = capsys.readouterr().out.splitlines()
-        assert len(lines) == 6
+        assert len(lines) == 7
+        # after the runs, one line on the grid: whether its values of C reached the same error within one
+        # standard error (flat_grid)
+        assert lines.pop().startswith("[HoKashyapClassifierCV] the best validation errors ")
         assert all(line.startswith("[HoKashyapClassifierCV] problem 1 C=") for line in lines)
         assert {line.split(":")[0].split(" C=")[1] for line in lines} == {"None fold 1/3", "None fold 2/3",
                                                                          "None fold 3/3", "1.0 fold 1/3",
@@ -113,4 +116,6 @@ def test_cv_verbose_1_progress_bar_with_tqdm(capsys):
     X, y = _tall()
     HoKashyapClassifierCV(cv=3, Cs=[None, 1.0], random_state=0, verbose=1).fit(X, y)
     captured = capsys.readouterr()
-    assert captured.out == "" and "problem 1" in captured.err  # the bar, on stderr
+    assert "problem 1" in captured.err  # the bar, on stderr
+    assert captured.out.startswith("[HoKashyapClassifierCV] the best validation errors ")  # the grid's line
+    assert len(captured.out.splitlines()) == 1

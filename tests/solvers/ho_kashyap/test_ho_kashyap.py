@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning
 
-from problems import random_problem
+from problems import random_problem, traced_peak
 from linsep import HoKashyapClassifier, make_classifier
 from linsep._core.signed_design import SignedDesign, sign_normalized
 from linsep._core.result import SEPARABLE
@@ -573,8 +573,6 @@ def test_float32_data_fit_in_float32(name, n):
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_float32_fit_makes_no_float64_copy_of_the_data():
     """HKES on float32 data allocates at most half the size of X beyond O(N) vectors (no copy of X or Y)."""
-    import tracemalloc
-
     rng = np.random.default_rng(35)
     n, d = 40_000, 100
     X = rng.normal(size=(n, d)).astype(np.float32)
@@ -583,12 +581,7 @@ def test_float32_fit_makes_no_float64_copy_of_the_data():
     # Compiled code loaded outside the measurement: a fit of more than one chunk of rows, as the measured one
     # (the one-chunk variant of the segment is compiled apart).
     clf.fit(X[:6000], y[:6000])
-    tracemalloc.start()
-    try:
-        clf.fit(X, y)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    peak = traced_peak(lambda: clf.fit(X, y))
     assert clf.coef_.dtype == np.float32
     vectors = 16 * 8 * n  # a generous count of N-vectors of float64
     assert peak <= 0.5 * X.nbytes + vectors, (peak, X.nbytes)

@@ -12,7 +12,9 @@ from sklearn.model_selection import KFold
 from linsep import (HoKashyapClassifier, HoKashyapClassifierCV, KernelHoKashyapClassifier, KernelHoKashyapClassifierCV,
                     make_classifier)
 from linsep._core.signed_design import sign_normalized
-from linsep.estimators.ho_kashyap_cv import default_C_grid, early_exit_reference, penalty_order, stratified_folds
+from linsep.estimators.ho_kashyap_cv import (default_C_grid, early_exit_reference, penalty_order, run_best_error,
+                                             stratified_folds)
+from problems import calls_of, traced_peak
 
 # the references stopped at k̂ report their spent budget; that is the point of them
 REFERENCE_AT_BUDGET = pytest.mark.filterwarnings("ignore:.*HoKashyapClassifier reached max_iter")
@@ -372,6 +374,38 @@ def test_early_exit_reference_is_the_folds_best_error_plus_z_standard_errors():
     assert early_exit_reference([run(0.0)], 0.5, 1.0) == pytest.approx(np.sqrt(0.25 / 0.5))  # weights' sum < 1
 
 
+class _RecordedReferences(HoKashyapClassifierCV):
+    """HoKashyapClassifierCV recording each fold run's ``(C, fold, reference, run)`` in the order they ran."""
+
+    def _run_fold(self, fit, f, y, C, reference=np.inf):
+        run = super()._run_fold(fit, f, y, C, reference)
+        self.recorded_.append((C, f, reference, run))
+        return run
+
+
+def test_early_exit_references_are_the_rule_over_every_earlier_run_kept_as_a_running_best():
+    # On this problem early_exit cuts 27 of the 60 (C, fold) runs short (patience 3, z = 0): the references matter
+    X, y = noisy_problem(2, n=150, d=6)
+    kw = dict(Cs=12, n_iter_no_change=3, random_state=0)
+    cut = _RecordedReferences(early_exit=0.0, **kw)
+    cut.recorded_ = []
+    with calls_of(run_best_error) as (scans,):
+        cut.fit(X, y)
+    full = HoKashyapClassifierCV(early_exit=None, **kw).fit(X, y)
+    assert (cut.cv_results_["fold_n_iter"] != full.cv_results_["fold_n_iter"]).sum() > 10
+    # the oracle, early_exit's definition: each run's reference is that of every run before it on its fold
+    # (one C per wave, so the runs before it on its fold are those of the earlier waves); the running best
+    # takes the same exact minimum, hence the same floats
+    n_val = {f: len(validation) for f, (_, validation) in enumerate(stratified_folds(y, 5, 0))}
+    earlier = {f: [] for f in n_val}
+    for C, f, reference, run in cut.recorded_:
+        assert reference == early_exit_reference(earlier[f], n_val[f], 0.0)
+        earlier[f].append(run)
+    assert [C for C, f, _, _ in cut.recorded_[::5]] == [default_C_grid(12)[c] for c in penalty_order(default_C_grid(12))]
+    # incremental: each run's curve is scanned once, not once per later wave (quadratic in the number of C)
+    assert len(scans) == len(cut.recorded_) == 12 * 5
+
+
 @pytest.mark.numerics
 def test_early_exit_stops_the_runs_that_stay_behind_and_keeps_the_choice():
     from sklearn.feature_extraction.text import TfidfVectorizer
@@ -395,3 +429,126 @@ def test_early_exit_stops_the_runs_that_stay_behind_and_keeps_the_choice():
     threads = HoKashyapClassifierCV(early_exit=0.0, n_jobs=2, **kw).fit(X, topics)
     np.testing.assert_array_equal(threads.cv_results_["fold_n_iter"], n_cut)
     np.testing.assert_array_equal(threads.coef_, cut.coef_)
+
+
+# ------------------------------------------------------------------ large data: views of X, float32
+
+def _views_and_formed(X, y, **params):
+    fits = {}
+    for path in ("formed", "views"):
+        clf = HoKashyapClassifierCV(random_state=0, **params)
+        clf._fold_design = path
+        fits[path] = clf.fit(X, y)
+    return fits["formed"], fits["views"]
+
+
+@pytest.mark.parametrize("refit", [True, False])
+@pytest.mark.parametrize("classes", [2, 3])
+def test_runs_on_views_of_X_match_the_runs_on_a_formed_Y(classes, refit):
+    rng = np.random.default_rng(classes)
+    X = rng.normal(size=(240, 5))
+    y = np.digitize(X @ rng.normal(size=5) + rng.normal(scale=1.0, size=240),
+                    [0.0] if classes == 2 else [-0.7, 0.7])
+    formed, views = _views_and_formed(X, y, Cs=[None, 0.1, 10.0], refit=refit)
+    assert views.C_ == formed.C_
+    np.testing.assert_array_equal(views.best_iter_, formed.best_iter_)
+    for a, b in zip(np.atleast_1d(views.cv_results_), np.atleast_1d(formed.cv_results_)):
+        np.testing.assert_array_equal(a["best_iter"], b["best_iter"])
+        np.testing.assert_array_equal(a["fold_n_iter"], b["fold_n_iter"])
+    # The views' fold Gram matrices are G - G_f (view_grams) instead of sums over the training rows: they
+    # differ by rounding, eps ‖G‖, and the solutions by that times cond(G) (about 10 for these Gaussian columns)
+    np.testing.assert_allclose(views.coef_, formed.coef_, rtol=1e-10, atol=1e-10 * np.abs(formed.coef_).max())
+    np.testing.assert_allclose(views.intercept_, formed.intercept_, rtol=1e-10, atol=1e-10)
+
+
+def test_view_grams_subtract_each_fold_from_one_pass_or_sum_overlapping_folds_on_their_own():
+    from sklearn.model_selection import ShuffleSplit
+
+    from linsep.estimators.ho_kashyap_cv import view_grams
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3)).astype(np.float32)
+    A = np.c_[X.astype(float), np.ones(50)]
+    folds = stratified_folds(rng.integers(0, 2, 50), 5, 0)
+    fold_grams, full = view_grams(X, folds)
+    np.testing.assert_allclose(full, A.T @ A, rtol=1e-12)
+    for (train, _), gram in zip(folds, fold_grams):
+        np.testing.assert_allclose(gram, A[train].T @ A[train], rtol=1e-12, atol=1e-12 * np.abs(full).max())
+    overlapping = [(np.asarray(t), np.asarray(v)) for t, v in ShuffleSplit(3, test_size=0.3, random_state=0).split(X)]
+    fold_grams, full = view_grams(X, overlapping)
+    assert full is None  # the validation sets do not partition the rows: the refit builds its own
+    for (train, _), gram in zip(overlapping, fold_grams):
+        np.testing.assert_allclose(gram, A[train].T @ A[train], rtol=1e-12)
+
+
+def test_float32_data_give_a_float32_model_of_the_same_choice():
+    X, y = noisy_problem(3, n=200, d=5)
+    X32 = X.astype(np.float32)
+    for params in ({"Cs": 4}, {"Cs": 4, "refit": False}, {}):
+        single = HoKashyapClassifierCV(random_state=0, **params).fit(X32, y)
+        double = HoKashyapClassifierCV(random_state=0, **params).fit(X32.astype(np.float64), y)
+        assert single.coef_.dtype == single.intercept_.dtype == np.float32
+        assert single.decision_function(X32).dtype == np.float32
+        # small data: the runs form Y in float64 from the same numbers, so only the model's rounding differs
+        assert (single.C_, single.best_iter_) == (double.C_, double.best_iter_)
+        np.testing.assert_array_equal(single.coef_, double.coef_.astype(np.float32))
+
+
+def test_large_float32_data_run_on_views_without_copying_X():
+    from linsep.estimators.ho_kashyap_cv import VIEW_MIN_ENTRIES
+
+    rng = np.random.default_rng(0)
+    n, d = VIEW_MIN_ENTRIES // 100 + 1, 99  # Y has 2^22 entries: the views by default
+    X = rng.standard_normal((n, d), dtype=np.float32)
+    y = (X[:, :5].sum(axis=1) + rng.standard_normal(n, dtype=np.float32) > 0).astype(int)
+    clf = HoKashyapClassifierCV(Cs=[None, 1.0], n_iter_no_change=3, max_iter=20, random_state=0)
+    HoKashyapClassifierCV(Cs=[None, 1.0], max_iter=50, random_state=0).fit(X[:500], y[:500])  # compile first
+    peak = traced_peak(lambda: clf.fit(X, y))
+    assert clf.coef_.dtype == np.float32
+    # a formed Y (float64) alone would be twice X.nbytes, and each fold's Y[train] 1.6 times more; the views
+    # allocate O(N) vectors (margins, errors, folds' indices) and the Gram matrices
+    assert peak < 0.75 * X.nbytes, peak / X.nbytes
+
+
+# ------------------------------------------------------------------ a grid that cannot tell its values of C apart
+
+def test_flat_grid_compares_the_spread_of_the_best_errors_with_one_standard_error():
+    from linsep.estimators.ho_kashyap_cv import flat_grid
+
+    spread, se, flat = flat_grid([0.10, 0.102, 0.101], 10_000)
+    assert spread == pytest.approx(0.002) and se == pytest.approx(np.sqrt(0.1 * 0.9 / 10_000)) and flat
+    assert flat_grid([0.10, 0.102, 0.101], 1_000)[2]  # one standard error 0.0095
+    assert not flat_grid([0.10, 0.15], 1_000)[2]
+    assert flat_grid([0.0, 0.0], 50)[1] == pytest.approx(np.sqrt(0.02 * 0.98 / 50))  # a best of 0: one row's share
+
+
+def test_verbose_says_when_one_fixed_C_would_do(capsys):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(6000, 3))
+    y = np.where(X @ [1.0, -1.0, 0.5] + rng.normal(size=6000) > 0, 1, -1)
+    clf = HoKashyapClassifierCV(Cs=4, random_state=0, verbose=2).fit(X, y)
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("[HoKashyapClassifierCV] the best validation errors of all 4 values of C lie within ")
+    assert f"C={clf.C_}) would do" in last
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(200, 10, n_informative=4, n_classes=3, random_state=0)  # few rows, 3 problems
+    HoKashyapClassifierCV(Cs=4, random_state=0, verbose=2).fit(X, y)
+    assert "above one standard error" in capsys.readouterr().out.splitlines()[-1]
+
+
+def test_views_factor_a_singular_system_without_C_from_its_gram_matrix():
+    # a column that is the sum of two others: YᵀY is singular, and without C the minimum-norm W-steps of the
+    # formed Y come from its QR and SVD (a dense copy), those of the views from the eigenvectors of YᵀY
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(300, 4))
+    X = np.c_[X, X[:, 0] + X[:, 1]]
+    y = np.where(X[:, :4] @ rng.normal(size=4) + rng.normal(size=300) > 0, 1, 0)
+    formed, views = _views_and_formed(X, y, Cs=[None])
+    assert views.best_iter_ == formed.best_iter_
+    np.testing.assert_array_equal(views.cv_results_["fold_n_iter"], formed.cv_results_["fold_n_iter"])
+    # the eigenvalues square the singular values: the minimum-norm solutions agree to eps cond(YᵀY), the
+    # columns' condition about 10² here (the null direction is cut on both paths)
+    np.testing.assert_allclose(views.coef_, formed.coef_, rtol=1e-8, atol=1e-8 * np.abs(formed.coef_).max())
+    w = views.coef_[0]
+    assert abs(w[0] + w[1] - w[4]) < 1e-8 * np.abs(w).max()  # minimum norm: orthogonal to the null (1, 1, 0, 0, -1)

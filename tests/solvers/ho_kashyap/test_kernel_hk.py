@@ -1,37 +1,15 @@
 """Kernel Ho–Kashyap: verdicts in feature space, equivalence with linear HK, estimator contract."""
 
-import sys
-from contextlib import contextmanager
-
 import numpy as np
 import pytest
 
 from linsep import HoKashyapClassifier, KernelHoKashyapClassifier, make_classifier
 from linsep.kernels import kernel_matrix
 from linsep.solvers.ho_kashyap.kernel import EmpiricalKernelMap, kernel_ho_kashyap
+from problems import calls_of
 
 XOR_X = np.array([[0, 0], [1, 1], [0, 1], [1, 0]], dtype=float)
 XOR_Y = np.array([0, 0, 1, 1])
-
-
-@contextmanager
-def _calls_of(*functions):
-    """The arguments of every call of each Python ``function`` made in the block, one list per function.
-
-    Observed with ``sys.setprofile``: nothing is replaced, and a call counts wherever it comes from.
-    """
-    codes = {f.__code__: [] for f in functions}
-
-    def profile(frame, event, arg):
-        if event == "call" and frame.f_code in codes:
-            codes[frame.f_code].append(dict(frame.f_locals))
-
-    previous = sys.getprofile()
-    sys.setprofile(profile)
-    try:
-        yield list(codes.values())
-    finally:
-        sys.setprofile(previous)
 
 
 def _noisy_xor(n=120, seed=0):
@@ -229,7 +207,7 @@ def test_map_and_gram_built_once_for_all_classes():
     rng = np.random.default_rng(7)
     X = rng.normal(size=(90, 4))
     y = np.repeat([0, 1, 2, 3, 4], 18)
-    with _calls_of(EmpiricalKernelMap.__init__, _gram) as (built, grams):
+    with calls_of(EmpiricalKernelMap.__init__, _gram) as (built, grams):
         clf = KernelHoKashyapClassifier().fit(X, y)
     assert clf.dual_coef_.shape == (5, 90)
     assert len(built) == 1 and not grams  # one map, no YᵀY product per class
@@ -238,7 +216,7 @@ def test_map_and_gram_built_once_for_all_classes():
 def test_named_kernel_computes_only_pivot_columns():
     clf = KernelHoKashyapClassifier(gamma=0.5)
     X, y = _noisy_rings(8, n=400)
-    with _calls_of(type(clf)._kernel_matrix) as (calls,):
+    with calls_of(type(clf)._kernel_matrix) as (calls,):
         clf.fit(X, y)
     assert calls and all(call["self"] is clf for call in calls)
     columns = sum(call["B"].shape[0] for call in calls) - X.shape[0]  # less the diagonal blocks

@@ -54,6 +54,9 @@ class HKRun:
     best_W: np.ndarray | None = None
     best_iter: int = 0
     stats: object = None  # the last pass's statistics (Python driver)
+    best_B: object = None  # traced runs with early stopping: b(k̂) and e(k̂) of the returned iterate
+    best_E: object = None
+    fitted_errors: object = None  # traced runs with early stopping: the errors on the fitted rows alone
 
 
 def iterate_compiled(design, L, W, B, *, factor, absolute, irls_floor, learning_rate, max_iter, tol, relative,

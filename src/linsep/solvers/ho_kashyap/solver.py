@@ -123,6 +123,8 @@ from linsep._core.result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, S
 from linsep._core.signed_design import signed_design
 from linsep._core.threads import serial_blas_for
 from linsep.designs.memory import BY_COLUMNS_MAX_ENTRIES, as_design
+from linsep.designs.weights import WeightedValidation
+from linsep._core.certificates import signed_errors
 from linsep.solvers.ho_kashyap.compiled import SEGMENT_STEPS, HKRun, iterate_compiled
 from linsep.solvers.ho_kashyap.params import HKParams
 
@@ -256,7 +258,9 @@ def ho_kashyap(
         (``None``: the module's own; tests pass wrappers that observe them, ``iterate_compiled``), and
         ``polish`` (default ``True``; ``False``: the weights of a run with inexact W-steps are returned as
         the iterations left them, not re-solved to :math:`\\tau`, for a cross-validation fold of which only
-        the validation curve is read).  The path that ran is recorded in
+        the validation curve is read), ``singular`` (``"eigh"``: a singular system without ``C`` is factored
+        from its Gram matrix, ``linsep._core.linalg.LeastSquaresFactor``'s ``singular``, instead of the QR and
+        SVD of a dense float64 copy of ``Y``; in-memory designs only).  The path that ran is recorded in
         ``extra["plan"]``.
     _first_weights : ndarray of shape (p,) or None
         Private: :math:`W_1` already solved to :math:`\\tau` on the iterative path, with the first W-steps of
@@ -396,7 +400,7 @@ def ho_kashyap(
     max_iter = int(max_iter)
     plan = {"driver": "auto", "by_columns_max_entries": BY_COLUMNS_MAX_ENTRIES, "segment_steps": SEGMENT_STEPS,
             "threads": None, "pivot_tol": None, "cg_forcing": None, "segment": None, "blas_limit": None,
-            "polish": True, **(_plan or {})}
+            "polish": True, "singular": None, **(_plan or {})}
     if plan["driver"] not in DRIVERS:
         raise ValueError(f"_plan['driver'] must be one of {DRIVERS}, got {plan['driver']!r}")
     design = as_design(Y, plan["by_columns_max_entries"])
@@ -419,7 +423,10 @@ def ho_kashyap(
     # hence other validation scores.  Without validation rows only Y W matters until the end, and the faster
     # preconditioned solves are mapped to the minimum norm once (_finish).
     records_validation = Y_val is not None
-    factor = design.least_squares_solver(ridge, gram=gram, minimum_norm=records_validation)
+    # _plan["singular"] = "eigh" (an in-memory design): a singular system without C is factored from its Gram
+    # matrix, never from a dense copy of Y (HoKashyapClassifierCV's runs on views of large X)
+    singular = {"singular": "eigh"} if plan["singular"] == "eigh" else {}
+    factor = design.least_squares_solver(ridge, gram=gram, minimum_norm=records_validation, **singular)
     if isinstance(factor, IterativeLeastSquares) and update == "margin" and loss == "squared":
         # W_k = (YᵀY + CĨ)⁻¹Yᵀ(B_k + offset) for a fixed system: inexact solves inside the iteration,
         # the returned weights re-solved in full (_polished)
@@ -569,6 +576,14 @@ def _finish(design, run, options, *, update, initial_weights, keep_history, trac
     if status == CONVERGED and not projected:
         status = MAX_ITER  # not the minimum-norm weights that convergence stands for
     keep_history = keep_history or early_stopping
+    extra = {**run.factor.stats, "plan": plan}
+    if trace is not None and early_stopping:
+        # The trace counts the errors on every row given to fit (held-out ones included), as the model's
+        # predictions do; the warning of unregularised fits reads those on the fitted rows alone.
+        extra["fitted_errors"] = run.fitted_errors
+        if run.best_iter != run.k:  # the trace ends with the returned iterate k̂ (the lecture's number k̂ + 1)
+            trace.record_returned(run.best_iter + 1, weights=weights, margin_vector=design.host(run.best_B),
+                                  error_vector=run.best_E)
     history = run.history if trace is None else trace.merge_into(run.history)
     return SolveResult(
         weights=weights,
@@ -578,7 +593,7 @@ def _finish(design, run, options, *, update, initial_weights, keep_history, trac
         certificate=run.certificate,
         history=history if keep_history else None,
         best_iter=run.best_iter + 1 if early_stopping else None,
-        extra={**run.factor.stats, "plan": plan},
+        extra=extra,
     )
 
 
@@ -604,15 +619,40 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
     state = design.hk_pass(W, B, D, **pass_options)
     J = criterion(state, W)
     early_stopping = Y_val is not None
-    history = {"criterion": [J], "training_errors": [state.wrong]}
+    history = {"criterion": [J]}
     best_W, best_iter = None, 0
     last_improvement = 0  # the last iterate that improved the validation error (patience)
     patience = patience_code(n_iter_no_change)
+    # A traced run counts the errors on every row given to fit, the held-out ones too (unweighted), as the
+    # returned model's predictions are counted; the fitted rows' own counts are kept for the estimator.  On data
+    # in memory it counts them as the verdict does, y_i f(x_i) <= τ_i (signed_errors: one more product a
+    # pass, traced runs only; the pass's own count, of <= 0, is the untraced runs').
+    count_all = trace is not None and early_stopping
+    strict = trace is not None and hasattr(design, "Y")
+    held_out = Y_val.design if isinstance(Y_val, WeightedValidation) else Y_val
+    strict = strict and (held_out is None or hasattr(held_out, "Y"))
+
+    def count_errors(state, W):
+        """Append the iterate's training errors (and, counting all rows, those on the fitted rows alone)."""
+        fitted = signed_errors(design.Y, W) if strict else state.wrong
+        if not count_all:
+            history["training_errors"].append(fitted)
+            return
+        if strict:
+            held = signed_errors(held_out.Y, W)
+        else:
+            held = held_out.count_nonpositive(W)[0] if held_out is not Y_val else int(state.val_errors)
+        fitted_errors.append(fitted)
+        history["training_errors"].append(fitted + held)
+
+    history["training_errors"], fitted_errors = [], [] if count_all else None
+    count_errors(state, W)
     if early_stopping:
         n_val = Y_val.shape[0]
         history["validation_error"] = [state.val_errors / n_val]
         best_W = W
     best_B = B
+    best_E = design.host(state.E) if count_all else None
 
     certificate = None
     steps = None  # the design's iterator over the next iterates (Design.hk_iterates)
@@ -668,7 +708,7 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
             factor.forcing = 0.0  # the descent broke: the inexact solves' error grows (_INEXACT_RISE_RTOL)
 
         history["criterion"].append(J)
-        history["training_errors"].append(state.wrong)
+        count_errors(state, W)
         if early_stopping:
             error = state.val_errors / n_val
             history["validation_error"].append(error)
@@ -677,6 +717,8 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
                 last_improvement = k
             if error < history["validation_error"][best_iter]:
                 best_W, best_B, best_iter = W, B, k
+                if count_all:
+                    best_E = design.host(state.E)
 
     if inexact and polish and status != NOT_SEPARABLE:
         W, best_W, exact = _polished(design, factor, W, B, best_W, best_B if early_stopping else None,
@@ -689,7 +731,8 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
         trace.record(k + 1, final=True, weights=W, margin_vector=design.host(B), error_vector=design.host(state.E))
     history = {name: np.asarray(values) for name, values in history.items()}
     return HKRun(W=W, B=B, k=k, status=status, factor=factor, certificate=certificate,
-                 history=history, best_W=best_W, best_iter=best_iter, stats=state)
+                 history=history, best_W=best_W, best_iter=best_iter, stats=state, best_B=best_B, best_E=best_E,
+                 fitted_errors=None if fitted_errors is None else np.asarray(fitted_errors))
 
 
 def _polished(design, factor, W, B, best_W, best_B, best_is_last, offset, *, keep_separating):

@@ -37,6 +37,24 @@ def _scan(f1, f2, positive, const_pos, const_neg, half_norm2):
 
 
 @njit(cache=True)
+def margin_floor(gamma, scale, A, B, norm):
+    """The geometric margin below which a two-hull iterate does not separate: ``τ / ‖w‖``.
+
+    ``τ = γ (2 s + |b|)`` bounds the rounding of a score
+    :math:`y_i f(x_i) = m_i \\lVert w \\rVert - \\lVert w \\rVert^2 / 2` computed from
+    the projections: :math:`f(x_i) = \\sum_j \\alpha_j y_j K_{ij} + b` has
+    :math:`\\sum_j \\alpha_j |K_{ij}| \\le 2 s` (each hull's coefficients sum
+    to 1, :math:`|K_{ij}| \\le s`, the largest :math:`K_{tt}` seen) and
+    :math:`b = (B - A) / 2`; ``γ`` is
+    :func:`linsep._core.certificates.rounding_bound` of the terms summed —
+    the tolerance of :func:`linsep._core.certificates.side_tolerance` in the
+    solver's own arithmetic, so that Kozinec never stops on a point that
+    rounding alone puts on its side.
+    """
+    return gamma * (2.0 * scale + 0.5 * abs(B - A)) / norm
+
+
+@njit(cache=True)
 def _move_weight(f, lam, col_t, col_r, t, r, shift):
     """``f += λ (K̃[:, t] - K̃[:, r])`` with ``K̃ = K + I·shift``."""
     for i in range(f.shape[0]):
@@ -107,7 +125,7 @@ def _pair(f1, f2, positive, alpha_scaled, scale_c, t, m_t, const, col_t, diag, s
 
 @njit(cache=True)
 def _solve_block(K, positive, alpha, f1, f2, A, B, Cr, max_steps, mdm, first_separating, eps_abs, tol,
-                 scale):
+                 scale, gamma):
     """SK / MDM steps on a working set whose Gram block ``K`` (shift on its diagonal) is dense.
 
     The same steps as :func:`kernel_schlesinger_kozinec` without shrinking,
@@ -115,7 +133,8 @@ def _solve_block(K, positive, alpha, f1, f2, A, B, Cr, max_steps, mdm, first_sep
     place.  Returns ``(steps, code, A, B, Cr)`` with code 1 when the stopping
     rule holds *on the working set* (ε of the rule ``eps_abs``, or
     ``tol · upper bound`` when ``eps_abs < 0``), 2 when the hulls touch, 0
-    when ``max_steps`` ran out.
+    when ``max_steps`` ran out.  A margin counts as positive above
+    :func:`margin_floor` (``gamma`` the rounding bound of the scores).
     """
     n = K.shape[0]
     diag = np.diag(K).copy()
@@ -131,7 +150,7 @@ def _solve_block(K, positive, alpha, f1, f2, A, B, Cr, max_steps, mdm, first_sep
             if m < m_t:
                 t, m_t = i, m
         margin, upper = m_t / norm - 0.5 * norm, 0.5 * norm
-        if margin > 0.0:
+        if margin > margin_floor(gamma, scale, A, B, norm):
             if first_separating:
                 return step, 1, A, B, Cr
             eps = eps_abs if eps_abs >= 0.0 else tol * upper

@@ -148,10 +148,11 @@ import scipy.sparse as sp
 
 from linsep.kernels import KernelColumnCache
 from linsep._core.result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
+from linsep._core.certificates import rounding_bound
 from linsep._core.compilation import prepare
 from linsep.solvers.kozinec.loops import (_INNER, _MIN_CANDIDATES, _TOUCH_RTOL, _WORKING_SET, _hull_products,
                              _initial_working_set, _move_weight, _pair, _scan, _shrink_towards,
-                             _sk_step, _solve_block)
+                             _sk_step, _solve_block, margin_floor)
 
 FORMULATIONS = ("two_hull", "augmented")
 RULES = ("kozinec", "sk")
@@ -174,9 +175,15 @@ def _check_args(rule, formulation, y):
     return y
 
 
-def _stopped(rule, margin, upper_bound, epsilon, tol):
-    """Status if the stopping rule of ``rule`` holds, else None."""
-    if margin <= 0.0:
+def _stopped(rule, margin, upper_bound, epsilon, tol, floor=0.0):
+    """Status if the stopping rule of ``rule`` holds, else None.
+
+    A margin at most ``floor`` (the rounding bound of the scores divided by
+    ``‖w‖``, :func:`~linsep.solvers.kozinec.loops.margin_floor`) is not
+    positive: a point that close to the hyperplane is on it, never strictly
+    on its side, so neither rule stops there.
+    """
+    if margin <= floor:
         return None
     if rule == "kozinec":
         return SEPARABLE
@@ -185,13 +192,20 @@ def _stopped(rule, margin, upper_bound, epsilon, tol):
     return None
 
 
-def _record_and_check(hist, rule, margin, upper_bound, errors, epsilon, tol):
+def _record_and_check(hist, rule, margin, upper_bound, errors, epsilon, tol, floor=0.0):
     """Append the iterate's margin, bound and errors to ``hist`` (if kept); return :func:`_stopped`."""
     if hist is not None:
         hist["margin"].append(margin)
         hist["margin_upper_bound"].append(upper_bound)
         hist["training_errors"].append(errors)
-    return _stopped(rule, margin, upper_bound, epsilon, tol)
+    return _stopped(rule, margin, upper_bound, epsilon, tol, floor)
+
+
+def _record_touch(hist, upper_bound, errors):
+    """The scalar traces of the final iterate of touching hulls: no margin, ``‖w‖`` (at rounding level), its errors."""
+    hist["margin"].append(0.0)
+    hist["margin_upper_bound"].append(upper_bound)
+    hist["training_errors"].append(errors)
 
 
 def _augmented(X, y, rule, C, epsilon, tol, max_iter, record_history, trace=None):
@@ -210,6 +224,9 @@ def _augmented(X, y, rule, C, epsilon, tol, max_iter, record_history, trace=None
     margin = upper_bound = 0.0
     errors, pocket = X.shape[0] + 1, None
     n_iter, corrected = 0, -1
+    # |p_i| = |Σ_k α_k G_ik| <= scale (convex α, |G_ik| <= scale): the rounding bound
+    # of a score is γ · scale, as side_tolerance bounds that of the estimator's score
+    gamma = rounding_bound(X.shape[0] + 1)
 
     def omega_of(alpha):
         return np.append(np.asarray(X.T @ (alpha * y)).ravel(), float(alpha @ y))  # Yᵀα
@@ -219,20 +236,23 @@ def _augmented(X, y, rule, C, epsilon, tol, max_iter, record_history, trace=None
             trace.record(n_iter, weights=omega_of(alpha), sample=corrected)
         if norm2 <= _TOUCH_RTOL * scale:  # the origin is in the hull, to rounding
             status, certificate, errors = NOT_SEPARABLE, alpha.copy(), X.shape[0] + 1
+            if record_history:  # the scalar traces end at the final iterate, as its row does
+                _record_touch(hist, np.sqrt(max(norm2, 0.0)), int(np.count_nonzero(p <= gamma * scale)))
             break
         norm = np.sqrt(norm2)
         k = int(np.argmin(p))
         margin, upper_bound = p[k] / norm, norm
-        errors = int(np.count_nonzero(p <= 0.0)) if p[k] <= 0.0 else 0
+        floor = gamma * scale  # a score at most this is a point on the hyperplane
+        errors = int(np.count_nonzero(p <= floor))
         stop = _record_and_check(hist if record_history else None, rule, margin, upper_bound, errors,
-                                 epsilon, tol)
+                                 epsilon, tol, floor / norm)
         if stop is not None:
             status = stop
             break
         if n_iter == max_iter:
             break
         if pocket is None or errors < pocket[0]:  # see kernel_schlesinger_kozinec
-            pocket = (errors, alpha.copy(), margin, upper_bound)
+            pocket = (errors, alpha.copy(), margin, upper_bound, n_iter, corrected)
         g = y * (y[k] * (cache.column(k) + 1.0))  # G[:, k]
         g[k] += shift
         scale = max(scale, g[k])
@@ -249,7 +269,9 @@ def _augmented(X, y, rule, C, epsilon, tol, max_iter, record_history, trace=None
     if trace is not None:
         trace.record(n_iter, final=True, weights=omega_of(alpha), sample=corrected)
     if status in (MAX_ITER, NOT_SEPARABLE) and pocket is not None and pocket[0] < errors:
-        _, alpha, margin, upper_bound = pocket
+        _, alpha, margin, upper_bound, k_pocket, sample = pocket
+        if trace is not None:  # the trace ends with the returned iterate
+            trace.record_returned(k_pocket, weights=omega_of(alpha), sample=sample)
     omega = omega_of(alpha)
     history = {key: np.asarray(v) for key, v in hist.items()} if record_history else None
     if trace is not None:
@@ -423,6 +445,7 @@ def _kernel_sk_shrinking(cache, y, positive, shift, rule, epsilon, tol, max_iter
     hist = {"margin": [], "margin_upper_bound": [], "training_errors": []}
     status, errors, pocket, scale = MAX_ITER, n + 1, None, 0.0
     n_iter, margin, upper_bound, idle, fallback = 0, 0.0, 0.0, 0, False
+    gamma = rounding_bound(n + 1)  # of a score Σ_j α_j y_j K_ij + b (margin_floor)
     while True:
         full = W.size == n
         K = cache.block(W, W)
@@ -433,7 +456,8 @@ def _kernel_sk_shrinking(cache, y, positive, shift, rule, epsilon, tol, max_iter
         A, B, Cr = _hull_products(f1w, f2w, aw, pw)
         budget = max_iter - n_iter if full else min(max_iter - n_iter, 50 * W.size + 1000)
         frac = 1.0 if full else _INNER  # on W = all points: the rule itself
-        args = (K, pw, aw, f1w, f2w, A, B, Cr, budget, mdm, rule == "kozinec", frac * eps_abs, frac * tol_in, scale)
+        args = (K, pw, aw, f1w, f2w, A, B, Cr, budget, mdm, rule == "kozinec", frac * eps_abs, frac * tol_in, scale,
+                gamma)
         if n_iter == 0:
             prepare(_solve_block, args, "the kernel SK loop", key=(K.dtype, pw.dtype, aw.dtype))
         steps, code, A, B, Cr = _solve_block(*args)
@@ -460,12 +484,15 @@ def _kernel_sk_shrinking(cache, y, positive, shift, rule, epsilon, tol, max_iter
         m = np.where(positive, f1 - f2 + (B - Cr), f2 - f1 + (A - Cr))
         m_t = float(m.min())
         margin, upper_bound = m_t / norm - 0.5 * norm, 0.5 * norm
-        errors = int(np.count_nonzero(m <= 0.5 * norm2)) if margin <= 0 else 0
+        floor = margin_floor(gamma, scale, A, B, norm)
+        errors = int(np.count_nonzero(m <= 0.5 * norm2 + floor * norm))
+        # the trace counts the errors of f itself (the scores without the I/C of a soft margin), as predict does
+        shown = int(np.count_nonzero(m - 0.5 * norm2 - shift * alpha <= floor * norm)) if shift else errors
         if trace is not None:  # one row per check on all points (several steps apart)
             trace.record(n_iter, final=True, dual_coef=alpha * np.where(positive, 1.0, -1.0),
                          intercept=0.5 * (B - A), sample=-1)
-        stop = _record_and_check(hist if record_history else None, rule, margin, upper_bound, errors,
-                                 epsilon, tol)
+        stop = _record_and_check(hist if record_history else None, rule, margin, upper_bound, shown,
+                                 epsilon, tol, floor)
         if stop is not None:
             status = stop
             break
@@ -484,7 +511,9 @@ def _kernel_sk_shrinking(cache, y, positive, shift, rule, epsilon, tol, max_iter
             break
         rest = m.copy()
         rest[support] = np.inf
-        W = np.union1d(support, np.argpartition(rest, n_cand - 1)[:n_cand] if n_cand else support)
+        # the n_cand smallest margins, ties to the lower index (a stable sort: argpartition's tie order
+        # is introselect's and differs between NumPy versions)
+        W = np.union1d(support, np.argsort(rest, kind="stable")[:n_cand] if n_cand else support)
     if fallback:
         result = _kernel_sk_plain(cache.column, y, positive, shift, rule, epsilon, tol, max_iter - n_iter,
                                   record_history, mdm, alpha0=alpha, trace=trace, first_iter=n_iter)
@@ -531,9 +560,10 @@ def kernel_schlesinger_kozinec(column, y, *, C=None, epsilon=None, tol=1e-2, max
         shrinking: per check on all N points).
     trace : trace recorder or None
         Record ``dual_coef`` :math:`\\alpha_i y_i`, ``intercept`` and the sample the
-        step moved towards, per iteration (rows :math:`k = 0, \\dots, \\texttt{n_iter}`); with
-        shrinking, one row per check on all N points (``iteration`` = steps
-        made so far, ``sample`` = −1).
+        step moved towards, per iteration (rows :math:`k = 0, \\dots, \\texttt{n_iter}`),
+        so that the run can be stepped: a traced run takes the plain steps
+        (``shrinking`` is not used; the same rule to the same ε, by a different
+        path than an untraced run with shrinking).
     rule : {"sk", "kozinec"}
         ε-optimal stop, or stop at the first separating hyperplane
         (status ``"separable"``).
@@ -595,7 +625,9 @@ def kernel_schlesinger_kozinec(column, y, *, C=None, epsilon=None, tol=1e-2, max
         raise ValueError(f"update must be one of {UPDATES}, got {update!r}")
     positive = y > 0
     shift = 0.0 if C is None else 1.0 / float(C)
-    if shrinking and hasattr(column, "block"):
+    if shrinking and hasattr(column, "block") and trace is None:
+        # a traced run takes the plain steps: a row per step, which the working set's compiled
+        # block would hide (the same rule and ε, so the same guarantee, by a different path)
         return _kernel_sk_shrinking(column, y, positive, shift, rule, epsilon, tol, int(max_iter),
                                     record_history, update == "mdm", trace=trace)
     column = getattr(column, "column", column)
@@ -640,6 +672,7 @@ def _kernel_sk_plain(column, y, positive, shift, rule, epsilon, tol, max_iter, r
     margin = upper_bound = 0.0
     errors, pocket = len(y) + 1, None
     n_iter, stepped = 0, -1  # stepped: the sample of the last step made
+    gamma = rounding_bound(y.size + 1)  # of a score Σ_j α_j y_j K_ij + b (margin_floor)
 
     def record(final=False):
         if trace is not None and (final or trace.wants(first_iter + n_iter)):
@@ -652,12 +685,25 @@ def _kernel_sk_plain(column, y, positive, shift, rule, epsilon, tol, max_iter, r
         # norm2 is a difference of O(scale) numbers: below ~100 ulps it is noise.
         if norm2 <= _TOUCH_RTOL * scale:
             status, errors = NOT_SEPARABLE, len(y) + 1
+            if record_history:  # the scalar traces end at the final iterate, as its row does
+                m = np.where(positive, f1 - f2 + (B - Cr), f2 - f1 + (A - Cr))
+                m -= shift * beta * np.where(positive, shrink[True], shrink[False])
+                tau = gamma * (2.0 * scale + 0.5 * abs(B - A))  # margin_floor · ‖w‖, finite at ‖w‖ = 0
+                _record_touch(hist, 0.5 * np.sqrt(max(norm2, 0.0)), int(np.count_nonzero(m - 0.5 * norm2 <= tau)))
             break
         norm = np.sqrt(norm2)
-        t, m_t, errors = _scan(f1, f2, positive, B - Cr, A - Cr, 0.5 * norm2)
+        floor = margin_floor(gamma, scale, A, B, norm)
+        t, m_t, errors = _scan(f1, f2, positive, B - Cr, A - Cr, 0.5 * norm2 + floor * norm)
         margin, upper_bound = m_t / norm - 0.5 * norm, 0.5 * norm
-        stop = _record_and_check(hist if record_history else None, rule, margin, upper_bound, errors,
-                                 epsilon, tol)
+        shown = errors
+        if shift and record_history:
+            # a soft margin's scores carry shift · α_i (K + I/C): the trace counts the errors of f itself,
+            # as predict does (the pocket keeps those of K + I/C)
+            m = np.where(positive, f1 - f2 + (B - Cr), f2 - f1 + (A - Cr))
+            alpha_now = beta * np.where(positive, shrink[True], shrink[False])
+            shown = int(np.count_nonzero(m - 0.5 * norm2 - shift * alpha_now <= floor * norm))
+        stop = _record_and_check(hist if record_history else None, rule, margin, upper_bound, shown,
+                                 epsilon, tol, floor)
         if stop is not None:
             status = stop
             break
@@ -668,7 +714,7 @@ def _kernel_sk_plain(column, y, positive, shift, rule, epsilon, tol, max_iter, r
             # if the rule is never met (non-separable data); snapshots only on a
             # strict decrease, so at most N of them.
             pocket = (errors, beta * np.where(positive, shrink[True], shrink[False]), A, B,
-                      margin, upper_bound)
+                      margin, upper_bound, first_iter + n_iter, stepped)
         cls = bool(positive[t])
         stepped = t
         if mdm:
@@ -722,7 +768,9 @@ def _kernel_sk_plain(column, y, positive, shift, rule, epsilon, tol, max_iter, r
     alpha = beta * np.where(positive, shrink[True], shrink[False])
     certificate = alpha if status == NOT_SEPARABLE else None
     if status in (MAX_ITER, NOT_SEPARABLE) and pocket is not None and pocket[0] < errors:
-        _, alpha, A, B, margin, upper_bound = pocket
+        _, alpha, A, B, margin, upper_bound, k_pocket, sample = pocket
+        if trace is not None:  # the trace ends with the returned iterate
+            trace.record_returned(k_pocket, sample=sample, intercept=0.5 * (B - A), dual_coef=alpha * sign)
     history = {key: np.asarray(v) for key, v in hist.items()} if record_history else None
     if trace is not None:
         history = trace.merge_into(history)

@@ -130,6 +130,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from linsep._core.signed_design import SignedDesign, augment, augmented_gram, signed_scores
+from linsep._core.certificates import sample_errors, side_tolerance, strict_errors
 from linsep._core.plan import dtype_plan, working_dtype
 from linsep._core.linalg import IterativeLeastSquares, PositiveDefiniteFactor, iteration_forcing, too_wide_for_direct
 from linsep._core.lsvm_update import LinearStepping, dual_update, linear_pass
@@ -518,7 +519,7 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
     # y None: a design that carries its labels (and its own pass)
     step = factor.stepper(X, mu) if y is None else factor.stepper(y, mu, threads)
     def count_errors():
-        return int(np.count_nonzero(signed_scores(X, y, step.weights) <= 0))
+        return sample_errors(X, y, step.weights)
 
     with serial_blas_for(factor):  # the whole iteration, when the sparse products run on threads
         n_iter, status, history = _iterate(step, tol, max_iter, record_history, trace,
@@ -595,7 +596,7 @@ def kernel_lagrangian_svm(K, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, re
     step = _KernelStep(factor, C, mu, y.shape[0], None if sample_weight is None else root)
     def count_errors():
         signed = y * step.alpha
-        return int(np.count_nonzero(labels * (K @ signed + signed.sum()) <= 0))
+        return strict_errors(K @ signed + signed.sum(), labels, side_tolerance(K, signed, signed.sum()))
 
     n_iter, status, history = _iterate(step, tol, max_iter, record_history, trace,
                                        lambda: {"dual_coef": y * step.alpha, "intercept": (y * step.alpha).sum()},

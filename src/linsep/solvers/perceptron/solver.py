@@ -74,6 +74,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from linsep._core.signed_design import signed_scores
+from linsep._core.certificates import sample_errors, signed_errors
 from linsep._core.plan import dtype_plan, working_dtype
 from linsep.solvers.perceptron.loops import add_column_and_scan, next_mistake, perceptron_epoch, perceptron_epoch_csr
 from linsep._core.result import MAX_ITER, SEPARABLE, SolveResult
@@ -203,7 +204,7 @@ def perceptron(X, y, *, learning_rate=1.0, schedule="constant", margin=0.0, max_
         else:
             count, last = _traced_epoch(X, y, next(orders), w, eta, float(margin), trace if per_update else None, k)
             mistakes.append(count)
-            errors.append(int(np.count_nonzero(signed_scores(X, y, w) <= 0)))
+            errors.append(sample_errors(X, y, w))
             if not per_update:
                 trace.record(k, final=count == 0 or k == max_iter, weights=w, sample=last)
         if mistakes[-1] == 0:
@@ -292,7 +293,7 @@ def batch_perceptron(Y, *, learning_rate=1.0, schedule="inverse", margin=0.0, ma
         wrong = scores <= margin
         mistakes.append(int(np.count_nonzero(wrong)))
         if trace is not None:
-            errors.append(int(np.count_nonzero(scores <= 0)))
+            errors.append(signed_errors(Y, a, scores))
         if mistakes[-1] == 0:
             status = SEPARABLE
             break
@@ -305,7 +306,7 @@ def batch_perceptron(Y, *, learning_rate=1.0, schedule="inverse", margin=0.0, ma
     history = {"mistakes": np.asarray(mistakes, dtype=np.int64)}
     if trace is not None:
         trace.record(len(mistakes), final=True, weights=a)
-        errors.append(int(np.count_nonzero(np.asarray(Y @ a) <= 0)))
+        errors.append(signed_errors(Y, a))
         history = trace.merge_into({**history, "training_errors": np.asarray(errors, dtype=np.int64)})
     dtype = working_dtype(Y)  # a sparse Y is formed in float64 (sign_normalized): float64 weights
     return SolveResult(weights=a.astype(dtype, copy=False), n_iter=len(mistakes), status=status,
