@@ -314,7 +314,20 @@ class TraceTable:
         return str(self)
 
     def kept_rows(self, first=None, every=None):
-        """Indices of the rows :meth:`to_latex` keeps: the first ``first``, every ``every``-th, the last (all if neither)."""
+        """Indices of the rows :meth:`to_latex` keeps: the first ``first``, every ``every``-th, the last (all if neither).
+
+        Parameters
+        ----------
+        first : int or None
+            Keep the first ``first`` rows.
+        every : int or None
+            Keep every ``every``-th row (rows 0, ``every``, ``2 every``, …).
+
+        Returns
+        -------
+        list of int
+            The kept rows' indices, in order; the last row is always kept.
+        """
         for name, value in (("first", first), ("every", every)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer))
                                       or value < 1):
