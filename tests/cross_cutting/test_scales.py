@@ -221,7 +221,12 @@ def test_a_point_on_the_best_hyperplane_is_never_strictly_separated(name, proble
     assert clf.status_ != SEPARABLE
 
 
-@pytest.mark.parametrize("name", ["hk", "modified_hk", "kozinec", "perceptron"])  # batch: η₁/k may run out of max_iter
+# The methods that promise to separate separable data: the Ho–Kashyap rules run to their end, Kozinec, the
+# perceptron.  Not here: batch_perceptron (its η₁/k step may run out of max_iter), mse / widrow_hoff / lms (the
+# least-squares solution need not separate), lsvm (C trades margin for errors), hkes / hkesa and their CV
+# variants (they return the best iterate on held-out rows, which need not separate the rest: 9 points here),
+# sk (reports "converged" at its ε-optimal margin) and the kernels (their "separable" is in their own space).
+@pytest.mark.parametrize("name", ["hk", "modified_hk", "mhks", "mhka", "kozinec", "perceptron"])
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(touching_problems(), st.integers(1, 4))
 def test_a_margin_far_above_the_tolerance_is_separable(name, problem, lift):
