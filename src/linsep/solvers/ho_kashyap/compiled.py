@@ -3,7 +3,7 @@
 :func:`iterate_compiled` runs ``linsep.solvers.ho_kashyap.loops.ho_kashyap_segment`` (the
 same rules as the Python driver of :mod:`linsep.solvers.ho_kashyap`, from
 ``linsep.solvers.ho_kashyap.rules``) on an :class:`~linsep.designs.memory.InMemoryDesign`
-with a Cholesky factor.  On the paper's small data sets a Python iteration
+with a Cholesky factor (or the factor of an eigendecomposition).  On the paper's small data sets a Python iteration
 costs a dozen calls' overhead per step rather than its arithmetic; this loop
 is an order of magnitude faster there (``benchmarks/bench_ho_kashyap.py``).
 """
@@ -59,8 +59,8 @@ class HKRun:
 def iterate_compiled(design, L, W, B, *, factor, absolute, irls_floor, learning_rate, max_iter, tol, relative,
                      stop_at_separation, ridge, offset, can_prove, Y_val, n_iter_no_change=None,
                      validation_tol=0.0, validation_reference=np.inf, segment_steps=SEGMENT_STEPS, threads=None,
-                     pivot_tol=None, check_finite, segment=None, blas_limit=None):
-    """The iteration in compiled segments of ``segment_steps``, from ``YᵀY + CĨ = L Lᵀ``.
+                     pivot_tol=None, check_finite, segment=None, blas_limit=None, spectral=False):
+    """The iteration in compiled segments of ``segment_steps``, from ``YᵀY + CĨ = L Lᵀ`` (``spectral``: ``= (L Lᵀ)⁺``).
 
     ``design`` and ``Y_val`` are in-memory dense designs.  Returns ``(run, threads)``,
     with ``run`` ``None`` if an IRLS step (``absolute``) meets a system that
@@ -70,8 +70,12 @@ def iterate_compiled(design, L, W, B, *, factor, absolute, irls_floor, learning_
     factorisation's own) is the Cholesky pivot test of the IRLS systems.  ``segment`` (``None``:
     ``ho_kashyap_segment``) is the compiled segment called and ``blas_limit`` (``None``:
     ``linsep._core.threads.serial_blas``) the BLAS limit the IRLS pass runs under: tests pass wrappers that
-    observe them (``ho_kashyap(..., _plan={"segment": ..., "blas_limit": ...})``).
+    observe them (``ho_kashyap(..., _plan={"segment": ..., "blas_limit": ...})``).  ``spectral`` (squared errors
+    only): ``L`` is the ``p × r`` factor of an eigendecomposition
+    (``linsep._core.linalg.LeastSquaresFactor.spectral_factor``), each W-step ``L (Lᵀ g)``.
     """
+    if spectral and absolute:
+        raise ValueError("an eigh factor (spectral) serves squared errors only: IRLS refactors by Cholesky")
     n_samples, n_cols = design.shape
     has_val = Y_val is not None
     # Data that fit in cache are swept by columns (better vectorised), larger data by rows (one pass).
@@ -110,7 +114,7 @@ def iterate_compiled(design, L, W, B, *, factor, absolute, irls_floor, learning_
                 best_W, W_prev, traces, merged=merged, factor=factor, has_val=has_val, n_val=Y_val.shape[0] if has_val else 0,
                 irls_floor=irls_floor, learning_rate=learning_rate, max_iter=max_iter, tol=tol, relative=relative,
                 stop_at_separation=stop_at_separation, ridge=ridge, offset=offset, can_prove=can_prove,
-                segment_steps=segment_steps, check_finite=check_finite,
+                segment_steps=segment_steps, check_finite=check_finite, spectral=bool(spectral),
                 segment=ho_kashyap_segment if segment is None else segment,
                 n_iter_no_change=patience_code(n_iter_no_change), validation_tol=float(validation_tol),
                 pivot_tol=PIVOT_TOL if pivot_tol is None else float(pivot_tol))
@@ -149,7 +153,7 @@ def _increasing(rows):
 def _run_segments(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks, L, W, B, E, D, state, best_W, W_prev,
                   traces, *, merged, factor, has_val, n_val, irls_floor, learning_rate, max_iter, tol, relative,
                   stop_at_separation, ridge, offset, can_prove, segment_steps, check_finite, pivot_tol,
-                  n_iter_no_change, validation_tol, segment):
+                  n_iter_no_change, validation_tol, segment, spectral):
     """Call the compiled loop segment by segment; return the status, or ``None`` for an ill-conditioned IRLS system."""
     chunked = not by_columns and row_chunks.py_func(E.shape[0], X.shape[1]) > 1
     selectors = segment_selectors(by_columns=by_columns, chunked=chunked, threads=n_chunks, reweighted=D.shape[0] > 0)
@@ -164,7 +168,7 @@ def _run_segments(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks, L, W
                 float(ridge), float(irls_floor), pivot_tol, best_W, state, criterion, training_errors,
                 validation_counts, int(steps), float(tol), bool(relative), bool(stop_at_separation), bool(can_prove),
                 PROOF_RTOL, not traces["criterion"], W_prev, int(n_iter_no_change), float(validation_tol),
-                bool(merged))
+                bool(merged), spectral)
         if not traces["criterion"]:
             # The variant is decided by the selectors and the types of the data and vectors (the rest is fixed).
             prepare(segment, args, "the Ho–Kashyap loop",

@@ -258,7 +258,8 @@ def ho_kashyap(
         the iterations left them, not re-solved to :math:`\\tau`, for a cross-validation fold of which only
         the validation curve is read), ``singular`` (``"eigh"``: a singular system without ``C`` is factored
         from its Gram matrix, ``linsep._core.linalg.LeastSquaresFactor``'s ``singular``, instead of the QR and
-        SVD of a dense float64 copy of ``Y``; in-memory designs only).  The path that ran is recorded in
+        SVD of a dense float64 copy of ``Y``; in-memory designs only; and an eigh factor then runs in the
+        compiled loop under ``driver="auto"``, which otherwise leaves it to the Python driver).  The path that ran is recorded in
         ``extra["plan"]``.
     _first_weights : ndarray of shape (p,) or None
         Private: :math:`W_1` already solved to :math:`\\tau` on the iterative path, with the first W-steps of
@@ -302,7 +303,9 @@ def ho_kashyap(
     float32; the pass by rows forms each row's products and 16-row blocks of
     :math:`Y^t (B + \\mathit{offset})` in float32 and every other sum in float64,
     ``linsep.solvers.ho_kashyap.rows``; the factor and ``W`` are float64, and ``W`` is
-    rounded to float32 on return).  Sparse ``Y`` or ``Y_val``, modified HK, the eigh factorisation,
+    rounded to float32 on return).  Sparse ``Y`` or ``Y_val``, modified HK, the eigh factorisation
+    (unless ``_plan["singular"]`` is ``"eigh"``: then its compiled W-step applies :math:`M M^t`, :math:`M` the
+    ``LeastSquaresFactor.spectral_factor``),
     rank-deficient ``Y`` with ``initial_weights`` or with IRLS, and IRLS
     systems that fail the Cholesky pivot test run the NumPy loop below,
     which is also the reference the compiled loop is tested against.
@@ -508,7 +511,8 @@ def _compiled_run(design, factor, W, B, plan, options, *, absolute, update, irls
     """The compiled segment where it covers the fit: ``(run or None, driver name or None, threads)``.
 
     It covers the margin update on dense in-memory data (and validation data), untraced, with a
-    Cholesky factor, or (squared errors, no starting weights) the SVD of a rank-deficient ``Y``.
+    Cholesky factor, or (squared errors, no starting weights) the SVD of a rank-deficient ``Y``, or (squared
+    errors; under driver ``"auto"`` with ``_plan["singular"] = "eigh"``) an eigh factor.
     """
     Y_val = options["Y_val"]
     if (plan["driver"] == "python" or traced or update != "margin" or not design.offers_compiled
@@ -538,6 +542,16 @@ def _compiled_run(design, factor, W, B, plan, options, *, absolute, update, irls
         run.W = Vt.T @ run.W
         run.best_W = None if run.best_W is None else Vt.T @ run.best_W
         return run, "compiled (svd basis)", threads
+    if factor.method == "eigh" and not absolute and (plan["driver"] == "compiled" or plan["singular"] == "eigh"):
+        # (YᵀY + CĨ)⁺ = M Mᵀ with M = S V Λ^{-1/2}: the compiled W-step applies M (Mᵀ g), the Python
+        # driver's S V Λ⁻¹ Vᵀ S g regrouped (the same iterates to rounding), in the original coordinates (so
+        # starting weights need no basis).  Under driver "auto" only where the caller factors singular
+        # systems from their Gram matrices (HoKashyapClassifierCV's runs on views of large X): an eigh
+        # factor of a formed Y (a penalised system on collinear columns, the IDA "image" set) keeps the Python
+        # driver its published results were computed with.
+        run, threads = iterate_compiled(design, factor.spectral_factor, W, B, factor=factor, absolute=False,
+                                        spectral=True, **compiled)
+        return run, "compiled (eigh)", threads
     return None, None, 1
 
 
