@@ -42,10 +42,11 @@ from linsep.solvers.ho_kashyap.rules import (
 )
 
 from linsep._core.irls import irls_weights_into
-from linsep.solvers.ho_kashyap.rows import _FAST, _accumulate, _count_rows_narrow, _margin_update, _pass_merged_narrow
+from linsep.solvers.ho_kashyap.rows import (_FAST, _accumulate, _count_rows_narrow, _margin_update, _pass_merged_narrow,
+                                            lockstep_pass_narrow)
 from linsep._core.threads import chunk_range, row_chunks
 
-__all__ = ["ho_kashyap_segment"]
+__all__ = ["ho_kashyap_segment", "lockstep_pass", "lockstep_statistics"]
 
 
 
@@ -766,3 +767,49 @@ def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, by_rows, 
 
     state[0], state[1], state[2], state[3], state[4], state[5] = k, J, J_prev, best_iter, best_count, last_improvement
     return code, n_rec
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _lockstep_parallel(X, y, fold_of, run_fold, active, W, B, E, B_next, n_train, offset, two_mu, tol, parts, reals,
+                       flags, counts, n_groups):
+    """:func:`linsep.solvers.ho_kashyap.rows.lockstep_pass_narrow` with the runs split into ``n_groups`` groups, one per thread.
+
+    Each group reads ``X`` once for its runs; a run's arithmetic does not depend on its group.
+    """
+    n_active = active.shape[0]
+    n_chunks = np.empty(n_active, dtype=np.int64)
+    for t in prange(n_groups):
+        first, stop = t * n_active // n_groups, (t + 1) * n_active // n_groups
+        if stop > first:
+            n_chunks[first:stop] = lockstep_pass_narrow(X, y, fold_of, run_fold, active, first, stop, W, B, E, B_next,
+                                                        n_train, offset, two_mu, tol, parts, reals, flags, counts)
+    return n_chunks
+
+
+def lockstep_pass(X, y, fold_of, run_fold, active, W, B, E, B_next, n_train, offset, two_mu, tol, parts, reals, flags,
+                  counts, threads=1):
+    """One Ho–Kashyap pass of the runs ``active`` of a cross-validation wave, ``X`` read once (``threads`` groups).
+
+    See :func:`linsep.solvers.ho_kashyap.rows.lockstep_pass_narrow` (float32 ``X``); the statistics of run
+    ``k`` follow from :func:`lockstep_statistics`.  Returns the active runs' numbers of row chunks.
+    """
+    n_groups = max(1, min(int(threads), active.shape[0]))
+    if n_groups == 1:
+        return lockstep_pass_narrow(X, y, fold_of, run_fold, active, 0, active.shape[0], W, B, E, B_next, n_train,
+                                    offset, two_mu, tol, parts, reals, flags, counts)
+    return _lockstep_parallel(X, y, fold_of, run_fold, active, W, B, E, B_next, n_train, offset, two_mu, tol, parts,
+                              reals, flags, counts, n_groups)
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def lockstep_statistics(parts, reals, flags, W, ridge, g):
+    """Run ``k``'s pass from its chunks (``parts[k, :n_chunks]``, …): ``g`` and the statistics of :func:`_ho_kashyap_pass`.
+
+    The chunks are added in order (:func:`_reduce_pass`) and :math:`C w^t w` is added to ``J`` as
+    :func:`_ho_kashyap_pass` adds it: the pass of the run alone, bit for bit.
+    """
+    stats, _ = _reduce_pass(parts, reals, flags, g)
+    J, fixed_point, wrong, separated, max_e, max_b = stats
+    for j in range(W.shape[0] - 1):
+        J += ridge * W[j] * W[j]
+    return J, fixed_point, wrong, separated, max_e, max_b

@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from linsep._core.threads import chunk_range, row_chunks
+
 # Reassociation lets LLVM vectorise the dot products (the result may differ
 # from a left-to-right sum in the last bits, which no rule here depends on);
 # no 'nnan'/'ninf' flags: inputs are validated finite, and we do not want
@@ -127,3 +129,96 @@ def _count_rows_narrow(X, y, rows, W, lo, hi):
         s = _narrow_score(X, rows[i] if subset else i, W, W_x, p_x, bias)
         count += (y[i] * s if signed else s) <= 0.0
     return count
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def lockstep_pass_narrow(X, y, fold_of, run_fold, active, first, stop, W, B, E, B_next, n_train, offset, two_mu, tol,
+                         parts, reals, flags, counts):
+    """:func:`_pass_merged_narrow` of the runs ``active[first:stop]`` of a cross-validation, in one read of ``X``.
+
+    Run ``k`` iterates on the rows ``r`` of ``X`` with ``fold_of[r] != run_fold[k]`` (its training rows, in row
+    order; ``n_train[k]`` of them) and counts those of its fold (its validation rows, merged).  ``X`` is read
+    once, row by row, and each row serves every run while it is in cache: the runs of a wave (the folds, and
+    the values of ``C``) then share one read of ``X`` per iteration instead of one each.  Each run's
+    arithmetic is that of its own pass, in the same order (its row chunks of
+    :func:`linsep._core.threads.row_chunks` on its training rows, its float32 blocks of :data:`NARROW_BLOCK`
+    rows counted from each chunk's start, the chunks left for :func:`linsep.solvers.ho_kashyap.loops._reduce_pass`
+    in ``parts[k]``, ``reals[k]``, ``flags[k]``), so a run ends as it would alone, bit for bit.
+
+    ``W`` (runs × p, float64, bias last), ``B``, ``E``, ``B_next`` (runs × max ``n_train``, float32),
+    ``run_fold``, ``n_train``, ``offset`` and ``counts`` (the validation rows with ``y_r (x_r, 1) W <= 0``) are
+    indexed by run, as are ``parts``, ``reals``, ``flags`` on their first axis; only the runs ``active[first:stop]``
+    are read and written.  Returns their numbers of chunks.
+    """
+    n_rows, p_x = X.shape
+    p = p_x + 1
+    W_x = np.empty((stop - first, p_x), dtype=X.dtype)
+    blocks = np.zeros((stop - first, p_x), dtype=X.dtype)
+    local = np.zeros((stop - first, p))
+    n_chunks = np.empty(stop - first, dtype=np.int64)
+    chunk = np.zeros(stop - first, dtype=np.int64)
+    chunk_lo = np.zeros(stop - first, dtype=np.int64)
+    chunk_hi = np.empty(stop - first, dtype=np.int64)
+    index = np.zeros(stop - first, dtype=np.int64)
+    J = np.zeros(stop - first)
+    max_e = np.full(stop - first, -np.inf)
+    max_b = np.zeros(stop - first)
+    fixed_point = np.ones(stop - first, dtype=np.bool_)
+    separated = np.ones(stop - first, dtype=np.bool_)
+    wrong = np.zeros(stop - first, dtype=np.int64)
+    for k in range(stop - first):
+        run = active[first + k]
+        for j in range(p_x):
+            W_x[k, j] = W[run, j]
+        n_chunks[k] = row_chunks(n_train[run], p_x)
+        chunk_hi[k] = chunk_range(n_train[run], n_chunks[k], 0)[1]
+        counts[run] = 0
+    D = np.empty(0, dtype=B.dtype)
+    for r in range(n_rows):
+        fold = fold_of[r]
+        sign = float(y[r])
+        for k in range(stop - first):
+            run = active[first + k]
+            if fold == run_fold[run]:  # a validation row of this run
+                counts[run] += sign * _narrow_score(X, r, W[run], W_x[k], p_x, True) <= 0.0
+                continue
+            i = index[k]
+            if i == chunk_hi[k]:  # this run's next chunk starts: the last one is done
+                _close_chunk(k, run, chunk[k], blocks, local, J, fixed_point, wrong, separated, max_e, max_b,
+                             parts, reals, flags)
+                chunk[k] += 1
+                chunk_lo[k], chunk_hi[k] = chunk_range(n_train[run], n_chunks[k], chunk[k])
+            s = _narrow_score(X, r, W[run], W_x[k], p_x, True) * sign
+            stats = (J[k], fixed_point[k], wrong[k], separated[k], max_e[k], max_b[k])
+            stats, t = _margin_update(i, sign, s, B[run], offset[run], two_mu, tol, D, False, E[run], B_next[run],
+                                      stats)
+            J[k], fixed_point[k], wrong[k], separated[k], max_e[k], max_b[k] = stats
+            t_x = np.float32(t)
+            for j in range(p_x):
+                blocks[k, j] += X[r, j] * t_x
+            local[k, p_x] += t
+            if (i - chunk_lo[k] + 1) % NARROW_BLOCK == 0:
+                for j in range(p_x):
+                    local[k, j] += blocks[k, j]
+                    blocks[k, j] = 0.0
+            index[k] = i + 1
+    for k in range(stop - first):
+        _close_chunk(k, active[first + k], chunk[k], blocks, local, J, fixed_point, wrong, separated, max_e, max_b, parts,
+                     reals, flags)
+    return n_chunks
+
+
+@njit(inline="always")
+def _close_chunk(k, run, c, blocks, local, J, fixed_point, wrong, separated, max_e, max_b, parts, reals, flags):
+    """Chunk ``c`` of run ``run`` is done: its share of ``g`` and its statistics go to ``parts``, ``reals``, ``flags``."""
+    p_x = blocks.shape[1]
+    for j in range(p_x):
+        local[k, j] += blocks[k, j]
+        blocks[k, j] = 0.0
+    for j in range(local.shape[1]):
+        parts[run, c, j] = local[k, j]
+        local[k, j] = 0.0
+    reals[run, c, 0], reals[run, c, 1], reals[run, c, 2] = J[k], max_e[k], max_b[k]
+    flags[run, c, 0], flags[run, c, 1], flags[run, c, 2], flags[run, c, 3] = fixed_point[k], wrong[k], separated[k], 0
+    J[k], max_e[k], max_b[k] = 0.0, -np.inf, 0.0
+    fixed_point[k], wrong[k], separated[k] = True, 0, True
