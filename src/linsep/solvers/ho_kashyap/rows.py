@@ -131,6 +131,11 @@ def _count_rows_narrow(X, y, rows, W, lo, hi):
     return count
 
 
+LOCKSTEP_TILE = 64
+"""Rows of ``X`` that :func:`lockstep_pass_narrow` reads for every run in turn: a tile stays in cache meanwhile,
+and each run's vectors are looked up once per tile, not once per row."""
+
+
 @njit(cache=True, nogil=True, fastmath=_FAST)
 def lockstep_pass_narrow(X, y, fold_of, run_fold, active, first, stop, W, B, E, B_next, n_train, offset, two_mu, tol,
                          parts, reals, flags, counts):
@@ -138,9 +143,9 @@ def lockstep_pass_narrow(X, y, fold_of, run_fold, active, first, stop, W, B, E, 
 
     Run ``k`` iterates on the rows ``r`` of ``X`` with ``fold_of[r] != run_fold[k]`` (its training rows, in row
     order; ``n_train[k]`` of them) and counts those of its fold (its validation rows, merged).  ``X`` is read
-    once, row by row, and each row serves every run while it is in cache: the runs of a wave (the folds, and
-    the values of ``C``) then share one read of ``X`` per iteration instead of one each.  Each run's
-    arithmetic is that of its own pass, in the same order (its row chunks of
+    once, in tiles of :data:`LOCKSTEP_TILE` rows, and each tile serves every run while it is in cache: the runs
+    of a wave (the folds, and the values of ``C``) then share one read of ``X`` per iteration instead of one
+    each.  Each run's arithmetic is that of its own pass, in the same order (its row chunks of
     :func:`linsep._core.threads.row_chunks` on its training rows, its float32 blocks of :data:`NARROW_BLOCK`
     rows counted from each chunk's start, the chunks left for :func:`linsep.solvers.ho_kashyap.loops._reduce_pass`
     in ``parts[k]``, ``reals[k]``, ``flags[k]``), so a run ends as it would alone, bit for bit.
@@ -151,22 +156,21 @@ def lockstep_pass_narrow(X, y, fold_of, run_fold, active, first, stop, W, B, E, 
     are read and written.  Returns their numbers of chunks.
     """
     n_rows, p_x = X.shape
-    p = p_x + 1
-    W_x = np.empty((stop - first, p_x), dtype=X.dtype)
-    blocks = np.zeros((stop - first, p_x), dtype=X.dtype)
-    local = np.zeros((stop - first, p))
-    n_chunks = np.empty(stop - first, dtype=np.int64)
-    chunk = np.zeros(stop - first, dtype=np.int64)
-    chunk_lo = np.zeros(stop - first, dtype=np.int64)
-    chunk_hi = np.empty(stop - first, dtype=np.int64)
-    index = np.zeros(stop - first, dtype=np.int64)
-    J = np.zeros(stop - first)
-    max_e = np.full(stop - first, -np.inf)
-    max_b = np.zeros(stop - first)
-    fixed_point = np.ones(stop - first, dtype=np.bool_)
-    separated = np.ones(stop - first, dtype=np.bool_)
-    wrong = np.zeros(stop - first, dtype=np.int64)
-    for k in range(stop - first):
+    m = stop - first
+    W_x = np.empty((m, p_x), dtype=X.dtype)
+    blocks = np.zeros((m, p_x), dtype=X.dtype)
+    local = np.zeros((m, p_x + 1))
+    n_chunks = np.empty(m, dtype=np.int64)
+    chunk = np.zeros(m, dtype=np.int64)
+    chunk_lo = np.zeros(m, dtype=np.int64)
+    chunk_hi = np.empty(m, dtype=np.int64)
+    index = np.zeros(m, dtype=np.int64)
+    reals_now = np.zeros((m, 3))  # J, max E, max |B| of the chunk under way
+    reals_now[:, 1] = -np.inf
+    flags_now = np.zeros((m, 3), dtype=np.int64)  # fixed point, wrong, separated
+    flags_now[:, 0] = 1
+    flags_now[:, 2] = 1
+    for k in range(m):
         run = active[first + k]
         for j in range(p_x):
             W_x[k, j] = W[run, j]
@@ -174,51 +178,61 @@ def lockstep_pass_narrow(X, y, fold_of, run_fold, active, first, stop, W, B, E, 
         chunk_hi[k] = chunk_range(n_train[run], n_chunks[k], 0)[1]
         counts[run] = 0
     D = np.empty(0, dtype=B.dtype)
-    for r in range(n_rows):
-        fold = fold_of[r]
-        sign = float(y[r])
-        for k in range(stop - first):
+    for t0 in range(0, n_rows, LOCKSTEP_TILE):
+        t1 = min(t0 + LOCKSTEP_TILE, n_rows)
+        for k in range(m):
             run = active[first + k]
-            if fold == run_fold[run]:  # a validation row of this run
-                counts[run] += sign * _narrow_score(X, r, W[run], W_x[k], p_x, True) <= 0.0
-                continue
-            i = index[k]
-            if i == chunk_hi[k]:  # this run's next chunk starts: the last one is done
-                _close_chunk(k, run, chunk[k], blocks, local, J, fixed_point, wrong, separated, max_e, max_b,
-                             parts, reals, flags)
-                chunk[k] += 1
-                chunk_lo[k], chunk_hi[k] = chunk_range(n_train[run], n_chunks[k], chunk[k])
-            s = _narrow_score(X, r, W[run], W_x[k], p_x, True) * sign
-            stats = (J[k], fixed_point[k], wrong[k], separated[k], max_e[k], max_b[k])
-            stats, t = _margin_update(i, sign, s, B[run], offset[run], two_mu, tol, D, False, E[run], B_next[run],
-                                      stats)
-            J[k], fixed_point[k], wrong[k], separated[k], max_e[k], max_b[k] = stats
-            t_x = np.float32(t)
-            for j in range(p_x):
-                blocks[k, j] += X[r, j] * t_x
-            local[k, p_x] += t
-            if (i - chunk_lo[k] + 1) % NARROW_BLOCK == 0:
+            W_run, W_xk, B_run, E_run, N_run = W[run], W_x[k], B[run], E[run], B_next[run]
+            block, g = blocks[k], local[k]
+            fold, off = run_fold[run], offset[run]
+            i, c, lo, hi = index[k], chunk[k], chunk_lo[k], chunk_hi[k]
+            stats = (reals_now[k, 0], flags_now[k, 0] != 0, flags_now[k, 1], flags_now[k, 2] != 0, reals_now[k, 1],
+                     reals_now[k, 2])
+            count = 0
+            for r in range(t0, t1):
+                sign = float(y[r])
+                if fold_of[r] == fold:  # a validation row of this run
+                    count += sign * _narrow_score(X, r, W_run, W_xk, p_x, True) <= 0.0
+                    continue
+                if i == hi:  # this run's next chunk starts: the last one is done
+                    _close_chunk(block, g, stats, parts[run, c], reals[run, c], flags[run, c])
+                    stats = (0.0, True, 0, True, -np.inf, 0.0)
+                    c += 1
+                    lo, hi = chunk_range(n_train[run], n_chunks[k], c)
+                s = _narrow_score(X, r, W_run, W_xk, p_x, True) * sign
+                stats, t = _margin_update(i, sign, s, B_run, off, two_mu, tol, D, False, E_run, N_run, stats)
+                t_x = np.float32(t)
                 for j in range(p_x):
-                    local[k, j] += blocks[k, j]
-                    blocks[k, j] = 0.0
-            index[k] = i + 1
-    for k in range(stop - first):
-        _close_chunk(k, active[first + k], chunk[k], blocks, local, J, fixed_point, wrong, separated, max_e, max_b, parts,
-                     reals, flags)
+                    block[j] += X[r, j] * t_x
+                g[p_x] += t
+                if (i - lo + 1) % NARROW_BLOCK == 0:
+                    for j in range(p_x):
+                        g[j] += block[j]
+                        block[j] = 0.0
+                i += 1
+            index[k], chunk[k], chunk_lo[k], chunk_hi[k] = i, c, lo, hi
+            reals_now[k, 0], flags_now[k, 0], flags_now[k, 1], flags_now[k, 2], reals_now[k, 1], reals_now[k, 2] = stats
+            counts[run] += count
+    for k in range(m):
+        run = active[first + k]
+        stats = (reals_now[k, 0], flags_now[k, 0] != 0, flags_now[k, 1], flags_now[k, 2] != 0, reals_now[k, 1],
+                 reals_now[k, 2])
+        _close_chunk(blocks[k], local[k], stats, parts[run, chunk[k]], reals[run, chunk[k]], flags[run, chunk[k]])
     return n_chunks
 
 
 @njit(inline="always")
-def _close_chunk(k, run, c, blocks, local, J, fixed_point, wrong, separated, max_e, max_b, parts, reals, flags):
-    """Chunk ``c`` of run ``run`` is done: its share of ``g`` and its statistics go to ``parts``, ``reals``, ``flags``."""
-    p_x = blocks.shape[1]
+def _close_chunk(block, g, stats, part, real, flag):
+    """A run's chunk is done: its share of ``g`` (the float32 block added) and its statistics go to ``part``,
+    ``real`` and ``flag`` (as :func:`linsep.solvers.ho_kashyap.loops._pass_chunks` leaves them); ``g`` and
+    ``block`` are cleared for the next chunk."""
+    p_x = block.shape[0]
     for j in range(p_x):
-        local[k, j] += blocks[k, j]
-        blocks[k, j] = 0.0
-    for j in range(local.shape[1]):
-        parts[run, c, j] = local[k, j]
-        local[k, j] = 0.0
-    reals[run, c, 0], reals[run, c, 1], reals[run, c, 2] = J[k], max_e[k], max_b[k]
-    flags[run, c, 0], flags[run, c, 1], flags[run, c, 2], flags[run, c, 3] = fixed_point[k], wrong[k], separated[k], 0
-    J[k], max_e[k], max_b[k] = 0.0, -np.inf, 0.0
-    fixed_point[k], wrong[k], separated[k] = True, 0, True
+        g[j] += block[j]
+        block[j] = 0.0
+    for j in range(g.shape[0]):
+        part[j] = g[j]
+        g[j] = 0.0
+    J, fixed_point, wrong, separated, max_e, max_b = stats
+    real[0], real[1], real[2] = J, max_e, max_b
+    flag[0], flag[1], flag[2], flag[3] = fixed_point, wrong, separated, 0
