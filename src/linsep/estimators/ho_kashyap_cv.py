@@ -256,15 +256,20 @@ class _CrossValidatedStopping:
                 if self.early_exit is not None:
                     references = [reference_of_best(best[f], n_val[f], self.early_exit) for f in range(n_folds)]
                 tasks = [(c, f) for c in wave for f in range(n_folds)]
-                lockstep = self._lockstep(fit, y) if self.n_jobs in (None, 1) and len(tasks) > 1 else None
-                if lockstep is not None:
-                    # the wave's runs side by side, one read of X per iteration (the same runs, bit for bit)
-                    start = time.perf_counter()
-                    done = lockstep.results([self._run_fold(fit, f, y, grid[c], references[f], lockstep=lockstep)
-                                             for c, f in tasks])
-                    seconds = (time.perf_counter() - start) / len(tasks)
-                    for (c, f), run in zip(tasks, done):
-                        report(f, grid[c], run, seconds)
+                group = self._lockstep_group(fit) if self.n_jobs in (None, 1) and len(tasks) > 1 else 0
+                if group > 1:
+                    # the wave's runs side by side, one read of X per iteration (the same runs, bit for bit), in
+                    # groups whose vectors stay within a share of X (_lockstep_group)
+                    done = []
+                    for first in range(0, len(tasks), group):
+                        part = tasks[first:first + group]
+                        lockstep, start = self._lockstep(fit, y), time.perf_counter()
+                        runs_done = lockstep.results([self._run_fold(fit, f, y, grid[c], references[f],
+                                                                     lockstep=lockstep) for c, f in part])
+                        seconds = (time.perf_counter() - start) / len(part)
+                        for (c, f), run in zip(part, runs_done):
+                            report(f, grid[c], run, seconds)
+                        done += runs_done
                 elif self.n_jobs in (None, 1) or len(tasks) == 1:
                     done = [run_fold(fit, f, y, grid[c], references[f]) for c, f in tasks]
                 else:
@@ -280,9 +285,9 @@ class _CrossValidatedStopping:
             close()
         return runs
 
-    def _lockstep(self, fit, y):
-        """What runs a wave's runs side by side (:class:`HoKashyapClassifierCV`), or ``None``: each alone."""
-        return None
+    def _lockstep_group(self, fit):
+        """How many runs of a wave go side by side (:class:`HoKashyapClassifierCV`, :meth:`_lockstep`); 0: each alone."""
+        return 0
 
     def _progress(self, fit, grid, n_tasks):
         """``(run_fold, close)``: ``_run_fold`` reporting each (C, fold) run as ``verbose`` asks.
@@ -679,16 +684,23 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
             return forced == "views"
         return X.shape[0] * (X.shape[1] + 1) >= VIEW_MIN_ENTRIES
 
-    def _lockstep(self, fit, y):
-        """A :class:`~linsep.solvers.ho_kashyap.compiled.Lockstep` for a wave's runs on views of float32 ``X``, or ``None``.
+    def _lockstep_group(self, fit):
+        """Runs of a wave that go side by side in one :meth:`_lockstep` (0: each alone).
 
-        Where the runs read ``X`` through views and the folds partition its rows (:func:`view_grams` then has
-        the full Gram matrix), the runs of a wave share one read of ``X`` per iteration; the private attribute
+        Where the runs read float32 ``X`` through views and the folds partition its rows (:func:`view_grams`
+        then has the full Gram matrix), the runs of a wave share one read of ``X`` per iteration, as many at
+        once as keep their vectors (``B``, ``E`` and the next ``B`` of each, in the type of ``X``) within
+        :data:`LOCKSTEP_SHARE_OF_X` of ``X.nbytes``, at least two.  The private attribute
         ``_lockstep_runs = False`` (tests) keeps every run alone.
         """
         if (not getattr(fit, "views", False) or fit.full_gram is None or getattr(self, "_lockstep_runs", True) is False
                 or not Lockstep.serves(fit.X)):
-            return None
+            return 0
+        n_train = max(len(train) for train, _ in fit.folds)
+        return max(2, int(LOCKSTEP_SHARE_OF_X * fit.X.nbytes // (3 * n_train * fit.X.itemsize)))
+
+    def _lockstep(self, fit, y):
+        """A :class:`~linsep.solvers.ho_kashyap.compiled.Lockstep` for runs of a wave on ``fit.X`` (:meth:`_lockstep_group`)."""
         if getattr(fit, "fold_of", None) is None:
             fit.fold_of = np.empty(fit.X.shape[0], dtype=np.int64)
             for f, (_, validation) in enumerate(fit.folds):
@@ -734,6 +746,10 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         scores = signed_scores(fit.X, y, weights) if fit.views else np.asarray(fit.Y @ weights)
         return weights, None, bool(scores.min() > 0)
 
+
+LOCKSTEP_SHARE_OF_X = 0.5
+"""The share of ``X.nbytes`` that the vectors of runs side by side may take (``_lockstep_group``): at
+800 000 × 100 float32 and ``cv=5``, 20 runs (a wave of one ``C``'s five folds fits four times over)."""
 
 VIEW_MIN_ENTRIES = 1 << 22
 """Entries of ``Y`` (N × (d + 1)) from which :class:`HoKashyapClassifierCV`'s runs read ``X`` through views.

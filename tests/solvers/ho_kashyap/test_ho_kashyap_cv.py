@@ -502,12 +502,16 @@ def test_large_float32_data_run_on_views_without_copying_X():
     X = rng.standard_normal((n, d), dtype=np.float32)
     y = (X[:, :5].sum(axis=1) + rng.standard_normal(n, dtype=np.float32) > 0).astype(int)
     clf = HoKashyapClassifierCV(Cs=[None, 1.0], n_iter_no_change=3, max_iter=20, random_state=0)
-    HoKashyapClassifierCV(Cs=[None, 1.0], max_iter=50, random_state=0).fit(X[:500], y[:500])  # compile first
+    warm = HoKashyapClassifierCV(Cs=[None, 1.0], max_iter=5, random_state=0)
+    warm._fold_design = "views"
+    warm.fit(X[:20_000], y[:20_000])  # compile (or load) the views' code first, the lockstep's included
     peak = traced_peak(lambda: clf.fit(X, y))
     assert clf.coef_.dtype == np.float32
     # a formed Y (float64) alone would be twice X.nbytes, and each fold's Y[train] 1.6 times more; the views
-    # allocate O(N) vectors (margins, errors, folds' indices) and the Gram matrices
-    assert peak < 0.75 * X.nbytes, peak / X.nbytes
+    # allocate O(N) vectors (margins, errors, folds' indices) and the Gram matrices.  A wave's five runs side by
+    # side (lockstep) hold theirs at once: B, E, the next B, the starting B and the labels, float32, about
+    # 5 × 0.8 × 20 bytes a row, 0.2 × X.nbytes at d = 99 (0.6 to 0.76 of X.nbytes in all, by the run)
+    assert peak < 1.0 * X.nbytes, peak / X.nbytes
 
 
 # ------------------------------------------------------------------ a grid that cannot tell its values of C apart

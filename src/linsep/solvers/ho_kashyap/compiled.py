@@ -259,7 +259,7 @@ class Lockstep:
         non-finite criterion, as :func:`iterate_compiled`'s does.
         """
         self.runs.append(_LockstepRun(fold, np.array(factor_matrix, dtype=float, order="C"), bool(spectral),
-                                      np.array(W, dtype=float), np.asarray(B, dtype=float), int(n_val),
+                                      np.array(W, dtype=float), np.asarray(B, dtype=self.X.dtype), int(n_val),
                                       options, factor, finish, check_finite))
         return LockstepTicket(self, len(self.runs) - 1)
 
