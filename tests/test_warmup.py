@@ -53,6 +53,7 @@ def test_warm_up_covers_every_layout_and_type():
             if part != "by columns":
                 assert f"Ho–Kashyap {part}, {loss} errors, float32" in steps
     assert "LSVM pass, float32, threads" in steps and "perceptron, sparse float32" in steps
+    assert "Ho–Kashyap CV, a wave's runs in lockstep, float32" in steps
     assert not [step for step in warm_up_steps(parallel=False) if "threads" in step[0]]
     assert len(warm_up_steps("bench")) == 3 and SCOPES == ("all", "bench")
     with pytest.raises(ValueError, match="scope"):

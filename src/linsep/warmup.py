@@ -106,6 +106,17 @@ def warm_up_steps(scope="all", *, parallel=None):
                 continue  # the columns are stored in float64 whatever the data
             for loss in ("squared", "absolute"):
                 steps.append((f"Ho–Kashyap {layout}, {loss} errors, {dtype}", hk(n, d, dtype, loss, plan)))
+    def cv_lockstep():
+        # HoKashyapClassifierCV's runs on views of large float32 X, a wave side by side (its folds above
+        # BY_COLUMNS_MAX_ENTRIES: read by rows); the thread groups of a lockstep compile on first use
+        from linsep.estimators.ho_kashyap_cv import HoKashyapClassifierCV
+
+        X, y = data(25_000, 30, "float32")
+        clf = HoKashyapClassifierCV(Cs=[None, 1.0], max_iter=3, random_state=0)
+        clf._fold_design = "views"
+        return quiet(lambda: clf.fit(X, y))
+
+    steps.append(("Ho–Kashyap CV, a wave's runs in lockstep, float32", cv_lockstep()))
     for dtype in ("float64", "float32"):
         for threads in (1, 2) if parallel else (1,):
             X, y = data(6000, 60, dtype)

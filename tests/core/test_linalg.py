@@ -452,3 +452,27 @@ def test_singular_eigh_gives_the_minimum_norm_solution_from_the_gram_matrix_alon
     assert LeastSquaresFactor(Y).method == "svd"  # the default: the QR and SVD of Y itself
     with pytest.raises(ValueError, match="singular must be"):
         LeastSquaresFactor(Y, singular="qr")
+
+
+@pytest.mark.parametrize("ridge", [0.0, 1e-12])
+def test_spectral_factor_applies_the_eigh_solve_as_one_factor(ridge):
+    # M Mᵀ g = S V Λ⁻¹ Vᵀ S g (solve_normal), the form the compiled Ho–Kashyap loop applies; ridge 1e-12 on a
+    # duplicated column fails the Cholesky pivot test (ratio about 1e-7), so the penalised system takes eigh too
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(200, 3))
+    Y = np.c_[X, X[:, :1], np.ones(200)]
+    factor = LeastSquaresFactor(Y, ridge=ridge, singular="eigh")
+    assert factor.method == "eigh"
+    M = factor.spectral_factor
+    assert M.shape == (5, factor.rank)
+    g = Y.T @ rng.normal(size=200)
+    expected = factor.solve_normal(g)
+    # both regroup the same products: they differ by rounding, eps times the condition of the kept eigenvalues
+    # (λ_max / λ_min = cond(M)², about 2 without the ridge, 1e14 with it, on the direction x_0 − x_3)
+    s = np.linalg.svd(M, compute_uv=False)
+    bound = 10 * np.finfo(float).eps * (s.max() / s.min()) ** 2
+    np.testing.assert_allclose(M @ (M.T @ g), expected, rtol=0, atol=bound * np.abs(expected).max())
+    # the fitted values do not see that direction: they agree to rounding either way
+    np.testing.assert_allclose(Y @ (M @ (M.T @ g)), Y @ expected, rtol=0, atol=1e-12 * np.abs(Y @ expected).max())
+    with pytest.raises(AttributeError, match="no spectral factor"):
+        LeastSquaresFactor(np.c_[X, np.ones(200)]).spectral_factor

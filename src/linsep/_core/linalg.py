@@ -286,6 +286,18 @@ class LeastSquaresFactor:
             raise AttributeError(f"no SVD factors: the factorisation is {self.method!r}")
         return self._U, self._s, self._Vt
 
+    @property
+    def spectral_factor(self):
+        """``M`` of shape ``(p, r)`` with :math:`(Y^t D Y + C \\tilde I)^{+} = M M^t` (eigh path only).
+
+        :meth:`solve_normal` applies :math:`S V \\Lambda^{-1} V^t S` (``S`` the column scaling, ``V``, ``Λ``
+        the ``r`` eigenpairs kept); ``M = S V Λ^{-1/2}`` is that operator as one factor, which the compiled
+        Ho–Kashyap loop applies as ``M (Mᵀ g)`` (``linsep.solvers.ho_kashyap.loops``).
+        """
+        if self.method != "eigh":
+            raise AttributeError(f"no spectral factor: the factorisation is {self.method!r}")
+        return (self._evecs * self._scale[:, None]) / np.sqrt(self._evals)
+
     def solve(self, rhs):
         """Return ``W`` minimising :math:`\\lVert D^{1/2} (Y W - \\mathit{rhs}) \\rVert^2 + C \\lVert \\tilde I W \\rVert^2` (minimum norm if not unique)."""
         rhs = np.asarray(rhs, dtype=float)

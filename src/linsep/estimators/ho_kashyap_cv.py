@@ -67,7 +67,9 @@ from linsep.solvers.ho_kashyap.weighted import weighted_ho_kashyap
 from linsep.solvers.ho_kashyap.params import DEFAULT_N_ITER_NO_CHANGE, PATIENCE_CONSTRAINTS
 from linsep._core.result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
 from linsep._core.trace import RECORD_HISTORY_CONSTRAINT, make_recorder
+from linsep.solvers.ho_kashyap.compiled import Lockstep
 from linsep.solvers.ho_kashyap.solver import ho_kashyap
+from linsep._core.threads import pass_threads
 from linsep.solvers.ho_kashyap.kernel import EmpiricalKernelMap, kernel_ho_kashyap
 
 
@@ -247,14 +249,28 @@ class _CrossValidatedStopping:
         # of early_exit_reference over all earlier runs, without re-reading them wave after wave)
         best = [np.inf] * n_folds
         n_val = [_validation_size(fit, f) for f in range(n_folds)] if self.early_exit is not None else None
-        run_fold, close = self._progress(fit, grid, len(grid) * n_folds)
+        run_fold, report, close = self._progress(fit, grid, len(grid) * n_folds)
         try:
             for wave in waves:
                 references = [np.inf] * n_folds
                 if self.early_exit is not None:
                     references = [reference_of_best(best[f], n_val[f], self.early_exit) for f in range(n_folds)]
                 tasks = [(c, f) for c in wave for f in range(n_folds)]
-                if self.n_jobs in (None, 1) or len(tasks) == 1:
+                group = self._lockstep_group(fit) if self.n_jobs in (None, 1) and len(tasks) > 1 else 0
+                if group > 1:
+                    # the wave's runs side by side, one read of X per iteration (the same runs, bit for bit), in
+                    # groups whose vectors stay within a share of X (_lockstep_group)
+                    done = []
+                    for first in range(0, len(tasks), group):
+                        part = tasks[first:first + group]
+                        lockstep, start = self._lockstep(fit, y), time.perf_counter()
+                        runs_done = lockstep.results([self._run_fold(fit, f, y, grid[c], references[f],
+                                                                     lockstep=lockstep) for c, f in part])
+                        seconds = (time.perf_counter() - start) / len(part)
+                        for (c, f), run in zip(part, runs_done):
+                            report(f, grid[c], run, seconds)
+                        done += runs_done
+                elif self.n_jobs in (None, 1) or len(tasks) == 1:
                     done = [run_fold(fit, f, y, grid[c], references[f]) for c, f in tasks]
                 else:
                     from joblib import Parallel, delayed
@@ -269,6 +285,10 @@ class _CrossValidatedStopping:
             close()
         return runs
 
+    def _lockstep_group(self, fit):
+        """How many runs of a wave go side by side (:class:`HoKashyapClassifierCV`, :meth:`_lockstep`); 0: each alone."""
+        return 0
+
     def _progress(self, fit, grid, n_tasks):
         """``(run_fold, close)``: ``_run_fold`` reporting each (C, fold) run as ``verbose`` asks.
 
@@ -276,7 +296,7 @@ class _CrossValidatedStopping:
         run; ``verbose >= 2``: one line per run (problem, C, fold, k̂, its validation error, n_iter, seconds).
         """
         if not self.verbose:
-            return self._run_fold, lambda: None
+            return self._run_fold, lambda f, C, run, seconds: None, lambda: None
         problem = fit.progress_problem = getattr(fit, "progress_problem", 0) + 1
         name, n_folds = type(self).__name__, len(fit.folds)
         bar = None
@@ -288,20 +308,25 @@ class _CrossValidatedStopping:
             if tqdm is not None:
                 bar = tqdm(total=n_tasks, desc=f"{name} problem {problem}", unit="run", leave=False)
 
-        def run_fold(fit, f, y, C, reference):
-            start = time.perf_counter()
-            run = self._run_fold(fit, f, y, C, reference)
+        def report(f, C, run, seconds):
             if bar is not None:
                 bar.update(1)
             else:
                 curve = (run.history or {}).get("validation_error")
                 k = int(np.argmin(curve)) + 1 if curve is not None and len(curve) else 0
                 error = f"{float(curve[k - 1]):.4f}" if k else "nan"
+                shared = " (its share of a wave run in lockstep)" if (run.extra or {}).get("plan", {}).get(
+                    "lockstep") else ""
                 print(f"[{name}] problem {problem} C={C} fold {f + 1}/{n_folds}: best k {k}, validation error "
-                      f"{error}, {run.n_iter} iterations, {time.perf_counter() - start:.2f} s", flush=True)
+                      f"{error}, {run.n_iter} iterations, {seconds:.2f} s{shared}", flush=True)
+
+        def run_fold(fit, f, y, C, reference):
+            start = time.perf_counter()
+            run = self._run_fold(fit, f, y, C, reference)
+            report(f, C, run, time.perf_counter() - start)
             return run
 
-        return run_fold, (lambda: None) if bar is None else bar.close
+        return run_fold, report, (lambda: None) if bar is None else bar.close
 
     def _fit_problems(self, X, y, fit=None, extra_targets=None, **fit_params):
         # One-vs-rest with a grid of C: one C for every problem.  predict compares the problems'
@@ -659,7 +684,30 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
             return forced == "views"
         return X.shape[0] * (X.shape[1] + 1) >= VIEW_MIN_ENTRIES
 
-    def _run_fold(self, fit, f, y, C, reference=np.inf):
+    def _lockstep_group(self, fit):
+        """Runs of a wave that go side by side in one :meth:`_lockstep` (0: each alone).
+
+        Where the runs read float32 ``X`` through views and the folds partition its rows (:func:`view_grams`
+        then has the full Gram matrix), the runs of a wave share one read of ``X`` per iteration, as many at
+        once as keep their vectors (``B``, ``E`` and the next ``B`` of each, in the type of ``X``) within
+        :data:`LOCKSTEP_SHARE_OF_X` of ``X.nbytes``, at least two.  The private attribute
+        ``_lockstep_runs = False`` (tests) keeps every run alone.
+        """
+        if (not getattr(fit, "views", False) or fit.full_gram is None or getattr(self, "_lockstep_runs", True) is False
+                or not Lockstep.serves(fit.X)):
+            return 0
+        n_train = max(len(train) for train, _ in fit.folds)
+        return max(2, int(LOCKSTEP_SHARE_OF_X * fit.X.nbytes // (3 * n_train * fit.X.itemsize)))
+
+    def _lockstep(self, fit, y):
+        """A :class:`~linsep.solvers.ho_kashyap.compiled.Lockstep` for runs of a wave on ``fit.X`` (:meth:`_lockstep_group`)."""
+        if getattr(fit, "fold_of", None) is None:
+            fit.fold_of = np.empty(fit.X.shape[0], dtype=np.int64)
+            for f, (_, validation) in enumerate(fit.folds):
+                fit.fold_of[validation] = f
+        return Lockstep(fit.X, y, fit.fold_of, threads=pass_threads(fit.X.size))
+
+    def _run_fold(self, fit, f, y, C, reference=np.inf, lockstep=None):
         train, validation = fit.folds[f]
         # Every C of the grid reuses the fold's Gram matrix YᵀY (each run factors YᵀY + CĨ once).
         gram = None if fit.fold_grams is None else fit.fold_grams[f]
@@ -681,7 +729,8 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
             Y, Y_val = fit.Y[train], fit.Y[validation]
         return ho_kashyap(Y, Y_val=Y_val, max_iter=self.max_iter, C=C, gram=gram,
                           n_iter_no_change=self.n_iter_no_change, validation_tol=self.validation_tol,
-                          _plan=plan, _validation_reference=reference, **fit.hk_options)
+                          _plan=plan, _validation_reference=reference,
+                          _lockstep=None if lockstep is None else (lockstep, f), **fit.hk_options)
 
     def _refit_run(self, fit, y, max_iter, C):
         trace = make_recorder(self.record_history)
@@ -697,6 +746,10 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         scores = signed_scores(fit.X, y, weights) if fit.views else np.asarray(fit.Y @ weights)
         return weights, None, bool(scores.min() > 0)
 
+
+LOCKSTEP_SHARE_OF_X = 0.5
+"""The share of ``X.nbytes`` that the vectors of runs side by side may take (``_lockstep_group``): at
+800 000 × 100 float32 and ``cv=5``, 20 runs (a wave of one ``C``'s five folds fits four times over)."""
 
 VIEW_MIN_ENTRIES = 1 << 22
 """Entries of ``Y`` (N × (d + 1)) from which :class:`HoKashyapClassifierCV`'s runs read ``X`` through views.

@@ -100,3 +100,68 @@ def test_a_fit_compiles_only_the_parts_it_runs(tmp_path, dtype, layout, loss, ex
                          capture_output=True, text=True).stdout
     compiled = {name for name, done in json.loads(out.splitlines()[-1]).items() if done}
     assert compiled == expected
+
+
+def _folds_of(n, n_folds, seed):
+    """A random partition of ``n`` rows into folds: ``fold_of`` and each fold's sorted (train, validation)."""
+    fold_of = np.random.default_rng(seed).integers(0, n_folds, n)
+    return fold_of, [(np.flatnonzero(fold_of != f), np.flatnonzero(fold_of == f)) for f in range(n_folds)]
+
+
+@pytest.mark.numerics
+@pytest.mark.parametrize("threads", [1, 2])
+def test_runs_in_lockstep_are_the_runs_alone_bit_for_bit(threads):
+    # A wave of (C, fold) runs on views of one float32 X: the lockstep reads X once per iteration for all of
+    # them (``threads`` groups of runs), each run applies its own rules to its own statistics.  Chunks (40 000
+    # training rows: several), float32 blocks, C = None on a singular system (eigh) and early stops at
+    # different iterations all enter; every number must be the run's alone.
+    from linsep.solvers.ho_kashyap.compiled import Lockstep
+
+    X, y, _, _ = _split(50_000, 7, np.float32, seed=5)
+    X = np.ascontiguousarray(np.c_[X, X[:, 0] - X[:, 1]])  # YᵀY singular: C = None takes the eigh factor
+    fold_of, folds = _folds_of(X.shape[0], 4, seed=6)
+    kwargs = {"max_iter": 60, "n_iter_no_change": 8, "_plan": {"singular": "eigh", "by_columns_max_entries": 0}}
+    lockstep = Lockstep(X, y, fold_of, threads=threads)
+    tasks = [(C, f) for C in (None, 0.5) for f in range(4)]
+
+    def run(C, f, **extra):
+        train, validation = folds[f]
+        return ho_kashyap(SignedDesign(X, y[train], train), Y_val=SignedDesign(X, y[validation], validation), C=C,
+                          **kwargs, **extra)
+
+    together = lockstep.results([run(C, f, _lockstep=(lockstep, f)) for C, f in tasks])
+    assert len(lockstep.runs) == len(tasks)  # every run was left to the lockstep
+    n_iters = set()
+    for (C, f), shared in zip(tasks, together):
+        alone = run(C, f)
+        assert shared.extra["plan"]["lockstep"] and "lockstep" not in alone.extra["plan"]
+        assert shared.extra["plan"]["driver"] == alone.extra["plan"]["driver"] == (
+            "compiled (eigh)" if C is None else "compiled")
+        assert (shared.status, shared.n_iter, shared.best_iter) == (alone.status, alone.n_iter, alone.best_iter)
+        np.testing.assert_array_equal(shared.weights, alone.weights)
+        np.testing.assert_array_equal(shared.margin, alone.margin)
+        for name, trace in alone.history.items():
+            np.testing.assert_array_equal(shared.history[name], trace, err_msg=name)
+        n_iters.add(alone.n_iter)
+    assert len(n_iters) > 1  # the runs stopped at different iterations: the lockstep went on without the stopped
+
+
+def test_lockstep_leaves_runs_it_cannot_serve_alone():
+    # Rows that are not a fold's (a subset), float64 X, or IRLS: ho_kashyap runs them itself, as without it.
+    from linsep.solvers.ho_kashyap.compiled import Lockstep
+
+    X, y, _, _ = _split(50_000, 7, np.float32, seed=7)
+    fold_of, folds = _folds_of(X.shape[0], 4, seed=8)
+    lockstep = Lockstep(X, y, fold_of)
+    plan = {"by_columns_max_entries": 0}  # views, read by rows (what the lockstep serves)
+    train, validation = folds[0]
+    Y_val = SignedDesign(X, y[validation], validation)
+    for Y, extra in ((SignedDesign(X, y[train[1:]], train[1:]), {}),
+                     (SignedDesign(X, y[train], train), {"loss": "absolute"})):
+        result = ho_kashyap(Y, Y_val=Y_val, C=0.5, max_iter=5, _plan=plan, _lockstep=(lockstep, 0), **extra)
+        assert result.extra["plan"]["driver"] == "compiled" and "lockstep" not in result.extra["plan"]
+    assert not lockstep.runs
+    served = ho_kashyap(SignedDesign(X, y[train], train), Y_val=Y_val, C=0.5, max_iter=5, _plan=plan,
+                        _lockstep=(lockstep, 0))
+    assert len(lockstep.runs) == 1 and lockstep.results([served])[0].extra["plan"]["lockstep"]
+    assert not Lockstep.serves(X.astype(np.float64)) and Lockstep.serves(X)

@@ -286,6 +286,63 @@ def test_compiled_loop_on_rank_deficient_data(design, with_validation, by_rows):
         np.testing.assert_allclose(compiled.history[name], trace, rtol=1e-7, atol=1e-20, err_msg=name)
 
 
+def _collinear_problem():
+    """A column that duplicates another: YᵀY singular (eigh without C), or (with a tiny C) refused by Cholesky."""
+    X, y = random_problem(15, n=150, d=3)
+    return np.c_[X, X[:, :1]], y
+
+
+@pytest.mark.parametrize("case", ["singular", "penalised", "initial_weights"])
+@pytest.mark.parametrize("with_validation", [False, True])
+@pytest.mark.parametrize("by_rows", [False, True])
+def test_compiled_loop_with_an_eigh_factor(case, with_validation, by_rows):
+    """An eigh factor runs compiled where ``_plan["singular"]`` is ``"eigh"``: W-steps M Mᵀ g, the NumPy loop's iterates.
+
+    Without C the duplicated column makes YᵀY singular; C = 1e-12 leaves a penalised system whose Cholesky
+    pivot ratio (about √(C / ‖x‖²)) fails the test, so the eigh factor of the scaled system serves it.
+    Starting weights with a null-space component keep it (the loop works in the original coordinates).
+    """
+    X, y = _collinear_problem()
+    Y = sign_normalized(X, y)
+    X_val, y_val = random_problem(16, n=60, d=3)
+    Y_val = sign_normalized(np.c_[X_val, X_val[:, :1]], y_val) if with_validation else None
+    kw = dict(stop_at_separation=False, tol=0.0, stopping="paper", max_iter=30, record_history=True, Y_val=Y_val)
+    if case == "penalised":
+        kw["C"] = 1e-12
+    if case == "initial_weights":
+        kw["initial_weights"] = np.array([0.5, -1.0, 0.25, 2.0, 0.1])
+    plan = {"singular": "eigh", "segment_steps": 7, **({"by_columns_max_entries": 0} if by_rows else {})}
+    compiled = ho_kashyap(Y, **kw, _plan=plan)  # driver "auto": 150 × 5 entries are above COMPILED_MIN_ENTRIES
+    reference = ho_kashyap(Y, **kw, _plan={**plan, **PYTHON})
+    assert compiled.extra["plan"]["driver"] == "compiled (eigh)"
+    assert compiled.extra["factorization"] == reference.extra["factorization"] == "eigh"
+    assert reference.extra["plan"]["driver"] == "python"
+    assert (compiled.status, compiled.n_iter, compiled.best_iter) == (reference.status, reference.n_iter, reference.best_iter)
+    # M Mᵀ g regroups S V Λ⁻¹ Vᵀ S g: the same products, rounded otherwise; on the kept directions the
+    # error is eps cond (cond(YᵀY) about 10² on these columns), and the iteration carries it along
+    for name, trace in reference.history.items():
+        np.testing.assert_allclose(compiled.history[name], trace, rtol=1e-7, atol=1e-20, err_msg=name)
+    scores = Y @ reference.weights
+    np.testing.assert_allclose(Y @ compiled.weights, scores, rtol=0, atol=1e-7 * np.abs(scores).max())
+    if case == "penalised":
+        # the direction x_0 − x_3 has the eigenvalue C = 1e-12 of about 1e13 times less: its weights are known to
+        # eps · 1e13 relative on either path, and the two differ there by that much (Y W above does not see it)
+        return
+    np.testing.assert_allclose(compiled.weights, reference.weights, rtol=0, atol=1e-7 * np.abs(reference.weights).max())
+
+
+def test_eigh_factor_of_a_formed_y_keeps_the_python_driver_unless_asked():
+    # The paper's data sets (formed Y) keep the driver their results were computed with: an eigh factor runs
+    # compiled under "auto" only with _plan["singular"] = "eigh" (HoKashyapClassifierCV's views), or forced.
+    X, y = _collinear_problem()
+    Y = sign_normalized(X, y)
+    auto = ho_kashyap(Y, C=1e-12, max_iter=20)
+    assert (auto.extra["factorization"], auto.extra["plan"]["driver"]) == ("eigh", "python")
+    assert ho_kashyap(Y, C=1e-12, max_iter=20, _plan=COMPILED).extra["plan"]["driver"] == "compiled (eigh)"
+    irls = ho_kashyap(Y, C=1e-12, max_iter=20, loss="absolute", _plan={"singular": "eigh"})
+    assert irls.extra["plan"]["driver"] != "compiled (eigh)"  # IRLS refactors by Cholesky: not this path
+
+
 @pytest.mark.parametrize("max_iter", [0, 1, 7, 8, 20])
 @pytest.mark.parametrize("by_rows", [False, True])
 def test_compiled_loop_budget_and_proof(max_iter, by_rows):

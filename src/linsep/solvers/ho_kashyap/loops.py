@@ -9,8 +9,8 @@ for data that fit in cache and by rows (fixed chunks of
 :func:`linsep._core.threads.row_chunks`, so a fit is bit-identical on any
 number of threads) otherwise, with the float32 pass of :mod:`.rows`.  The
 NumPy Ho–Kashyap loop of :mod:`.solver` remains for what the compiled one
-does not cover (sparse data, modified HK, the eigh and some SVD
-factorisations) and as the reference the compiled loop is tested against;
+does not cover (sparse data, modified HK, some SVD factorisations, and the
+eigh factorisation of a formed ``Y``) and as the reference the compiled loop is tested against;
 both apply the rules of :mod:`.rules`.
 
 ``cache=True`` keeps the compiled code on disk, so only the first use of a
@@ -42,10 +42,11 @@ from linsep.solvers.ho_kashyap.rules import (
 )
 
 from linsep._core.irls import irls_weights_into
-from linsep.solvers.ho_kashyap.rows import _FAST, _accumulate, _count_rows_narrow, _margin_update, _pass_merged_narrow
+from linsep.solvers.ho_kashyap.rows import (_FAST, _accumulate, _count_rows_narrow, _margin_update, _pass_merged_narrow,
+                                            lockstep_pass_narrow)
 from linsep._core.threads import chunk_range, row_chunks
 
-__all__ = ["ho_kashyap_segment"]
+__all__ = ["ho_kashyap_segment", "lockstep_pass", "lockstep_statistics"]
 
 
 
@@ -83,6 +84,26 @@ def _cholesky_solve(L, g, out):
         for j in range(i + 1, p):
             s -= L[j, i] * out[j]
         out[i] = s / L[i, i]
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def _spectral_solve(M, g, out):
+    """``out = M (Mᵀ g)``: the W-step of a factor :math:`M = S V \\Lambda^{-1/2}` (``p × r``).
+
+    ``linsep._core.linalg.LeastSquaresFactor``'s eigh path solves
+    :math:`(Y^t Y + C \\tilde I)^{+} g = S V \\Lambda^{-1} V^t S g` on the ``r`` eigenvectors it keeps
+    (``S`` its column scaling): :math:`M M^t g`, the same two products with :math:`\\Lambda^{-1}`
+    split between them (``LeastSquaresFactor.spectral_factor``).
+    """
+    p, r = M.shape
+    for i in range(p):
+        out[i] = 0.0
+    for j in range(r):
+        c = 0.0
+        for i in range(p):
+            c += M[i, j] * g[i]
+        for i in range(p):
+            out[i] += M[i, j] * c
 
 
 @njit(inline="always", fastmath=_FAST)
@@ -586,14 +607,17 @@ def _count_nonpositive(X, y, rows, n, by_columns, by_rows, threads, W, z):
 def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, by_rows, chunked, threads, reweighted, L, W,
                        B, E, D, offset, mu, ridge, irls_floor, pivot_tol, best_W, state, criterion, training_errors,
                        validation_errors, max_steps, tol, relative, stop_at_separation, can_prove, proof_rtol,
-                       record_first, W_prev, n_iter_no_change, validation_tol, merged):
-    """Run up to ``max_steps`` Ho–Kashyap iterations with a Cholesky factor.
+                       record_first, W_prev, n_iter_no_change, validation_tol, merged, spectral):
+    """Run up to ``max_steps`` Ho–Kashyap iterations with a Cholesky factor (or an eigh factor, ``spectral``).
 
     The iteration of :func:`linsep.solvers.ho_kashyap.ho_kashyap` for the
     margin update, with ``YᵀY + CĨ = L Lᵀ`` (squared errors: ``D`` empty, one
     factor for the whole run) or ``YᵀD_kY + CĨ = L Lᵀ`` (absolute errors:
     ``D`` holds the IRLS weights, refactored at every iteration by
-    :func:`_reweighted_factor`):
+    :func:`_reweighted_factor`), or, with ``spectral`` (squared errors only), ``L`` the ``p × r`` factor
+    :math:`M` of an eigendecomposition, :math:`(Y^t Y + C \\tilde I)^{+} = M M^t` (:func:`_spectral_solve`;
+    a run-time flag, not a selector: its loop is a few lines of every variant, and a cross-validated fit with
+    both factors then compiles one variant, not two):
 
     :math:`E_k = Y W_k - \\mathit{offset} - B_k`; stop if :math:`Y W_k > 0` (with
     ``stop_at_separation``), if :math:`E_k` proves non-separability (with
@@ -605,7 +629,7 @@ def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, by_rows, 
     not improved by more than ``validation_tol`` for ``n_iter_no_change``
     iterates (:func:`linsep.solvers.ho_kashyap.rules.patience_spent`);
     otherwise :math:`B_{k+1} = B_k + 2\\mu \\max(E_k, 0)` and
-    :math:`W_{k+1} = (L L^t)^{-1} Y^t D (B_{k+1} + \\mathit{offset})`.
+    :math:`W_{k+1} = (L L^t)^{-1} Y^t D (B_{k+1} + \\mathit{offset})` (``spectral``: :math:`M M^t Y^t (B_{k+1} + \\mathit{offset})`).
 
     The loop over ``k`` is sequential and, on the small problems of the
     paper's benchmark, a NumPy iteration would cost its dozen calls'
@@ -715,7 +739,10 @@ def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, by_rows, 
                 break
         _copy_into(B, B_next)
         _copy_into(W_prev, W)
-        _cholesky_solve(L, g, W)
+        if spectral:
+            _spectral_solve(L, g, W)
+        else:
+            _cholesky_solve(L, g, W)
         J_prev = J
         J, fixed_point, wrong, separated, max_e, max_b, count = _ho_kashyap_pass(
             X, y, rows, by_columns, by_rows, chunked, threads, W, B, offset, two_mu, tol, ridge, D, Z, E, B_next, g,
@@ -740,3 +767,49 @@ def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, by_rows, 
 
     state[0], state[1], state[2], state[3], state[4], state[5] = k, J, J_prev, best_iter, best_count, last_improvement
     return code, n_rec
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _lockstep_parallel(X, y, fold_of, run_fold, active, W, B, E, B_next, n_train, offset, two_mu, tol, parts, reals,
+                       flags, counts, n_groups):
+    """:func:`linsep.solvers.ho_kashyap.rows.lockstep_pass_narrow` with the runs split into ``n_groups`` groups, one per thread.
+
+    Each group reads ``X`` once for its runs; a run's arithmetic does not depend on its group.
+    """
+    n_active = active.shape[0]
+    n_chunks = np.empty(n_active, dtype=np.int64)
+    for t in prange(n_groups):
+        first, stop = t * n_active // n_groups, (t + 1) * n_active // n_groups
+        if stop > first:
+            n_chunks[first:stop] = lockstep_pass_narrow(X, y, fold_of, run_fold, active, first, stop, W, B, E, B_next,
+                                                        n_train, offset, two_mu, tol, parts, reals, flags, counts)
+    return n_chunks
+
+
+def lockstep_pass(X, y, fold_of, run_fold, active, W, B, E, B_next, n_train, offset, two_mu, tol, parts, reals, flags,
+                  counts, threads=1):
+    """One Ho–Kashyap pass of the runs ``active`` of a cross-validation wave, ``X`` read once (``threads`` groups).
+
+    See :func:`linsep.solvers.ho_kashyap.rows.lockstep_pass_narrow` (float32 ``X``); the statistics of run
+    ``k`` follow from :func:`lockstep_statistics`.  Returns the active runs' numbers of row chunks.
+    """
+    n_groups = max(1, min(int(threads), active.shape[0]))
+    if n_groups == 1:
+        return lockstep_pass_narrow(X, y, fold_of, run_fold, active, 0, active.shape[0], W, B, E, B_next, n_train,
+                                    offset, two_mu, tol, parts, reals, flags, counts)
+    return _lockstep_parallel(X, y, fold_of, run_fold, active, W, B, E, B_next, n_train, offset, two_mu, tol, parts,
+                              reals, flags, counts, n_groups)
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def lockstep_statistics(parts, reals, flags, W, ridge, g):
+    """Run ``k``'s pass from its chunks (``parts[k, :n_chunks]``, …): ``g`` and the statistics of :func:`_ho_kashyap_pass`.
+
+    The chunks are added in order (:func:`_reduce_pass`) and :math:`C w^t w` is added to ``J`` as
+    :func:`_ho_kashyap_pass` adds it: the pass of the run alone, bit for bit.
+    """
+    stats, _ = _reduce_pass(parts, reals, flags, g)
+    J, fixed_point, wrong, separated, max_e, max_b = stats
+    for j in range(W.shape[0] - 1):
+        J += ridge * W[j] * W[j]
+    return J, fixed_point, wrong, separated, max_e, max_b

@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from linsep._core.threads import chunk_range, row_chunks
+
 # Reassociation lets LLVM vectorise the dot products (the result may differ
 # from a left-to-right sum in the last bits, which no rule here depends on);
 # no 'nnan'/'ninf' flags: inputs are validated finite, and we do not want
@@ -127,3 +129,110 @@ def _count_rows_narrow(X, y, rows, W, lo, hi):
         s = _narrow_score(X, rows[i] if subset else i, W, W_x, p_x, bias)
         count += (y[i] * s if signed else s) <= 0.0
     return count
+
+
+LOCKSTEP_TILE = 64
+"""Rows of ``X`` that :func:`lockstep_pass_narrow` reads for every run in turn: a tile stays in cache meanwhile,
+and each run's vectors are looked up once per tile, not once per row."""
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def lockstep_pass_narrow(X, y, fold_of, run_fold, active, first, stop, W, B, E, B_next, n_train, offset, two_mu, tol,
+                         parts, reals, flags, counts):
+    """:func:`_pass_merged_narrow` of the runs ``active[first:stop]`` of a cross-validation, in one read of ``X``.
+
+    Run ``k`` iterates on the rows ``r`` of ``X`` with ``fold_of[r] != run_fold[k]`` (its training rows, in row
+    order; ``n_train[k]`` of them) and counts those of its fold (its validation rows, merged).  ``X`` is read
+    once, in tiles of :data:`LOCKSTEP_TILE` rows, and each tile serves every run while it is in cache: the runs
+    of a wave (the folds, and the values of ``C``) then share one read of ``X`` per iteration instead of one
+    each.  Each run's arithmetic is that of its own pass, in the same order (its row chunks of
+    :func:`linsep._core.threads.row_chunks` on its training rows, its float32 blocks of :data:`NARROW_BLOCK`
+    rows counted from each chunk's start, the chunks left for :func:`linsep.solvers.ho_kashyap.loops._reduce_pass`
+    in ``parts[k]``, ``reals[k]``, ``flags[k]``), so a run ends as it would alone, bit for bit.
+
+    ``W`` (runs × p, float64, bias last), ``B``, ``E``, ``B_next`` (runs × max ``n_train``, float32),
+    ``run_fold``, ``n_train``, ``offset`` and ``counts`` (the validation rows with ``y_r (x_r, 1) W <= 0``) are
+    indexed by run, as are ``parts``, ``reals``, ``flags`` on their first axis; only the runs ``active[first:stop]``
+    are read and written.  Returns their numbers of chunks.
+    """
+    n_rows, p_x = X.shape
+    m = stop - first
+    W_x = np.empty((m, p_x), dtype=X.dtype)
+    blocks = np.zeros((m, p_x), dtype=X.dtype)
+    local = np.zeros((m, p_x + 1))
+    n_chunks = np.empty(m, dtype=np.int64)
+    chunk = np.zeros(m, dtype=np.int64)
+    chunk_lo = np.zeros(m, dtype=np.int64)
+    chunk_hi = np.empty(m, dtype=np.int64)
+    index = np.zeros(m, dtype=np.int64)
+    reals_now = np.zeros((m, 3))  # J, max E, max |B| of the chunk under way
+    reals_now[:, 1] = -np.inf
+    flags_now = np.zeros((m, 3), dtype=np.int64)  # fixed point, wrong, separated
+    flags_now[:, 0] = 1
+    flags_now[:, 2] = 1
+    for k in range(m):
+        run = active[first + k]
+        for j in range(p_x):
+            W_x[k, j] = W[run, j]
+        n_chunks[k] = row_chunks(n_train[run], p_x)
+        chunk_hi[k] = chunk_range(n_train[run], n_chunks[k], 0)[1]
+        counts[run] = 0
+    D = np.empty(0, dtype=B.dtype)
+    for t0 in range(0, n_rows, LOCKSTEP_TILE):
+        t1 = min(t0 + LOCKSTEP_TILE, n_rows)
+        for k in range(m):
+            run = active[first + k]
+            W_run, W_xk, B_run, E_run, N_run = W[run], W_x[k], B[run], E[run], B_next[run]
+            block, g = blocks[k], local[k]
+            fold, off = run_fold[run], offset[run]
+            i, c, lo, hi = index[k], chunk[k], chunk_lo[k], chunk_hi[k]
+            stats = (reals_now[k, 0], flags_now[k, 0] != 0, flags_now[k, 1], flags_now[k, 2] != 0, reals_now[k, 1],
+                     reals_now[k, 2])
+            count = 0
+            for r in range(t0, t1):
+                sign = float(y[r])
+                if fold_of[r] == fold:  # a validation row of this run
+                    count += sign * _narrow_score(X, r, W_run, W_xk, p_x, True) <= 0.0
+                    continue
+                if i == hi:  # this run's next chunk starts: the last one is done
+                    _close_chunk(block, g, stats, parts[run, c], reals[run, c], flags[run, c])
+                    stats = (0.0, True, 0, True, -np.inf, 0.0)
+                    c += 1
+                    lo, hi = chunk_range(n_train[run], n_chunks[k], c)
+                s = _narrow_score(X, r, W_run, W_xk, p_x, True) * sign
+                stats, t = _margin_update(i, sign, s, B_run, off, two_mu, tol, D, False, E_run, N_run, stats)
+                t_x = np.float32(t)
+                for j in range(p_x):
+                    block[j] += X[r, j] * t_x
+                g[p_x] += t
+                if (i - lo + 1) % NARROW_BLOCK == 0:
+                    for j in range(p_x):
+                        g[j] += block[j]
+                        block[j] = 0.0
+                i += 1
+            index[k], chunk[k], chunk_lo[k], chunk_hi[k] = i, c, lo, hi
+            reals_now[k, 0], flags_now[k, 0], flags_now[k, 1], flags_now[k, 2], reals_now[k, 1], reals_now[k, 2] = stats
+            counts[run] += count
+    for k in range(m):
+        run = active[first + k]
+        stats = (reals_now[k, 0], flags_now[k, 0] != 0, flags_now[k, 1], flags_now[k, 2] != 0, reals_now[k, 1],
+                 reals_now[k, 2])
+        _close_chunk(blocks[k], local[k], stats, parts[run, chunk[k]], reals[run, chunk[k]], flags[run, chunk[k]])
+    return n_chunks
+
+
+@njit(inline="always")
+def _close_chunk(block, g, stats, part, real, flag):
+    """A run's chunk is done: its share of ``g`` (the float32 block added) and its statistics go to ``part``,
+    ``real`` and ``flag`` (as :func:`linsep.solvers.ho_kashyap.loops._pass_chunks` leaves them); ``g`` and
+    ``block`` are cleared for the next chunk."""
+    p_x = block.shape[0]
+    for j in range(p_x):
+        g[j] += block[j]
+        block[j] = 0.0
+    for j in range(g.shape[0]):
+        part[j] = g[j]
+        g[j] = 0.0
+    J, fixed_point, wrong, separated, max_e, max_b = stats
+    real[0], real[1], real[2] = J, max_e, max_b
+    flag[0], flag[1], flag[2], flag[3] = fixed_point, wrong, separated, 0

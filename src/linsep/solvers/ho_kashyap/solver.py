@@ -193,6 +193,7 @@ def ho_kashyap(
     _plan=None,
     _first_weights=None,
     _validation_reference=None,
+    _lockstep=None,
 ):
     """Run the Ho–Kashyap iteration on ``Y`` (see the module docstring).
 
@@ -260,7 +261,8 @@ def ho_kashyap(
         the iterations left them, not re-solved to :math:`\\tau`, for a cross-validation fold of which only
         the validation curve is read), ``singular`` (``"eigh"``: a singular system without ``C`` is factored
         from its Gram matrix, ``linsep._core.linalg.LeastSquaresFactor``'s ``singular``, instead of the QR and
-        SVD of a dense float64 copy of ``Y``; in-memory designs only).  The path that ran is recorded in
+        SVD of a dense float64 copy of ``Y``; in-memory designs only; and an eigh factor then runs in the
+        compiled loop under ``driver="auto"``, which otherwise leaves it to the Python driver).  The path that ran is recorded in
         ``extra["plan"]``.
     _first_weights : ndarray of shape (p,) or None
         Private: :math:`W_1` already solved to :math:`\\tau` on the iterative path, with the first W-steps of
@@ -272,6 +274,12 @@ def ho_kashyap(
         reached on the same validation rows.  Only an error below it (and below the run's own best) resets
         the patience (``linsep.solvers.ho_kashyap.rules.validation_improved``), so a run that never comes
         below it stops after ``n_iter_no_change`` iterates.  ``None``: no reference.
+    _lockstep : tuple or None
+        Private (``HoKashyapClassifierCV``'s waves on views of large float32 ``X``): ``(lockstep, fold)``, a
+        ``linsep.solvers.ho_kashyap.compiled.Lockstep`` and the fold whose training and validation rows ``Y``
+        and ``Y_val`` are.  A run the compiled segment would iterate by rows is set up here and left to it:
+        the result is then a ticket, replaced by the run's result in ``lockstep.results`` (the same result,
+        bit for bit; the runs of a wave share one read of ``X`` per iteration).
 
     Returns
     -------
@@ -304,7 +312,9 @@ def ho_kashyap(
     float32; the pass by rows forms each row's products and 16-row blocks of
     :math:`Y^t (B + \\mathit{offset})` in float32 and every other sum in float64,
     ``linsep.solvers.ho_kashyap.rows``; the factor and ``W`` are float64, and ``W`` is
-    rounded to float32 on return).  Sparse ``Y`` or ``Y_val``, modified HK, the eigh factorisation,
+    rounded to float32 on return).  Sparse ``Y`` or ``Y_val``, modified HK, the eigh factorisation
+    (unless ``_plan["singular"]`` is ``"eigh"``: then its compiled W-step applies :math:`M M^t`, :math:`M` the
+    ``LeastSquaresFactor.spectral_factor``),
     rank-deficient ``Y`` with ``initial_weights`` or with IRLS, and IRLS
     systems that fail the Cholesky pivot test run the NumPy loop below,
     which is also the reference the compiled loop is tested against.
@@ -453,6 +463,16 @@ def ho_kashyap(
             validation_reference=np.inf if _validation_reference is None else float(_validation_reference),
         )
         absolute = loss == "absolute"
+        if _lockstep is not None:
+            ticket = _left_to_lockstep(*_lockstep, design, factor, W, B, plan, options, absolute=absolute,
+                                       update=update, traced=trace is not None,
+                                       finish=lambda run, driver, threads: _finish(
+                                           design, run, options, update=update, initial_weights=initial_weights,
+                                           keep_history=record_history or trace is not None, trace=trace,
+                                           plan={"driver": driver, "factorization": factor.method,
+                                                 "dtype": design.dtype.name, "threads": threads, "lockstep": True}))
+            if ticket is not None:
+                return ticket
         run, driver, threads = _compiled_run(design, factor, W, B, plan, options, absolute=absolute, update=update,
                                              irls_floor=irls_floor, traced=trace is not None,
                                              initial_weights=initial_weights)
@@ -506,29 +526,78 @@ def shared_first_weights(X, targets, rows=None, *, C=None, b0=_DEFAULTS.b0):
     return list(W.T) if solver.exact else None
 
 
+def _compiled_covers(design, plan, options, *, absolute, update, traced):
+    """Whether the compiled segment covers the fit: the margin update on dense in-memory data, untraced, and
+    (driver ``"auto"``) a problem large enough to pay for it."""
+    Y_val = options["Y_val"]
+    if (plan["driver"] == "python" or traced or update != "margin" or not design.offers_compiled
+            or (Y_val is not None and not Y_val.offers_compiled)):
+        return False
+    entries = design.size + (0 if Y_val is None else Y_val.size)
+    # A toy problem (the Python driver is done before compiled code would load), or wide IRLS (LAPACK
+    # refactors YᵀDY faster than the compiled loop's Cholesky).
+    return not (plan["driver"] == "auto" and (entries < COMPILED_MIN_ENTRIES
+                                              or (absolute and design.shape[1] > COMPILED_IRLS_MAX_COLUMNS)))
+
+
+def _compiled_factor(factor, plan, *, absolute):
+    """``(matrix, spectral, driver)``: the factor the compiled segment applies to ``design`` itself, else ``None``.
+
+    A Cholesky factor ``L`` (``spectral`` False), or an eigh factor's ``M`` (``spectral`` True, squared
+    errors; under driver ``"auto"`` only with ``_plan["singular"] = "eigh"``).  (The SVD of a rank-deficient
+    ``Y`` iterates on another design, its rotated basis: :func:`_compiled_run`.)
+    """
+    if factor.method == "cholesky":
+        return factor.cholesky_factor, False, "compiled"
+    if factor.method == "eigh" and not absolute and (plan["driver"] == "compiled" or plan["singular"] == "eigh"):
+        # (YᵀY + CĨ)⁺ = M Mᵀ with M = S V Λ^{-1/2}: the compiled W-step applies M (Mᵀ g), the Python
+        # driver's S V Λ⁻¹ Vᵀ S g regrouped (the same iterates to rounding), in the original coordinates (so
+        # starting weights need no basis).  Under driver "auto" only where the caller factors singular
+        # systems from their Gram matrices (HoKashyapClassifierCV's runs on views of large X): an eigh
+        # factor of a formed Y (a penalised system on collinear columns, the IDA "image" set) keeps the Python
+        # driver its published results were computed with.
+        return factor.spectral_factor, True, "compiled (eigh)"
+    return None
+
+
+def _left_to_lockstep(lockstep, fold, design, factor, W, B, plan, options, *, absolute, update, traced, finish):
+    """A ticket of ``lockstep`` for this run, if the compiled segment would iterate it by rows on the lockstep's ``X``.
+
+    Squared errors only (IRLS refactors per run), the fold's own rows, and the custom ``segment`` or
+    ``threads`` of a ``_plan`` keep the run alone.
+    """
+    if absolute or plan["segment"] is not None or plan["threads"] is not None or options["Y_val"] is None:
+        return None
+    if not _compiled_covers(design, plan, options, absolute=absolute, update=update, traced=traced):
+        return None
+    compiled = _compiled_factor(factor, plan, absolute=absolute)
+    if compiled is None or not lockstep.accepts(design, options["Y_val"], fold):
+        return None
+    matrix, spectral, driver = compiled
+    return lockstep.add(fold, matrix, spectral, W, B, factor=factor, options=options,
+                        n_val=options["Y_val"].shape[0], check_finite=_check_finite,
+                        finish=lambda run: finish(run, driver, lockstep.threads))
+
+
 def _compiled_run(design, factor, W, B, plan, options, *, absolute, update, irls_floor, traced, initial_weights):
     """The compiled segment where it covers the fit: ``(run or None, driver name or None, threads)``.
 
     It covers the margin update on dense in-memory data (and validation data), untraced, with a
-    Cholesky factor, or (squared errors, no starting weights) the SVD of a rank-deficient ``Y``.
+    Cholesky factor, or (squared errors, no starting weights) the SVD of a rank-deficient ``Y``, or (squared
+    errors; under driver ``"auto"`` with ``_plan["singular"] = "eigh"``) an eigh factor.
     """
+    if not _compiled_covers(design, plan, options, absolute=absolute, update=update, traced=traced):
+        return None, None, 1
     Y_val = options["Y_val"]
-    if (plan["driver"] == "python" or traced or update != "margin" or not design.offers_compiled
-            or (Y_val is not None and not Y_val.offers_compiled)):
-        return None, None, 1
-    entries = design.size + (0 if Y_val is None else Y_val.size)
-    if plan["driver"] == "auto" and (entries < COMPILED_MIN_ENTRIES
-                                     or (absolute and design.shape[1] > COMPILED_IRLS_MAX_COLUMNS)):
-        # A toy problem (the Python driver is done before compiled code would load), or wide IRLS (LAPACK
-        # refactors YᵀDY faster than the compiled loop's Cholesky).
-        return None, None, 1
     compiled = dict(options, segment_steps=plan["segment_steps"], threads=plan["threads"],
                     pivot_tol=plan["pivot_tol"], check_finite=_check_finite, irls_floor=irls_floor,
                     segment=plan["segment"], blas_limit=plan["blas_limit"])
-    if factor.method == "cholesky":
-        run, threads = iterate_compiled(design, factor.cholesky_factor, W, B, factor=factor, absolute=absolute,
+    direct = _compiled_factor(factor, plan, absolute=absolute)
+    if direct is not None:
+        matrix, spectral, driver = direct
+        run, threads = iterate_compiled(design, matrix, W, B, factor=factor, absolute=absolute, spectral=spectral,
                                         **compiled)
-        return run, "compiled", threads
+        return run, driver, threads
     if factor.method == "svd" and not absolute and initial_weights is None:
         # Rank-deficient Y = U S Vᵀ: iterate on Ỹ = U S, whose Gram matrix S² has the
         # Cholesky factor S.  Ỹ⁺ r = S⁻¹Uᵀr are the coordinates of Y⁺ r = V S⁻¹Uᵀr in
