@@ -40,10 +40,10 @@ def _scan(f1, f2, positive, const_pos, const_neg, half_norm2):
 def margin_floor(gamma, scale, A, B, norm):
     """The geometric margin below which a two-hull iterate does not separate: ``τ / ‖w‖``.
 
-    ``τ = γ (2 s + |b|)`` bounds the rounding of a score
+    ``τ = γ (2·s + |b|)`` bounds the rounding of a score
     :math:`y_i f(x_i) = m_i \\lVert w \\rVert - \\lVert w \\rVert^2 / 2` computed from
     the projections: :math:`f(x_i) = \\sum_j \\alpha_j y_j K_{ij} + b` has
-    :math:`\\sum_j \\alpha_j |K_{ij}| \\le 2 s` (each hull's coefficients sum
+    :math:`\\sum_j \\alpha_j |K_{ij}| \\le 2 \\cdot s` (each hull's coefficients sum
     to 1, :math:`|K_{ij}| \\le s`, the largest :math:`K_{tt}` seen) and
     :math:`b = (B - A) / 2`; ``γ`` is
     :func:`linsep._core.certificates.rounding_bound` of the terms summed —
