@@ -223,10 +223,12 @@ def test_a_point_on_the_best_hyperplane_is_never_strictly_separated(name, proble
 
 # The methods that promise to separate separable data: the Ho–Kashyap rules run to their end, Kozinec, the
 # perceptron.  Not here: batch_perceptron (its η₁/k step may run out of max_iter), mse / widrow_hoff / lms (the
-# least-squares solution need not separate), lsvm (C trades margin for errors), hkes / hkesa and their CV
+# least-squares solution need not separate), lsvm, mhks and mhka (C trades margin for the penalty: mhka's C = 1
+# fixed point on a 9-point problem of margin 1 has a smallest score of −0.034 and is honestly "converged",
+# test_the_regularised_fixed_point_need_not_separate), hkes / hkesa and their CV
 # variants (they return the best iterate on held-out rows, which need not separate the rest: 9 points here),
 # sk (reports "converged" at its ε-optimal margin) and the kernels (their "separable" is in their own space).
-@pytest.mark.parametrize("name", ["hk", "modified_hk", "mhks", "mhka", "kozinec", "perceptron"])
+@pytest.mark.parametrize("name", ["hk", "modified_hk", "kozinec", "perceptron"])
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(touching_problems(), st.integers(1, 4))
 def test_a_margin_far_above_the_tolerance_is_separable(name, problem, lift):
@@ -241,6 +243,20 @@ def test_a_margin_far_above_the_tolerance_is_separable(name, problem, lift):
     clf = fit_quietly(name, X, y)
     assert clf.status_ == SEPARABLE
     assert_honest(clf, X, y)
+
+
+def test_the_regularised_fixed_point_need_not_separate():
+    # Found by the property above (it once listed mhks and mhka): both classes lifted one unit off the line
+    # x2 = 0, margin 1 for (w, w0) = ((0, 1), 0), yet MHKA's C = 1 fixed point scores one point at −0.034.  The
+    # verdict must say so ("converged", not "separable"), and the unregularised HK on the same data separates.
+    X = np.array([[0., 0.], [2., 0.], [-2., 1.], [2., 3.], [4., 5.], [1., 0.], [0., -1.], [-2., -1.], [2., -1.]])
+    y = np.array([1, 1, 1, 1, 1, -1, -1, -1, -1])
+    X[y > 0] += [0.0, 1.0]
+    X[y < 0] -= [0.0, 1.0]
+    mhka = fit_quietly("mhka", X, y)
+    assert (y * mhka.decision_function(X)).min() < 0 and mhka.status_ != SEPARABLE
+    assert_honest(mhka, X, y)
+    assert fit_quietly("hk", X, y).status_ == SEPARABLE
 
 
 def test_the_perceptron_exercise_with_kozinec_is_not_separated_at_margin_zero():
