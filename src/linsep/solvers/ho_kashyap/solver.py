@@ -127,6 +127,7 @@ from linsep.designs.weights import WeightedValidation
 from linsep._core.certificates import signed_errors
 from linsep.solvers.ho_kashyap.compiled import SEGMENT_STEPS, HKRun, iterate_compiled
 from linsep.solvers.ho_kashyap.params import HKParams
+from linsep.solvers.ho_kashyap.step import hk_iterates, hk_pass
 
 __all__ = ["ho_kashyap", "STOPPING_RULES"]
 
@@ -671,9 +672,9 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
              validation_tol=0.0, validation_reference=np.inf, trace=None, polish=True):
     """The Python driver: every variant, on any design (the reference for the compiled segment).
 
-    Each iteration is one fused pass of the design (:meth:`~linsep.designs.base.Design.hk_pass`),
-    the rules of ``linsep.solvers.ho_kashyap.rules``, and the W-step on the host; the design hands out the iterates
-    (:meth:`~linsep.designs.base.Design.hk_iterates`), the driver applies the rules to each in turn.  With a ``trace`` it records
+    Each iteration is one pass over the design (:func:`linsep.solvers.ho_kashyap.step.hk_pass`),
+    the rules of ``linsep.solvers.ho_kashyap.rules``, and the W-step on the host; the step module hands out the
+    iterates (:func:`linsep.solvers.ho_kashyap.step.hk_iterates`), the driver applies the rules to each in turn.  With a ``trace`` it records
     ``a(k), b(k), e(k)`` as row ``k + 1`` (the lecture's numbering).
     """
     D = None
@@ -685,7 +686,7 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
     def criterion(state, W):
         return state.J + ridge * float(W[:-1] @ W[:-1]) if regularized else state.J
 
-    state = design.hk_pass(W, B, D, **pass_options)
+    state = hk_pass(design, W, B, D, **pass_options)
     J = criterion(state, W)
     early_stopping = Y_val is not None
     history = {"criterion": [J]}
@@ -724,7 +725,7 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
     best_E = design.host(state.E) if count_all else None
 
     certificate = None
-    steps = None  # the design's iterator over the next iterates (Design.hk_iterates)
+    steps = None  # the iterator over the next iterates (step.hk_iterates)
     k = 0
     J_prev = np.nan  # no change of J yet
     W_prev = None  # no previous iterate yet (W may live on a device: no NumPy placeholder)
@@ -743,7 +744,7 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
             if iterative and update == "margin":
                 # YᵀD E = 0 holds only to the solve's tolerance: re-solve tightly, then check u = −D E.
                 W = design.solve_target(factor, B, offset, tol=CG_PROOF_RTOL)
-                state = design.hk_pass(W, B, D, **pass_options)
+                state = hk_pass(design, W, B, D, **pass_options)
                 J = criterion(state, W)
                 steps = None  # the next iterates start from this re-solved one
             if rules.proof_test(state.max_e, state.min_e, state.max_b, PROOF_RTOL):
@@ -765,7 +766,7 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
             break
 
         if steps is None:  # the design's iterates from here (dask computes several per round trip)
-            steps = design.hk_iterates(state, W, B, D, factor, update=update, learning_rate=learning_rate,
+            steps = hk_iterates(design, state, W, B, D, factor, update=update, learning_rate=learning_rate,
                                        irls_floor=irls_floor, pass_options=pass_options, limit=max_iter - k)
         W_prev = W
         W, B, D, factor, state = next(steps)
