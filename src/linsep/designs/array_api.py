@@ -114,8 +114,6 @@ class ArrayAPIDesign(Design):
         return factor.solve_normal(self.rmatvec(B + offset))
 
     # --- what the Ho–Kashyap pass asks (linsep.solvers.ho_kashyap.step.NamespacePass) ----------------
-    reads_statistics_at_once = True  # the pass's seven statistics come to the host in one copy (one sync)
-
     def read_scalars(self, values):
         return read_scalars(self.xp, values)
 

@@ -34,7 +34,7 @@ class Design(Protocol):
     protocol explicitly to inherit its defaults.
 
     A design whose ``Vec`` is an array of a namespace (memory, array API) offers ``xp``,
-    :meth:`scores`, :meth:`read_scalars` and ``reads_statistics_at_once``; one
+    :meth:`scores` and :meth:`read_scalars`; one
     whose round trips cost more than a pass (dask) offers instead a fused pass
     ``fused_margin_pass(W, B, D, *, rule, ...)`` (each block applies the solver's
     margin update ``rule`` where it lives) and ``chained_iterates(step, ...)``

@@ -42,7 +42,6 @@ class InMemoryDesign(Design):
     """
 
     xp = np
-    reads_statistics_at_once = False  # on the host each statistic is computed when a rule asks for it
 
     def __init__(self, Y, by_columns_max_entries=BY_COLUMNS_MAX_ENTRIES):
         self.dtype = working_dtype(Y)
@@ -79,7 +78,7 @@ class InMemoryDesign(Design):
 
     @staticmethod
     def read_scalars(values):
-        return [float(value) for value in values]
+        return list(map(float, values))
 
     def reweighted_factor(self, factor, D):
         return factor.reweighted(D)

@@ -30,6 +30,8 @@ products (``Y W``, ``Yᵀ v``, Gram matrices, the W-step's solve); what is done 
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 
 from linsep._core.certificates import nonseparability_certificate
@@ -52,9 +54,8 @@ class NamespacePass:
     """One Ho–Kashyap pass for the iterate ``(W_k, B_k, D_k)`` on a design whose products are arrays.
 
     ``design`` offers ``xp`` (its namespace), ``scores(W)`` (``Y W``), ``read_scalars`` (0-d arrays as host
-    numbers), ``reads_statistics_at_once`` (a device design reads the seven statistics in one copy, a host one
-    computes them as the rules ask), ``reweighted_factor(factor, D)`` and ``solve_weighted(factor, r, D)``
-    (:math:`(Y^t D Y + C \\tilde I)^{-1} Y^t D r`).
+    numbers, in one copy where that costs a device sync), ``reweighted_factor(factor, D)`` and
+    ``solve_weighted(factor, r, D)`` (:math:`(Y^t D Y + C \tilde I)^{-1} Y^t D r`).
 
     Attributes: ``J = E_kᵀ D_k E_k`` (no penalty), ``wrong`` (count of ``Y W_k <= 0``), ``separated``
     (all ``Y W_k > 0``), ``max_e``, ``min_e`` (of ``E_k``), ``max_b`` (``max |B_k|``), ``fixed_point``
@@ -63,75 +64,25 @@ class NamespacePass:
     (:meth:`linsep._core.linalg.IterativeLeastSquares.fitted_values`), sparing the product.
     """
 
-    _NAMES = ("J", "wrong", "min_z", "max_e", "min_e", "max_b", "fixed_point")
-
     def __init__(self, design, W, B, D, *, offset, two_mu, tol, validation=None, fitted=None):
         xp = design.xp
         self.design, self.xp, self.B, self.D, self.offset, self.two_mu, self.tol = design, xp, B, D, offset, two_mu, tol
         self.Z = Z = design.scores(W) if fitted is None else fitted
         self.E = Z - B if offset == 0.0 else Z - offset - B
-        self._values = {}
-        if design.reads_statistics_at_once:
-            self._read(self._NAMES)
-        else:
-            self._read(("J", "wrong"))
-        self.J, self.wrong = self._values["J"], int(self._values["wrong"])
+        E, target = self.E, B + offset
+        # J = Eᵀ D E, the count of Z <= 0, min Z, max E, min E, max |B| and the fixed-point test |E| <= tol (B + offset)
+        # componentwise (which moves no B_i by more than 2μ·tol of itself and, for tol < 1, gives Y W = B + E > 0
+        # already), read on the host at once
+        J, wrong, min_z, self.max_e, self.min_e, self.max_b, fixed_point = design.read_scalars([
+            E @ E if D is None else E @ (D * E), xp.count_nonzero(Z <= 0), xp.min(Z), xp.max(E), xp.min(E),
+            xp.max(xp.abs(B)), xp.all((target > 0) & (xp.abs(E) <= tol * target))])
+        self.J, self.wrong, self.separated, self.fixed_point = J, int(wrong), min_z > 0, bool(fixed_point)
         self.val_errors = None if validation is None else validation.count_nonpositive(W)[0]
         self._step_weights = D  # the D of the next W-step: D_k, or D_{k+1} once reweighted
 
-    def _expression(self, name):
-        xp, E, B, Z = self.xp, self.E, self.B, self.Z
-        if name == "J":
-            return E @ E if self.D is None else E @ (self.D * E)
-        if name == "wrong":
-            return xp.count_nonzero(Z <= 0)
-        if name == "min_z":
-            return xp.min(Z)
-        if name == "max_e":
-            return xp.max(E)
-        if name == "min_e":
-            return xp.min(E)
-        if name == "max_b":
-            return xp.max(xp.abs(B))
-        # |E| <= tol (B + offset) moves no B_i by more than 2μ·tol of itself, and (for tol < 1)
-        # Y W = B + E > 0 then holds already.
-        target = B + self.offset
-        return xp.all((target > 0) & (xp.abs(E) <= self.tol * target))
-
-    def _read(self, names):
-        values = self.design.read_scalars([self._expression(name) for name in names])
-        self._values.update(zip(names, values))
-
-    def _value(self, name):
-        if name not in self._values:
-            self._read((name,))
-        return self._values[name]
-
-    @property
-    def separated(self):
-        return bool(self._value("min_z") > 0)
-
-    @property
-    def max_e(self):
-        return float(self._value("max_e"))
-
-    @property
-    def min_e(self):
-        return float(self._value("min_e"))
-
-    @property
-    def max_b(self):
-        return float(self._value("max_b"))
-
-    @property
-    def fixed_point(self):
-        return bool(self._value("fixed_point"))
-
-    @property
+    @cached_property
     def B_next(self):
-        if "B_next" not in self.__dict__:
-            self.__dict__["B_next"] = next_margin(self.B, self.E, self.two_mu, self.xp)
-        return self.__dict__["B_next"]
+        return next_margin(self.B, self.E, self.two_mu, self.xp)
 
     def reweighted(self, factor, irls_floor):
         """IRLS: (the factor of :math:`Y^t D_{k+1} Y + C \\tilde I`, :math:`D_{k+1}`) from this pass's ``E``."""
@@ -188,7 +139,7 @@ def hk_step(state, W, D, factor, *, update, learning_rate, irls_floor, irls, nex
 
 
 def hk_iterates(design, state, W, B, D, factor, *, update, learning_rate, irls_floor, pass_options, limit=None):
-    """The iterates after ``state`` (the pass of ``(W_k, B_k, D_k)``): yields ``(W, B, D, factor, state)``.
+    """The iterates after ``state`` (the pass of ``(W_k, B_k, D_k)``): an iterator of ``(W, B, D, factor, state)``.
 
     Each is :func:`hk_step` with the pass :func:`hk_pass` (``pass_options``).  The driver takes them one at a
     time and stops when a rule ends the fit; at most ``limit`` are taken (``None``: no bound).  A design whose
@@ -201,12 +152,20 @@ def hk_iterates(design, state, W, B, D, factor, *, update, learning_rate, irls_f
     if chained is not None:
         iterates = chained(hk_step, state, W, D, factor, dict(pass_options, rule=next_margin, **options), limit)
         if iterates is not None:
-            yield from iterates
-            return
+            return iterates
+    if getattr(design, "fused_margin_pass", None) is None:  # the namespace pass, called directly
+        namespace_options = {name: pass_options.get(name) for name in ("offset", "two_mu", "tol", "validation")}
 
-    def next_pass(W, B, D, fitted):
-        return hk_pass(design, W, B, D, fitted=fitted, **pass_options)
+        def next_pass(W, B, D, fitted):
+            return NamespacePass(design, W, B, D, fitted=fitted, **namespace_options)
+    else:
+        def next_pass(W, B, D, fitted):
+            return hk_pass(design, W, B, D, fitted=fitted, **pass_options)
+    return _stepped(state, W, D, factor, next_pass, options)
 
+
+def _stepped(state, W, D, factor, next_pass, options):
+    """:func:`hk_step` after ``state``, again and again (see :func:`hk_iterates`)."""
     while True:
         W, B, D, factor, state = hk_step(state, W, D, factor, next_pass=next_pass, **options)
         yield W, B, D, factor, state
