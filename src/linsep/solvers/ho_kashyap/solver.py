@@ -247,7 +247,7 @@ def ho_kashyap(
         the signs of the rows do not change it); saves its :math:`O(N p^2)` product.
     _plan : HKPlan, dict or None
         Private (tests, benchmarks, the estimators' shared work): how the solve runs, one
-        :class:`~linsep.solvers.ho_kashyap.plan.HKPlan` (or a mapping of its fields): the driver, the
+        ``linsep.solvers.ho_kashyap.plan.HKPlan`` (or a mapping of its fields): the driver, the
         compiled segment's layout, threads and test wrappers, the inexact W-steps, and work handed over (the
         first weights of one-vs-rest problems, a cross-validation's reference error and lockstep).  The path
         that ran is recorded in ``extra["plan"]``.
