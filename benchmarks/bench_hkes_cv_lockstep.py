@@ -35,6 +35,7 @@ def main(argv=None):
     from linsep import HoKashyapClassifierCV
     from linsep._core.threads import row_chunks
     from linsep.solvers.ho_kashyap.loops import _pass_by_rows_chunked, lockstep_pass
+    from linsep.solvers.ho_kashyap.rows import LockstepParts, LockstepRuns
 
     print(f"N = {args.n} ({int(0.8 * args.n)} fitted), d = {args.d}, float32; load {os.getloadavg()[0]:.2f}",
           flush=True)
@@ -61,8 +62,8 @@ def main(argv=None):
     D = np.empty(0, dtype=np.float32)
 
     def together():
-        lockstep_pass(X, signs, fold_of, run_fold, active, W, B, E, B_next, n_train, np.ones(runs), 0.2, 1e-6,
-                      parts, reals, flags, counts)
+        lockstep_pass(X, signs, fold_of, active, LockstepRuns(W, B, E, B_next, n_train, np.ones(runs), run_fold),
+                      LockstepParts(parts, reals, flags, counts), 0.2, 1e-6)
 
     def alone():
         for k, (train, validation) in enumerate(folds):

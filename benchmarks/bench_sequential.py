@@ -27,7 +27,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Perceptron, SGDClassifier
 
 from linsep import LMSClassifier, PerceptronClassifier
-from linsep.solvers.perceptron.loops import lms_epoch, perceptron_epoch
+from linsep.solvers.lms import lms_epoch
+from linsep.solvers.perceptron.loops import perceptron_epoch
 
 
 def best_times(fns, repeat):

@@ -8,6 +8,7 @@ import pytest
 from linsep._core.signed_design import sign_normalized
 from linsep.designs import InMemoryDesign, as_design
 from linsep.solvers.ho_kashyap.solver import ho_kashyap
+from linsep.solvers.ho_kashyap.step import hk_iterates, hk_pass
 
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
@@ -40,7 +41,7 @@ def test_pass_statistics_and_steps_agree(irls):
     assert isinstance(memory, InMemoryDesign) and memory.shape == on_dask.shape
     W = np.array([0.5, -0.2, 0.1, 0.05])
     options = dict(offset=1.0, two_mu=0.8, tol=1e-6, update="margin", irls=irls)
-    first = [d.hk_pass(W, d.constant_vector(1e-3), None, **options) for d in (memory, on_dask)]
+    first = [hk_pass(d, W, d.constant_vector(1e-3), None, **options) for d in (memory, on_dask)]
     for name in ("J", "wrong", "separated", "max_e", "min_e", "max_b", "fixed_point"):
         np.testing.assert_allclose(getattr(first[1], name), getattr(first[0], name), rtol=1e-12, err_msg=name)
     factors = [d.least_squares_solver(0.5) for d in (memory, on_dask)]
@@ -87,7 +88,7 @@ class _FailsAt:
 
 
 def test_chained_iterates_are_the_serial_ones_and_defer_errors():
-    # One group (synchronous scheduler): Design.hk_iterates runs chunks of 2, 4, … iterates in one task.
+    # One group (synchronous scheduler): DaskDesign.chained_iterates runs chunks of 2, 4, … iterates in one task.
     X, y = design_problem(3)
     memory, on_dask = designs(X, y)
     assert len(on_dask.blocks.groups) == 1
@@ -97,9 +98,9 @@ def test_chained_iterates_are_the_serial_ones_and_defer_errors():
     for name, design, fails in (("memory", memory, None), ("dask", on_dask, 4)):
         factor = design.least_squares_solver(0.5)
         factor = factor if fails is None else _FailsAt(factor, fails)
-        state = design.hk_pass(W, design.constant_vector(1e-3), None, **options)
-        steps[name] = design.hk_iterates(state, W, None, None, factor, update="margin", learning_rate=0.4,
-                                         irls_floor=1e-6, pass_options=options)
+        state = hk_pass(design, W, design.constant_vector(1e-3), None, **options)
+        steps[name] = hk_iterates(design, state, W, None, None, factor, update="margin", learning_rate=0.4,
+                                  irls_floor=1e-6, pass_options=options)
     # solves 1-2 make the first chunk, solve 4 fails inside the second: iterate 3 comes, then the error
     for _ in range(3):
         (W_mem, B_mem, _, _, s_mem), (W_dask, B_dask, _, _, s_dask) = next(steps["memory"]), next(steps["dask"])
@@ -114,14 +115,14 @@ def test_chained_iterates_are_the_serial_ones_and_defer_errors():
 @pytest.mark.parametrize("kw", [dict(C=1.0, tol=1e-3), dict(C=1.0, loss="absolute"), dict(update="weights"),
                                 dict(C=1.0, Y_val=True, n_iter_no_change=4), dict(loss="absolute", Y_val=True)])
 def test_chained_driver_stops_where_the_serial_one_does(kw):
-    # Chained (one task for all blocks) and one round trip per iterate (the default hk_iterates, one task
+    # Chained (one task for all blocks) and one round trip per iterate (step.hk_iterates' own loop, one task
     # per group of blocks) give the same fit, whatever iterate the rules stop at.
     X, y = design_problem(4)
     _, chained = designs(X, y)
     blocks = copy.copy(chained.blocks)
     blocks.groups = [[0], [2], [1]]  # as if three workers held them
     serial = DaskDesign(blocks, 1)
-    serial.chain_max = 1  # one round trip per iterate: Design.hk_iterates' default over the three groups
+    serial.chain_max = 1  # one round trip per iterate: step.hk_iterates' own loop over the three groups
     kw = dict(kw, max_iter=60)
     if kw.pop("Y_val", False):
         X_val, y_val = design_problem(5)

@@ -27,14 +27,19 @@ def _irls_weights_into(E, irls_floor, largest, D):
 irls_weights_into = njit(cache=True, nogil=True)(_irls_weights_into)
 
 
-def irls_weights(E, irls_floor, largest=None):
+def irls_weights(E, irls_floor, largest=None, *, xp=None):
     """IRLS weights of the absolute-error criterion: ``D_i = 1 / max(|E_i|, floor · max|E| + tiny)``.
 
     Łęski's reweighting for ``Σ|e_i|``: ``|e_i| = e_i² / |e_i|``; the relative
     floor keeps the weights finite where the error vanishes.  ``largest`` is
     ``max |E|`` over all samples when ``E`` is one block of them (default:
-    ``E``'s own maximum).  Runs the rule's source as NumPy (no compilation).
+    ``E``'s own maximum).  Runs the rule's source as NumPy (no compilation);
+    ``xp``: the namespace of an array-API ``E`` (its weights stay there, of ``E``'s type).
     """
+    if xp is not None and xp is not np:
+        if largest is None:
+            largest = float(xp.max(xp.abs(E)))
+        return 1.0 / xp.clip(xp.abs(E), float(irls_floor * largest + np.finfo(np.float64).tiny), None)
     E = np.asarray(E)
     if largest is None:
         largest = float(np.abs(E).max(initial=0.0))

@@ -12,7 +12,7 @@ number 1 and leave the index of one beside the data of the other; a later
 process then loads, for the signature it asks for, the code of another
 signature (numba does not check), e.g. the by-columns Ho–Kashyap pass on a
 by-rows matrix (heap corruption, SIGSEGV in
-``solvers/ho_kashyap/compiled.py:_run_segments``).  Here a save holds an
+``solvers/ho_kashyap/segments.py:_run_segments``).  Here a save holds an
 exclusive ``flock`` on the cache folder from reading the index to writing the
 data and a load a shared one, and an entry whose signature is not the one
 asked for is refused (compiled anew; its save replaces the entry).  Where

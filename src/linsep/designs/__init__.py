@@ -14,7 +14,7 @@ the IRLS weights ``D``, LSVM's ``α``) stay with the data; only ``p = d + 1``
 sized vectors, the ``p × p`` Gram matrix and scalars come back to the driver.
 """
 
-from linsep.designs.base import Design, HKPassState
+from linsep.designs.base import Design
 from linsep.designs.memory import InMemoryDesign, as_design
 
-__all__ = ["Design", "HKPassState", "InMemoryDesign", "as_design"]
+__all__ = ["Design", "InMemoryDesign", "as_design"]

@@ -2,7 +2,7 @@
 
 Everything N-sized and the iteration itself stay in ``X``'s namespace and on
 its device: the pass (``Z = Y W``, ``E``, :math:`B_{k+1}`, the rules'
-statistics), the ``p × p`` Gram matrix :math:`[X, 1]^T D [X, 1]`, the
+statistics; :class:`linsep.solvers.ho_kashyap.step.NamespacePass` with this design's products), the ``p × p`` Gram matrix :math:`[X, 1]^T D [X, 1]`, the
 solve matrix of the W-step and the weights ``W``.  What crosses to the host,
 each an explicit copy (:func:`host_copy`, never an implicit conversion):
 
@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from linsep._core.certificates import nonseparability_certificate
 from linsep._core.linalg import GramOnly, PositiveDefiniteFactor, least_squares_solver
 from linsep._core.plan import FLOAT64_ONLY, working_dtype
 from linsep._core.lsvm_update import LinearStepping
@@ -114,8 +113,16 @@ class ArrayAPIDesign(Design):
     def solve_target(self, factor, B, offset, **solve):
         return factor.solve_normal(self.rmatvec(B + offset))
 
-    def hk_pass(self, W, B, D, *, offset, two_mu, tol, update, irls, validation=None, fitted=None):
-        return _ArrayAPIPass(self, W, B, D, offset, two_mu, tol, update, validation)
+    # --- what the Ho–Kashyap pass asks (linsep.solvers.ho_kashyap.step.NamespacePass) ----------------
+    def read_scalars(self, values):
+        return read_scalars(self.xp, values)
+
+    def reweighted_factor(self, factor, D):
+        return factor.reweighted(self.gram(D))
+
+    def solve_weighted(self, factor, r, D):
+        """``(YᵀDY + CĨ)⁻¹ YᵀD r`` on the device."""
+        return factor.solve_normal(self.rmatvec(r if D is None else r * D))
 
     def count_nonpositive(self, W):
         xp = self.xp
@@ -192,46 +199,6 @@ class DeviceLeastSquares:
             return solver
         # rank-deficient without a penalty: the minimum-norm solve needs the host factorisation (p × p a step)
         return DeviceLeastSquares(self.design, gram, self.ridge)
-
-
-class _ArrayAPIPass:
-    """One Ho–Kashyap pass with the namespace's functions (see :class:`~linsep.designs.base.HKPassState`)."""
-
-    def __init__(self, design, W, B, D, offset, two_mu, tol, update, validation):
-        xp = design.xp
-        self.design, self.B, self.D, self.offset, self.update = design, B, D, offset, update
-        Z = design.scores(W)
-        self.E = E = Z - B if offset == 0.0 else Z - offset - B
-        target = B + offset
-        statistics = [xp.sum(E * E) if D is None else xp.sum(E * D * E), xp.sum(xp.astype(Z <= 0, xp.int64)),
-                      xp.min(Z), xp.max(E), xp.min(E), xp.max(xp.abs(B)),
-                      xp.all((target > 0) & (xp.abs(E) <= tol * target))]
-        J, wrong, smallest, self.max_e, self.min_e, self.max_b, fixed_point = read_scalars(xp, statistics)
-        self.J, self.wrong, self.separated, self.fixed_point = J, int(wrong), smallest > 0, bool(fixed_point)
-        self.B_next = B + two_mu * xp.clip(E, min=0.0)
-        self.val_errors = None if validation is None else validation.count_nonpositive(W)[0]
-        self._step_weights = D  # the D of the next W-step: D_k, or D_{k+1} once reweighted
-
-    def reweighted(self, factor, irls_floor):
-        xp = self.design.xp
-        abs_e = xp.abs(self.E)
-        # max |E| from the statistics the pass already read: no extra device sync
-        floor = float(irls_floor * max(self.max_e, -self.min_e) + np.finfo(np.float64).tiny)
-        D = 1.0 / xp.clip(abs_e, min=floor)
-        self._step_weights = D
-        return factor.reweighted(self.design.gram(D)), D
-
-    def _weighted(self, r):
-        return r if self._step_weights is None else r * self._step_weights
-
-    def solve_margin(self, factor):
-        return factor.solve_normal(self.design.rmatvec(self._weighted(self.B_next + self.offset)))
-
-    def solve_increment(self, factor):
-        return factor.solve_normal(self.design.rmatvec(self._weighted(self.design.xp.abs(self.E))))
-
-    def certificate(self):
-        return nonseparability_certificate(self.E, self.D, xp=self.design.xp)
 
 
 class DeviceLSVMFactor:

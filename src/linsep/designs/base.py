@@ -15,48 +15,11 @@ device too (:meth:`Design.host_weights`, :meth:`Design.weights_stand_still`).
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
-from linsep._core.linalg import IterativeLeastSquares
-
-__all__ = ["Design", "HKPassState"]
-
-
-class HKPassState(Protocol):
-    """One Ho–Kashyap pass over the data for the iterate ``(W_k, B_k, D_k)`` (eqs. 6–9).
-
-    Attributes are the pass statistics: ``J = E_kᵀ D_k E_k`` (no penalty),
-    ``wrong`` (count of ``Y W_k <= 0``), ``separated`` (all ``Y W_k > 0``),
-    ``max_e``, ``min_e`` (of ``E_k = Y W_k − offset − B_k``), ``max_b``
-    (``max |B_k|``), ``fixed_point`` (``|E_k| <= tol (B_k + offset)``
-    componentwise), ``val_errors`` (count of ``Y_val W_k <= 0``, or
-    ``None``) and ``B_next`` (:math:`B_{k+1} = B_k + 2\\mu \\max(E_k, 0)`, a ``Vec``).
-    """
-
-    J: float
-    wrong: int
-    separated: bool
-    max_e: float
-    min_e: float
-    max_b: float
-    fixed_point: bool
-    val_errors: int | None
-    B_next: Any
-    E: Any
-
-    def reweighted(self, factor, irls_floor):
-        """IRLS: (factor of :math:`Y^t D_k Y + C \\tilde I`, :math:`D_k`) with :math:`D_k` from this pass's ``E`` (:func:`linsep._core.irls.irls_weights`)."""
-
-    def solve_margin(self, factor):
-        """:math:`W_{k+1} = (Y^t D Y + C \\tilde I)^{-1} Y^t D (B_{k+1} + \\mathit{offset})` (HK, MHKS, MHKA)."""
-
-    def solve_increment(self, factor):
-        """``(YᵀDY + CĨ)⁻¹ YᵀD |E_k|`` (modified HK's increment of ``W``)."""
-
-    def certificate(self):
-        """``u = D_k max(−E_k, 0)``: the non-separability certificate (a ``Vec`` the caller keeps)."""
+__all__ = ["Design"]
 
 
 class Design(Protocol):
@@ -65,8 +28,17 @@ class Design(Protocol):
     ``shape`` is ``(N, p)``; ``dtype`` the type of the fitted weights
     (float32 for float32 data in memory).  ``offers_compiled`` tells whether
     the compiled Ho–Kashyap segment can read the data (dense, in memory).
-    The designs subclass this protocol explicitly to inherit the default
-    :meth:`hk_iterates`.
+    A design moves data and computes products; what an algorithm does with
+    them is its solver's (the Ho–Kashyap pass and step:
+    :mod:`linsep.solvers.ho_kashyap.step`).  The designs subclass this
+    protocol explicitly to inherit its defaults.
+
+    A design whose ``Vec`` is an array of a namespace (memory, array API) offers ``xp``,
+    :meth:`scores` and :meth:`read_scalars`; one
+    whose round trips cost more than a pass (dask) offers instead a fused pass
+    ``fused_margin_pass(W, B, D, *, rule, ...)`` (each block applies the solver's
+    margin update ``rule`` where it lives) and ``chained_iterates(step, ...)``
+    (several iterates of the solver's ``step`` per round trip).
     """
 
     shape: tuple[int, int]
@@ -90,13 +62,17 @@ class Design(Protocol):
         tightened re-solve of a candidate proof, or the polish of returned weights.
         """
 
-    def hk_pass(self, W, B, D, *, offset, two_mu, tol, update, irls, validation=None, fitted=None) -> HKPassState:
-        """One fused pass for :math:`W_k`: statistics, :math:`B_{k+1}` and what the next W-step needs.
+    def scores(self, W):
+        """``Y W``: a ``Vec``."""
 
-        ``fitted``: :math:`Y W_k` where the W-step's solver kept it up to date from its own products
-        (:meth:`linsep._core.linalg.IterativeLeastSquares.fitted_values`), which spares the pass its product
-        with ``Y``; ``None``: the pass computes it.  A backend may ignore it.
-        """
+    def read_scalars(self, values):
+        """0-d arrays (or numbers) of the design's namespace as host numbers (float): one copy where that costs a sync."""
+
+    def reweighted_factor(self, factor, D):
+        """The W-step's solver for ``YᵀDY + CĨ`` (IRLS weights ``D``, a ``Vec``), from the unweighted ``factor``."""
+
+    def solve_weighted(self, factor, r, D):
+        """``(YᵀDY + CĨ)⁻¹ YᵀD r`` (``D``: ``None``, or the weights ``factor`` was reweighted with)."""
 
     def count_nonpositive(self, W):
         """``(count of Y W <= 0, min Y W, all finite)``."""
@@ -128,37 +104,3 @@ class Design(Protocol):
         a design whose weights live on a device computes the same test there.
         """
         return rule(W, W_prev, tol)
-
-    def hk_iterates(self, state, W, B, D, factor, *, update, learning_rate, irls_floor, pass_options, limit=None):
-        """The iterates after ``state`` (the pass of ``(W_k, B_k, D_k)``): yields ``(W, B, D, factor, state)``.
-
-        One step from iterate ``k`` is the Ho–Kashyap step of the Python driver
-        (``linsep.solvers.ho_kashyap.solver._iterate``): for IRLS,
-        ``(factor, D_next) = state.reweighted(factor, irls_floor)``; then
-        :math:`W_{k+1} = W_k + \\mu (Y^t D Y + C \\tilde I)^{-1} Y^t D |E_k|` (``update="weights"``) or
-        :math:`W_{k+1} = (Y^t D Y + C \\tilde I)^{-1} Y^t D (B_{k+1} + \\mathit{offset})`,
-        :math:`B_{k+1}` = ``state.B_next``, and the pass of
-        :math:`(W_{k+1}, B_{k+1}, D_{k+1})`
-        (:meth:`hk_pass` with ``pass_options``).  The driver takes iterates
-        one at a time and stops taking them when a rule ends the fit; at most
-        ``limit`` are taken (``None``: no bound).
-
-        This default computes each iterate when it is asked for.  A backend
-        whose round trips cost more than a pass (dask) may compute several
-        iterates per round trip and hand them out one at a time: the iterates
-        must be those of this default, bit for bit, and an error raised by a
-        step the driver does not reach must not surface.
-        """
-        while True:
-            if pass_options["irls"]:
-                factor, D = state.reweighted(factor, irls_floor)
-            if update == "weights":
-                W = W + learning_rate * state.solve_increment(factor)
-            B = state.B_next
-            fitted = None
-            if update == "margin":
-                W = state.solve_margin(factor)
-                if isinstance(factor, IterativeLeastSquares):  # Y W from CG's own products Y d, if it kept them
-                    fitted = factor.fitted_values(W)
-            state = self.hk_pass(W, B, D, fitted=fitted, **pass_options)
-            yield W, B, D, factor, state

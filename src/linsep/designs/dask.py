@@ -22,14 +22,14 @@ workers, one persisted block per row chunk.
 The drivers are the in-memory ones (:mod:`linsep.solvers.ho_kashyap`,
 :mod:`linsep.solvers.mse`, :mod:`linsep.solvers.lsvm`); this module only
 supplies the blockwise operations.  Ho–Kashyap's pass
-(:meth:`DaskDesign.hk_pass`) is one round trip: each block computes ``E``,
+(:meth:`DaskDesign.fused_margin_pass`, the margin update handed down by the solver) is one round trip: each block computes ``E``,
 its :math:`B_{k+1}` (kept on the worker), its share of the next right-hand side
 and of every rule's scalars with NumPy products over the block (no
 compiled code on the workers), in one task per worker's group of
 blocks; IRLS (MHKA, HKESA) needs the global ``max |E_k|`` for the floor of
 ``D_k``, so its weighted Gram matrix takes a second pass, as the in-memory
 compiled loop does.  For small ``X`` several iterations run in one task per
-round trip (:meth:`DaskDesign.hk_iterates`, ``linsep.designs.dask_groups``).
+round trip (:meth:`DaskDesign.chained_iterates`, ``linsep.designs.dask_groups``).
 
 Verdicts are checked blockwise: a ``not_separable`` certificate with the
 per-column test of :mod:`linsep._core.certificates`, ``separable`` on the
@@ -173,12 +173,13 @@ def _gram_block(X, labels, positive, rows, margin, rhs=None, gram=True, scale=No
     return out
 
 
-def _hk_block(X, labels, positive, rows, B, D, W, offset, two_mu, tol, update, irls, scale=None):
+def _hk_block(X, labels, positive, rows, B, D, W, offset, two_mu, tol, update, irls, rule, scale=None):
     """One Ho–Kashyap pass over a block: (:math:`B_{k+1}`, :math:`E_k` or ``None``, scalars) (see the module).
 
     NumPy products, never forming ``Y_b``: ``Y_b W`` and ``Y_bᵀ r`` for each 1 MiB run of rows while it is in
     cache (``X_b`` read once).  A worker loads no compiled code (about 45 MB of its memory limit for the whole
-    fit); the numbers are those of the in-memory pass to rounding.
+    fit); the numbers are those of the in-memory pass to rounding.  ``rule(B, E, two_mu)`` is the margin
+    update (:func:`linsep.solvers.ho_kashyap.step.next_margin`, handed down by the solver).
     """
     n = labels.shape[0] if rows is None else len(rows)
     if isinstance(B, Real):  # the starting margin, made on the worker
@@ -195,9 +196,7 @@ def _hk_block(X, labels, positive, rows, B, D, W, offset, two_mu, tol, update, i
         e = np.subtract(z, B[part], out=z)
         if offset:
             e -= offset
-        b_next = np.maximum(e, 0.0)
-        b_next *= two_mu
-        b_next += B[part]
+        b_next = rule(B[part], e, two_mu)
         # the signed share y_i r_i of the next right-hand side
         r = (b_next + offset if offset else b_next.copy()) if update == "margin" else np.abs(e)
         r *= Y.y[part]
@@ -322,7 +321,7 @@ class DaskDesign(Design):
     them, a ``designs._dask_groups.GroupVec`` (one entry per
     group of blocks).  The Ho–Kashyap pass runs one task per group
     (``blocks.groups``); for small ``X`` (``chain_length``) several iterations
-    run in one task over every block (:meth:`hk_iterates`).
+    run in one task over every block (:meth:`chained_iterates`).
 
     Sample weights (``linsep.designs.weights``): a scaled design (:meth:`scaled`)
     has the rows ``r_i y_i (x_i, 1)``, ``r`` a persisted part per block that
@@ -338,7 +337,7 @@ class DaskDesign(Design):
     # The per-block functions the group tasks of linsep.designs.dask_groups run (it cannot import them).
     block_functions = SimpleNamespace(hk=_hk_block, irls=_irls_block, count=_count_block,
                                       certificate=_certificate_block)
-    chain_max = None  # most iterates per round trip (hk_iterates); None: chain_length(self); private, for tests
+    chain_max = None  # most iterates per round trip (chained_iterates); None: chain_length(self); private, for tests
 
     def __init__(self, blocks, positive, rows=None, counts=None, scale=None, count_weight=None):
         self.blocks = blocks
@@ -474,25 +473,31 @@ class DaskDesign(Design):
             return factor.solve_normal(_right_hand_side(self, ("constant", B[0] + offset)), **solve)
         return factor.solve_normal(_right_hand_side(self, ("margin", offset), B), **solve)
 
-    def hk_pass(self, W, B, D, *, offset, two_mu, tol, update, irls, validation=None, fitted=None):
-        return _DaskPass(self, W, B, D, offset, two_mu, tol, update, irls, validation)
+    def fused_margin_pass(self, W, B, D, *, rule, offset, two_mu, tol, update, irls, validation=None):
+        """The Ho–Kashyap pass in one round trip: each block computes ``Y_b W``, ``E_b``, ``rule``'s
+        :math:`B_{k+1}` (kept on its worker), its share of ``Yᵀ r`` and of the statistics (:func:`_hk_block`)."""
+        return _DaskPass(self, W, B, D, offset, two_mu, tol, update, irls, validation, rule)
 
     def count_nonpositive(self, W):
         parts = _compute(*self.tasks(_count_block, W=W))
         return (int(np.sum([c for c, _, _ in parts])), min(z for _, z, _ in parts), all(f for _, _, f in parts))
 
-    def hk_iterates(self, state, W, B, D, factor, *, update, learning_rate, irls_floor, pass_options, limit=None):
-        """The default's iterates; for small ``X``, up to ``chain_length`` of them per round trip, in one task."""
+    def chained_iterates(self, step, state, W, D, factor, options, limit=None):
+        """For small ``X``, up to ``chain_length`` iterates per round trip, each ``step`` run in one task; else ``None``.
+
+        ``step`` is the solver's Ho–Kashyap step (:func:`linsep.solvers.ho_kashyap.step.hk_step`), run on the
+        worker over every block (``designs._dask_groups.hk_chain``); ``options``: the pass's and the step's.
+        """
         longest = chain_length(self) if self.chain_max is None else self.chain_max
         if longest < 2 or isinstance(factor, IterativeLeastSquares):  # (its products are round trips themselves)
-            yield from super().hk_iterates(state, W, B, D, factor, update=update, learning_rate=learning_rate,
-                                           irls_floor=irls_floor, pass_options=pass_options, limit=limit)
-            return
-        options = dict(pass_options, learning_rate=learning_rate, irls_floor=irls_floor)
+            return None
+        return self._chained(step, state, W, D, factor, options, longest, limit)
+
+    def _chained(self, step, state, W, D, factor, options, longest, limit):
         steps, left = 2, np.inf if limit is None else limit
         while True:  # chunks of 2, 4, 8, … iterates: a fit that stops soon computes few it does not use
             count = int(max(1, min(steps, longest, left)))
-            for iterate in _Chain(self, state, W, D, factor, count, options).iterates():
+            for iterate in _Chain(self, step, state, W, D, factor, count, options).iterates():
                 left -= 1
                 yield iterate
             W, _, D, factor, state = iterate  # the chain's last: the next one starts there

@@ -96,7 +96,7 @@ def group_map(function, names, Xs, labels, positive, rows, *vectors, paths=(), b
 
 
 def pass_summary(parts, irls):
-    """The pass statistics from the blocks' parts (in block order), as :class:`~linsep.designs.base.HKPassState` names.
+    """The pass statistics from the blocks' parts (in block order), as :class:`linsep.solvers.ho_kashyap.step.NamespacePass` names them.
 
     ``rhs`` is the summed right-hand side share (``None`` for IRLS, whose right-hand side
     comes with ``D_k`` in the second pass).
@@ -120,60 +120,94 @@ def validation_errors(counts):
 
 
 def hk_chain(Xs, labels, positive, rows, B_next, E, D, paths, W, rhs, eabs_max, factor, validation, *, steps,
-             shape, functions, update, learning_rate, irls_floor, offset, two_mu, tol, irls, block_weights):
+             step, shape, functions, options, block_weights):
     """Up to ``steps`` Ho–Kashyap iterates over every block, in one task (runs on a worker; small ``X``).
 
     Starts from a pass state given by its :math:`B_{k+1}` (``B_next``), :math:`E_k` (IRLS), :math:`D_k`
     (group items with their ``paths``), the weights ``W_k``, the summed right-hand side
-    ``rhs`` (not IRLS), ``max|E_k|`` and the factor; each step is
-    :meth:`linsep.designs.base.Design.hk_iterates`' step, with the same per-block
+    ``rhs`` (not IRLS), ``max|E_k|`` and the factor; each iterate is the solver's ``step``
+    (:func:`linsep.solvers.ho_kashyap.step.hk_step`) over :class:`_BlocksPass`, with the same per-block
     ``functions`` (``(hk pass, IRLS pass, count)``) and the same sums as one round trip per
-    iteration.  ``validation``: ``(Xs, labels, positive, rows, block_weights)`` of the validation rows,
-    or ``None``; ``block_weights``: per block, its weight keywords (``DaskDesign.block_weights``).
+    iteration.  ``options``: the pass's (``offset``, ``two_mu``, ``tol``, ``update``, ``irls``, ``rule``) and
+    the step's (``learning_rate``, ``irls_floor``).  ``validation``: ``(Xs, labels, positive, rows,
+    block_weights)`` of the validation rows, or ``None``; ``block_weights``: per block, its weight keywords
+    (``DaskDesign.block_weights``).
 
     Returns ``{"iterates": [...], "error": exception or None, "B": [...], "D": [...], "E": [...],
     "B_next": [...]}``: per iterate its ``W``, factor (IRLS) and statistics, and its pass's
     per-block ``B``, ``D`` (IRLS) and ``E`` (IRLS); ``B_next`` of the last.  A step that raises
     ends the chain; the driver re-raises the error only if it gets that far.
     """
-    hk_block, irls_block, count_block = functions
     n = len(Xs)
-    B_next, D = block_values(B_next, paths[0], n), block_values(D, paths[2], n)
-    E = block_values(E, paths[1], n) if irls else [None] * n
+    irls = options["irls"]
+    blocks = _ChainBlocks(Xs, labels, positive, rows, block_weights, shape, functions, validation, options)
+    state = _BlocksPass(blocks, block_values(B_next, paths[0], n),
+                        block_values(E, paths[1], n) if irls else [None] * n, rhs, eabs_max, None)
+    D = block_values(D, paths[2], n)
+    step_options = {name: options[name] for name in ("update", "learning_rate", "irls_floor", "irls")}
     out = {"iterates": [], "error": None, "B": [], "D": [], "E": [], "B_next": None}
     for _ in range(steps):
         try:
-            if irls:
-                second = [irls_block(X, y, positive, r, e, b, irls_floor=irls_floor, eabs_max=eabs_max,
-                                     offset=offset, update=update, **kw)
-                          for X, y, r, e, b, kw in zip(Xs, labels, rows, E, B_next, block_weights)]
-                D = [s[0] for s in second]
-                rhs = np.sum([s[1]["g"] for s in second], axis=0)
-                factor = least_squares_solver(GramOnly(shape), None, factor.ridge,
-                                              gram=np.sum([s[1]["gram"] for s in second], axis=0))
-            if update == "weights":
-                W = W + learning_rate * factor.solve_normal(rhs)
-            B = B_next
-            if update == "margin":
-                W = factor.solve_normal(rhs)
-            parts = [hk_block(X, y, positive, r, b, d, W, offset=offset, two_mu=two_mu, tol=tol, update=update,
-                              irls=irls, **kw) for X, y, r, b, d, kw in zip(Xs, labels, rows, B, D, block_weights)]
-            stats = pass_summary([p[2] for p in parts], irls)
-            if validation is not None:
-                *val_blocks, val_weights = validation
-                counts = group_map(count_block, None, *val_blocks, W=W, block_weights=val_weights)
-                stats["val_errors"] = validation_errors(counts)
+            W, B, D, factor, state = step(state, W, D, factor, next_pass=blocks.next_pass, **step_options)
         except Exception as exc:  # noqa: BLE001 - handed to the driver, raised where a serial run raises
             out["error"] = exc
             break
-        B_next, E = [p[0] for p in parts], [p[1] for p in parts]
-        rhs, eabs_max = stats["rhs"], stats["eabs_max"]
-        out["iterates"].append({"W": W, "factor": factor if irls else None, "stats": stats})
+        out["iterates"].append({"W": W, "factor": factor if irls else None, "stats": state.stats})
         out["B"].append(B)
         out["D"].append(D)
-        out["E"].append(E)
-    out["B_next"] = B_next
+        out["E"].append(state.E)
+    out["B_next"] = state.B_next
     return out
+
+
+class _ChainBlocks:
+    """The blocks of a chain (on its worker) and what a pass over them needs: the data moved, no rule."""
+
+    def __init__(self, Xs, labels, positive, rows, block_weights, shape, functions, validation, options):
+        self.blocks = list(zip(Xs, labels, rows, block_weights))
+        self.positive, self.shape, self.functions, self.validation, self.options = (positive, shape, functions,
+                                                                                    validation, options)
+
+    def next_pass(self, W, B, D, fitted=None):
+        """The pass of ``(W, B, D)`` over every block (``fitted``: unused, a direct factor's)."""
+        hk_block, _, count_block = self.functions
+        o = self.options
+        parts = [hk_block(X, y, self.positive, r, b, d, W, offset=o["offset"], two_mu=o["two_mu"], tol=o["tol"],
+                          update=o["update"], irls=o["irls"], rule=o["rule"], **kw)
+                 for (X, y, r, kw), b, d in zip(self.blocks, B, D)]
+        stats = pass_summary([p[2] for p in parts], o["irls"])
+        if self.validation is not None:
+            *val_blocks, val_weights = self.validation
+            counts = group_map(count_block, None, *val_blocks, W=W, block_weights=val_weights)
+            stats["val_errors"] = validation_errors(counts)
+        return _BlocksPass(self, [p[0] for p in parts], [p[1] for p in parts], stats["rhs"], stats["eabs_max"],
+                           stats)
+
+
+class _BlocksPass:
+    """A pass over a chain's blocks, as :func:`linsep.solvers.ho_kashyap.step.hk_step` reads one: ``B_next``,
+    ``E``, the W-step's right-hand side and the IRLS second pass."""
+
+    def __init__(self, blocks, B_next, E, rhs, eabs_max, stats):
+        self.blocks, self.B_next, self.E, self.rhs, self.eabs_max, self.stats = blocks, B_next, E, rhs, eabs_max, stats
+
+    def reweighted(self, factor, irls_floor):
+        """``D_k`` per block, ``Yᵀ D_k r`` and the factor of ``YᵀD_kY + CĨ`` (the floor from the global ``max|E_k|``)."""
+        blocks, o = self.blocks, self.blocks.options
+        _, irls_block, _ = blocks.functions
+        second = [irls_block(X, y, blocks.positive, r, e, b, irls_floor=irls_floor, eabs_max=self.eabs_max,
+                             offset=o["offset"], update=o["update"], **kw)
+                  for (X, y, r, kw), e, b in zip(blocks.blocks, self.E, self.B_next)]
+        self.rhs = np.sum([s[1]["g"] for s in second], axis=0)
+        factor = least_squares_solver(GramOnly(blocks.shape), None, factor.ridge,
+                                      gram=np.sum([s[1]["gram"] for s in second], axis=0))
+        return factor, [s[0] for s in second]
+
+    def solve_margin(self, factor):
+        return factor.solve_normal(self.rhs)
+
+    def solve_increment(self, factor):
+        return factor.solve_normal(self.rhs)
 
 
 # --- Round trips ---------------------------------------------------------------------------------
@@ -296,16 +330,16 @@ class _PassState:
 class _DaskPass(_PassState):
     """One Ho–Kashyap pass over the blocks (one persist, one compute; one task per group of blocks).
 
-    See :class:`~linsep.designs.base.HKPassState`.
+    See :class:`linsep.solvers.ho_kashyap.step.NamespacePass` for what the statistics are.
     """
 
-    def __init__(self, design, W, B, D, offset, two_mu, tol, update, irls, validation):
+    def __init__(self, design, W, B, D, offset, two_mu, tol, update, irls, validation, rule):
         self.design, self.W, self.offset, self.update = design, W, offset, update
         self.B, self.D = B, D
         B, D = design.grouped(B), design.grouped(D)
         outs = _persist(*design.group_tasks(design.block_functions.hk, ("B_next", "E", "stats"), B.items, D.items,
                                             paths=(B.path, D.path), W=W, offset=offset, two_mu=two_mu, tol=tol,
-                                            update=update, irls=irls))
+                                            update=update, irls=irls, rule=rule))
         pending = [_delayed(_item)(out, "stats") for out in outs]
         if validation is not None:
             pending += validation.group_tasks(validation.block_functions.count, None, W=W)
@@ -322,12 +356,12 @@ class _Chain:
     """Up to ``count`` Ho–Kashyap iterates after ``state`` in one task (one persist, one compute).
 
     ``designs._dask_groups.hk_chain`` on all the design's blocks, in one task (the
-    scheduler runs it where most of them are; small ``X``, ``chain_length``);
-    :meth:`iterates` yields them as :meth:`~linsep.designs.base.Design.hk_iterates` does,
+    scheduler runs it where most of them are; small ``X``, ``chain_length``), each iterate the solver's
+    ``step``; :meth:`iterates` yields them as :func:`linsep.solvers.ho_kashyap.step.hk_iterates` does,
     then raises the error of a step that failed, if the driver asks for that step.
     """
 
-    def __init__(self, design, state, W, D, factor, count, options):
+    def __init__(self, design, step, state, W, D, factor, count, options):
         self.design, self.options = design, options
         self.groups = [list(range(len(design.counts)))]  # one task for every block (chain_length: small X)
         B_next, E, D = (design.grouped(v, self.groups) for v in (state.B_next, state._E, D))
@@ -335,14 +369,15 @@ class _Chain:
         val = None if validation is None else (validation.blocks.X_parts, validation.blocks.label_parts,
                                                 validation.positive, validation.rows,
                                                 [validation.block_weights(b) for b in range(len(validation.counts))])
+        functions = design.block_functions
+        chain_options = {name: options[name] for name in ("update", "learning_rate", "irls_floor", "offset",
+                                                          "two_mu", "tol", "irls", "rule")}
         (group,) = self.groups
         (self.out,) = _persist(_delayed(hk_chain)(
             [design.blocks.X_parts[b] for b in group], [design.blocks.label_parts[b] for b in group],
             design.positive, [design.rows[b] for b in group], B_next.items[0], E.items[0], D.items[0],
-            (B_next.path, E.path, D.path), W, state._rhs, state.eabs_max, factor, val, steps=count,
-            shape=design.shape, functions=(design.block_functions.hk, design.block_functions.irls, design.block_functions.count), update=options["update"],
-            learning_rate=options["learning_rate"], irls_floor=options["irls_floor"], offset=options["offset"],
-            two_mu=options["two_mu"], tol=options["tol"], irls=options["irls"],
+            (B_next.path, E.path, D.path), W, state._rhs, state.eabs_max, factor, val, steps=count, step=step,
+            shape=design.shape, functions=(functions.hk, functions.irls, functions.count), options=chain_options,
             block_weights=[design.block_weights(b) for b in group]))
         (self.summary,) = _compute(_delayed(_chain_summary)(self.out))
         self.factor = factor

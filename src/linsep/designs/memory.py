@@ -1,22 +1,19 @@
 """The in-memory design: a NumPy array, a :class:`~linsep._core.signed_design.SignedDesign` view or a SciPy sparse ``Y``.
 
-The Python Ho–Kashyap driver's pass is written here in NumPy (sparse ``Y``,
+The design computes the products the Python Ho–Kashyap driver asks for (``Y W``, the W-step's solves;
+its pass is :class:`linsep.solvers.ho_kashyap.step.NamespacePass`: sparse ``Y``,
 modified HK, the eigh and SVD factorisations, traced runs, conjugate
 gradients for wide ``Y``); dense data also offer the compiled segment
-(:mod:`linsep.solvers.ho_kashyap.compiled`) through :meth:`InMemoryDesign.by_rows`
+(:mod:`linsep.solvers.ho_kashyap.segments`) through :meth:`InMemoryDesign.by_rows`
 and :meth:`InMemoryDesign.by_columns`.
 """
 
 from __future__ import annotations
 
-from functools import cached_property
-
 import numpy as np
 
 from linsep._core.certificates import FIT_PROOF_RTOL, design_proof_residuals, proof_residuals
 from linsep._core.signed_design import SignedDesign
-from linsep._core.certificates import nonseparability_certificate
-from linsep._core.irls import irls_weights
 from linsep._core.linalg import least_squares_solver
 from linsep._core.plan import working_dtype
 from linsep.designs.base import Design
@@ -30,8 +27,8 @@ BY_COLUMNS_MAX_ENTRIES = 131_072
 
 
 def as_design(Y, by_columns_max_entries=BY_COLUMNS_MAX_ENTRIES):
-    """``Y`` itself if it is a design (it has ``hk_pass``), else :class:`InMemoryDesign` of ``Y``."""
-    if Y is None or hasattr(Y, "hk_pass"):
+    """``Y`` itself if it is a design (it has ``count_nonpositive``), else :class:`InMemoryDesign` of ``Y``."""
+    if Y is None or hasattr(Y, "count_nonpositive"):
         return Y
     return InMemoryDesign(Y, by_columns_max_entries)
 
@@ -43,6 +40,8 @@ class InMemoryDesign(Design):
     formed (:data:`BY_COLUMNS_MAX_ENTRIES`), so the compiled loop sweeps it by
     columns; a larger one stays a view, read by rows.
     """
+
+    xp = np
 
     def __init__(self, Y, by_columns_max_entries=BY_COLUMNS_MAX_ENTRIES):
         self.dtype = working_dtype(Y)
@@ -74,8 +73,18 @@ class InMemoryDesign(Design):
     def solve_target(self, factor, B, offset, **solve):
         return factor.solve(B if offset == 0.0 else B + offset, **solve)
 
-    def hk_pass(self, W, B, D, *, offset, two_mu, tol, update, irls, validation=None, fitted=None):
-        return _MemoryPass(self, W, B, D, offset, two_mu, tol, validation, fitted)
+    def scores(self, W):
+        return np.asarray(self.Y @ W)
+
+    @staticmethod
+    def read_scalars(values):
+        return list(map(float, values))
+
+    def reweighted_factor(self, factor, D):
+        return factor.reweighted(D)
+
+    def solve_weighted(self, factor, r, D):
+        return factor.solve(r)  # a reweighted factor applies its own D
 
     def count_nonpositive(self, W):
         scores = np.asarray(self.Y @ W)
@@ -132,61 +141,3 @@ class InMemoryDesign(Design):
 
 
 _ROUNDING_RTOL = np.sqrt(np.finfo(float).eps)
-
-
-class _MemoryPass:
-    """One Ho–Kashyap pass in NumPy: ``Z = Y W`` (``fitted`` if the W-step's solver tracked it), ``E``, and the
-    statistics as they are asked for."""
-
-    def __init__(self, design, W, B, D, offset, two_mu, tol, validation, fitted=None):
-        self.design, self.B, self.D, self.offset, self.two_mu, self.tol = design, B, D, offset, two_mu, tol
-        self.Z = Z = np.asarray(design.Y @ W) if fitted is None else fitted
-        self.E = Z - B if offset == 0.0 else Z - offset - B
-        E = self.E
-        self.J = float(E @ E) if D is None else float(E @ (D * E))
-        self.wrong = int(np.count_nonzero(Z <= 0))
-        self.val_errors = None if validation is None else validation.count_nonpositive(W)[0]
-        self._irls_rhs = None
-
-    @cached_property
-    def separated(self):
-        return bool(self.Z.min() > 0)
-
-    @cached_property
-    def max_e(self):
-        return float(self.E.max())
-
-    @cached_property
-    def min_e(self):
-        return float(self.E.min())
-
-    @cached_property
-    def max_b(self):
-        return float(np.abs(self.B).max(initial=0.0))
-
-    @cached_property
-    def fixed_point(self):
-        # |E| <= tol (B + offset) moves no B_i by more than 2μ·tol of itself, and (for tol < 1)
-        # Y W = B + E > 0 then holds already.
-        target = self.B + self.offset
-        return bool(np.all((target > 0) & (np.abs(self.E) <= self.tol * target)))
-
-    @cached_property
-    def B_next(self):
-        # μ(E + |E|) = 2μ max(E, 0): the margin grows only where Y W exceeds it.
-        step = np.maximum(self.E, 0.0)
-        step *= self.two_mu
-        return self.B + step
-
-    def reweighted(self, factor, irls_floor):
-        D = irls_weights(self.E, irls_floor)
-        return factor.reweighted(D), D
-
-    def solve_margin(self, factor):
-        return factor.solve(self.B_next if self.offset == 0.0 else self.B_next + self.offset)
-
-    def solve_increment(self, factor):
-        return factor.solve(np.abs(self.E))
-
-    def certificate(self):
-        return nonseparability_certificate(self.E, self.D)

@@ -35,6 +35,7 @@ from linsep._core.result import NOT_SEPARABLE
 from linsep._core.trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from linsep.designs.weights import WeightedValidation, class_weights_of
 from linsep.solvers.ho_kashyap.weighted import weighted_ho_kashyap
+from linsep.solvers.ho_kashyap.plan import HKPlan
 from linsep.solvers.ho_kashyap.solver import ho_kashyap, shared_first_weights
 from linsep._core.linalg import too_wide_for_direct
 
@@ -297,8 +298,8 @@ class HoKashyapClassifier(BaseLinearSeparator):
             initial_weights=fit.initial_weights,
             Y_val=Y_val,
             trace=make_recorder(self.record_history),
-            _plan=getattr(self, "_solver_plan", None),  # private: a path forced by tests (not a parameter)
-            _first_weights=fit.first_weights.pop(0) if fit.first_weights else None,  # _share_across_problems
+            _plan=HKPlan.of(getattr(self, "_solver_plan", None),  # private: a path forced by tests (not a parameter)
+                            first_weights=fit.first_weights.pop(0) if fit.first_weights else None),  # shared work
         )
 
     def _store(self, results, fit):

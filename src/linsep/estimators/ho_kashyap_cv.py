@@ -67,7 +67,7 @@ from linsep.solvers.ho_kashyap.weighted import weighted_ho_kashyap
 from linsep.solvers.ho_kashyap.params import DEFAULT_N_ITER_NO_CHANGE, PATIENCE_CONSTRAINTS
 from linsep._core.result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
 from linsep._core.trace import RECORD_HISTORY_CONSTRAINT, make_recorder
-from linsep.solvers.ho_kashyap.compiled import Lockstep
+from linsep.solvers.ho_kashyap.segments import Lockstep
 from linsep.solvers.ho_kashyap.solver import ho_kashyap
 from linsep._core.threads import pass_threads
 from linsep.solvers.ho_kashyap.kernel import EmpiricalKernelMap, kernel_ho_kashyap
@@ -700,7 +700,7 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         return max(2, int(LOCKSTEP_SHARE_OF_X * fit.X.nbytes // (3 * n_train * fit.X.itemsize)))
 
     def _lockstep(self, fit, y):
-        """A :class:`~linsep.solvers.ho_kashyap.compiled.Lockstep` for runs of a wave on ``fit.X`` (:meth:`_lockstep_group`)."""
+        """A :class:`~linsep.solvers.ho_kashyap.segments.Lockstep` for runs of a wave on ``fit.X`` (:meth:`_lockstep_group`)."""
         if getattr(fit, "fold_of", None) is None:
             fit.fold_of = np.empty(fit.X.shape[0], dtype=np.int64)
             for f, (_, validation) in enumerate(fit.folds):
@@ -721,16 +721,16 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
             params = dict(fit.hk_options, max_iter=self.max_iter, C=C, n_iter_no_change=self.n_iter_no_change,
                           validation_tol=self.validation_tol)
             return weighted_ho_kashyap(fit.X, y[train], train, s[train], params, gram=gram,
-                                       Y_val=WeightedValidation(fit.Y[validation], s[validation]), _plan=plan,
-                                       _validation_reference=reference)
+                                       Y_val=WeightedValidation(fit.Y[validation], s[validation]),
+                                       _plan=dict(plan, validation_reference=reference))
         if fit.views:
             Y, Y_val = SignedDesign(fit.X, y[train], train), SignedDesign(fit.X, y[validation], validation)
         else:
             Y, Y_val = fit.Y[train], fit.Y[validation]
         return ho_kashyap(Y, Y_val=Y_val, max_iter=self.max_iter, C=C, gram=gram,
                           n_iter_no_change=self.n_iter_no_change, validation_tol=self.validation_tol,
-                          _plan=plan, _validation_reference=reference,
-                          _lockstep=None if lockstep is None else (lockstep, f), **fit.hk_options)
+                          _plan=dict(plan, validation_reference=reference,
+                                     lockstep=None if lockstep is None else (lockstep, f)), **fit.hk_options)
 
     def _refit_run(self, fit, y, max_iter, C):
         trace = make_recorder(self.record_history)
@@ -903,7 +903,7 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
         weights = {} if s is None else {"sample_weight": s[train], "val_weight": s[validation]}
         return kernel_ho_kashyap(None, y[train], K_val=K_val, y_val=y[validation], kernel_map=kernel_map,
                                  max_iter=self.max_iter, C=C, n_iter_no_change=self.n_iter_no_change,
-                                 validation_tol=self.validation_tol, _validation_reference=reference, **weights,
+                                 validation_tol=self.validation_tol, _plan={"validation_reference": reference}, **weights,
                                  **fit.hk_options)
 
     def _refit_run(self, fit, y, max_iter, C):

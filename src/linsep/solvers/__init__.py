@@ -6,7 +6,7 @@ that reads like its paper's equations and returns one
 HKES, HKESA, kernel HK and the weighted runs), ``lsvm/`` (the Lagrangian SVM,
 linear and kernel, and its active-set fixed point), ``kozinec/`` (Kozinec and
 Schlesinger–Kozinec, linear and kernel), ``perceptron/`` (the single-sample,
-batch and kernel perceptrons and the compiled epochs they share with LMS) and
+batch and kernel perceptrons and their compiled epochs), ``lms`` (the compiled LMS epochs) and
 ``mse`` (the pseudo-inverse, the linear machine, Widrow–Hoff and LMS).
 Solvers import the numerics (:mod:`linsep._core`) and the designs, never an
 estimator.

@@ -68,7 +68,7 @@ from linsep._core.certificates import sample_errors, signed_errors
 from linsep._core.signed_design import signed_scores
 from linsep._core.plan import dtype_plan, working_dtype
 from linsep._core.linalg import IterativeLeastSquares, least_squares_solver
-from linsep.solvers.perceptron.loops import lms_epoch, lms_epoch_csr
+from linsep.solvers.lms import lms_epoch, lms_epoch_csr
 from linsep._core.result import CONVERGED, MAX_ITER, SEPARABLE, SolveResult
 from linsep.designs.memory import as_design
 from linsep.solvers.perceptron.solver import SCHEDULES, row_entries, sequential_data, step_size, visit_orders
@@ -363,7 +363,7 @@ def widrow_hoff(Y, margin=None, *, learning_rate=None, schedule="inverse", max_i
 
 
 def _traced_lms_epoch(X, y, b, order, w, eta, trace, k):
-    """``linsep.solvers.ho_kashyap.loops.lms_epoch`` in plain Python, recording :math:`a` after each update (pass :math:`k`)."""
+    """``linsep.solvers.lms.lms_epoch`` in plain Python, recording :math:`a` after each update (pass :math:`k`)."""
     loss = 0.0
     coef = w[:-1]  # a view: updated in place
     for i in order:

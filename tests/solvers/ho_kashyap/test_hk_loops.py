@@ -115,7 +115,7 @@ def test_runs_in_lockstep_are_the_runs_alone_bit_for_bit(threads):
     # them (``threads`` groups of runs), each run applies its own rules to its own statistics.  Chunks (40 000
     # training rows: several), float32 blocks, C = None on a singular system (eigh) and early stops at
     # different iterations all enter; every number must be the run's alone.
-    from linsep.solvers.ho_kashyap.compiled import Lockstep
+    from linsep.solvers.ho_kashyap.segments import Lockstep
 
     X, y, _, _ = _split(50_000, 7, np.float32, seed=5)
     X = np.ascontiguousarray(np.c_[X, X[:, 0] - X[:, 1]])  # YᵀY singular: C = None takes the eigh factor
@@ -127,9 +127,9 @@ def test_runs_in_lockstep_are_the_runs_alone_bit_for_bit(threads):
     def run(C, f, **extra):
         train, validation = folds[f]
         return ho_kashyap(SignedDesign(X, y[train], train), Y_val=SignedDesign(X, y[validation], validation), C=C,
-                          **kwargs, **extra)
+                          **{**kwargs, **extra})
 
-    together = lockstep.results([run(C, f, _lockstep=(lockstep, f)) for C, f in tasks])
+    together = lockstep.results([run(C, f, _plan=dict(kwargs["_plan"], lockstep=(lockstep, f))) for C, f in tasks])
     assert len(lockstep.runs) == len(tasks)  # every run was left to the lockstep
     n_iters = set()
     for (C, f), shared in zip(tasks, together):
@@ -154,7 +154,7 @@ def test_runs_in_lockstep_are_the_runs_alone_bit_for_bit(threads):
 
 def test_lockstep_leaves_runs_it_cannot_serve_alone():
     # Rows that are not a fold's (a subset), float64 X, or IRLS: ho_kashyap runs them itself, as without it.
-    from linsep.solvers.ho_kashyap.compiled import Lockstep
+    from linsep.solvers.ho_kashyap.segments import Lockstep
 
     X, y, _, _ = _split(50_000, 7, np.float32, seed=7)
     fold_of, folds = _folds_of(X.shape[0], 4, seed=8)
@@ -164,10 +164,9 @@ def test_lockstep_leaves_runs_it_cannot_serve_alone():
     Y_val = SignedDesign(X, y[validation], validation)
     for Y, extra in ((SignedDesign(X, y[train[1:]], train[1:]), {}),
                      (SignedDesign(X, y[train], train), {"loss": "absolute"})):
-        result = ho_kashyap(Y, Y_val=Y_val, C=0.5, max_iter=5, _plan=plan, _lockstep=(lockstep, 0), **extra)
+        result = ho_kashyap(Y, Y_val=Y_val, C=0.5, max_iter=5, _plan=dict(plan, lockstep=(lockstep, 0)), **extra)
         assert result.extra["plan"]["driver"] == "compiled" and "lockstep" not in result.extra["plan"]
     assert not lockstep.runs
-    served = ho_kashyap(SignedDesign(X, y[train], train), Y_val=Y_val, C=0.5, max_iter=5, _plan=plan,
-                        _lockstep=(lockstep, 0))
+    served = ho_kashyap(SignedDesign(X, y[train], train), Y_val=Y_val, C=0.5, max_iter=5, _plan=dict(plan, lockstep=(lockstep, 0)))
     assert len(lockstep.runs) == 1 and lockstep.results([served])[0].extra["plan"]["lockstep"]
     assert not Lockstep.serves(X.astype(np.float64)) and Lockstep.serves(X)

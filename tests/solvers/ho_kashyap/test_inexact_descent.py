@@ -54,6 +54,7 @@ def test_the_pass_after_an_inexact_margin_step_takes_the_fitted_values_cg_tracke
     from linsep._core.linalg import _EPS, CG_FORCING, FITTED_RTOL, IterativeLeastSquares
     from linsep._core.signed_design import sign_normalized
     from linsep.designs import as_design
+    from linsep.solvers.ho_kashyap.step import hk_iterates, hk_pass
 
     docs, topics = make_topic_corpus(400, 2, random_state=0)
     X = TfidfVectorizer(min_df=2, sublinear_tf=True).fit_transform(docs)
@@ -62,9 +63,9 @@ def test_the_pass_after_an_inexact_margin_step_takes_the_fitted_values_cg_tracke
     options = dict(offset=0.0, two_mu=1.8, tol=1e-6, update="margin", irls=False)
     B = design.constant_vector(1.0)
     W = design.solve_target(factor, B, 0.0)
-    state = design.hk_pass(W, B, None, **options)
-    steps = design.hk_iterates(state, W, B, None, factor, update="margin", learning_rate=0.9, irls_floor=None,
-                               pass_options=options)
+    state = hk_pass(design, W, B, None, **options)
+    steps = hk_iterates(design, state, W, B, None, factor, update="margin", learning_rate=0.9, irls_floor=None,
+                        pass_options=options)
     Y = design.Y
     # The reference Y @ W is rounded too: |fl(Y W) − Y W| <= k eps |Y| |W| row by row (k stored entries a row at
     # most), and ‖|Y| |W|‖₂ <= ‖Y‖_F ‖W‖₂.

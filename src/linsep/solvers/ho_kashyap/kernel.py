@@ -93,6 +93,7 @@ import scipy.linalg as sla
 from linsep._core.signed_design import sign_normalized
 from linsep._core.linalg import pivoted_cholesky
 from linsep.designs.weights import WeightedValidation
+from linsep.solvers.ho_kashyap.plan import HKPlan
 from linsep.solvers.ho_kashyap.weighted import weighted_ho_kashyap
 from linsep.solvers.ho_kashyap.solver import ho_kashyap
 
@@ -300,7 +301,8 @@ def kernel_ho_kashyap(K, y, *, K_val=None, y_val=None, kernel_map=None, map_tol=
     # The map (an eigendecomposition of K) is most of a kernel fit, and the Python driver iterates on its
     # square-ish features about as fast as the compiled segment (benchmarks/bench_hk_drivers.py --kernel):
     # the segment is not worth compiling here.  A private _plan may still ask for it.
-    hk_params = {**hk_params, "_plan": {"driver": "python", **(hk_params.get("_plan") or {})}}
+    given = hk_params.get("_plan")
+    hk_params = {**hk_params, "_plan": given if isinstance(given, HKPlan) else {"driver": "python", **(given or {})}}
     if sample_weight is None:
         result = ho_kashyap(sign_normalized(kernel_map.features, y), Y_val=Y_val, gram=kernel_map.gram, **hk_params)
     else:  # the weighted criterion on the features' scaled rows (their Gram matrix is not kernel_map.gram)

@@ -24,6 +24,8 @@ time.
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit, prange, types
 from numba.extending import overload
@@ -46,7 +48,30 @@ from linsep.solvers.ho_kashyap.rows import (_FAST, _accumulate, _count_rows_narr
                                             lockstep_pass_narrow)
 from linsep._core.threads import chunk_range, row_chunks
 
-__all__ = ["ho_kashyap_segment", "lockstep_pass", "lockstep_statistics"]
+__all__ = ["PROGRESS", "SegmentData", "SegmentOptions", "SegmentRecords", "SegmentVectors", "ho_kashyap_segment",
+           "lockstep_pass", "lockstep_statistics"]
+
+# --- The segment's records: named tuples, which numba types field by field (and its disk cache keys by class) ------
+
+SegmentData = namedtuple("SegmentData", "X y rows X_val y_val rows_val")
+"""The data of :func:`ho_kashyap_segment` in its layout: training ``X, y, rows``, validation ``X_val, y_val, rows_val``."""
+
+SegmentVectors = namedtuple("SegmentVectors", "L W B E D best_W W_prev")
+"""What :func:`ho_kashyap_segment` updates in place: the factor ``L``, ``W``, ``B``, ``E``, the IRLS weights ``D``
+(empty for squared errors), the best iterate ``best_W`` and the previous one ``W_prev``."""
+
+SegmentRecords = namedtuple("SegmentRecords", "criterion training_errors validation_errors")
+"""The per-iterate records a segment fills (one entry per iterate)."""
+
+SegmentOptions = namedtuple("SegmentOptions", "offset mu ridge irls_floor pivot_tol max_steps tol relative "
+                            "stop_at_separation can_prove proof_rtol record_first n_iter_no_change validation_tol "
+                            "validation_reference merged spectral")
+"""The scalars of a segment (:func:`ho_kashyap_segment`), each of one type (float, int or bool) so that numba
+compiles one variant: see ``linsep.solvers.ho_kashyap.segments.segment_options``."""
+
+PROGRESS = ("k", "J", "J_prev", "best_iter", "best_count", "last_improvement")
+"""The slots of a segment's ``progress`` vector (float64), carried from one segment to the next."""
+K, J_NOW, J_PREV, BEST_ITER, BEST_COUNT, LAST_IMPROVEMENT = range(len(PROGRESS))
 
 
 
@@ -604,10 +629,7 @@ def _count_nonpositive(X, y, rows, n, by_columns, by_rows, threads, W, z):
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, by_rows, chunked, threads, reweighted, L, W,
-                       B, E, D, offset, mu, ridge, irls_floor, pivot_tol, best_W, state, criterion, training_errors,
-                       validation_errors, max_steps, tol, relative, stop_at_separation, can_prove, proof_rtol,
-                       record_first, W_prev, n_iter_no_change, validation_tol, merged, spectral):
+def ho_kashyap_segment(data, by_columns, by_rows, chunked, threads, reweighted, vectors, progress, records, options):
     """Run up to ``max_steps`` Ho–Kashyap iterations with a Cholesky factor (or an eigh factor, ``spectral``).
 
     The iteration of :func:`linsep.solvers.ho_kashyap.ho_kashyap` for the
@@ -635,13 +657,19 @@ def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, by_rows, 
     paper's benchmark, a NumPy iteration would cost its dozen calls'
     overhead (microseconds each) rather than its arithmetic.
 
-    ``W``, ``B``, ``E``, ``best_W``, ``W_prev`` (the previous iterate, NaN
-    before the first step) and ``state`` = [:math:`k`, :math:`J_k`, :math:`J_{k-1}` (NaN
-    at :math:`k = 0`), best :math:`k`, best validation count, last improving :math:`k`, the patience's reference
-    error (``inf``: none; :func:`linsep.solvers.ho_kashyap.rules.validation_improved`; read only)] are updated in
-    place, so a run can continue in the next segment.  ``criterion``, ``training_errors``
+    The arguments are records (named tuples), besides the five selectors: ``data`` a :class:`SegmentData`
+    (``X, y, rows`` and ``X_val, y_val, rows_val``: the layouts below), ``vectors`` a :class:`SegmentVectors`,
+    ``progress`` the float64 vector of :data:`PROGRESS` (slots named :data:`K`, :data:`J_NOW`, :data:`J_PREV`,
+    :data:`BEST_ITER`, :data:`BEST_COUNT`, :data:`LAST_IMPROVEMENT`), ``records`` a :class:`SegmentRecords` and
+    ``options`` a :class:`SegmentOptions` (the scalars, fixed for a run but ``record_first`` and ``max_steps``).
+    ``vectors`` ``W``, ``B``, ``E``, ``best_W``, ``W_prev`` (the previous iterate, NaN
+    before the first step), ``L`` and ``D``, and ``progress`` (:math:`k`, :math:`J_k`, :math:`J_{k-1}` (NaN
+    at :math:`k = 0`), best :math:`k`, best validation count, last improving :math:`k`) are updated in
+    place, so a run can continue in the next segment; ``options.validation_reference`` is the patience's
+    reference error (``inf``: none; :func:`linsep.solvers.ho_kashyap.rules.validation_improved`).
+    ``records`` ``criterion``, ``training_errors``
     and ``validation_errors`` (length ``max_steps + 1``) receive one entry per
-    iterate; the entry for the starting iterate only when ``record_first``.
+    iterate; the entry for the starting iterate only when ``options.record_first``.
     By columns (``by_columns`` True, ``by_rows`` None: data that fit in cache), ``X`` is ``Yᵀ`` in C
     order and ``y``, ``rows`` are empty.  By rows (``by_rows`` True, ``by_columns`` None), ``Y`` is never formed:
     row ``i`` of ``Y`` is ``y_i (x_r, 1)`` with ``x_r`` row ``r = rows[i]`` of
@@ -675,6 +703,16 @@ def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, by_rows, 
     ``HK_ILL_CONDITIONED`` when an IRLS system needs more than a Cholesky
     factor, left to the NumPy loop) and the number of entries recorded.
     """
+    X, y, rows, X_val, y_val, rows_val = data
+    L, W, B, E, D, best_W, W_prev = vectors
+    criterion, training_errors, validation_errors = records
+    offset, mu, ridge, irls_floor, pivot_tol = options.offset, options.mu, options.ridge, options.irls_floor, \
+        options.pivot_tol
+    max_steps, tol, relative, stop_at_separation = options.max_steps, options.tol, options.relative, \
+        options.stop_at_separation
+    can_prove, proof_rtol, record_first, n_iter_no_change = options.can_prove, options.proof_rtol, \
+        options.record_first, options.n_iter_no_change
+    validation_tol, merged, spectral = options.validation_tol, options.merged, options.spectral
     n, p = E.shape[0], W.shape[0]
     columns = by_columns is not None
     if columns:
@@ -687,11 +725,11 @@ def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, by_rows, 
     g = np.empty(p)
     two_mu = 2.0 * mu
     has_val = n_val > 0
-    k = int(state[0])
-    J_prev = state[2]
-    best_iter = int(state[3])
-    best_count = state[4]
-    last_improvement = int(state[5])
+    k = int(progress[K])
+    J_prev = progress[J_PREV]
+    best_iter = int(progress[BEST_ITER])
+    best_count = progress[BEST_COUNT]
+    last_improvement = int(progress[LAST_IMPROVEMENT])
 
     # Validation rows read by the training pass itself (merged), or none there.
     pass_y_val, pass_rows_val = (y_val, rows_val) if merged else (y_val[:0], rows_val[:0])
@@ -757,7 +795,7 @@ def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, by_rows, 
             if not merged:
                 count = _count_nonpositive(X_val, y_val, rows_val, n_val, by_columns, by_rows, threads, W, z_val)
             validation_errors[n_rec] = count
-            if validation_improved(count / n_val, best_count / n_val, state[6], validation_tol):
+            if validation_improved(count / n_val, best_count / n_val, options.validation_reference, validation_tol):
                 last_improvement = k
             if count < best_count:
                 best_count = count
@@ -765,13 +803,13 @@ def ho_kashyap_segment(X, y, rows, X_val, y_val, rows_val, by_columns, by_rows, 
                 _copy_into(best_W, W)
         n_rec += 1
 
-    state[0], state[1], state[2], state[3], state[4], state[5] = k, J, J_prev, best_iter, best_count, last_improvement
+    progress[K], progress[J_NOW], progress[J_PREV] = k, J, J_prev
+    progress[BEST_ITER], progress[BEST_COUNT], progress[LAST_IMPROVEMENT] = best_iter, best_count, last_improvement
     return code, n_rec
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _lockstep_parallel(X, y, fold_of, run_fold, active, W, B, E, B_next, n_train, offset, two_mu, tol, parts, reals,
-                       flags, counts, n_groups):
+def _lockstep_parallel(X, y, fold_of, active, runs, out, two_mu, tol, n_groups):
     """:func:`linsep.solvers.ho_kashyap.rows.lockstep_pass_narrow` with the runs split into ``n_groups`` groups, one per thread.
 
     Each group reads ``X`` once for its runs; a run's arithmetic does not depend on its group.
@@ -781,24 +819,22 @@ def _lockstep_parallel(X, y, fold_of, run_fold, active, W, B, E, B_next, n_train
     for t in prange(n_groups):
         first, stop = t * n_active // n_groups, (t + 1) * n_active // n_groups
         if stop > first:
-            n_chunks[first:stop] = lockstep_pass_narrow(X, y, fold_of, run_fold, active, first, stop, W, B, E, B_next,
-                                                        n_train, offset, two_mu, tol, parts, reals, flags, counts)
+            n_chunks[first:stop] = lockstep_pass_narrow(X, y, fold_of, active, first, stop, runs, out, two_mu, tol)
     return n_chunks
 
 
-def lockstep_pass(X, y, fold_of, run_fold, active, W, B, E, B_next, n_train, offset, two_mu, tol, parts, reals, flags,
-                  counts, threads=1):
+def lockstep_pass(X, y, fold_of, active, runs, out, two_mu, tol, threads=1):
     """One Ho–Kashyap pass of the runs ``active`` of a cross-validation wave, ``X`` read once (``threads`` groups).
 
-    See :func:`linsep.solvers.ho_kashyap.rows.lockstep_pass_narrow` (float32 ``X``); the statistics of run
+    See :func:`linsep.solvers.ho_kashyap.rows.lockstep_pass_narrow` (float32 ``X``; ``runs`` a
+    :class:`~linsep.solvers.ho_kashyap.rows.LockstepRuns`, ``out`` a
+    :class:`~linsep.solvers.ho_kashyap.rows.LockstepParts`); the statistics of run
     ``k`` follow from :func:`lockstep_statistics`.  Returns the active runs' numbers of row chunks.
     """
     n_groups = max(1, min(int(threads), active.shape[0]))
     if n_groups == 1:
-        return lockstep_pass_narrow(X, y, fold_of, run_fold, active, 0, active.shape[0], W, B, E, B_next, n_train,
-                                    offset, two_mu, tol, parts, reals, flags, counts)
-    return _lockstep_parallel(X, y, fold_of, run_fold, active, W, B, E, B_next, n_train, offset, two_mu, tol, parts,
-                              reals, flags, counts, n_groups)
+        return lockstep_pass_narrow(X, y, fold_of, active, 0, active.shape[0], runs, out, two_mu, tol)
+    return _lockstep_parallel(X, y, fold_of, active, runs, out, two_mu, tol, n_groups)
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)

@@ -9,6 +9,8 @@ float32 BLAS does) and adds them up in float64 across blocks of rows.
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
@@ -136,9 +138,17 @@ LOCKSTEP_TILE = 64
 and each run's vectors are looked up once per tile, not once per row."""
 
 
+LockstepRuns = namedtuple("LockstepRuns", "W B E B_next n_train offset fold")
+"""The runs of a lockstep, indexed by run: ``W`` (runs × p, float64, bias last), ``B``, ``E``, ``B_next`` (runs ×
+max ``n_train``, float32), ``n_train`` (training rows), ``offset`` and ``fold`` (the fold whose rows it holds out)."""
+
+LockstepParts = namedtuple("LockstepParts", "parts reals flags counts")
+"""What a lockstep pass leaves per run: the chunks' shares of ``g`` (``parts``), ``(J, max E, max |B|)`` (``reals``),
+``(fixed point, wrong, separated, 0)`` (``flags``) and the validation ``counts``."""
+
+
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def lockstep_pass_narrow(X, y, fold_of, run_fold, active, first, stop, W, B, E, B_next, n_train, offset, two_mu, tol,
-                         parts, reals, flags, counts):
+def lockstep_pass_narrow(X, y, fold_of, active, first, stop, runs, out, two_mu, tol):
     """:func:`_pass_merged_narrow` of the runs ``active[first:stop]`` of a cross-validation, in one read of ``X``.
 
     Run ``k`` iterates on the rows ``r`` of ``X`` with ``fold_of[r] != run_fold[k]`` (its training rows, in row
@@ -150,11 +160,12 @@ def lockstep_pass_narrow(X, y, fold_of, run_fold, active, first, stop, W, B, E, 
     rows counted from each chunk's start, the chunks left for :func:`linsep.solvers.ho_kashyap.loops._reduce_pass`
     in ``parts[k]``, ``reals[k]``, ``flags[k]``), so a run ends as it would alone, bit for bit.
 
-    ``W`` (runs × p, float64, bias last), ``B``, ``E``, ``B_next`` (runs × max ``n_train``, float32),
-    ``run_fold``, ``n_train``, ``offset`` and ``counts`` (the validation rows with ``y_r (x_r, 1) W <= 0``) are
-    indexed by run, as are ``parts``, ``reals``, ``flags`` on their first axis; only the runs ``active[first:stop]``
-    are read and written.  Returns their numbers of chunks.
+    ``runs`` (:class:`LockstepRuns`) and ``out`` (:class:`LockstepParts`; ``counts``: the validation rows with
+    ``y_r (x_r, 1) W <= 0``) are indexed by run; only the runs ``active[first:stop]`` are read and written.
+    Returns their numbers of chunks.
     """
+    W, B, E, B_next, n_train, offset, run_fold = runs
+    parts, reals, flags, counts = out
     n_rows, p_x = X.shape
     m = stop - first
     W_x = np.empty((m, p_x), dtype=X.dtype)

@@ -125,8 +125,10 @@ from linsep._core.threads import serial_blas_for
 from linsep.designs.memory import BY_COLUMNS_MAX_ENTRIES, as_design
 from linsep.designs.weights import WeightedValidation
 from linsep._core.certificates import signed_errors
-from linsep.solvers.ho_kashyap.compiled import SEGMENT_STEPS, HKRun, iterate_compiled
+from linsep.solvers.ho_kashyap.segments import SEGMENT_STEPS, HKRun, iterate_compiled
 from linsep.solvers.ho_kashyap.params import HKParams
+from linsep.solvers.ho_kashyap.plan import DRIVERS, HKPlan
+from linsep.solvers.ho_kashyap.step import hk_iterates, hk_pass
 
 __all__ = ["ho_kashyap", "STOPPING_RULES"]
 
@@ -140,10 +142,6 @@ _ITERATIVE_CANDIDATE_RTOL = 1e-6
 # (HKES's C = None fold of a 3 000-document text problem).  A rise of J by more than this fraction makes
 # every later solve of the run exact.
 _INEXACT_RISE_RTOL = 1e-3
-
-DRIVERS = ("auto", "compiled", "python")
-"""Values of the private ``_plan["driver"]``: the compiled segment where it applies and pays (``"auto"``: see
-``COMPILED_MIN_ENTRIES`` and ``COMPILED_IRLS_MAX_COLUMNS``), wherever it applies, or the Python driver."""
 
 COMPILED_MIN_ENTRIES = 256
 """The smallest problem (entries of ``Y`` and ``Y_val`` together) that ``driver="auto"`` hands to the compiled segment.
@@ -191,9 +189,6 @@ def ho_kashyap(
     trace=None,
     gram=None,
     _plan=None,
-    _first_weights=None,
-    _validation_reference=None,
-    _lockstep=None,
 ):
     """Run the Ho–Kashyap iteration on ``Y`` (see the module docstring).
 
@@ -250,36 +245,12 @@ def ho_kashyap(
     gram : ndarray of shape (p, p) or None
         :math:`Y^t Y` if known (one-vs-rest problems on the same features share it:
         the signs of the rows do not change it); saves its :math:`O(N p^2)` product.
-    _plan : dict or None
-        Private: force a path (tests, benchmarks).  Keys ``driver``
-        (``DRIVERS``), ``by_columns_max_entries``, ``segment_steps``,
-        ``threads`` and the IRLS Cholesky ``pivot_tol`` of the compiled segment, ``cg_forcing`` the inexact
-        W-steps of wide ``Y`` (``linsep._core.linalg.iteration_forcing``; ``0``: every solve to :math:`\\tau`),
-        ``segment`` and ``blas_limit`` the compiled segment called and the BLAS limit of its IRLS pass
-        (``None``: the module's own; tests pass wrappers that observe them, ``iterate_compiled``), and
-        ``polish`` (default ``True``; ``False``: the weights of a run with inexact W-steps are returned as
-        the iterations left them, not re-solved to :math:`\\tau`, for a cross-validation fold of which only
-        the validation curve is read), ``singular`` (``"eigh"``: a singular system without ``C`` is factored
-        from its Gram matrix, ``linsep._core.linalg.LeastSquaresFactor``'s ``singular``, instead of the QR and
-        SVD of a dense float64 copy of ``Y``; in-memory designs only; and an eigh factor then runs in the
-        compiled loop under ``driver="auto"``, which otherwise leaves it to the Python driver).  The path that ran is recorded in
-        ``extra["plan"]``.
-    _first_weights : ndarray of shape (p,) or None
-        Private: :math:`W_1` already solved to :math:`\\tau` on the iterative path, with the first W-steps of
-        the other one-vs-rest problems of a fit, which share :math:`Y^t Y` (``shared_first_weights``); the
-        run goes on from it (``extra["plan"]["first_solve"]`` is ``"shared"``).  Ignored on the direct path
-        and with ``initial_weights``.
-    _validation_reference : float or None
-        Private (``HoKashyapClassifierCV``'s ``early_exit``): with ``Y_val``, an error fraction another run
-        reached on the same validation rows.  Only an error below it (and below the run's own best) resets
-        the patience (``linsep.solvers.ho_kashyap.rules.validation_improved``), so a run that never comes
-        below it stops after ``n_iter_no_change`` iterates.  ``None``: no reference.
-    _lockstep : tuple or None
-        Private (``HoKashyapClassifierCV``'s waves on views of large float32 ``X``): ``(lockstep, fold)``, a
-        ``linsep.solvers.ho_kashyap.compiled.Lockstep`` and the fold whose training and validation rows ``Y``
-        and ``Y_val`` are.  A run the compiled segment would iterate by rows is set up here and left to it:
-        the result is then a ticket, replaced by the run's result in ``lockstep.results`` (the same result,
-        bit for bit; the runs of a wave share one read of ``X`` per iteration).
+    _plan : HKPlan, dict or None
+        Private (tests, benchmarks, the estimators' shared work): how the solve runs, one
+        ``linsep.solvers.ho_kashyap.plan.HKPlan`` (or a mapping of its fields): the driver, the
+        compiled segment's layout, threads and test wrappers, the inexact W-steps, and work handed over (the
+        first weights of one-vs-rest problems, a cross-validation's reference error and lockstep).  The path
+        that ran is recorded in ``extra["plan"]``.
 
     Returns
     -------
@@ -313,7 +284,7 @@ def ho_kashyap(
     :math:`Y^t (B + \\mathit{offset})` in float32 and every other sum in float64,
     ``linsep.solvers.ho_kashyap.rows``; the factor and ``W`` are float64, and ``W`` is
     rounded to float32 on return).  Sparse ``Y`` or ``Y_val``, modified HK, the eigh factorisation
-    (unless ``_plan["singular"]`` is ``"eigh"``: then its compiled W-step applies :math:`M M^t`, :math:`M` the
+    (unless ``_plan.singular`` is ``"eigh"``: then its compiled W-step applies :math:`M M^t`, :math:`M` the
     ``LeastSquaresFactor.spectral_factor``),
     rank-deficient ``Y`` with ``initial_weights`` or with IRLS, and IRLS
     systems that fail the Cholesky pivot test run the NumPy loop below,
@@ -408,12 +379,8 @@ def ho_kashyap(
     if max_iter < 0 or max_iter != int(max_iter):
         raise ValueError(f"max_iter must be a non-negative integer, got {max_iter!r}")
     max_iter = int(max_iter)
-    plan = {"driver": "auto", "by_columns_max_entries": BY_COLUMNS_MAX_ENTRIES, "segment_steps": SEGMENT_STEPS,
-            "threads": None, "pivot_tol": None, "cg_forcing": None, "segment": None, "blas_limit": None,
-            "polish": True, "singular": None, **(_plan or {})}
-    if plan["driver"] not in DRIVERS:
-        raise ValueError(f"_plan['driver'] must be one of {DRIVERS}, got {plan['driver']!r}")
-    design = as_design(Y, plan["by_columns_max_entries"])
+    plan = HKPlan.of(_plan)
+    design = as_design(Y, plan.by_columns_max_entries)
     n_samples, n_cols = design.shape
     for name, value, expected in (("initial_weights", initial_weights, n_cols),
                                   ("initial_margin", initial_margin, n_samples)):
@@ -423,7 +390,7 @@ def ho_kashyap(
         raise ValueError(f"n_iter_no_change must be None or a positive integer, got {n_iter_no_change!r}")
     if Y_val is not None and (Y_val.ndim != 2 or Y_val.shape[0] == 0 or Y_val.shape[1] != n_cols):
         raise ValueError(f"Y_val must have at least one row and {n_cols} columns, got shape {Y_val.shape}")
-    Y_val = as_design(Y_val, plan["by_columns_max_entries"])
+    Y_val = as_design(Y_val, plan.by_columns_max_entries)
 
     ridge, offset = _ridge_and_offset(C)
     B = design.constant_vector(b0) if initial_margin is None else design.vector(initial_margin)
@@ -433,26 +400,26 @@ def ho_kashyap(
     # hence other validation scores.  Without validation rows only Y W matters until the end, and the faster
     # preconditioned solves are mapped to the minimum norm once (_finish).
     records_validation = Y_val is not None
-    # _plan["singular"] = "eigh" (an in-memory design): a singular system without C is factored from its Gram
+    # _plan.singular = "eigh" (an in-memory design): a singular system without C is factored from its Gram
     # matrix, never from a dense copy of Y (HoKashyapClassifierCV's runs on views of large X)
-    singular = {"singular": "eigh"} if plan["singular"] == "eigh" else {}
+    singular = {"singular": "eigh"} if plan.singular == "eigh" else {}
     factor = design.least_squares_solver(ridge, gram=gram, minimum_norm=records_validation, **singular)
     if isinstance(factor, IterativeLeastSquares) and update == "margin" and loss == "squared":
         # W_k = (YᵀY + CĨ)⁻¹Yᵀ(B_k + offset) for a fixed system: inexact solves inside the iteration,
         # the returned weights re-solved in full (_polished)
-        factor.forcing = iteration_forcing(factor.Y, plan["cg_forcing"])
+        factor.forcing = iteration_forcing(factor.Y, plan.cg_forcing)
         # Y W of each inexact W-step from CG's own products Y d: the pass after it makes no product of its own
         factor.track_fitted = factor.forcing > 0
     with serial_blas_for(factor):  # the whole iteration, when the sparse products run on threads
         # W_1 (often k̂ on wide data) in full where its validation error is recorded: an inexact first solve,
         # from zero, would stop at the forcing share of all of W_1, not of a small step
         first_solve = {"tol": factor.tol} if records_validation and isinstance(factor, IterativeLeastSquares) else {}
-        shared_first = (_first_weights is not None and initial_weights is None
+        shared_first = (plan.first_weights is not None and initial_weights is None
                         and isinstance(factor, IterativeLeastSquares))
         if initial_weights is not None:
             W = design.solver_weights(np.array(initial_weights, dtype=float))
         elif shared_first:
-            W = factor.adopt(_first_weights)
+            W = factor.adopt(plan.first_weights)
         else:
             W = design.solve_target(factor, B, offset, **first_solve)
         options = dict(
@@ -460,11 +427,11 @@ def ho_kashyap(
             stop_at_separation=stop_at_separation, ridge=ridge, offset=offset,
             # Without a penalty, Yᵀ D E = 0 at every iterate, so E <= 0 is a proof.
             can_prove=ridge == 0.0, Y_val=Y_val, n_iter_no_change=n_iter_no_change, validation_tol=float(validation_tol),
-            validation_reference=np.inf if _validation_reference is None else float(_validation_reference),
+            validation_reference=np.inf if plan.validation_reference is None else float(plan.validation_reference),
         )
         absolute = loss == "absolute"
-        if _lockstep is not None:
-            ticket = _left_to_lockstep(*_lockstep, design, factor, W, B, plan, options, absolute=absolute,
+        if plan.lockstep is not None:
+            ticket = _left_to_lockstep(*plan.lockstep, design, factor, W, B, plan, options, absolute=absolute,
                                        update=update, traced=trace is not None,
                                        finish=lambda run, driver, threads: _finish(
                                            design, run, options, update=update, initial_weights=initial_weights,
@@ -479,7 +446,7 @@ def ho_kashyap(
         if run is None:  # not covered, or an IRLS system needed more than a Cholesky factor
             driver = "python" if driver is None else driver + ", then python"
             run = _iterate(design, factor, W, B, update=update, absolute=absolute, regularized=C is not None,
-                           irls_floor=irls_floor, trace=trace, polish=plan["polish"], **options)
+                           irls_floor=irls_floor, trace=trace, polish=plan.polish, **options)
         return _finish(design, run, options, update=update, initial_weights=initial_weights,
                        keep_history=record_history or trace is not None, trace=trace,
                        plan={"driver": driver, "factorization": factor.method, "dtype": design.dtype.name,
@@ -500,7 +467,7 @@ def shared_first_weights(X, targets, rows=None, *, C=None, b0=_DEFAULTS.b0):
     :math:`Y_k^t \\mathbf{1} = [X_R, \\mathbf{1}]^t y_k`: one solve with the problems' labels as its columns
     (:meth:`linsep._core.linalg.IterativeLeastSquares.solve`, one pass over ``X`` per CG step for all of them)
     gives every :math:`W_1`, to the tolerance each problem's own solve would meet, and with ``C = None`` in the
-    row space, as :func:`ho_kashyap`'s solves with validation rows are.  For ``_first_weights``.
+    row space, as :func:`ho_kashyap`'s solves with validation rows are.  For ``HKPlan.first_weights``.
 
     Parameters
     ----------
@@ -530,13 +497,13 @@ def _compiled_covers(design, plan, options, *, absolute, update, traced):
     """Whether the compiled segment covers the fit: the margin update on dense in-memory data, untraced, and
     (driver ``"auto"``) a problem large enough to pay for it."""
     Y_val = options["Y_val"]
-    if (plan["driver"] == "python" or traced or update != "margin" or not design.offers_compiled
+    if (plan.driver == "python" or traced or update != "margin" or not design.offers_compiled
             or (Y_val is not None and not Y_val.offers_compiled)):
         return False
     entries = design.size + (0 if Y_val is None else Y_val.size)
     # A toy problem (the Python driver is done before compiled code would load), or wide IRLS (LAPACK
     # refactors YᵀDY faster than the compiled loop's Cholesky).
-    return not (plan["driver"] == "auto" and (entries < COMPILED_MIN_ENTRIES
+    return not (plan.driver == "auto" and (entries < COMPILED_MIN_ENTRIES
                                               or (absolute and design.shape[1] > COMPILED_IRLS_MAX_COLUMNS)))
 
 
@@ -544,12 +511,12 @@ def _compiled_factor(factor, plan, *, absolute):
     """``(matrix, spectral, driver)``: the factor the compiled segment applies to ``design`` itself, else ``None``.
 
     A Cholesky factor ``L`` (``spectral`` False), or an eigh factor's ``M`` (``spectral`` True, squared
-    errors; under driver ``"auto"`` only with ``_plan["singular"] = "eigh"``).  (The SVD of a rank-deficient
+    errors; under driver ``"auto"`` only with ``_plan.singular = "eigh"``).  (The SVD of a rank-deficient
     ``Y`` iterates on another design, its rotated basis: :func:`_compiled_run`.)
     """
     if factor.method == "cholesky":
         return factor.cholesky_factor, False, "compiled"
-    if factor.method == "eigh" and not absolute and (plan["driver"] == "compiled" or plan["singular"] == "eigh"):
+    if factor.method == "eigh" and not absolute and (plan.driver == "compiled" or plan.singular == "eigh"):
         # (YᵀY + CĨ)⁺ = M Mᵀ with M = S V Λ^{-1/2}: the compiled W-step applies M (Mᵀ g), the Python
         # driver's S V Λ⁻¹ Vᵀ S g regrouped (the same iterates to rounding), in the original coordinates (so
         # starting weights need no basis).  Under driver "auto" only where the caller factors singular
@@ -566,7 +533,7 @@ def _left_to_lockstep(lockstep, fold, design, factor, W, B, plan, options, *, ab
     Squared errors only (IRLS refactors per run), the fold's own rows, and the custom ``segment`` or
     ``threads`` of a ``_plan`` keep the run alone.
     """
-    if absolute or plan["segment"] is not None or plan["threads"] is not None or options["Y_val"] is None:
+    if absolute or plan.segment is not None or plan.threads is not None or options["Y_val"] is None:
         return None
     if not _compiled_covers(design, plan, options, absolute=absolute, update=update, traced=traced):
         return None
@@ -584,14 +551,15 @@ def _compiled_run(design, factor, W, B, plan, options, *, absolute, update, irls
 
     It covers the margin update on dense in-memory data (and validation data), untraced, with a
     Cholesky factor, or (squared errors, no starting weights) the SVD of a rank-deficient ``Y``, or (squared
-    errors; under driver ``"auto"`` with ``_plan["singular"] = "eigh"``) an eigh factor.
+    errors; under driver ``"auto"`` with ``_plan.singular = "eigh"``) an eigh factor.
     """
     if not _compiled_covers(design, plan, options, absolute=absolute, update=update, traced=traced):
         return None, None, 1
     Y_val = options["Y_val"]
-    compiled = dict(options, segment_steps=plan["segment_steps"], threads=plan["threads"],
-                    pivot_tol=plan["pivot_tol"], check_finite=_check_finite, irls_floor=irls_floor,
-                    segment=plan["segment"], blas_limit=plan["blas_limit"])
+    compiled = dict(options, segment_steps=SEGMENT_STEPS if plan.segment_steps is None else plan.segment_steps,
+                    threads=plan.threads,
+                    pivot_tol=plan.pivot_tol, check_finite=_check_finite, irls_floor=irls_floor,
+                    segment=plan.segment, blas_limit=plan.blas_limit)
     direct = _compiled_factor(factor, plan, absolute=absolute)
     if direct is not None:
         matrix, spectral, driver = direct
@@ -671,9 +639,9 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
              validation_tol=0.0, validation_reference=np.inf, trace=None, polish=True):
     """The Python driver: every variant, on any design (the reference for the compiled segment).
 
-    Each iteration is one fused pass of the design (:meth:`~linsep.designs.base.Design.hk_pass`),
-    the rules of ``linsep.solvers.ho_kashyap.rules``, and the W-step on the host; the design hands out the iterates
-    (:meth:`~linsep.designs.base.Design.hk_iterates`), the driver applies the rules to each in turn.  With a ``trace`` it records
+    Each iteration is one pass over the design (:func:`linsep.solvers.ho_kashyap.step.hk_pass`),
+    the rules of ``linsep.solvers.ho_kashyap.rules``, and the W-step on the host; the step module hands out the
+    iterates (:func:`linsep.solvers.ho_kashyap.step.hk_iterates`), the driver applies the rules to each in turn.  With a ``trace`` it records
     ``a(k), b(k), e(k)`` as row ``k + 1`` (the lecture's numbering).
     """
     D = None
@@ -685,7 +653,7 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
     def criterion(state, W):
         return state.J + ridge * float(W[:-1] @ W[:-1]) if regularized else state.J
 
-    state = design.hk_pass(W, B, D, **pass_options)
+    state = hk_pass(design, W, B, D, **pass_options)
     J = criterion(state, W)
     early_stopping = Y_val is not None
     history = {"criterion": [J]}
@@ -724,7 +692,7 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
     best_E = design.host(state.E) if count_all else None
 
     certificate = None
-    steps = None  # the design's iterator over the next iterates (Design.hk_iterates)
+    steps = None  # the iterator over the next iterates (step.hk_iterates)
     k = 0
     J_prev = np.nan  # no change of J yet
     W_prev = None  # no previous iterate yet (W may live on a device: no NumPy placeholder)
@@ -743,7 +711,7 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
             if iterative and update == "margin":
                 # YᵀD E = 0 holds only to the solve's tolerance: re-solve tightly, then check u = −D E.
                 W = design.solve_target(factor, B, offset, tol=CG_PROOF_RTOL)
-                state = design.hk_pass(W, B, D, **pass_options)
+                state = hk_pass(design, W, B, D, **pass_options)
                 J = criterion(state, W)
                 steps = None  # the next iterates start from this re-solved one
             if rules.proof_test(state.max_e, state.min_e, state.max_b, PROOF_RTOL):
@@ -765,7 +733,7 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
             break
 
         if steps is None:  # the design's iterates from here (dask computes several per round trip)
-            steps = design.hk_iterates(state, W, B, D, factor, update=update, learning_rate=learning_rate,
+            steps = hk_iterates(design, state, W, B, D, factor, update=update, learning_rate=learning_rate,
                                        irls_floor=irls_floor, pass_options=pass_options, limit=max_iter - k)
         W_prev = W
         W, B, D, factor, state = next(steps)

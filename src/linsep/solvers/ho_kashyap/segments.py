@@ -1,5 +1,7 @@
-"""The dense design's fast path: the Ho–Kashyap iteration in compiled segments.
+"""The dense design's fast path, driven from Python: the Ho–Kashyap iteration in compiled segments.
 
+This module holds no compiled code: the segment is in :mod:`.loops` (and the float32 row pass in :mod:`.rows`);
+here its records are filled, it is called segment by segment, and the cross-validation's lockstep is run.
 :func:`iterate_compiled` runs ``linsep.solvers.ho_kashyap.loops.ho_kashyap_segment`` (the
 same rules as the Python driver of :mod:`linsep.solvers.ho_kashyap`, from
 ``linsep.solvers.ho_kashyap.rules``) on an :class:`~linsep.designs.memory.InMemoryDesign`
@@ -26,12 +28,13 @@ from linsep.solvers.ho_kashyap.rules import (
 )
 from linsep._core.certificates import nonseparability_certificate
 from linsep._core.linalg import PIVOT_TOL
-from linsep.solvers.ho_kashyap.loops import ho_kashyap_segment
+from linsep.solvers.ho_kashyap.loops import (PROGRESS, SegmentData, SegmentOptions, SegmentRecords, SegmentVectors,
+                                             ho_kashyap_segment)
 from linsep._core.result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE
 from linsep._core.threads import PARALLEL_LOCK, pass_threads, row_chunks, serial_blas
 from linsep._core.compilation import prepare
 
-__all__ = ["SEGMENT_STEPS", "HKRun", "Lockstep", "iterate_compiled"]
+__all__ = ["SEGMENT_STEPS", "HKRun", "Lockstep", "LockstepTicket", "iterate_compiled", "segment_options"]
 
 # Iterations per call of the compiled loop: its history buffers are allocated
 # per segment, so an unbounded max_iter never allocates an unbounded array.
@@ -73,7 +76,7 @@ def iterate_compiled(design, L, W, B, *, factor, absolute, irls_floor, learning_
     factorisation's own) is the Cholesky pivot test of the IRLS systems.  ``segment`` (``None``:
     ``ho_kashyap_segment``) is the compiled segment called and ``blas_limit`` (``None``:
     ``linsep._core.threads.serial_blas``) the BLAS limit the IRLS pass runs under: tests pass wrappers that
-    observe them (``ho_kashyap(..., _plan={"segment": ..., "blas_limit": ...})``).  ``spectral`` (squared errors
+    observe them (``ho_kashyap(..., _plan=HKPlan(segment=..., blas_limit=...))``).  ``spectral`` (squared errors
     only): ``L`` is the ``p × r`` factor of an eigendecomposition
     (``linsep._core.linalg.LeastSquaresFactor.spectral_factor``), each W-step ``L (Lᵀ g)``.
     """
@@ -103,24 +106,27 @@ def iterate_compiled(design, L, W, B, *, factor, absolute, irls_floor, learning_
     E = np.empty(n_samples, dtype=dtype)
     best_W = np.empty(n_cols)
     W_prev = np.full(n_cols, np.nan)  # the previous iterate (IRLS fixed point); none yet
-    # k, J_k, J_{k-1}, best k, best count, improving k, the patience's reference error
-    state = np.array([0.0, np.nan, np.nan, 0.0, np.inf, 0.0, float(validation_reference)])
+    progress = np.array([0.0, np.nan, np.nan, 0.0, np.inf, 0.0])  # loops.PROGRESS, at k = 0
+    assert progress.shape == (len(PROGRESS),)
     L = np.array(L, dtype=float, order="C")  # refactored in place by IRLS
     D = np.ones(n_samples) if absolute else np.empty(0)  # IRLS weights D_0 = I
+    data = SegmentData(X, y, rows, X_val, y_val, rows_val)
+    vectors = SegmentVectors(L, W, B, E, D, best_W, W_prev)
+    options = segment_options(offset=offset, learning_rate=learning_rate, ridge=ridge, irls_floor=irls_floor,
+                              pivot_tol=PIVOT_TOL if pivot_tol is None else pivot_tol, tol=tol, relative=relative,
+                              stop_at_separation=stop_at_separation, can_prove=can_prove,
+                              n_iter_no_change=n_iter_no_change, validation_tol=validation_tol,
+                              validation_reference=validation_reference, merged=merged, spectral=spectral)
     traces = {"criterion": [], "training_errors": [], "validation_error": []}
     blas_limit = serial_blas if blas_limit is None else blas_limit
     parallel = n_chunks > 1 and PARALLEL_LOCK.acquire(blocking=False)
     try:
         with blas_limit(absolute and not by_columns):  # IRLS Gram products: rows split over chunks, not BLAS
-            status = _run_segments(
-                X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks if parallel else 1, L, W, B, E, D, state,
-                best_W, W_prev, traces, merged=merged, factor=factor, has_val=has_val, n_val=Y_val.shape[0] if has_val else 0,
-                irls_floor=irls_floor, learning_rate=learning_rate, max_iter=max_iter, tol=tol, relative=relative,
-                stop_at_separation=stop_at_separation, ridge=ridge, offset=offset, can_prove=can_prove,
-                segment_steps=segment_steps, check_finite=check_finite, spectral=bool(spectral),
-                segment=ho_kashyap_segment if segment is None else segment,
-                n_iter_no_change=patience_code(n_iter_no_change), validation_tol=float(validation_tol),
-                pivot_tol=PIVOT_TOL if pivot_tol is None else float(pivot_tol))
+            status = _run_segments(data, vectors, progress, options, traces, by_columns=by_columns,
+                                   threads=n_chunks if parallel else 1, factor=factor, has_val=has_val,
+                                   n_val=Y_val.shape[0] if has_val else 0, max_iter=max_iter,
+                                   segment_steps=segment_steps, check_finite=check_finite,
+                                   segment=ho_kashyap_segment if segment is None else segment)
     finally:
         if parallel:
             PARALLEL_LOCK.release()
@@ -134,8 +140,26 @@ def iterate_compiled(design, L, W, B, *, factor, absolute, irls_floor, learning_
     if status == NOT_SEPARABLE and is_nonseparability_proof(np.asarray(E, dtype=float), np.asarray(B, dtype=float),
                                                             PROOF_RTOL):
         certificate = nonseparability_certificate(E, D if absolute else None)
-    return HKRun(W=W, B=B, k=int(state[0]), status=status, factor=factor, certificate=certificate,
-                 history=history, best_W=best_W if has_val else None, best_iter=int(state[3])), threads_used
+    return HKRun(W=W, B=B, k=int(progress[PROGRESS.index("k")]), status=status, factor=factor,
+                 certificate=certificate, history=history, best_W=best_W if has_val else None,
+                 best_iter=int(progress[PROGRESS.index("best_iter")])), threads_used
+
+
+def segment_options(*, offset, learning_rate, ridge, irls_floor, pivot_tol, tol, relative, stop_at_separation,
+                    can_prove, n_iter_no_change, validation_tol, validation_reference, merged, spectral,
+                    max_steps=0, record_first=True):
+    """The :class:`~linsep.solvers.ho_kashyap.loops.SegmentOptions` of a run, each field cast to its one type.
+
+    numba compiles a variant per type of each field: a ``C`` given as an int, or a tolerance as a NumPy float,
+    would compile the segment anew.  ``n_iter_no_change`` is the rules' code (``rules.patience_code``) or ``None``.
+    """
+    return SegmentOptions(offset=float(offset), mu=float(learning_rate), ridge=float(ridge),
+                          irls_floor=float(irls_floor), pivot_tol=float(pivot_tol), max_steps=int(max_steps),
+                          tol=float(tol), relative=bool(relative), stop_at_separation=bool(stop_at_separation),
+                          can_prove=bool(can_prove), proof_rtol=float(PROOF_RTOL), record_first=bool(record_first),
+                          n_iter_no_change=int(patience_code(n_iter_no_change)), validation_tol=float(validation_tol),
+                          validation_reference=float(validation_reference), merged=bool(merged),
+                          spectral=bool(spectral))
 
 
 def segment_selectors(*, by_columns, chunked, threads, reweighted):
@@ -153,40 +177,36 @@ def _increasing(rows):
     return rows.shape[0] > 0 and bool(np.all(rows[1:] > rows[:-1]))
 
 
-def _run_segments(X, y, rows, X_val, y_val, rows_val, by_columns, n_chunks, L, W, B, E, D, state, best_W, W_prev,
-                  traces, *, merged, factor, has_val, n_val, irls_floor, learning_rate, max_iter, tol, relative,
-                  stop_at_separation, ridge, offset, can_prove, segment_steps, check_finite, pivot_tol,
-                  n_iter_no_change, validation_tol, segment, spectral):
+def _run_segments(data, vectors, progress, options, traces, *, by_columns, threads, factor, has_val, n_val, max_iter,
+                  segment_steps, check_finite, segment):
     """Call the compiled loop segment by segment; return the status, or ``None`` for an ill-conditioned IRLS system."""
-    chunked = not by_columns and row_chunks.py_func(E.shape[0], X.shape[1]) > 1
-    selectors = segment_selectors(by_columns=by_columns, chunked=chunked, threads=n_chunks, reweighted=D.shape[0] > 0)
+    E, D = vectors.E, vectors.D
+    chunked = not by_columns and row_chunks.py_func(E.shape[0], data.X.shape[1]) > 1
+    selectors = segment_selectors(by_columns=by_columns, chunked=chunked, threads=threads, reweighted=D.shape[0] > 0)
     status = None
     while status is None:
-        steps = min(segment_steps, max_iter - int(state[0]))
-        criterion = np.empty(steps + 1)
-        training_errors = np.empty(steps + 1, dtype=np.int64)
-        validation_counts = np.empty(steps + 1 if has_val else 0, dtype=np.int64)
-        # Scalars cast to one type each, so that numba compiles the loop once, not per argument type.
-        args = (X, y, rows, X_val, y_val, rows_val, *selectors, L, W, B, E, D, float(offset), float(learning_rate),
-                float(ridge), float(irls_floor), pivot_tol, best_W, state, criterion, training_errors,
-                validation_counts, int(steps), float(tol), bool(relative), bool(stop_at_separation), bool(can_prove),
-                PROOF_RTOL, not traces["criterion"], W_prev, int(n_iter_no_change), float(validation_tol),
-                bool(merged), spectral)
-        if not traces["criterion"]:
+        steps = min(segment_steps, max_iter - int(progress[0]))
+        records = SegmentRecords(np.empty(steps + 1), np.empty(steps + 1, dtype=np.int64),
+                                 np.empty(steps + 1 if has_val else 0, dtype=np.int64))
+        first = not traces["criterion"]
+        args = (data, *selectors, vectors, progress, records,
+                options._replace(max_steps=int(steps), record_first=first))
+        if first:
             # The variant is decided by the selectors and the types of the data and vectors (the rest is fixed).
             prepare(segment, args, "the Ho–Kashyap loop",
-                    key=(selectors, X.dtype, X_val.dtype, B.dtype, E.dtype, D.dtype, y.dtype, y_val.dtype))
+                    key=(selectors, data.X.dtype, data.X_val.dtype, vectors.B.dtype, E.dtype, D.dtype, data.y.dtype,
+                         data.y_val.dtype))
         code, n_recorded = segment(*args)
         if code == HK_ILL_CONDITIONED:
             return None
-        traces["criterion"].append(criterion[:n_recorded])
-        traces["training_errors"].append(training_errors[:n_recorded])
-        traces["validation_error"].append(validation_counts[:n_recorded] / max(n_val, 1))
-        if state[0] > 0:  # a non-finite J_0 (from huge initial weights) is repaired by the first solve
-            check_finite(state[1], int(state[0]), factor)
+        traces["criterion"].append(records.criterion[:n_recorded])
+        traces["training_errors"].append(records.training_errors[:n_recorded])
+        traces["validation_error"].append(records.validation_errors[:n_recorded] / max(n_val, 1))
+        if progress[0] > 0:  # a non-finite J_0 (from huge initial weights) is repaired by the first solve
+            check_finite(progress[1], int(progress[0]), factor)
         if code != HK_BUDGET_SPENT:
             status = _STATUS_OF_CODE[code]
-        elif state[0] >= max_iter:
+        elif progress[0] >= max_iter:
             status = MAX_ITER
     return status
 
@@ -211,7 +231,7 @@ class Lockstep:
     """The runs of a cross-validation wave on one ``X``, iterated side by side: one read of ``X`` per iteration.
 
     ``HoKashyapClassifierCV`` hands each (C, fold) run of a wave to
-    :func:`linsep.solvers.ho_kashyap.ho_kashyap` with ``_lockstep=(lockstep, fold)``; a run the compiled
+    :func:`linsep.solvers.ho_kashyap.ho_kashyap` with ``_plan=HKPlan(lockstep=(lockstep, fold))``; a run the compiled
     segment would iterate by rows, with the fold's validation rows merged into its pass, is set up there
     (its factor, ``W_1``) and left here (:meth:`add` returns a ticket), any other runs as usual.  :meth:`results`
     then iterates every ticket's run at once: each iteration is one pass over ``X``
@@ -274,6 +294,7 @@ class Lockstep:
 
     def _iterate(self):
         from linsep.solvers.ho_kashyap.loops import _cholesky_solve, _spectral_solve, lockstep_pass, lockstep_statistics
+        from linsep.solvers.ho_kashyap.rows import LockstepParts, LockstepRuns
         from linsep.solvers.ho_kashyap.rules import is_nonseparability_proof, patience_spent, stop_code, \
             validation_improved
 
@@ -301,8 +322,8 @@ class Lockstep:
         def pass_of(active):
             """The pass of the runs ``active``: their statistics and validation counts, by run."""
             index = np.asarray(active, dtype=np.int64)
-            chunks = lockstep_pass(X, self.y, self.fold_of, run_fold, index, W, B, E, B_next, n_train, offset, two_mu,
-                                   tol, parts, reals, flags, counts, self.threads)
+            chunks = lockstep_pass(X, self.y, self.fold_of, index, LockstepRuns(W, B, E, B_next, n_train, offset, run_fold),
+                                   LockstepParts(parts, reals, flags, counts), two_mu, tol, self.threads)
             out = {}
             for a, k in enumerate(active):
                 c = int(chunks[a])

@@ -1,0 +1,208 @@
+"""The Ho–Kashyap step, written once for NumPy-like namespaces: the pass, the margin update, IRLS → W → B → pass.
+
+One iteration of the margin-update rule (Ho & Kashyap 1965; Łęski 2004, eqs. 6–9) from the iterate
+:math:`(W_k, B_k, D_k)`:
+
+.. math::
+
+    E_k = Y W_k - \\mathit{offset} - B_k, \\qquad
+    B_{k+1} = B_k + \\mu (E_k + |E_k|) = B_k + 2\\mu \\max(E_k, 0),
+
+    W_{k+1} = (Y^t D Y + C \\tilde I)^{-1} Y^t D (B_{k+1} + \\mathit{offset})
+    \\quad\\text{(or } W_k + \\mu (Y^t D Y + C \\tilde I)^{-1} Y^t D |E_k| \\text{, modified HK)},
+
+with :math:`D = I` (squared errors) or the IRLS weights :math:`D_{k+1}` of :math:`E_k` (absolute errors,
+:func:`linsep._core.irls.irls_weights`).  The designs (:mod:`linsep.designs`) only move data and compute
+products (``Y W``, ``Yᵀ v``, Gram matrices, the W-step's solve); what is done with them is here:
+
+* :func:`next_margin` — the margin update, in any namespace (NumPy, an array-API namespace, a dask block's
+  NumPy arrays).  Its two other homes are compiled: the float64 pass of :mod:`.loops`
+  (``_pass_by_columns``) and the row update of :mod:`.rows` (``_margin_update``, shared by the float64 and
+  float32 passes by rows); ``tests/solvers/ho_kashyap/test_step.py`` pins the three equal.
+* :class:`NamespacePass` — one pass over a design whose products are arrays of a namespace (memory, array API):
+  ``E``, :math:`B_{k+1}` and the rules' statistics.
+* :func:`hk_pass` — the pass of any design: :class:`NamespacePass`, or the design's own fused pass where one
+  round trip per pass matters (dask: every block computes its share with :func:`next_margin` where it lives).
+* :func:`hk_step` and :func:`hk_iterates` — the step and the iterates the Python driver
+  (:func:`linsep.solvers.ho_kashyap.solver._iterate`) takes one at a time; a design that chains several
+  iterates per round trip (dask) runs :func:`hk_step` itself, on its workers.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+
+from linsep._core.certificates import nonseparability_certificate
+from linsep._core.irls import irls_weights
+from linsep._core.linalg import IterativeLeastSquares
+
+__all__ = ["NamespacePass", "hk_iterates", "hk_pass", "hk_step", "next_margin"]
+
+
+def next_margin(B, E, two_mu, xp=np):
+    """:math:`B_{k+1} = B_k + 2\\mu \\max(E_k, 0)`: the margin grows only where ``Y W`` exceeds its target.
+
+    ``μ (E + |E|) = 2μ max(E, 0)`` (Ho & Kashyap 1965); ``two_mu`` is :math:`2\\mu`.  ``B`` and ``E`` are
+    arrays of the namespace ``xp`` (a NumPy array, an array-API array, one dask block's rows).
+    """
+    # (NumPy's own maximum: its clip costs twice as much on the small vectors of the Python driver)
+    return B + two_mu * (np.maximum(E, 0.0) if xp is np else xp.clip(E, 0.0, None))
+
+
+class NamespacePass:
+    """One Ho–Kashyap pass for the iterate ``(W_k, B_k, D_k)`` on a design whose products are arrays.
+
+    ``design`` offers ``xp`` (its namespace), ``scores(W)`` (``Y W``), ``read_scalars`` (0-d arrays as host
+    numbers, in one copy where that costs a device sync), ``reweighted_factor(factor, D)`` and
+    ``solve_weighted(factor, r, D)`` (:math:`(Y^t D Y + C \tilde I)^{-1} Y^t D r`).
+
+    Attributes: ``J = E_kᵀ D_k E_k`` (no penalty), ``wrong`` (count of ``Y W_k <= 0``), ``separated``
+    (all ``Y W_k > 0``), ``max_e``, ``min_e`` (of ``E_k``), ``max_b`` (``max |B_k|``), ``fixed_point``
+    (``|E_k| <= tol (B_k + offset)`` componentwise), ``val_errors`` (the validation count, or ``None``),
+    ``E`` and ``B_next`` (:func:`next_margin`).  ``fitted``: ``Y W_k`` where the W-step's solver kept it
+    (:meth:`linsep._core.linalg.IterativeLeastSquares.fitted_values`), sparing the product.
+    """
+
+    def __init__(self, design, W, B, D, *, offset, two_mu, tol, validation=None, fitted=None):
+        xp = design.xp
+        self.design, self.xp, self.B, self.D, self.offset, self.two_mu, self.tol = design, xp, B, D, offset, two_mu, tol
+        self.Z = Z = design.scores(W) if fitted is None else fitted
+        self.E = Z - B if offset == 0.0 else Z - offset - B
+        if xp is np:  # on the host each statistic the rules do not read every pass is computed when asked for
+            self.J, self.wrong = float(self._statistic("J")), int(self._statistic("wrong"))
+        else:  # a device: the other statistics come to the host with these, in one copy (one sync)
+            names = ("J", "wrong", "min_z", "max_e", "min_e", "max_b", "fixed_point")
+            values = dict(zip(names, design.read_scalars([self._statistic(name) for name in names])))
+            self.J, self.wrong = values["J"], int(values["wrong"])
+            self.__dict__.update(separated=values["min_z"] > 0, max_e=values["max_e"], min_e=values["min_e"],
+                                 max_b=values["max_b"], fixed_point=bool(values["fixed_point"]))
+        self.val_errors = None if validation is None else validation.count_nonpositive(W)[0]
+        self._step_weights = D  # the D of the next W-step: D_k, or D_{k+1} once reweighted
+
+    def _statistic(self, name):
+        """The statistic ``name`` as an array of the namespace (a 0-d array, or a NumPy number)."""
+        xp, E, B, Z = self.xp, self.E, self.B, self.Z
+        if name == "J":
+            return E @ E if self.D is None else E @ (self.D * E)
+        if name == "wrong":
+            return xp.count_nonzero(Z <= 0)
+        if name in ("min_z", "max_e", "min_e"):
+            return (xp.min if name != "max_e" else xp.max)(Z if name == "min_z" else E)
+        if name == "max_b":
+            return xp.max(xp.abs(B))
+        # |E| <= tol (B + offset) componentwise moves no B_i by more than 2μ·tol of itself and, for tol < 1,
+        # gives Y W = B + E > 0 already
+        target = B + self.offset
+        return xp.all((target > 0) & (xp.abs(E) <= self.tol * target))
+
+    @cached_property
+    def separated(self):
+        return bool(self._statistic("min_z") > 0)
+
+    @cached_property
+    def max_e(self):
+        return float(self._statistic("max_e"))
+
+    @cached_property
+    def min_e(self):
+        return float(self._statistic("min_e"))
+
+    @cached_property
+    def max_b(self):
+        return float(self._statistic("max_b"))
+
+    @cached_property
+    def fixed_point(self):
+        return bool(self._statistic("fixed_point"))
+
+    @cached_property
+    def B_next(self):
+        return next_margin(self.B, self.E, self.two_mu, self.xp)
+
+    def reweighted(self, factor, irls_floor):
+        """IRLS: (the factor of :math:`Y^t D_{k+1} Y + C \\tilde I`, :math:`D_{k+1}`) from this pass's ``E``."""
+        # max |E| from the statistics (no extra device sync where they were read at once)
+        largest = max(self.max_e, -self.min_e)
+        D = irls_weights(self.E, irls_floor, largest, xp=self.xp)
+        self._step_weights = D
+        return self.design.reweighted_factor(factor, D), D
+
+    def solve_margin(self, factor):
+        """:math:`W_{k+1} = (Y^t D Y + C \\tilde I)^{-1} Y^t D (B_{k+1} + \\mathit{offset})`."""
+        target = self.B_next if self.offset == 0.0 else self.B_next + self.offset
+        return self.design.solve_weighted(factor, target, self._step_weights)
+
+    def solve_increment(self, factor):
+        """``(YᵀDY + CĨ)⁻¹ YᵀD |E_k|``: modified HK's increment of ``W``."""
+        return self.design.solve_weighted(factor, self.xp.abs(self.E), self._step_weights)
+
+    def certificate(self):
+        """``u = D_k max(−E_k, 0)``: the non-separability certificate."""
+        return nonseparability_certificate(self.E, self.D, xp=None if self.xp is np else self.xp)
+
+
+def hk_pass(design, W, B, D, *, offset, two_mu, tol, update, irls, validation=None, fitted=None):
+    """The pass of ``(W_k, B_k, D_k)`` on ``design``: its fused pass (``fused_margin_pass``, dask), else :class:`NamespacePass`."""
+    fused = getattr(design, "fused_margin_pass", None)
+    if fused is not None:
+        return fused(W, B, D, rule=next_margin, offset=offset, two_mu=two_mu, tol=tol, update=update, irls=irls,
+                     validation=validation)
+    return NamespacePass(design, W, B, D, offset=offset, two_mu=two_mu, tol=tol, validation=validation,
+                         fitted=fitted)
+
+
+def hk_step(state, W, D, factor, *, update, learning_rate, irls_floor, irls, next_pass):
+    """One Ho–Kashyap step after the pass ``state`` of ``(W_k, B_k, D_k)``: returns ``(W, B, D, factor, state)``.
+
+    IRLS (``irls``): ``(factor, D) = state.reweighted(factor, irls_floor)``; then
+    :math:`W_{k+1} = W_k + \\mu (Y^t D Y + C \\tilde I)^{-1} Y^t D |E_k|` (``update="weights"``) or
+    :math:`W_{k+1} = (Y^t D Y + C \\tilde I)^{-1} Y^t D (B_{k+1} + \\mathit{offset})`,
+    :math:`B_{k+1}` = ``state.B_next``, and ``next_pass(W, B, D, fitted)``, the pass of the new iterate
+    (``fitted``: ``Y W`` from an iterative solver's own products, or ``None``).
+    """
+    if irls:
+        factor, D = state.reweighted(factor, irls_floor)
+    if update == "weights":
+        W = W + learning_rate * state.solve_increment(factor)
+    B = state.B_next
+    fitted = None
+    if update == "margin":
+        W = state.solve_margin(factor)
+        if isinstance(factor, IterativeLeastSquares):  # Y W from CG's own products Y d, if it kept them
+            fitted = factor.fitted_values(W)
+    return W, B, D, factor, next_pass(W, B, D, fitted)
+
+
+def hk_iterates(design, state, W, B, D, factor, *, update, learning_rate, irls_floor, pass_options, limit=None):
+    """The iterates after ``state`` (the pass of ``(W_k, B_k, D_k)``): an iterator of ``(W, B, D, factor, state)``.
+
+    Each is :func:`hk_step` with the pass :func:`hk_pass` (``pass_options``).  The driver takes them one at a
+    time and stops when a rule ends the fit; at most ``limit`` are taken (``None``: no bound).  A design whose
+    round trips cost more than a pass (dask) may compute several per round trip
+    (``design.chained_iterates``, running :func:`hk_step` where the data live): the iterates are the same, bit
+    for bit, and an error raised by a step the driver does not reach does not surface.
+    """
+    options = dict(update=update, learning_rate=learning_rate, irls_floor=irls_floor, irls=pass_options["irls"])
+    chained = getattr(design, "chained_iterates", None)
+    if chained is not None:
+        iterates = chained(hk_step, state, W, D, factor, dict(pass_options, rule=next_margin, **options), limit)
+        if iterates is not None:
+            return iterates
+    if getattr(design, "fused_margin_pass", None) is None:  # the namespace pass, called directly
+        namespace_options = {name: pass_options.get(name) for name in ("offset", "two_mu", "tol", "validation")}
+
+        def next_pass(W, B, D, fitted):
+            return NamespacePass(design, W, B, D, fitted=fitted, **namespace_options)
+    else:
+        def next_pass(W, B, D, fitted):
+            return hk_pass(design, W, B, D, fitted=fitted, **pass_options)
+    return _stepped(state, W, D, factor, next_pass, options)
+
+
+def _stepped(state, W, D, factor, next_pass, options):
+    """:func:`hk_step` after ``state``, again and again (see :func:`hk_iterates`)."""
+    while True:
+        W, B, D, factor, state = hk_step(state, W, D, factor, next_pass=next_pass, **options)
+        yield W, B, D, factor, state
