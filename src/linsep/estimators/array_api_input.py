@@ -35,7 +35,8 @@ from linsep.designs.weights import refuse_weights
 from linsep.estimators.base import FitContext, check_class_labels, check_two_classes
 from linsep._core.certificates import FIT_PROOF_RTOL, is_proof
 from linsep._core.signed_design import columns_out_of_range, safe_exponent
-from linsep.solvers.ho_kashyap.params import HKParams, refuse_unsupported, starting_weights
+from linsep.solvers.ho_kashyap.params import HKParams
+from linsep.estimators.base import refuse_unsupported, starting_weights
 from linsep._core.result import CONVERGED, MAX_ITER, SEPARABLE, SolveResult, demote_unproven, demote_unseparated
 from linsep._core.plan import dtype_plan, working_dtype
 

@@ -21,10 +21,12 @@ and from :class:`BaseKernelSeparator` for models with ``dual_coef_``.
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import warnings
 import weakref
 from abc import ABCMeta, abstractmethod
+from dataclasses import dataclass, replace
 
 from numbers import Integral, Real
 
@@ -41,7 +43,7 @@ from linsep.designs.dask import linear_scores, predicted_labels
 from linsep._core.certificates import FIT_PROOF_RTOL, decision_scores, is_proof, separates, side_tolerance
 from linsep._core.signed_design import column_shifts, scale_columns, unscale_coef
 from linsep._core.plan import FLOAT64_ONLY, fit_plan, validation_dtypes
-from linsep._core.result import MAX_ITER, SEPARABLE, demote_unproven, demote_unseparated
+from linsep._core.result import MAX_ITER, NOT_SEPARABLE, SEPARABLE, demote_unproven, demote_unseparated
 from linsep._core.finite import require_finite_model
 from linsep._core.threads import serial_blas_below
 from linsep.designs.weights import check_row_weights, class_weight_table, validated_sample_weight
@@ -49,8 +51,8 @@ from linsep.kernels import KERNELS, kernel_matrix, resolve_gamma, training_sampl
 
 __all__ = ["BaseSeparator", "BaseLinearSeparator", "BaseKernelSeparator", "CLASS_WEIGHT_CONSTRAINT",
            "KERNEL_CONSTRAINTS", "POS_LABEL_CONSTRAINT", "POS_LABEL_DOC", "FitContext", "check_class_labels", "check_two_classes",
-           "encode_pm1", "is_dask_collection",
-           "is_plain_training_data", "rows_with_weight"]
+           "encode_pm1", "estimator_init", "is_dask_collection",
+           "is_plain_training_data", "refuse_unsupported", "rows_with_weight", "starting_weights"]
 
 CLASS_WEIGHT_CONSTRAINT = [None, StrOptions({"balanced"}), dict]
 """Constraint of ``class_weight``: ``None``, ``"balanced"`` or ``{label: weight}`` (as in scikit-learn)."""
@@ -79,6 +81,72 @@ KERNEL_CONSTRAINTS = {
     "coef0": [Real],
 }
 """Parameter constraints of the kernel parameters, shared by every kernel estimator."""
+
+
+def estimator_init(parameters):
+    """An ``__init__`` taking exactly ``parameters`` (name → default) as keyword-only arguments, stored as given.
+
+    scikit-learn reads an estimator's parameters from the signature of its
+    ``__init__``; this one carries an explicit :class:`inspect.Signature`, so
+    ``get_params``, ``clone``, ``repr`` and the estimator checks see the
+    parameters one by one, while their list lives in one table.
+    """
+    names = tuple(parameters)
+
+    def __init__(self, **kwargs):
+        unknown = [name for name in kwargs if name not in parameters]
+        if unknown:
+            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument {unknown[0]!r}")
+        for name in names:
+            setattr(self, name, kwargs.get(name, parameters[name]))
+
+    __init__.__signature__ = inspect.Signature(
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        + [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=parameters[name]) for name in names])
+    return __init__
+
+
+def refuse_unsupported(values, neutral, where, supported=()):
+    """Refuse each parameter of ``neutral`` (name → neutral value) not in ``supported`` that is set away from neutral.
+
+    ``values`` is a mapping, or an object with the parameters as attributes
+    (e.g. :class:`~linsep.solvers.ho_kashyap.params.HKParams`, whose
+    :meth:`~linsep.solvers.ho_kashyap.params.HKParams.neutral` values are the defaults); ``where`` names the backend in the message.  A backend lists
+    what it honours in ``supported``: a parameter added later is refused
+    there until the backend declares it, never silently ignored.
+    """
+    for name, default in neutral.items():
+        if name in supported:
+            continue
+        value = values.get(name, default) if isinstance(values, dict) else getattr(values, name, default)
+        if value is not None and value is not default and _differs(value, default):
+            raise ValueError(f"{name}={value!r} is not available for {where}; fit in memory to use it")
+
+
+def _differs(value, default):
+    """``value != default`` as one truth value; an array (starting weights) given where the default is a scalar differs."""
+    try:
+        return bool(value != default)
+    except (TypeError, ValueError):  # an array's comparison has no single truth value
+        return True
+
+
+def starting_weights(n_classes, n_features, coef_init, intercept_init):
+    """``W_0 = (coef_init, intercept_init)`` (bias last; a missing part is 0), checked; ``None`` if neither is given.
+
+    Starting weights serve two-class problems only (one ``W_0`` per problem).
+    """
+    if coef_init is None and intercept_init is None:
+        return None
+    if n_classes != 2:
+        raise ValueError("coef_init / intercept_init are supported for two-class problems only")
+    coef = np.zeros(n_features) if coef_init is None else np.asarray(coef_init, dtype=float).ravel()
+    if coef.shape[0] != n_features:
+        raise ValueError(f"coef_init has {coef.shape[0]} entries, X has {n_features} features")
+    weights = np.append(coef, 0.0 if intercept_init is None else float(intercept_init))
+    if not np.all(np.isfinite(weights)):
+        raise ValueError("coef_init and intercept_init must be finite")
+    return weights
 
 
 def encode_pm1(y, classes=None):
@@ -186,13 +254,15 @@ def rows_with_weight(sample_weight):
     return np.flatnonzero(sample_weight)
 
 
+@dataclass(slots=True)
 class FitContext:
-    """What one fit hands from its validation to its solves, verdict checks and storing.
+    """What one fit hands from its validation to its solves, verdict checks and storing: one per fit.
 
-    A fit builds one context and passes it, as an argument, to every hook of
-    :meth:`BaseSeparator._fit_problems` (``_solver_input``, ``_solve_binary``,
-    ``_checked_proof``, ``_store``, ``_check_separation``); nothing of it is
-    kept on the estimator.  The fields every estimator may use:
+    A fit builds one context and passes it, as an argument, through
+    :meth:`BaseSeparator._fit_problems` to the family's solver call
+    (``_solve_binary``) and its outputs (``_store_outputs``); nothing of it is
+    kept on the estimator.  Its fields are declared (a family that needs
+    more declares a subclass, as the cross-validated estimators do):
 
     shifts
         Power-of-two exponents of the columns rescaled before solving
@@ -205,6 +275,10 @@ class FitContext:
         (``rows=None``) or rows of ``X`` itself; ``(None, None)`` without.
     val_weight
         Weights of the validation rows, or ``None``.
+    y_val
+        The validation labels as given (``None`` without validation rows).
+    n_fitted
+        How many rows the solvers fit (the held-out ones excluded).
     initial_weights
         Starting weights ``W_0`` (bias last), or ``None``.
     all_labels
@@ -212,15 +286,27 @@ class FitContext:
     state
         Work shared by the one-vs-rest problems (a kernel map, a Gram matrix,
         a factor, a column cache), built once per fit.
-
-    An estimator may add fields of its own (keyword arguments).
+    shared
+        Per-problem work done for all problems at once before they are
+        solved (``_shared_work``), indexed by problem; ``None`` without.
+    problem
+        The index of the problem being solved (its column of the targets).
+    rng
+        The random generator of a fit that draws (sample orders).
     """
 
-    def __init__(self, **fields):
-        self.shifts = self.fit_rows = self.val_weight = self.initial_weights = None
-        self.all_labels = self.state = None
-        self.validation = (None, None)
-        self.__dict__.update(fields)
+    shifts: np.ndarray | None = None
+    fit_rows: np.ndarray | None = None
+    validation: tuple = (None, None)
+    val_weight: np.ndarray | None = None
+    y_val: np.ndarray | None = None
+    n_fitted: int | None = None
+    initial_weights: np.ndarray | None = None
+    all_labels: np.ndarray | None = None
+    state: object = None
+    shared: list | None = None
+    problem: int = 0
+    rng: object = None
 
 
 _PARAMETER_NAMES = weakref.WeakKeyDictionary()
@@ -443,13 +529,24 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
         return kept[fit_rows], kept[val_rows]
 
     def _fit_problems(self, X, y, fit=None, extra_targets=None, **fit_params):
-        """Encode ``y`` with the classes found by ``_validate_fit`` and solve each binary (or one-vs-rest) problem.
+        """The fit after validation, top to bottom: encode → the solvers' data → per problem: solve, check → store.
+
+        1. encode ``y`` with the classes found by ``_validate_fit`` (one ``±1``
+           column per problem, in the solver's sign: ``pos_label``);
+        2. the data the solvers see (:meth:`_solver_input`: exact power-of-two
+           rescaling for linear models) and the work the problems share
+           (:meth:`_shared_work`, kept per problem in ``fit.shared``);
+        3. for each problem: the family's solver call (``_solve_binary``), then
+           the check of its ``not_separable`` proof (:meth:`_checked_proof`);
+        4. the common attributes (:meth:`_unpack_common`), the model and the
+           family's outputs (:meth:`_store`, :meth:`_store_outputs`), a finite
+           model, and the check of ``separable`` verdicts on the stored model
+           (:meth:`_check_separation`).
 
         ``fit`` is the fit's :class:`FitContext` (a new, empty one by
-        default), handed to every hook.  ``extra_targets`` maps a keyword of
-        ``_solve_binary`` to labels to be encoded like ``y`` (e.g.
-        ``{"y_val": y_val}``); column ``k`` of each encoded array goes to
-        problem ``k``.
+        default).  ``extra_targets`` maps a keyword of ``_solve_binary`` to
+        labels to be encoded like ``y`` (e.g. ``{"y_val": y_val}``); column
+        ``k`` of each encoded array goes to problem ``k``.
         """
         fit = FitContext() if fit is None else fit
         targets, self.classes_ = encode_pm1(y, self.classes_)
@@ -458,9 +555,10 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
                          for name, labels in (extra_targets or {}).items()}
         X_solve = self._solver_input(X, fit)
         solved = targets if sign > 0 else -targets
-        self._share_across_problems(X_solve, solved, fit, fit_params)
+        fit.shared = self._shared_work(X_solve, solved, fit, fit_params)
         results = []
         for column in range(targets.shape[1]):
+            fit.problem = column
             per_problem = {name: values[:, column] for name, values in encoded_extra.items()}
             result = self._solve_binary(X_solve, solved[:, column], fit, **per_problem, **fit_params)
             results.append(self._checked_proof(result, X_solve, solved[:, column], fit))
@@ -472,12 +570,15 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
         self._check_separation(X, targets, fit)
         return self
 
-    def _share_across_problems(self, X, targets, fit, fit_params):
-        """Work the problems share, done once before they are solved, kept on ``fit`` (nothing by default).
+    def _shared_work(self, X, targets, fit, fit_params):
+        """Work done once for all problems before they are solved: a list indexed by problem, or ``None`` (default).
 
         ``targets`` holds every problem's ``±1`` labels, one column each, in the solver's sign;
-        ``fit_params`` the keywords each ``_solve_binary`` call will get.
+        ``fit_params`` the keywords each ``_solve_binary`` call will get.  The
+        result is ``fit.shared``; problem ``k``'s solver call reads
+        ``fit.shared[fit.problem]``.
         """
+        return None
 
     def _positive_sign(self):
         """``-1.0`` when ``pos_label`` names ``classes_[0]`` (the solver then sees its rows as ``+1``), else ``1.0``.
@@ -572,7 +673,10 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
 
     @abstractmethod
     def _store(self, results, fit):
-        """Set the model attributes (``coef_`` or ``dual_coef_``, ...) from the results."""
+        """Set the model attributes (``coef_`` or ``dual_coef_``, ...) from the results, then the family's outputs."""
+
+    def _store_outputs(self, results, fit):
+        """The family's own fitted attributes beyond the model (``certificate_``, ``margin_vector_``, ...; none by default)."""
 
 
 class BaseLinearSeparator(LinearClassifierMixin, BaseSeparator):
@@ -596,24 +700,47 @@ class BaseLinearSeparator(LinearClassifierMixin, BaseSeparator):
     """Columns beyond :math:`2^{\\pm n}`, :math:`n` this exponent, are rescaled (``None``: the dtype's safe range, :math:`2^{\\pm 53}` for float64)."""
 
     def _solver_input(self, X, fit):
-        fit.shifts = column_shifts(X, self._rescale_exponent)
-        if fit.shifts is not None and fit.initial_weights is not None:
+        fit.shifts = shifts = column_shifts(X, self._rescale_exponent)
+        if shifts is None:
+            return X
+        if fit.initial_weights is not None:
             # starting weights follow the columns' power-of-two scaling: the same a(1)ᵗy_i
             fit.initial_weights = np.array(fit.initial_weights, dtype=float)
-            fit.initial_weights[:-1] = np.ldexp(fit.initial_weights[:-1], -fit.shifts.astype(np.int32))
-        return X if fit.shifts is None else scale_columns(X, fit.shifts)
+            fit.initial_weights[:-1] = np.ldexp(fit.initial_weights[:-1], -shifts.astype(np.int32))
+        X = scale_columns(X, shifts)
+        X_val, val_rows = fit.validation  # validation rows follow the training columns' scaling too
+        if val_rows is not None:  # held-out rows of X itself
+            fit.validation = (X, val_rows)
+        elif X_val is not None:
+            fit.validation = (scale_columns(X_val, shifts), None)
+        return X
 
     def _negate_model(self):
         super()._negate_model()
         self.coef_ = -self.coef_
 
+    # With a held-out split (fit.fit_rows) the solvers see all of X and the fitting rows' labels.  A proof
+    # found on the fitting rows is checked on them (a copy, made only then) and, zero on the held-out rows,
+    # proves that all of X cannot be separated; "separable" is checked on every row of X, since the model was
+    # chosen on the held-out rows, not fitted to them.
     def _checked_proof(self, result, X, y, fit):
-        return demote_unproven(result, lambda certificate: is_proof(X, y, certificate, FIT_PROOF_RTOL))
+        rows = fit.fit_rows
+        if rows is None or result.status != NOT_SEPARABLE:
+            return demote_unproven(result, lambda certificate: is_proof(X, y, certificate, FIT_PROOF_RTOL))
+        fitted = X[rows]
+        result = demote_unproven(result, lambda certificate: is_proof(fitted, y, certificate, FIT_PROOF_RTOL))
+        if result.certificate is not None:
+            certificate = np.zeros(X.shape[0], dtype=np.asarray(result.certificate).dtype)
+            certificate[rows] = result.certificate
+            result = replace(result, certificate=certificate)
+        return result
 
     def _check_separation(self, X, targets, fit):
         claimed = np.flatnonzero(np.atleast_1d(self.status_) == SEPARABLE)
         if not claimed.size:
             return
+        if fit.fit_rows is not None:  # the verdict describes every row of X, held-out ones included
+            targets = encode_pm1(fit.all_labels, self.classes_)[0]
         with np.errstate(over="ignore", invalid="ignore"):
             scores = decision_scores(X, self.coef_[claimed], self.intercept_[claimed])
             tolerance = side_tolerance(X, self.coef_[claimed], self.intercept_[claimed])
@@ -623,6 +750,7 @@ class BaseLinearSeparator(LinearClassifierMixin, BaseSeparator):
 
     def _store(self, results, fit):
         self._store_linear_model(results, fit.shifts)
+        self._store_outputs(results, fit)
 
     def _store_linear_model(self, results, shifts=None):
         """``coef_`` and ``intercept_`` from the results' weights (bias last), in the original columns."""
@@ -738,6 +866,7 @@ class BaseKernelSeparator(BaseSeparator):
     def _store(self, results, fit):
         self.dual_coef_ = np.vstack([r.weights for r in results])
         self.intercept_ = np.array([r.intercept if r.intercept is not None else 0.0 for r in results])
+        self._store_outputs(results, fit)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):

@@ -29,7 +29,8 @@ from linsep.designs.dask_data import (RowBlocks, class_labels, class_weights_of_
                                       row_blocks_of, row_chunked, row_weights)
 from linsep.designs.weights import scaled_margin
 from linsep.estimators.base import check_two_classes
-from linsep.solvers.ho_kashyap.params import HKParams, refuse_unsupported, starting_weights
+from linsep.solvers.ho_kashyap.params import HKParams
+from linsep.estimators.base import refuse_unsupported, starting_weights
 from linsep.solvers.ho_kashyap.solver import ho_kashyap
 from linsep.solvers.ho_kashyap.weighted import scaled_ho_kashyap
 from linsep.solvers.lsvm.solver import LSVM_CG_FORCING, lagrangian_svm

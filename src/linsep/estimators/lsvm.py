@@ -174,8 +174,7 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
                               factor=fit.state, record_history=bool(self.record_history),
                               trace=make_recorder(self.record_history), sample_weight=sample_weight)
 
-    def _store(self, results, fit):
-        super()._store(results, fit)
+    def _store_outputs(self, results, fit):
         _store_alpha(self, results)
 
 
@@ -328,8 +327,7 @@ class KernelLagrangianSVMClassifier(BaseKernelSeparator):
                                      max_iter=self.max_iter, record_history=bool(self.record_history),
                                      trace=make_recorder(self.record_history), sample_weight=sample_weight)
 
-    def _store(self, results, fit):
-        super()._store(results, fit)
+    def _store_outputs(self, results, fit):
         _store_alpha(self, results)
 
 

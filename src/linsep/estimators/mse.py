@@ -77,8 +77,7 @@ class _MarginFitMixin:
         """:math:`(\\tilde Y, \\tilde b)`: the rows :math:`\\sqrt{s_i}\\, y_i` and margins :math:`\\sqrt{s_i}\\, b_i` of :math:`\\sum_i s_i (y_i^t a - b_i)^2` (``linsep.designs.weights``)."""
         return weighted_signed_design(X, y, sample_weight, 0.5), scaled_margin(margin, sample_weight)
 
-    def _store(self, results, fit):
-        super()._store(results, fit)
+    def _store_outputs(self, results, fit):
         margins = [r.margin for r in results]
         self.margin_vector_ = margins[0] if len(results) == 1 else np.column_stack(margins)
 
@@ -519,8 +518,8 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
             table = class_weight_table(self.class_weight, self.classes_, type(self).__name__, stream=True)
             self.learning_rate_ /= max(float(table.max()), np.finfo(float).tiny)
 
-    def _store(self, results, fit):
-        super()._store(results, fit)
+    def _store_outputs(self, results, fit):
+        super()._store_outputs(results, fit)
         self.learning_rate_ = results[0].extra["learning_rate"]
         # fit's η_1 is in the units of the columns it solved in; partial_fit needs the original ones
         self._learning_rate_in_input_units = fit.shifts is None

@@ -24,12 +24,12 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from linsep.estimators.base import (CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, POS_LABEL_CONSTRAINT, POS_LABEL_DOC,
-                                   BaseKernelSeparator, BaseLinearSeparator, FitContext)
+                                   BaseKernelSeparator, BaseLinearSeparator, FitContext,
+                                   starting_weights)
 from linsep._core.plan import READS_FLOAT32
 from linsep.estimators import array_api_input
 from linsep.estimators.stream import StreamMixin
 from linsep.kernels import KernelColumnCache, resolve_gamma
-from linsep.solvers.ho_kashyap.params import starting_weights
 from linsep.solvers.perceptron.solver import SCHEDULES, batch_perceptron, kernel_perceptron, perceptron
 from linsep._core.trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from linsep.designs.weights import scaled_labels, weighted_signed_design
@@ -499,8 +499,7 @@ class KernelPerceptronClassifier(StreamMixin, BaseKernelSeparator):
                                  fit_intercept=self.fit_intercept, shuffle=self.shuffle, rng=rng,
                                  trace=make_recorder(self.record_history))
 
-    def _store(self, results, fit):
-        super()._store(results, fit)
+    def _store_outputs(self, results, fit):
         alphas = [r.extra["alpha"] for r in results]
         self.alpha_ = alphas[0] if len(results) == 1 else np.vstack(alphas)
         self.n_kernel_columns_ = fit.state[0].n_computed
