@@ -46,7 +46,7 @@ from linsep._core.plan import FLOAT64_ONLY, fit_plan, validation_dtypes
 from linsep._core.result import MAX_ITER, NOT_SEPARABLE, SEPARABLE, demote_unproven, demote_unseparated
 from linsep._core.finite import require_finite_model
 from linsep._core.threads import serial_blas_below
-from linsep.designs.weights import check_row_weights, class_weight_table, validated_sample_weight
+from linsep.designs.weights import check_row_weights, class_weight_table, refuse_weights, validated_sample_weight
 from linsep.kernels import KERNELS, kernel_matrix, resolve_gamma, training_samples
 
 __all__ = ["BaseSeparator", "BaseLinearSeparator", "BaseKernelSeparator", "CLASS_WEIGHT_CONSTRAINT",
@@ -293,6 +293,9 @@ class FitContext:
         The index of the problem being solved (its column of the targets).
     rng
         The random generator of a fit that draws (sample orders).
+    stack
+        How per-problem vectors are stacked in the data's namespace
+        (``np.stack``; ``dask.array.stack``, ``xp.stack`` where the data live).
     """
 
     shifts: np.ndarray | None = None
@@ -307,10 +310,22 @@ class FitContext:
     shared: list | None = None
     problem: int = 0
     rng: object = None
+    stack: object = np.stack
 
 
 _PARAMETER_NAMES = weakref.WeakKeyDictionary()
 """Per estimator class: ``(__init__, its parameter names)``; weak, so classes made at run time can be freed."""
+
+
+def _fit_data_type(backend):
+    """The fit data of a backend (imported at its first fit: dask only when a dask collection arrives)."""
+    if backend == "dask":
+        from linsep.designs.dask_fit import DaskFit
+
+        return DaskFit
+    from linsep.designs.array_api_fit import ArrayAPIFit
+
+    return ArrayAPIFit
 
 
 def _init_parameter_names(cls):
@@ -377,26 +392,88 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
         # validation), about 20 µs, a tenth of a small fit.  Cached per class and __init__.
         return list(_init_parameter_names(cls))
 
-    _backend_fits = {}
-    """Fits of data that live outside memory, by backend (:func:`linsep.designs.backend.backend_of`).
-
-    ``{"dask": fit, "array_api": fit}``: each ``fit(estimator, X, y, **arguments)``
-    takes the arguments of the estimator's ``fit`` and returns the estimator.
-    A backend not listed here fits in memory (array-API input through
-    scikit-learn's conversion) or, for dask, is refused.
-    """
+    _backends = ()
+    """The backends besides memory on which this estimator fits the data where they live (``"dask"``,
+    ``"array_api"``: :func:`linsep.designs.backend.backend_of`), through the same flow
+    (:meth:`_fit_where_data_live`) and its family's :meth:`_solve_on_designs`.  Array-API input to an estimator
+    without it is refused; dask input too (:meth:`_validate_fit`)."""
 
     def _fit_on_backend(self, X, y, **arguments):
-        """The fit of ``X`` where it lives when that is not memory and this estimator has a fit there; else ``None``.
+        """The fit of ``X`` where it lives when that is not memory and this estimator fits it there; else ``None``.
 
         The one place that asks which backend holds the data (the estimators'
         ``fit`` call it first; ``_validate_fit`` refuses what is left).
         """
-        fit = self._backend_fits.get(backend_of(X, y))
-        if fit is not None and getattr(self, "pos_label", None) is not None:
-            raise ValueError(f"pos_label={self.pos_label!r} is not available for {backend_of(X, y)} input; "
+        backend = backend_of(X, y)
+        if backend not in self._backends:
+            return None
+        if getattr(self, "pos_label", None) is not None:
+            raise ValueError(f"pos_label={self.pos_label!r} is not available for {backend} input; "
                              f"fit in memory to use it (the fitted model does not depend on it otherwise)")
-        return None if fit is None else fit(self, X, y, **arguments)
+        return self._fit_where_data_live(backend, X, y, **arguments)
+
+    def _fit_where_data_live(self, backend, X, y, *, sample_weight=None, X_val=None, y_val=None, coef_init=None,
+                             intercept_init=None, margin=None):
+        """The fit flow of data that stay where they live (dask row blocks, an array-API device), step by step.
+
+        The same steps as in memory, each offered by the backend's fit data
+        (:class:`linsep.designs.dask_fit.DaskFit`,
+        :class:`linsep.designs.array_api_fit.ArrayAPIFit`): refuse what the
+        backend cannot honour → validate (the data's summaries: shape,
+        classes, weights) → encode (one design per ``±1`` problem) → the
+        family's solver calls over the designs (:meth:`_solve_on_designs`) →
+        each verdict checked on its design → the model in the data's
+        namespace, ``separable`` checked on it → the family's outputs
+        (:meth:`_store_outputs`, as in memory).
+        """
+        data_type = _fit_data_type(backend)
+        name = type(self).__name__
+        if (X_val is None) != (y_val is None):
+            raise ValueError("give both X_val and y_val, or neither")
+        if X_val is not None and not getattr(self, "early_stopping", False):
+            raise ValueError("X_val / y_val are only used with early_stopping=True")
+        if not data_type.takes_weights:
+            refuse_weights(self, sample_weight, data_type.weights_where)
+        self._refuse_on_backend(data_type.where)
+        refuse_unsupported(self.get_params(), {"record_history": False}, data_type.traces_where)
+        data = data_type(X, y, name, wide=self._cannot_solve_wide(), sample_weight=sample_weight,
+                         class_weight=getattr(self, "class_weight", None), rescale_exponent=self._rescale_exponent)
+        classes = data.classes if data.labels_checked else check_class_labels(data.classes)
+        check_two_classes(classes, name)
+        self.n_features_in_ = data.n_features
+        if hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        self.classes_ = classes
+        fit = FitContext(stack=data.stack, initial_weights=starting_weights(
+            classes.size, data.n_features, data.host(coef_init), data.host(intercept_init)))
+        results, problems = self._solve_on_designs(data, fit, X_val=X_val, y_val=y_val, margin=margin)
+        if problems is not None:  # one design per problem (not a linear machine, whose verdict is its own)
+            results = data.checked(results, problems)
+        self._unpack_common(results)
+        self.coef_, self.intercept_ = data.linear_model(results)
+        if problems is not None:
+            self.status_ = demote_unseparated(
+                self.status_, lambda k: data.separates(problems, k, self.coef_, self.intercept_))
+        fit.y_val, fit.n_fitted = data.validation_summary()
+        self._store_outputs(results, fit)
+        self.classes_ = data.fitted_classes()
+        return self
+
+    def _solve_on_designs(self, data, fit, **arguments):
+        """``(results, problems)``: the family's solver calls over the problems of ``data`` (a backend's fit data).
+
+        Declared by each family that lists :attr:`_backends`; ``problems`` is
+        ``None`` where the results are not one per design (MSE's linear
+        machine, which checks its own verdict).
+        """
+        raise NotImplementedError(f"{type(self).__name__} fits no data outside memory")
+
+    def _refuse_on_backend(self, where):
+        """Refuse the family's parameters that a backend (``where``) cannot honour (nothing by default)."""
+
+    def _cannot_solve_wide(self):
+        """``None`` where this fit solves wide ``X`` on a blockwise backend, else what cannot (named in the refusal)."""
+        return None
 
     _device_alternative = None
     """The estimator whose device fit does this one's work (array-API input), named when this one refuses it."""

@@ -22,16 +22,17 @@ import warnings
 import numpy as np
 from sklearn.base import _fit_context
 
-from linsep.estimators import array_api_input, dask_input
+from linsep.designs.backend import DEVICE, ROW_BLOCKS
 from linsep.estimators.base import (CLASS_WEIGHT_CONSTRAINT, POS_LABEL_CONSTRAINT, POS_LABEL_DOC, BaseLinearSeparator,
-                                   FitContext, estimator_init, rows_with_weight, starting_weights)
+                                   FitContext, estimator_init, refuse_unsupported, rows_with_weight,
+                                   starting_weights)
 from linsep._core.plan import READS_FLOAT32
 from linsep._core.signed_design import signed_design
 from linsep.solvers.ho_kashyap.params import (DEFAULT_N_ITER_NO_CHANGE, EARLY_STOPPING_CONSTRAINTS, HK_CONSTRAINTS,
                                              HK_PARAMETERS, HKParams, parameter_docs)
 from linsep._core.trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from linsep.designs.weights import WeightedValidation, class_weights_of
-from linsep.solvers.ho_kashyap.weighted import weighted_ho_kashyap
+from linsep.solvers.ho_kashyap.weighted import scaled_ho_kashyap, weighted_ho_kashyap
 from linsep.solvers.ho_kashyap.solver import ho_kashyap, shared_first_weights
 from linsep._core.linalg import too_wide_for_direct
 
@@ -45,6 +46,14 @@ HK_VARIANTS = {
     "hkesa": ({"early_stopping": True, "loss": "absolute"}, "HKES with absolute errors (IRLS) (Lauer & Bloch §2.4)"),
 }
 """The registry's names for :class:`~linsep.HoKashyapClassifier`: name → (preset parameters, one-line summary)."""
+
+
+HK_SUPPORTED = frozenset({"learning_rate", "b0", "max_iter", "tol", "stopping", "stop_at_separation", "update",
+                          "C", "loss", "irls_floor", "n_iter_no_change", "validation_tol"})
+"""The :class:`~linsep.solvers.ho_kashyap.params.HKParams` honoured where the data live outside memory (every
+backend of :attr:`HoKashyapClassifier._backends`); any other one set away from its default is refused there
+(:func:`~linsep.estimators.base.refuse_unsupported`), so a new parameter is never silently ignored.  The
+patience (``n_iter_no_change``, ``validation_tol``) acts with validation rows (held out, or ``X_val, y_val``)."""
 
 
 class HoKashyapClassifier(BaseLinearSeparator):
@@ -138,7 +147,7 @@ class HoKashyapClassifier(BaseLinearSeparator):
     'separable'
     """
 
-    _backend_fits = {"dask": dask_input.fit_ho_kashyap, "array_api": array_api_input.fit_ho_kashyap}
+    _backends = (ROW_BLOCKS, DEVICE)
     _dtypes = READS_FLOAT32
     _parameter_constraints = {
         **HK_CONSTRAINTS,
@@ -272,6 +281,26 @@ class HoKashyapClassifier(BaseLinearSeparator):
             _plan=getattr(self, "_solver_plan", None),  # private: a path forced by tests (not a parameter)
             _first_weights=None if fit.shared is None else fit.shared[fit.problem],  # _shared_work
         )
+
+    def _refuse_on_backend(self, where):
+        refuse_unsupported(HKParams.from_estimator(self), HKParams.neutral(), where, HK_SUPPORTED)
+
+    def _cannot_solve_wide(self):
+        return "loss='absolute' (IRLS reweighs the rows)" if self.loss == "absolute" else None
+
+    def _solve_on_designs(self, data, fit, X_val=None, y_val=None, **_):
+        # Weighted: scaled_ho_kashyap on the rows s_i^power y_i (x_i, 1) (both powers for IRLS).  The Gram
+        # matrix is shared by the one-vs-rest problems (signs do not change it); wide X: none, distributed CG.
+        kwargs = HKParams.from_estimator(self).solver_kwargs()
+        problems = data.problems(early_stopping=self.early_stopping, validation_fraction=self.validation_fraction,
+                                 random_state=self.random_state, X_val=X_val, y_val=y_val,
+                                 powers=(0.5, 1) if self.loss == "absolute" else (0.5,))
+        gram = data.gram()
+        return [ho_kashyap(problem.design, **kwargs, initial_weights=fit.initial_weights, Y_val=problem.validation,
+                           gram=gram) if problem.weights is None else
+                scaled_ho_kashyap(problem.scaled, problem.weights, kwargs, initial_weights=fit.initial_weights,
+                                  Y_val=problem.validation, gram=gram)
+                for problem in problems], problems
 
     def _store_outputs(self, results, fit):
         binary = len(results) == 1

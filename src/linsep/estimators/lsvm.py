@@ -24,15 +24,15 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 
+from linsep.designs.backend import DEVICE, ROW_BLOCKS
 from linsep.estimators.base import (CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, POS_LABEL_CONSTRAINT, POS_LABEL_DOC,
                                    BaseKernelSeparator, BaseLinearSeparator)
 from linsep._core.plan import READS_FLOAT32
-from linsep.estimators import array_api_input, dask_input
 from linsep._core.result import CONVERGED
 from linsep._core.trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from linsep.kernels import low_rank_gram_factor
 from linsep.solvers.lsvm.active_set import active_set_kernel_lagrangian_svm
-from linsep.solvers.lsvm.solver import LSVMFactor, kernel_lagrangian_svm, lagrangian_svm
+from linsep.solvers.lsvm.solver import LSVM_CG_FORCING, LSVMFactor, kernel_lagrangian_svm, lagrangian_svm
 
 ACTIVE_SET_MIN_SAMPLES = 2000
 """From this many samples the kernel LSVM solves by active sets (``linsep.solvers.lsvm.active_set_kernel_lagrangian_svm``)
@@ -54,9 +54,9 @@ _COMMON_CONSTRAINTS = {
 }
 
 
-def _store_alpha(estimator, results):
+def _store_alpha(estimator, results, fit):
     alphas = [r.extra["alpha"] for r in results]
-    estimator.alpha_ = alphas[0] if len(results) == 1 else np.vstack(alphas)
+    estimator.alpha_ = alphas[0] if len(results) == 1 else fit.stack(alphas)
 
 
 class LagrangianSVMClassifier(BaseLinearSeparator):
@@ -121,7 +121,7 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
     """
 
     _parameter_constraints = {**_COMMON_CONSTRAINTS, "class_weight": CLASS_WEIGHT_CONSTRAINT}
-    _backend_fits = {"dask": dask_input.fit_lsvm, "array_api": array_api_input.fit_lsvm}
+    _backends = (ROW_BLOCKS, DEVICE)
     _dtypes = READS_FLOAT32  # float32 X read as float32 by the compiled pass; sums, S and α in float64
 
     def __init__(self, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, record_history=False, class_weight=None,
@@ -174,8 +174,15 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
                               factor=fit.state, record_history=bool(self.record_history),
                               trace=make_recorder(self.record_history), sample_weight=sample_weight)
 
+    def _solve_on_designs(self, data, fit, **_):
+        # weighted (penalty C s_i): the dual in β_i = α_i / √s_i on the rows √s_i h_i; one factor for every problem
+        problems = data.problems()
+        factor = data.lsvm_factor(self.C, LSVM_CG_FORCING)
+        return [lagrangian_svm(problem.design, None, C=self.C, mu=self.mu, tol=self.tol, max_iter=self.max_iter,
+                               factor=factor) for problem in problems], problems
+
     def _store_outputs(self, results, fit):
-        _store_alpha(self, results)
+        _store_alpha(self, results, fit)
 
 
 class KernelLagrangianSVMClassifier(BaseKernelSeparator):
@@ -328,7 +335,7 @@ class KernelLagrangianSVMClassifier(BaseKernelSeparator):
                                      trace=make_recorder(self.record_history), sample_weight=sample_weight)
 
     def _store_outputs(self, results, fit):
-        _store_alpha(self, results)
+        _store_alpha(self, results, fit)
 
 
 class _KernelColumns:
