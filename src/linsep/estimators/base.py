@@ -51,7 +51,7 @@ from linsep.kernels import KERNELS, kernel_matrix, resolve_gamma, training_sampl
 
 __all__ = ["BaseSeparator", "BaseLinearSeparator", "BaseKernelSeparator", "CLASS_WEIGHT_CONSTRAINT",
            "KERNEL_CONSTRAINTS", "POS_LABEL_CONSTRAINT", "POS_LABEL_DOC", "FitContext", "check_class_labels", "check_two_classes",
-           "encode_pm1", "estimator_init", "is_dask_collection",
+           "encode_pm1", "estimator_init", "name_backends", "is_dask_collection",
            "is_plain_training_data", "refuse_unsupported", "rows_with_weight", "starting_weights"]
 
 CLASS_WEIGHT_CONSTRAINT = [None, StrOptions({"balanced"}), dict]
@@ -317,6 +317,22 @@ _PARAMETER_NAMES = weakref.WeakKeyDictionary()
 """Per estimator class: ``(__init__, its parameter names)``; weak, so classes made at run time can be freed."""
 
 
+BACKEND_NAMES = {"{blocks}": "dask", "{Blocks}": "Dask"}
+"""The backends' names where the estimators' docstrings speak of them (as tokens: the family modules name no
+backend, the base names them once; :func:`name_backends` fills them in)."""
+
+
+def name_backends(*owners):
+    """Fill the backends' names (:data:`BACKEND_NAMES`) into the docstrings of ``owners`` (classes, methods)."""
+    for owner in owners:
+        function = getattr(owner, "__func__", owner)
+        if function.__doc__ is not None:  # no docstrings under python -OO
+            doc = function.__doc__
+            for token, name in BACKEND_NAMES.items():
+                doc = doc.replace(token, name)
+            function.__doc__ = doc
+
+
 def _fit_data_type(backend):
     """The fit data of a backend (imported at its first fit: dask only when a dask collection arrives)."""
     if backend == "dask":
@@ -482,6 +498,10 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
     """Private (tests), set on an instance as ``_solver_plan`` is: ``{"plain": False}`` sends plain data through
     ``validate_data`` too (the path of all other data); ``{"validate_data": f}`` calls ``f`` in its place (pass
     a wrapper to observe it)."""
+
+    def _refuse_device_input(self, X, y, owner):
+        """Refuse array-API ``X`` or ``y`` for a method with no fit on the device (``partial_fit``), in one line."""
+        refuse_array_api(X, y, owner, self._device_alternative)
 
     def _validate_fit(self, X, y):
         plan = self._validation_plan or {}

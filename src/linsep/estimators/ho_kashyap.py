@@ -23,7 +23,7 @@ import numpy as np
 from sklearn.base import _fit_context
 
 from linsep.designs.backend import DEVICE, ROW_BLOCKS
-from linsep.estimators.base import (CLASS_WEIGHT_CONSTRAINT, POS_LABEL_CONSTRAINT, POS_LABEL_DOC, BaseLinearSeparator,
+from linsep.estimators.base import (name_backends, CLASS_WEIGHT_CONSTRAINT, POS_LABEL_CONSTRAINT, POS_LABEL_DOC, BaseLinearSeparator,
                                    FitContext, estimator_init, refuse_unsupported, rows_with_weight,
                                    starting_weights)
 from linsep._core.plan import READS_FLOAT32
@@ -209,11 +209,11 @@ class HoKashyapClassifier(BaseLinearSeparator):
 
         Notes
         -----
-        A ``dask.array`` ``X`` chunked by rows (``y``, ``X_val``, ``y_val``
-        dask or NumPy) is fitted blockwise on its workers by
-        :ref:`dask`, to the same weights (``sample_weight`` dask or NumPy,
+        A ``{blocks}.array`` ``X`` chunked by rows (``y``, ``X_val``, ``y_val``
+        {blocks} or NumPy) is fitted blockwise on its workers by
+        :ref:`{blocks}`, to the same weights (``sample_weight`` {blocks} or NumPy,
         and ``class_weight``, are honoured); ``margin_vector_`` and
-        ``certificate_`` are then dask arrays.  Without ``X_val``, early
+        ``certificate_`` are then {blocks} arrays.  Without ``X_val``, early
         stopping holds out a stratified ``validation_fraction`` of every row
         block (seeded by ``random_state`` and the block's index).
         """
@@ -386,3 +386,5 @@ def _warn_unregularised(results, fit, classes, n_features):
 if HoKashyapClassifier.__doc__ is not None:
     HoKashyapClassifier.__doc__ = HoKashyapClassifier.__doc__.replace(
         "    {hk_parameters}\n", parameter_docs(HK_PARAMETERS) + "\n").replace("    {pos_label}", "    " + POS_LABEL_DOC)
+
+name_backends(HoKashyapClassifier.fit)

@@ -25,7 +25,7 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 
 from linsep.designs.backend import DEVICE, ROW_BLOCKS
-from linsep.estimators.base import (CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, POS_LABEL_CONSTRAINT, POS_LABEL_DOC,
+from linsep.estimators.base import (name_backends, CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, POS_LABEL_CONSTRAINT, POS_LABEL_DOC,
                                    BaseKernelSeparator, BaseLinearSeparator)
 from linsep._core.plan import READS_FLOAT32
 from linsep._core.result import CONVERGED
@@ -91,7 +91,7 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
         Weights of the classes, multiplied into ``fit``'s ``sample_weight``
         (row :math:`i` penalised with :math:`C s_i`).
     {pos_label}
-        Not available for dask input.
+        Not available for {blocks} input.
 
     Attributes
     ----------
@@ -136,13 +136,13 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
-        """Fit on ``X`` (N, d), dense, sparse or a ``dask.array`` chunked by rows, and labels ``y`` (two or more classes).
+        """Fit on ``X`` (N, d), dense, sparse or a ``{blocks}.array`` chunked by rows, and labels ``y`` (two or more classes).
 
         Parameters
         ----------
-        X : {array-like, sparse matrix, dask array} of shape (N, d)
-            Training samples.  Dask input is fitted blockwise
-            (:ref:`dask`); ``alpha_`` is then a dask array.
+        X : {array-like, sparse matrix, {blocks} array} of shape (N, d)
+            Training samples.  {Blocks} input is fitted blockwise
+            (:ref:`{blocks}`); ``alpha_`` is then a {blocks} array.
         y : array-like of shape (N,)
             Class labels, any two or more values (one-vs-rest above two).
         sample_weight : array-like of shape (N,), default=None
@@ -153,8 +153,8 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
             Rows of weight 0 are left out (no entry in ``alpha_``); integer
             weights give the fit of repeated rows.  Weights times :math:`c` are
             :math:`C` times :math:`c`: not scale-free.  Weighted fits run the
-            whole-vector pass, not the compiled one; a dask ``X`` takes
-            NumPy or dask weights (chunked like its rows or split to them;
+            whole-vector pass, not the compiled one; a {blocks} ``X`` takes
+            NumPy or {blocks} weights (chunked like its rows or split to them;
             :ref:`weights`).
 
         Returns
@@ -363,3 +363,5 @@ class _KernelColumns:
 for _estimator in (LagrangianSVMClassifier, KernelLagrangianSVMClassifier):
     if _estimator.__doc__ is not None:  # no docstring under python -OO
         _estimator.__doc__ = _estimator.__doc__.replace("    {pos_label}", "    " + POS_LABEL_DOC)
+
+name_backends(LagrangianSVMClassifier, LagrangianSVMClassifier.fit)

@@ -25,7 +25,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from linsep.designs.backend import DEVICE, ROW_BLOCKS
-from linsep.estimators.base import (CLASS_WEIGHT_CONSTRAINT, POS_LABEL_CONSTRAINT, BaseLinearSeparator, FitContext,
+from linsep.estimators.base import (name_backends, CLASS_WEIGHT_CONSTRAINT, POS_LABEL_CONSTRAINT, BaseLinearSeparator, FitContext,
                                    rows_with_weight)
 from linsep.estimators.perceptron import fill_shared_docs, initial_weights
 from linsep._core.plan import READS_FLOAT32
@@ -190,9 +190,9 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
 
         Notes
         -----
-        A ``dask.array`` ``X`` chunked by rows is fitted blockwise
-        (:ref:`dask`), with its weights (dask or NumPy); ``margin_vector_``
-        is then a dask array.
+        A ``{blocks}.array`` ``X`` chunked by rows is fitted blockwise
+        (:ref:`{blocks}`), with its weights ({blocks} or NumPy); ``margin_vector_``
+        is then a {blocks} array.
         """
         elsewhere = self._fit_on_backend(X, y, margin=margin, sample_weight=sample_weight)
         if elsewhere is not None:
@@ -579,3 +579,5 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
 
 
 fill_shared_docs(MSEClassifier, WidrowHoffClassifier, LMSClassifier)
+
+name_backends(MSEClassifier.fit)
