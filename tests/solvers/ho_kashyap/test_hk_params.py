@@ -50,8 +50,10 @@ def test_the_kernel_and_cross_validated_estimators_take_every_parameter_of_the_t
     assert set(HK_PARAMETERS) <= set(kernel)
     assert {name: kernel[name] for name in HK_PARAMETERS if name not in ("C", "tol")} == {
         name: p.default for name, p in HK_PARAMETERS.items() if name not in ("C", "tol")}
+    # what the kernel estimator forwards, the kernel solver passes on to the HK iteration (its **hk_params)
+    assert kernel_ho_kashyap.__code__.co_flags & 0x08  # CO_VARKEYWORDS
     assert set(HKParams.from_estimator(KernelHoKashyapClassifier()).solver_kwargs()) <= set(
-        kernel_ho_kashyap.__code__.co_varnames)  # what the kernel estimator forwards, the kernel solver takes
+        ho_kashyap.__code__.co_varnames)
     for cls in (HoKashyapClassifierCV, KernelHoKashyapClassifierCV):
         offered = set(cls().get_params())
         assert set(HK_PARAMETERS) - offered == set(_CV_NOT_OFFERED), cls.__name__
