@@ -6,12 +6,18 @@ in :mod:`linsep.solvers`):
 1. validate ``X`` and ``y`` once, with scikit-learn's validators;
 2. encode the labels: two classes become ``-1 / +1`` (``classes_[1]`` is
    ``+1``), more classes become one ``±1`` column per class (one-vs-rest);
-3. call the subclass's ``_solve_binary`` once per column, which returns a
-   :class:`~linsep._core.result.SolveResult`;
+3. call the family's solver (``_solve_binary``) once per column, which
+   returns a :class:`~linsep._core.result.SolveResult`, and check its
+   verdict;
 4. unpack the results into ``coef_``, ``intercept_``, ``n_iter_``,
-   ``status_``, ``history_`` and raise one
+   ``status_``, ``history_`` (and the family's outputs,
+   ``_store_outputs``) and raise one
    :class:`~sklearn.exceptions.ConvergenceWarning` if any solve hit its
    iteration budget.
+
+The same steps run for data that live elsewhere (dask row blocks, an
+array-API device) over the backend's fit data
+(:mod:`linsep.designs.dask_fit`, :mod:`linsep.designs.array_api_fit`).
 
 ``decision_function`` / ``predict`` come from scikit-learn's
 :class:`~sklearn.linear_model._base.LinearClassifierMixin` for primal models,
@@ -375,9 +381,13 @@ def _blas_threads_sized_to_data(method):
 class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
     """Validation, label encoding, one-vs-rest and unpacking shared by all estimators.
 
-    Subclasses implement ``_solve_binary(X, y, **fit_params) -> SolveResult``
-    for one ``±1`` problem and ``_store(results)`` to set their model
-    attributes; everything else lives here.  Every ``fit`` and
+    The fit flow lives here (:meth:`_fit_problems` in memory,
+    :meth:`_fit_where_data_live` where the data live elsewhere); a family
+    declares what differs: its solver call ``_solve_binary(X, y, fit, ...)
+    -> SolveResult`` for one ``±1`` problem (and ``_solve_on_designs`` for
+    the backends it lists in :attr:`_backends`), its parameters, its
+    outputs beyond the model (:meth:`_store_outputs`) and, where the
+    problems share work, :meth:`_shared_work`.  Every ``fit`` and
     ``partial_fit`` a subclass defines runs its BLAS work on one thread when
     ``X`` is small (:func:`linsep._core.threads.serial_blas_below`).
     """
@@ -885,7 +895,7 @@ class BaseLinearSeparator(LinearClassifierMixin, BaseSeparator):
         X, y = self._validate_fit(X, y)
         return self._fit_weighted(X, y, sample_weight)
 
-    # Dask arrays get dask arrays back, computed block by block (linsep.estimators.dask_input); everything else is
+    # Dask arrays get dask arrays back, computed block by block (linsep.designs.dask); everything else is
     # scikit-learn's LinearClassifierMixin.
     def decision_function(self, X):
         """Signed score per sample, :math:`w^t x + w_0`: positive on the side of ``classes_[1]``.
