@@ -41,7 +41,7 @@ from linsep import make_classifier
 
 DEVICE_METHODS = ("hk", "modified_hk", "mhks", "mhka", "hkes", "hkesa", "mse", "lsvm", "batch_perceptron",
                   "widrow_hoff")
-"""Methods with a fit on the device (``linsep.estimators.array_api_input``)."""
+"""Methods with a fit on the device (``linsep.designs.array_api_fit``)."""
 
 OTHER_METHODS = ("hkes_cv", "perceptron", "lms",
                  "kozinec", "sk", "kernel_hk", "kernel_lsvm", "kernel_perceptron", "kernel_sk")

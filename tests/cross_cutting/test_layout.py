@@ -117,3 +117,25 @@ def test_no_test_module_imports_conftest_by_name():
     importing = sorted(str(p.relative_to(tests)) for p in tests.rglob("*.py")
                        if re.search(r"^\s*(from conftest import|import conftest)", p.read_text(), re.M))
     assert importing == []
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("linsep.estimators")
+                                          and m != "linsep.estimators.base"))
+def test_only_the_base_estimator_names_a_backend(module):
+    """The family estimators declare what differs; where the data live (dask blocks, an array-API device) is the
+    base's question and the designs' work (``designs/dask_fit.py``, ``designs/array_api_fit.py``)."""
+    text = MODULES[module][0].read_text()
+    assert not re.search(r"dask|array_api|array[ -]API", text, re.I), module
+
+
+def test_fit_contexts_are_typed():
+    """A fit's context declares its fields: no ``__dict__.update``, no ``getattr(fit, ...)`` probing."""
+    for module in (m for m in MODULES if m.startswith("linsep.estimators")):
+        text = MODULES[module][0].read_text()
+        assert not re.search(r"(getattr|hasattr)\(fit\b|fit\.\w+\.pop\(0\)", text), module
+    from linsep.estimators.base import FitContext
+
+    with pytest.raises(TypeError):
+        FitContext(folds=[])  # a field of the cross-validated estimators' CVFitContext, not of every fit
+    with pytest.raises(AttributeError):
+        FitContext().undeclared = 1

@@ -14,7 +14,7 @@ da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 
 from linsep import make_classifier
-from linsep.estimators.dask_input import prepare
+from linsep.designs.dask_fit import DaskFit
 from linsep.designs.dask import DaskDesign
 from dask_problems import design_problem
 
@@ -29,9 +29,8 @@ def synchronous_scheduler():
 
 def designs(X, y):
     memory = as_design(sign_normalized(X, np.where(y == 1, 1.0, -1.0)))
-    estimator = make_classifier("mhks")
-    blocks = prepare(estimator, da.from_array(X, chunks=(CHUNKS, X.shape[1])), da.from_array(y, chunks=(CHUNKS,)))
-    return memory, DaskDesign(blocks, 1)
+    data = DaskFit(da.from_array(X, chunks=(CHUNKS, X.shape[1])), da.from_array(y, chunks=(CHUNKS,)), "test")
+    return memory, DaskDesign(data.blocks, 1)
 
 
 @pytest.mark.parametrize("irls", [False, True])

@@ -22,7 +22,7 @@ minimum-norm solve needs the host factorisation, copies each reweighted Gram
 matrix to the host.  ``X`` keeps its type (float32 stays float32); the
 weights and the ``p``-sized solves are float64.  Used with
 ``sklearn.set_config(array_api_dispatch=True)``
-(:mod:`linsep.estimators.array_api_input`).
+(:mod:`linsep.designs.array_api_fit`).
 """
 
 from __future__ import annotations

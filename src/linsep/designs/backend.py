@@ -4,16 +4,23 @@
 name: dask itself is not imported, so ``import linsep`` never imports it),
 ``"array_api"`` for an array of another array-API namespace while
 scikit-learn's array-API dispatch is on, else ``"memory"``.  The estimators
-dispatch on it once (``BaseSeparator._fit_on_backend``); the designs of each
-backend (:mod:`linsep.designs.dask`, :mod:`linsep.designs.array_api`) do the rest.
+dispatch on it once (``BaseSeparator._fit_on_backend``); the fit data of each
+backend (:mod:`linsep.designs.dask_fit`, :mod:`linsep.designs.array_api_fit`)
+offer the steps of the same fit flow there.
 """
 
 from __future__ import annotations
 
-__all__ = ["ARRAY_API_ESTIMATORS", "BACKENDS", "backend_of", "is_array_api_input", "is_dask_collection",
+__all__ = ["ARRAY_API_ESTIMATORS", "BACKENDS", "DEVICE", "ROW_BLOCKS", "backend_of", "is_array_api_input", "is_dask_collection",
            "refuse_array_api"]
 
 BACKENDS = ("memory", "dask", "array_api")
+
+ROW_BLOCKS = "dask"
+"""The backend of data in row blocks on a cluster (a ``dask.array``): fitted block by block where they live."""
+
+DEVICE = "array_api"
+"""The backend of an array-API namespace's arrays (PyTorch, CuPy, array-api-strict): fitted on their device."""
 
 
 def is_dask_collection(obj):
@@ -50,7 +57,7 @@ def backend_of(X, y=None):
 
 ARRAY_API_ESTIMATORS = ("HoKashyapClassifier", "MSEClassifier", "LagrangianSVMClassifier",
                         "BatchPerceptronClassifier", "WidrowHoffClassifier")
-"""The estimators that fit array-API input where it lives (:mod:`linsep.estimators.array_api_input`)."""
+"""The estimators that fit array-API input where it lives (:mod:`linsep.designs.array_api_fit`)."""
 
 
 def refuse_array_api(X, y, owner, alternative=None):

@@ -6,12 +6,18 @@ in :mod:`linsep.solvers`):
 1. validate ``X`` and ``y`` once, with scikit-learn's validators;
 2. encode the labels: two classes become ``-1 / +1`` (``classes_[1]`` is
    ``+1``), more classes become one ``±1`` column per class (one-vs-rest);
-3. call the subclass's ``_solve_binary`` once per column, which returns a
-   :class:`~linsep._core.result.SolveResult`;
+3. call the family's solver (``_solve_binary``) once per column, which
+   returns a :class:`~linsep._core.result.SolveResult`, and check its
+   verdict;
 4. unpack the results into ``coef_``, ``intercept_``, ``n_iter_``,
-   ``status_``, ``history_`` and raise one
+   ``status_``, ``history_`` (and the family's outputs,
+   ``_store_outputs``) and raise one
    :class:`~sklearn.exceptions.ConvergenceWarning` if any solve hit its
    iteration budget.
+
+The same steps run for data that live elsewhere (dask row blocks, an
+array-API device) over the backend's fit data
+(:mod:`linsep.designs.dask_fit`, :mod:`linsep.designs.array_api_fit`).
 
 ``decision_function`` / ``predict`` come from scikit-learn's
 :class:`~sklearn.linear_model._base.LinearClassifierMixin` for primal models,
@@ -21,10 +27,12 @@ and from :class:`BaseKernelSeparator` for models with ``dual_coef_``.
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import warnings
 import weakref
 from abc import ABCMeta, abstractmethod
+from dataclasses import dataclass, replace
 
 from numbers import Integral, Real
 
@@ -41,16 +49,16 @@ from linsep.designs.dask import linear_scores, predicted_labels
 from linsep._core.certificates import FIT_PROOF_RTOL, decision_scores, is_proof, separates, side_tolerance
 from linsep._core.signed_design import column_shifts, scale_columns, unscale_coef
 from linsep._core.plan import FLOAT64_ONLY, fit_plan, validation_dtypes
-from linsep._core.result import MAX_ITER, SEPARABLE, demote_unproven, demote_unseparated
+from linsep._core.result import MAX_ITER, NOT_SEPARABLE, SEPARABLE, demote_unproven, demote_unseparated
 from linsep._core.finite import require_finite_model
 from linsep._core.threads import serial_blas_below
-from linsep.designs.weights import check_row_weights, class_weight_table, validated_sample_weight
+from linsep.designs.weights import check_row_weights, class_weight_table, refuse_weights, validated_sample_weight
 from linsep.kernels import KERNELS, kernel_matrix, resolve_gamma, training_samples
 
 __all__ = ["BaseSeparator", "BaseLinearSeparator", "BaseKernelSeparator", "CLASS_WEIGHT_CONSTRAINT",
            "KERNEL_CONSTRAINTS", "POS_LABEL_CONSTRAINT", "POS_LABEL_DOC", "FitContext", "check_class_labels", "check_two_classes",
-           "encode_pm1", "is_dask_collection",
-           "is_plain_training_data", "rows_with_weight"]
+           "encode_pm1", "estimator_init", "name_backends", "is_dask_collection",
+           "is_plain_training_data", "refuse_unsupported", "rows_with_weight", "starting_weights"]
 
 CLASS_WEIGHT_CONSTRAINT = [None, StrOptions({"balanced"}), dict]
 """Constraint of ``class_weight``: ``None``, ``"balanced"`` or ``{label: weight}`` (as in scikit-learn)."""
@@ -79,6 +87,72 @@ KERNEL_CONSTRAINTS = {
     "coef0": [Real],
 }
 """Parameter constraints of the kernel parameters, shared by every kernel estimator."""
+
+
+def estimator_init(parameters):
+    """An ``__init__`` taking exactly ``parameters`` (name → default) as keyword-only arguments, stored as given.
+
+    scikit-learn reads an estimator's parameters from the signature of its
+    ``__init__``; this one carries an explicit :class:`inspect.Signature`, so
+    ``get_params``, ``clone``, ``repr`` and the estimator checks see the
+    parameters one by one, while their list lives in one table.
+    """
+    names = tuple(parameters)
+
+    def __init__(self, **kwargs):
+        unknown = [name for name in kwargs if name not in parameters]
+        if unknown:
+            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument {unknown[0]!r}")
+        for name in names:
+            setattr(self, name, kwargs.get(name, parameters[name]))
+
+    __init__.__signature__ = inspect.Signature(
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        + [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=parameters[name]) for name in names])
+    return __init__
+
+
+def refuse_unsupported(values, neutral, where, supported=()):
+    """Refuse each parameter of ``neutral`` (name → neutral value) not in ``supported`` that is set away from neutral.
+
+    ``values`` is a mapping, or an object with the parameters as attributes
+    (e.g. :class:`~linsep.solvers.ho_kashyap.params.HKParams`, whose
+    :meth:`~linsep.solvers.ho_kashyap.params.HKParams.neutral` values are the defaults); ``where`` names the backend in the message.  A backend lists
+    what it honours in ``supported``: a parameter added later is refused
+    there until the backend declares it, never silently ignored.
+    """
+    for name, default in neutral.items():
+        if name in supported:
+            continue
+        value = values.get(name, default) if isinstance(values, dict) else getattr(values, name, default)
+        if value is not None and value is not default and _differs(value, default):
+            raise ValueError(f"{name}={value!r} is not available for {where}; fit in memory to use it")
+
+
+def _differs(value, default):
+    """``value != default`` as one truth value; an array (starting weights) given where the default is a scalar differs."""
+    try:
+        return bool(value != default)
+    except (TypeError, ValueError):  # an array's comparison has no single truth value
+        return True
+
+
+def starting_weights(n_classes, n_features, coef_init, intercept_init):
+    """``W_0 = (coef_init, intercept_init)`` (bias last; a missing part is 0), checked; ``None`` if neither is given.
+
+    Starting weights serve two-class problems only (one ``W_0`` per problem).
+    """
+    if coef_init is None and intercept_init is None:
+        return None
+    if n_classes != 2:
+        raise ValueError("coef_init / intercept_init are supported for two-class problems only")
+    coef = np.zeros(n_features) if coef_init is None else np.asarray(coef_init, dtype=float).ravel()
+    if coef.shape[0] != n_features:
+        raise ValueError(f"coef_init has {coef.shape[0]} entries, X has {n_features} features")
+    weights = np.append(coef, 0.0 if intercept_init is None else float(intercept_init))
+    if not np.all(np.isfinite(weights)):
+        raise ValueError("coef_init and intercept_init must be finite")
+    return weights
 
 
 def encode_pm1(y, classes=None):
@@ -186,13 +260,15 @@ def rows_with_weight(sample_weight):
     return np.flatnonzero(sample_weight)
 
 
+@dataclass(slots=True)
 class FitContext:
-    """What one fit hands from its validation to its solves, verdict checks and storing.
+    """What one fit hands from its validation to its solves, verdict checks and storing: one per fit.
 
-    A fit builds one context and passes it, as an argument, to every hook of
-    :meth:`BaseSeparator._fit_problems` (``_solver_input``, ``_solve_binary``,
-    ``_checked_proof``, ``_store``, ``_check_separation``); nothing of it is
-    kept on the estimator.  The fields every estimator may use:
+    A fit builds one context and passes it, as an argument, through
+    :meth:`BaseSeparator._fit_problems` to the family's solver call
+    (``_solve_binary``) and its outputs (``_store_outputs``); nothing of it is
+    kept on the estimator.  Its fields are declared (a family that needs
+    more declares a subclass, as the cross-validated estimators do):
 
     shifts
         Power-of-two exponents of the columns rescaled before solving
@@ -205,6 +281,10 @@ class FitContext:
         (``rows=None``) or rows of ``X`` itself; ``(None, None)`` without.
     val_weight
         Weights of the validation rows, or ``None``.
+    y_val
+        The validation labels as given (``None`` without validation rows).
+    n_fitted
+        How many rows the solvers fit (the held-out ones excluded).
     initial_weights
         Starting weights ``W_0`` (bias last), or ``None``.
     all_labels
@@ -212,19 +292,62 @@ class FitContext:
     state
         Work shared by the one-vs-rest problems (a kernel map, a Gram matrix,
         a factor, a column cache), built once per fit.
-
-    An estimator may add fields of its own (keyword arguments).
+    shared
+        Per-problem work done for all problems at once before they are
+        solved (``_shared_work``), indexed by problem; ``None`` without.
+    problem
+        The index of the problem being solved (its column of the targets).
+    rng
+        The random generator of a fit that draws (sample orders).
+    stack
+        How per-problem vectors are stacked in the data's namespace
+        (``np.stack``; ``dask.array.stack``, ``xp.stack`` where the data live).
     """
 
-    def __init__(self, **fields):
-        self.shifts = self.fit_rows = self.val_weight = self.initial_weights = None
-        self.all_labels = self.state = None
-        self.validation = (None, None)
-        self.__dict__.update(fields)
+    shifts: np.ndarray | None = None
+    fit_rows: np.ndarray | None = None
+    validation: tuple = (None, None)
+    val_weight: np.ndarray | None = None
+    y_val: np.ndarray | None = None
+    n_fitted: int | None = None
+    initial_weights: np.ndarray | None = None
+    all_labels: np.ndarray | None = None
+    state: object = None
+    shared: list | None = None
+    problem: int = 0
+    rng: object = None
+    stack: object = np.stack
 
 
 _PARAMETER_NAMES = weakref.WeakKeyDictionary()
 """Per estimator class: ``(__init__, its parameter names)``; weak, so classes made at run time can be freed."""
+
+
+BACKEND_NAMES = {"{blocks}": "dask", "{Blocks}": "Dask"}
+"""The backends' names where the estimators' docstrings speak of them (as tokens: the family modules name no
+backend, the base names them once; :func:`name_backends` fills them in)."""
+
+
+def name_backends(*owners):
+    """Fill the backends' names (:data:`BACKEND_NAMES`) into the docstrings of ``owners`` (classes, methods)."""
+    for owner in owners:
+        function = getattr(owner, "__func__", owner)
+        if function.__doc__ is not None:  # no docstrings under python -OO
+            doc = function.__doc__
+            for token, name in BACKEND_NAMES.items():
+                doc = doc.replace(token, name)
+            function.__doc__ = doc
+
+
+def _fit_data_type(backend):
+    """The fit data of a backend (imported at its first fit: dask only when a dask collection arrives)."""
+    if backend == "dask":
+        from linsep.designs.dask_fit import DaskFit
+
+        return DaskFit
+    from linsep.designs.array_api_fit import ArrayAPIFit
+
+    return ArrayAPIFit
 
 
 def _init_parameter_names(cls):
@@ -258,9 +381,13 @@ def _blas_threads_sized_to_data(method):
 class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
     """Validation, label encoding, one-vs-rest and unpacking shared by all estimators.
 
-    Subclasses implement ``_solve_binary(X, y, **fit_params) -> SolveResult``
-    for one ``±1`` problem and ``_store(results)`` to set their model
-    attributes; everything else lives here.  Every ``fit`` and
+    The fit flow lives here (:meth:`_fit_problems` in memory,
+    :meth:`_fit_where_data_live` where the data live elsewhere); a family
+    declares what differs: its solver call ``_solve_binary(X, y, fit, ...)
+    -> SolveResult`` for one ``±1`` problem (and ``_solve_on_designs`` for
+    the backends it lists in :attr:`_backends`), its parameters, its
+    outputs beyond the model (:meth:`_store_outputs`) and, where the
+    problems share work, :meth:`_shared_work`.  Every ``fit`` and
     ``partial_fit`` a subclass defines runs its BLAS work on one thread when
     ``X`` is small (:func:`linsep._core.threads.serial_blas_below`).
     """
@@ -291,26 +418,88 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
         # validation), about 20 µs, a tenth of a small fit.  Cached per class and __init__.
         return list(_init_parameter_names(cls))
 
-    _backend_fits = {}
-    """Fits of data that live outside memory, by backend (:func:`linsep.designs.backend.backend_of`).
-
-    ``{"dask": fit, "array_api": fit}``: each ``fit(estimator, X, y, **arguments)``
-    takes the arguments of the estimator's ``fit`` and returns the estimator.
-    A backend not listed here fits in memory (array-API input through
-    scikit-learn's conversion) or, for dask, is refused.
-    """
+    _backends = ()
+    """The backends besides memory on which this estimator fits the data where they live (``"dask"``,
+    ``"array_api"``: :func:`linsep.designs.backend.backend_of`), through the same flow
+    (:meth:`_fit_where_data_live`) and its family's :meth:`_solve_on_designs`.  Array-API input to an estimator
+    without it is refused; dask input too (:meth:`_validate_fit`)."""
 
     def _fit_on_backend(self, X, y, **arguments):
-        """The fit of ``X`` where it lives when that is not memory and this estimator has a fit there; else ``None``.
+        """The fit of ``X`` where it lives when that is not memory and this estimator fits it there; else ``None``.
 
         The one place that asks which backend holds the data (the estimators'
         ``fit`` call it first; ``_validate_fit`` refuses what is left).
         """
-        fit = self._backend_fits.get(backend_of(X, y))
-        if fit is not None and getattr(self, "pos_label", None) is not None:
-            raise ValueError(f"pos_label={self.pos_label!r} is not available for {backend_of(X, y)} input; "
+        backend = backend_of(X, y)
+        if backend not in self._backends:
+            return None
+        if getattr(self, "pos_label", None) is not None:
+            raise ValueError(f"pos_label={self.pos_label!r} is not available for {backend} input; "
                              f"fit in memory to use it (the fitted model does not depend on it otherwise)")
-        return None if fit is None else fit(self, X, y, **arguments)
+        return self._fit_where_data_live(backend, X, y, **arguments)
+
+    def _fit_where_data_live(self, backend, X, y, *, sample_weight=None, X_val=None, y_val=None, coef_init=None,
+                             intercept_init=None, margin=None):
+        """The fit flow of data that stay where they live (dask row blocks, an array-API device), step by step.
+
+        The same steps as in memory, each offered by the backend's fit data
+        (:class:`linsep.designs.dask_fit.DaskFit`,
+        :class:`linsep.designs.array_api_fit.ArrayAPIFit`): refuse what the
+        backend cannot honour → validate (the data's summaries: shape,
+        classes, weights) → encode (one design per ``±1`` problem) → the
+        family's solver calls over the designs (:meth:`_solve_on_designs`) →
+        each verdict checked on its design → the model in the data's
+        namespace, ``separable`` checked on it → the family's outputs
+        (:meth:`_store_outputs`, as in memory).
+        """
+        data_type = _fit_data_type(backend)
+        name = type(self).__name__
+        if (X_val is None) != (y_val is None):
+            raise ValueError("give both X_val and y_val, or neither")
+        if X_val is not None and not getattr(self, "early_stopping", False):
+            raise ValueError("X_val / y_val are only used with early_stopping=True")
+        if not data_type.takes_weights:
+            refuse_weights(self, sample_weight, data_type.weights_where)
+        self._refuse_on_backend(data_type.where)
+        refuse_unsupported(self.get_params(), {"record_history": False}, data_type.traces_where)
+        data = data_type(X, y, name, wide=self._cannot_solve_wide(), sample_weight=sample_weight,
+                         class_weight=getattr(self, "class_weight", None), rescale_exponent=self._rescale_exponent)
+        classes = data.classes if data.labels_checked else check_class_labels(data.classes)
+        check_two_classes(classes, name)
+        self.n_features_in_ = data.n_features
+        if hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        self.classes_ = classes
+        fit = FitContext(stack=data.stack, initial_weights=starting_weights(
+            classes.size, data.n_features, data.host(coef_init), data.host(intercept_init)))
+        results, problems = self._solve_on_designs(data, fit, X_val=X_val, y_val=y_val, margin=margin)
+        if problems is not None:  # one design per problem (not a linear machine, whose verdict is its own)
+            results = data.checked(results, problems)
+        self._unpack_common(results)
+        self.coef_, self.intercept_ = data.linear_model(results)
+        if problems is not None:
+            self.status_ = demote_unseparated(
+                self.status_, lambda k: data.separates(problems, k, self.coef_, self.intercept_))
+        fit.y_val, fit.n_fitted = data.validation_summary()
+        self._store_outputs(results, fit)
+        self.classes_ = data.fitted_classes()
+        return self
+
+    def _solve_on_designs(self, data, fit, **arguments):
+        """``(results, problems)``: the family's solver calls over the problems of ``data`` (a backend's fit data).
+
+        Declared by each family that lists :attr:`_backends`; ``problems`` is
+        ``None`` where the results are not one per design (MSE's linear
+        machine, which checks its own verdict).
+        """
+        raise NotImplementedError(f"{type(self).__name__} fits no data outside memory")
+
+    def _refuse_on_backend(self, where):
+        """Refuse the family's parameters that a backend (``where``) cannot honour (nothing by default)."""
+
+    def _cannot_solve_wide(self):
+        """``None`` where this fit solves wide ``X`` on a blockwise backend, else what cannot (named in the refusal)."""
+        return None
 
     _device_alternative = None
     """The estimator whose device fit does this one's work (array-API input), named when this one refuses it."""
@@ -319,6 +508,10 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
     """Private (tests), set on an instance as ``_solver_plan`` is: ``{"plain": False}`` sends plain data through
     ``validate_data`` too (the path of all other data); ``{"validate_data": f}`` calls ``f`` in its place (pass
     a wrapper to observe it)."""
+
+    def _refuse_device_input(self, X, y, owner):
+        """Refuse array-API ``X`` or ``y`` for a method with no fit on the device (``partial_fit``), in one line."""
+        refuse_array_api(X, y, owner, self._device_alternative)
 
     def _validate_fit(self, X, y):
         plan = self._validation_plan or {}
@@ -443,13 +636,24 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
         return kept[fit_rows], kept[val_rows]
 
     def _fit_problems(self, X, y, fit=None, extra_targets=None, **fit_params):
-        """Encode ``y`` with the classes found by ``_validate_fit`` and solve each binary (or one-vs-rest) problem.
+        """The fit after validation, top to bottom: encode → the solvers' data → per problem: solve, check → store.
+
+        1. encode ``y`` with the classes found by ``_validate_fit`` (one ``±1``
+           column per problem, in the solver's sign: ``pos_label``);
+        2. the data the solvers see (:meth:`_solver_input`: exact power-of-two
+           rescaling for linear models) and the work the problems share
+           (:meth:`_shared_work`, kept per problem in ``fit.shared``);
+        3. for each problem: the family's solver call (``_solve_binary``), then
+           the check of its ``not_separable`` proof (:meth:`_checked_proof`);
+        4. the common attributes (:meth:`_unpack_common`), the model and the
+           family's outputs (:meth:`_store`, :meth:`_store_outputs`), a finite
+           model, and the check of ``separable`` verdicts on the stored model
+           (:meth:`_check_separation`).
 
         ``fit`` is the fit's :class:`FitContext` (a new, empty one by
-        default), handed to every hook.  ``extra_targets`` maps a keyword of
-        ``_solve_binary`` to labels to be encoded like ``y`` (e.g.
-        ``{"y_val": y_val}``); column ``k`` of each encoded array goes to
-        problem ``k``.
+        default).  ``extra_targets`` maps a keyword of ``_solve_binary`` to
+        labels to be encoded like ``y`` (e.g. ``{"y_val": y_val}``); column
+        ``k`` of each encoded array goes to problem ``k``.
         """
         fit = FitContext() if fit is None else fit
         targets, self.classes_ = encode_pm1(y, self.classes_)
@@ -458,9 +662,10 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
                          for name, labels in (extra_targets or {}).items()}
         X_solve = self._solver_input(X, fit)
         solved = targets if sign > 0 else -targets
-        self._share_across_problems(X_solve, solved, fit, fit_params)
+        fit.shared = self._shared_work(X_solve, solved, fit, fit_params)
         results = []
         for column in range(targets.shape[1]):
+            fit.problem = column
             per_problem = {name: values[:, column] for name, values in encoded_extra.items()}
             result = self._solve_binary(X_solve, solved[:, column], fit, **per_problem, **fit_params)
             results.append(self._checked_proof(result, X_solve, solved[:, column], fit))
@@ -472,12 +677,15 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
         self._check_separation(X, targets, fit)
         return self
 
-    def _share_across_problems(self, X, targets, fit, fit_params):
-        """Work the problems share, done once before they are solved, kept on ``fit`` (nothing by default).
+    def _shared_work(self, X, targets, fit, fit_params):
+        """Work done once for all problems before they are solved: a list indexed by problem, or ``None`` (default).
 
         ``targets`` holds every problem's ``±1`` labels, one column each, in the solver's sign;
-        ``fit_params`` the keywords each ``_solve_binary`` call will get.
+        ``fit_params`` the keywords each ``_solve_binary`` call will get.  The
+        result is ``fit.shared``; problem ``k``'s solver call reads
+        ``fit.shared[fit.problem]``.
         """
+        return None
 
     def _positive_sign(self):
         """``-1.0`` when ``pos_label`` names ``classes_[0]`` (the solver then sees its rows as ``+1``), else ``1.0``.
@@ -572,7 +780,10 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
 
     @abstractmethod
     def _store(self, results, fit):
-        """Set the model attributes (``coef_`` or ``dual_coef_``, ...) from the results."""
+        """Set the model attributes (``coef_`` or ``dual_coef_``, ...) from the results, then the family's outputs."""
+
+    def _store_outputs(self, results, fit):
+        """The family's own fitted attributes beyond the model (``certificate_``, ``margin_vector_``, ...; none by default)."""
 
 
 class BaseLinearSeparator(LinearClassifierMixin, BaseSeparator):
@@ -596,24 +807,47 @@ class BaseLinearSeparator(LinearClassifierMixin, BaseSeparator):
     """Columns beyond :math:`2^{\\pm n}`, :math:`n` this exponent, are rescaled (``None``: the dtype's safe range, :math:`2^{\\pm 53}` for float64)."""
 
     def _solver_input(self, X, fit):
-        fit.shifts = column_shifts(X, self._rescale_exponent)
-        if fit.shifts is not None and fit.initial_weights is not None:
+        fit.shifts = shifts = column_shifts(X, self._rescale_exponent)
+        if shifts is None:
+            return X
+        if fit.initial_weights is not None:
             # starting weights follow the columns' power-of-two scaling: the same a(1)ᵗy_i
             fit.initial_weights = np.array(fit.initial_weights, dtype=float)
-            fit.initial_weights[:-1] = np.ldexp(fit.initial_weights[:-1], -fit.shifts.astype(np.int32))
-        return X if fit.shifts is None else scale_columns(X, fit.shifts)
+            fit.initial_weights[:-1] = np.ldexp(fit.initial_weights[:-1], -shifts.astype(np.int32))
+        X = scale_columns(X, shifts)
+        X_val, val_rows = fit.validation  # validation rows follow the training columns' scaling too
+        if val_rows is not None:  # held-out rows of X itself
+            fit.validation = (X, val_rows)
+        elif X_val is not None:
+            fit.validation = (scale_columns(X_val, shifts), None)
+        return X
 
     def _negate_model(self):
         super()._negate_model()
         self.coef_ = -self.coef_
 
+    # With a held-out split (fit.fit_rows) the solvers see all of X and the fitting rows' labels.  A proof
+    # found on the fitting rows is checked on them (a copy, made only then) and, zero on the held-out rows,
+    # proves that all of X cannot be separated; "separable" is checked on every row of X, since the model was
+    # chosen on the held-out rows, not fitted to them.
     def _checked_proof(self, result, X, y, fit):
-        return demote_unproven(result, lambda certificate: is_proof(X, y, certificate, FIT_PROOF_RTOL))
+        rows = fit.fit_rows
+        if rows is None or result.status != NOT_SEPARABLE:
+            return demote_unproven(result, lambda certificate: is_proof(X, y, certificate, FIT_PROOF_RTOL))
+        fitted = X[rows]
+        result = demote_unproven(result, lambda certificate: is_proof(fitted, y, certificate, FIT_PROOF_RTOL))
+        if result.certificate is not None:
+            certificate = np.zeros(X.shape[0], dtype=np.asarray(result.certificate).dtype)
+            certificate[rows] = result.certificate
+            result = replace(result, certificate=certificate)
+        return result
 
     def _check_separation(self, X, targets, fit):
         claimed = np.flatnonzero(np.atleast_1d(self.status_) == SEPARABLE)
         if not claimed.size:
             return
+        if fit.fit_rows is not None:  # the verdict describes every row of X, held-out ones included
+            targets = encode_pm1(fit.all_labels, self.classes_)[0]
         with np.errstate(over="ignore", invalid="ignore"):
             scores = decision_scores(X, self.coef_[claimed], self.intercept_[claimed])
             tolerance = side_tolerance(X, self.coef_[claimed], self.intercept_[claimed])
@@ -623,6 +857,7 @@ class BaseLinearSeparator(LinearClassifierMixin, BaseSeparator):
 
     def _store(self, results, fit):
         self._store_linear_model(results, fit.shifts)
+        self._store_outputs(results, fit)
 
     def _store_linear_model(self, results, shifts=None):
         """``coef_`` and ``intercept_`` from the results' weights (bias last), in the original columns."""
@@ -660,7 +895,7 @@ class BaseLinearSeparator(LinearClassifierMixin, BaseSeparator):
         X, y = self._validate_fit(X, y)
         return self._fit_weighted(X, y, sample_weight)
 
-    # Dask arrays get dask arrays back, computed block by block (linsep.estimators.dask_input); everything else is
+    # Dask arrays get dask arrays back, computed block by block (linsep.designs.dask); everything else is
     # scikit-learn's LinearClassifierMixin.
     def decision_function(self, X):
         """Signed score per sample, :math:`w^t x + w_0`: positive on the side of ``classes_[1]``.
@@ -738,6 +973,7 @@ class BaseKernelSeparator(BaseSeparator):
     def _store(self, results, fit):
         self.dual_coef_ = np.vstack([r.weights for r in results])
         self.intercept_ = np.array([r.intercept if r.intercept is not None else 0.0 for r in results])
+        self._store_outputs(results, fit)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):

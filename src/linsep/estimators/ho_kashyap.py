@@ -17,33 +17,44 @@ The equations and the stopping rules are documented in
 
 from __future__ import annotations
 
-from dataclasses import replace
 import warnings
 
 import numpy as np
 from sklearn.base import _fit_context
 
-from linsep.solvers.ho_kashyap import params as _params
-from linsep.estimators import array_api_input, dask_input
-from linsep.estimators.base import (CLASS_WEIGHT_CONSTRAINT, POS_LABEL_CONSTRAINT, POS_LABEL_DOC, BaseLinearSeparator,
-                                   FitContext, encode_pm1, rows_with_weight)
+from linsep.designs.backend import DEVICE, ROW_BLOCKS
+from linsep.estimators.base import (name_backends, CLASS_WEIGHT_CONSTRAINT, POS_LABEL_CONSTRAINT, POS_LABEL_DOC, BaseLinearSeparator,
+                                   FitContext, estimator_init, refuse_unsupported, rows_with_weight,
+                                   starting_weights)
 from linsep._core.plan import READS_FLOAT32
-from linsep._core.signed_design import scale_columns, signed_design
-from linsep.solvers.ho_kashyap.params import (DEFAULT_N_ITER_NO_CHANGE, EARLY_STOPPING_CONSTRAINTS, HK_CONSTRAINTS, HK_PARAMETERS, HKParams,
-                       estimator_init, parameter_docs, starting_weights)
-from linsep._core.result import NOT_SEPARABLE
+from linsep._core.signed_design import signed_design
+from linsep.solvers.ho_kashyap.params import (DEFAULT_N_ITER_NO_CHANGE, EARLY_STOPPING_CONSTRAINTS, HK_CONSTRAINTS,
+                                             HK_PARAMETERS, HKParams, parameter_docs)
 from linsep._core.trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from linsep.designs.weights import WeightedValidation, class_weights_of
-from linsep.solvers.ho_kashyap.weighted import weighted_ho_kashyap
+from linsep.solvers.ho_kashyap.weighted import scaled_ho_kashyap, weighted_ho_kashyap
 from linsep.solvers.ho_kashyap.plan import HKPlan
 from linsep.solvers.ho_kashyap.solver import ho_kashyap, shared_first_weights
 from linsep._core.linalg import too_wide_for_direct
 
 
-def resolve_stop_at_separation(estimator):
-    """``stop_at_separation="auto"``: stop at separation only for plain HK (no ``C``, no early stopping)."""
-    return _params.resolve_stop_at_separation(estimator.stop_at_separation, estimator.C,
-                                              getattr(estimator, "early_stopping", False))
+HK_VARIANTS = {
+    "hk": ({}, "Ho–Kashyap: W = Y⁺B, B ← B + μ(E+|E|); separability verdict with proof"),
+    "modified_hk": ({"update": "weights"}, "modified Ho–Kashyap: W ← W + μY⁺|E|"),
+    "mhks": ({"C": 1.0, "loss": "squared"}, "Łęski's modified HK, squared errors, regularisation C (Lauer & Bloch §2.2)"),
+    "mhka": ({"C": 1.0, "loss": "absolute"}, "Łęski's modified HK, absolute errors (IRLS), regularisation C"),
+    "hkes": ({"early_stopping": True}, "Ho–Kashyap with early stopping on a validation set (Lauer & Bloch §2.3)"),
+    "hkesa": ({"early_stopping": True, "loss": "absolute"}, "HKES with absolute errors (IRLS) (Lauer & Bloch §2.4)"),
+}
+"""The registry's names for :class:`~linsep.HoKashyapClassifier`: name → (preset parameters, one-line summary)."""
+
+
+HK_SUPPORTED = frozenset({"learning_rate", "b0", "max_iter", "tol", "stopping", "stop_at_separation", "update",
+                          "C", "loss", "irls_floor", "n_iter_no_change", "validation_tol"})
+"""The :class:`~linsep.solvers.ho_kashyap.params.HKParams` honoured where the data live outside memory (every
+backend of :attr:`HoKashyapClassifier._backends`); any other one set away from its default is refused there
+(:func:`~linsep.estimators.base.refuse_unsupported`), so a new parameter is never silently ignored.  The
+patience (``n_iter_no_change``, ``validation_tol``) acts with validation rows (held out, or ``X_val, y_val``)."""
 
 
 class HoKashyapClassifier(BaseLinearSeparator):
@@ -137,7 +148,7 @@ class HoKashyapClassifier(BaseLinearSeparator):
     'separable'
     """
 
-    _backend_fits = {"dask": dask_input.fit_ho_kashyap, "array_api": array_api_input.fit_ho_kashyap}
+    _backends = (ROW_BLOCKS, DEVICE)
     _dtypes = READS_FLOAT32
     _parameter_constraints = {
         **HK_CONSTRAINTS,
@@ -199,11 +210,11 @@ class HoKashyapClassifier(BaseLinearSeparator):
 
         Notes
         -----
-        A ``dask.array`` ``X`` chunked by rows (``y``, ``X_val``, ``y_val``
-        dask or NumPy) is fitted blockwise on its workers by
-        :ref:`dask`, to the same weights (``sample_weight`` dask or NumPy,
+        A ``{blocks}.array`` ``X`` chunked by rows (``y``, ``X_val``, ``y_val``
+        {blocks} or NumPy) is fitted blockwise on its workers by
+        :ref:`{blocks}`, to the same weights (``sample_weight`` {blocks} or NumPy,
         and ``class_weight``, are honoured); ``margin_vector_`` and
-        ``certificate_`` are then dask arrays.  Without ``X_val``, early
+        ``certificate_`` are then {blocks} arrays.  Without ``X_val``, early
         stopping holds out a stratified ``validation_fraction`` of every row
         block (seeded by ``random_state`` and the block's index).
         """
@@ -234,53 +245,23 @@ class HoKashyapClassifier(BaseLinearSeparator):
         if coef_init is not None or intercept_init is not None:
             fit.initial_weights = starting_weights(np.unique(y).size, X.shape[1], coef_init, intercept_init)
         extra = {"y_val": y_val} if y_val is not None else None
-        if self.early_stopping and self.C is None:  # what _warn_unregularised weighs (the model is unchanged)
-            fit.n_fitted = y.shape[0]
-            fit.y_val = y_val
+        fit.y_val, fit.n_fitted = y_val, y.shape[0]
         return self._fit_problems(X, y, fit, extra_targets=extra,
                                   **({} if weights is None else {"sample_weight": weights}))
 
-    def _solver_input(self, X, fit):
-        # Validation data follow the training columns' power-of-two scaling (the starting weights: the base's).
-        X = super()._solver_input(X, fit)
-        shifts = fit.shifts
-        if shifts is not None:
-            X_val, val_rows = fit.validation
-            if val_rows is not None:  # held-out rows of X itself
-                fit.validation = (X, val_rows)
-            elif X_val is not None:
-                fit.validation = (scale_columns(X_val, shifts), None)
-        return X
+    _share_first_solve = True
+    """Private (tests), set on an instance: ``False`` lets each one-vs-rest problem solve its own first W-step."""
 
-    # With a held-out split the solvers see all of X and the fitting rows' labels.  A proof found on
-    # the fitting rows is checked on them (a copy, made only then) and, zero on the held-out rows,
-    # proves that all of X cannot be separated; "separable" is checked on every row of X, since
-    # the model was chosen on the held-out rows, not fitted to them.
-    def _checked_proof(self, result, X, y, fit):
-        if fit.fit_rows is None or result.status != NOT_SEPARABLE:
-            return super()._checked_proof(result, X, y, fit)
-        result = super()._checked_proof(result, X[fit.fit_rows], y, fit)
-        if result.certificate is not None:
-            certificate = np.zeros(X.shape[0], dtype=np.asarray(result.certificate).dtype)
-            certificate[fit.fit_rows] = result.certificate
-            result = replace(result, certificate=certificate)
-        return result
-
-    def _check_separation(self, X, targets, fit):
-        if fit.fit_rows is not None:
-            targets = encode_pm1(fit.all_labels, self.classes_)[0]
-        super()._check_separation(X, targets, fit)
-
-    def _share_across_problems(self, X, targets, fit, fit_params):
+    def _shared_work(self, X, targets, fit, fit_params):
         # One-vs-rest on wide data with early stopping: every problem starts with a full iterative solve of
         # the same system (labels square to 1), so those first W-steps are solved together, one pass over X
-        # per CG step for all problems (shared_first_weights).  Weighted, IRLS, modified-HK and started fits
-        # keep their own.
-        fit.first_weights = None
+        # per CG step for all problems (shared_first_weights: one W_1 per problem).  Weighted, IRLS,
+        # modified-HK and started fits keep their own.
         if (targets.shape[1] > 1 and self.early_stopping and self.loss == "squared" and self.update == "margin"
                 and "sample_weight" not in fit_params and fit.initial_weights is None
-                and too_wide_for_direct(X.shape[1] + 1) and getattr(self, "_share_first_solve", True)):
-            fit.first_weights = shared_first_weights(X, targets, fit.fit_rows, C=self.C, b0=self.b0)
+                and too_wide_for_direct(X.shape[1] + 1) and self._share_first_solve):
+            return shared_first_weights(X, targets, fit.fit_rows, C=self.C, b0=self.b0)
+        return None
 
     def _solve_binary(self, X, y, fit, y_val=None, sample_weight=None):
         X_val, val_rows = fit.validation
@@ -299,23 +280,38 @@ class HoKashyapClassifier(BaseLinearSeparator):
             Y_val=Y_val,
             trace=make_recorder(self.record_history),
             _plan=HKPlan.of(getattr(self, "_solver_plan", None),  # private: a path forced by tests (not a parameter)
-                            first_weights=fit.first_weights.pop(0) if fit.first_weights else None),  # shared work
+                            first_weights=None if fit.shared is None else fit.shared[fit.problem]),  # _shared_work
         )
 
-    def _store(self, results, fit):
-        super()._store(results, fit)
+    def _refuse_on_backend(self, where):
+        refuse_unsupported(HKParams.from_estimator(self), HKParams.neutral(), where, HK_SUPPORTED)
+
+    def _cannot_solve_wide(self):
+        return "loss='absolute' (IRLS reweighs the rows)" if self.loss == "absolute" else None
+
+    def _solve_on_designs(self, data, fit, X_val=None, y_val=None, **_):
+        # Weighted: scaled_ho_kashyap on the rows s_i^power y_i (x_i, 1) (both powers for IRLS).  The Gram
+        # matrix is shared by the one-vs-rest problems (signs do not change it); wide X: none, distributed CG.
+        kwargs = HKParams.from_estimator(self).solver_kwargs()
+        problems = data.problems(early_stopping=self.early_stopping, validation_fraction=self.validation_fraction,
+                                 random_state=self.random_state, X_val=X_val, y_val=y_val,
+                                 powers=(0.5, 1) if self.loss == "absolute" else (0.5,))
+        gram = data.gram()
+        return [ho_kashyap(problem.design, **kwargs, initial_weights=fit.initial_weights, Y_val=problem.validation,
+                           gram=gram) if problem.weights is None else
+                scaled_ho_kashyap(problem.scaled, problem.weights, kwargs, initial_weights=fit.initial_weights,
+                                  Y_val=problem.validation, gram=gram)
+                for problem in problems], problems
+
+    def _store_outputs(self, results, fit):
         binary = len(results) == 1
         pick = (lambda values: values[0]) if binary else list
         self.certificate_ = pick([r.certificate for r in results])
         self.margin_vector_ = pick([r.margin for r in results])
         if self.early_stopping:
             self.best_iter_ = results[0].best_iter if binary else np.array([r.best_iter for r in results])
-            if self.C is None and getattr(fit, "y_val", None) is not None:
-                _warn_unregularised(results, fit, self.classes_, self.n_features_in_)
-
-    def _warn_if_unregularised(self, results, fit):
-        """:func:`_warn_unregularised` for the array-API fit (no ``_store``; ``fit.classes``: the classes on the host)."""
-        _warn_unregularised(results, fit, fit.classes, self.n_features_in_)
+            if self.C is None and fit.y_val is not None:  # what the fit says of itself; the model is unchanged
+                _warn_unregularised(results, fit, np.asarray(self.classes_), self.n_features_in_)
 
 
 OVERFIT_MIN_GAP = 0.02
@@ -391,3 +387,5 @@ def _warn_unregularised(results, fit, classes, n_features):
 if HoKashyapClassifier.__doc__ is not None:
     HoKashyapClassifier.__doc__ = HoKashyapClassifier.__doc__.replace(
         "    {hk_parameters}\n", parameter_docs(HK_PARAMETERS) + "\n").replace("    {pos_label}", "    " + POS_LABEL_DOC)
+
+name_backends(HoKashyapClassifier.fit)

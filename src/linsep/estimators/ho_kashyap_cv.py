@@ -47,6 +47,7 @@ its validation error has not improved for that many iterations
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from numbers import Integral, Real
 import time
 
@@ -58,8 +59,8 @@ from sklearn.utils._param_validation import Interval
 from linsep.estimators.cv_folds import folds_without_zero_weight, stratified_folds
 from linsep.estimators.base import (FitContext, CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, POS_LABEL_CONSTRAINT,
                                    POS_LABEL_DOC, BaseKernelSeparator, BaseLinearSeparator, encode_pm1,
-                                   rows_with_weight)
-from linsep.solvers.ho_kashyap.params import HK_CONSTRAINTS, HKParams, estimator_init, hk_defaults
+                                   estimator_init, rows_with_weight)
+from linsep.solvers.ho_kashyap.params import HK_CONSTRAINTS, HK_PARAMETERS, HKParams, hk_defaults
 from linsep._core.plan import READS_FLOAT32
 from linsep._core.signed_design import SignedDesign, sign_normalized, signed_scores
 from linsep.designs.weights import WeightedValidation, weighted_signed_design
@@ -161,6 +162,41 @@ def flat_grid(best_errors, n_val):
     return spread, standard_error, spread <= standard_error
 
 
+@dataclass(slots=True)
+class CVFitContext(FitContext):
+    """The :class:`~linsep.estimators.base.FitContext` of a cross-validated fit: the folds and what their runs share.
+
+    folds, row_weight
+        The ``(train, validation)`` row indices of each fold; the rows' weights (``None`` unweighted).
+    hk_options
+        The HK options of every run of the fit (built once, not per (C, fold)).
+    surfaces, shared_C
+        With a grid of ``C``: each problem's runs, curves, :math:`\\hat k` and errors per ``C`` (indexed by
+        problem), and the index of the ``C`` shared by the problems.
+    progress_problem
+        The number of problems reported so far (``verbose``).
+    X, views, Y, fold_grams, full_gram, view_grams, label_free_fold_grams, fold_of
+        The per-problem state of the runs (:meth:`HoKashyapClassifierCV._prepare_problem`): the data the runs
+        read, whether through views of ``X`` or a formed ``Y``, the folds' Gram matrices (those of the views and
+        the label-free ones, built once per fit) and each row's fold (the lockstep runs).
+    """
+
+    folds: list | None = None
+    row_weight: np.ndarray | None = None
+    hk_options: dict | None = None
+    surfaces: list | None = None
+    shared_C: int = 0
+    progress_problem: int = 0
+    X: object = None
+    views: bool = False
+    Y: object = None
+    fold_grams: list | None = None
+    full_gram: np.ndarray | None = None
+    view_grams: tuple | None = None
+    label_free_fold_grams: list | None = None
+    fold_of: np.ndarray | None = None
+
+
 class _CrossValidatedStopping:
     """What the linear and the kernel estimator share: folds, one HK run per fold, :math:`\\hat k`, the verdict, storage.
 
@@ -192,7 +228,7 @@ class _CrossValidatedStopping:
         return folds
 
     def _weighted_folds(self, X, y, sample_weight):
-        """:class:`FitContext` ``fit`` with ``folds`` and the row weights ``row_weight`` (``None`` unweighted); ``X, y``.
+        """:class:`CVFitContext` ``fit`` with ``folds`` and the row weights ``row_weight`` (``None`` unweighted); ``X, y``.
 
         A row of weight 0 leaves before the folds of an int ``cv`` are drawn;
         the folds of a splitter or of index pairs are drawn on the rows as
@@ -207,7 +243,7 @@ class _CrossValidatedStopping:
         if kept is not None and not drawn_here:
             folds = folds_without_zero_weight(folds, weights)
             X, y, weights = self._drop_rows(X, y, weights, kept)
-        return FitContext(folds=folds, row_weight=weights), X, y
+        return CVFitContext(folds=folds, row_weight=weights), X, y
 
     def _drop_rows(self, X, y, weights, kept):
         return X[kept], y[kept], weights[kept]
@@ -297,7 +333,7 @@ class _CrossValidatedStopping:
         """
         if not self.verbose:
             return self._run_fold, lambda f, C, run, seconds: None, lambda: None
-        problem = fit.progress_problem = getattr(fit, "progress_problem", 0) + 1
+        problem = fit.progress_problem = fit.progress_problem + 1
         name, n_folds = type(self).__name__, len(fit.folds)
         bar = None
         if self.verbose == 1:
@@ -380,7 +416,7 @@ class _CrossValidatedStopping:
     def _solve_binary(self, X, y, fit):
         grid = self._C_grid()
         if fit.surfaces:  # a grid of C: the problems' surfaces are known, in order, and the C chosen
-            runs_per_C, curves, best_iters, best_errors = fit.surfaces.pop(0)
+            runs_per_C, curves, best_iters, best_errors = fit.surfaces[fit.problem]
             chosen = fit.shared_C
             self._prepare_problem(fit, X, y, fold_runs=False)
         else:
@@ -419,8 +455,7 @@ class _CrossValidatedStopping:
                            certificate=certificate, history=history, best_iter=best_iter,
                            extra={"cv_curve": mean, "cv_curves": per_fold, "C": C, "cv_results": surface})
 
-    def _store(self, results, fit):
-        super()._store(results, fit)
+    def _store_outputs(self, results, fit):
         binary = len(results) == 1
         pick = (lambda values: values[0]) if binary else list
         self.certificate_ = pick([r.certificate for r in results])
@@ -435,8 +470,15 @@ class _CrossValidatedStopping:
         self.cv_results_ = pick([r.extra["cv_results"] for r in results])
 
 
-_CV_HK_NAMES = ("loss", "C", "learning_rate", "b0", "max_iter", "tol", "stopping", "irls_floor")
-"""The HK parameters of the cross-validated estimators (C by the grid ``Cs``; no separation stop: early-stopped runs)."""
+_CV_NOT_OFFERED = {
+    "update": "the runs are HKES runs (W = Y⁺B)",
+    "stop_at_separation": "early-stopped runs never stop at separation (the validation error may still fall)",
+}
+"""The HK parameters (:data:`~linsep.solvers.ho_kashyap.params.HK_PARAMETERS`) the cross-validated estimators do not offer, and why."""
+
+_CV_HK_NAMES = ("loss", "C", *(name for name in HK_PARAMETERS if name not in {"loss", "C", *_CV_NOT_OFFERED}))
+"""The HK parameters of the cross-validated estimators: every one of the table but :data:`_CV_NOT_OFFERED` (C by the
+grid ``Cs``), so a parameter added to the table reaches them (their runs take it through ``HKParams``)."""
 
 _CV_PARAMETERS = {
     "cv": 5, **hk_defaults(_CV_HK_NAMES), "Cs": None, "refit": True, "n_iter_no_change": DEFAULT_N_ITER_NO_CHANGE,
@@ -654,14 +696,14 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
             # Large dense data: each run reads the rows of X it needs (SignedDesign views: the compiled loop
             # gathers them by index), so no fold copies Y; the folds' Gram matrices are built once, label free.
             fit.Y = None
-            if getattr(fit, "view_grams", None) is None:
+            if fit.view_grams is None:
                 fit.view_grams = view_grams(X, fit.folds)
             fit.fold_grams, fit.full_gram = fit.view_grams
             return
         fit.Y = sign_normalized(X, y)  # one matrix per problem; the folds take its rows
         fit.fold_grams = fit.full_gram = None
         if fold_runs and self.Cs is not None:
-            if getattr(fit, "label_free_fold_grams", None) is None:
+            if fit.label_free_fold_grams is None:
                 s = fit.row_weight
                 # The Gram matrix of the rows the fold's runs iterate on: √s_i y_i (x_i, 1) (s_i for IRLS).  The
                 # labels square to 1, so every one-vs-rest problem has the same bits: built for the first only.
@@ -693,7 +735,7 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         :data:`LOCKSTEP_SHARE_OF_X` of ``X.nbytes``, at least two.  The private attribute
         ``_lockstep_runs = False`` (tests) keeps every run alone.
         """
-        if (not getattr(fit, "views", False) or fit.full_gram is None or getattr(self, "_lockstep_runs", True) is False
+        if (not fit.views or fit.full_gram is None or getattr(self, "_lockstep_runs", True) is False
                 or not Lockstep.serves(fit.X)):
             return 0
         n_train = max(len(train) for train, _ in fit.folds)
@@ -701,7 +743,7 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
 
     def _lockstep(self, fit, y):
         """A :class:`~linsep.solvers.ho_kashyap.segments.Lockstep` for runs of a wave on ``fit.X`` (:meth:`_lockstep_group`)."""
-        if getattr(fit, "fold_of", None) is None:
+        if fit.fold_of is None:
             fit.fold_of = np.empty(fit.X.shape[0], dtype=np.int64)
             for f, (_, validation) in enumerate(fit.folds):
                 fit.fold_of[validation] = f

@@ -28,20 +28,19 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 
 from linsep.estimators.base import (CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, POS_LABEL_CONSTRAINT, POS_LABEL_DOC,
-                                    BaseKernelSeparator, FitContext, demote_unseparated, encode_pm1)
+                                    BaseKernelSeparator, FitContext, demote_unseparated, encode_pm1, estimator_init)
 from linsep._core.certificates import separates, side_tolerance
 from linsep.solvers.ho_kashyap.params import (DEFAULT_N_ITER_NO_CHANGE, EARLY_STOPPING_CONSTRAINTS, HK_CONSTRAINTS,
-                                             estimator_init, hk_defaults)
+                                             HK_PARAMETERS, HKParams, hk_defaults)
 from linsep._core.result import SEPARABLE
 from linsep._core.trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from linsep.designs.weights import class_weights_of
-from linsep.estimators.ho_kashyap import resolve_stop_at_separation
 from linsep.solvers.ho_kashyap.kernel import EmpiricalKernelMap, kernel_ho_kashyap
 
 
-_HK_NAMES = ("C", "learning_rate", "b0", "loss", "update", "max_iter", "tol", "stopping", "stop_at_separation",
-             "irls_floor")
-"""The HK parameters the kernel estimator forwards to ``kernel_ho_kashyap`` (one added to HK_PARAMETERS is not offered here)."""
+_HK_NAMES = ("C", *(name for name in HK_PARAMETERS if name != "C"))
+"""The HK parameters of the kernel estimator: all of :data:`~linsep.solvers.ho_kashyap.params.HK_PARAMETERS` (``C``
+first), forwarded to ``kernel_ho_kashyap`` through ``HKParams``: a parameter added to the table reaches it."""
 
 
 class KernelHoKashyapClassifier(BaseKernelSeparator):
@@ -252,25 +251,11 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
         return kernel_ho_kashyap(
             None, y,
             K_val=K_val, y_val=y_val, sample_weight=sample_weight, val_weight=fit.val_weight,
-            kernel_map=kernel_map,
-            learning_rate=self.learning_rate,
-            b0=self.b0,
-            C=self.C,
-            loss=self.loss,
-            update=self.update,
-            max_iter=self.max_iter,
-            tol=self.tol,
-            stopping=self.stopping,
-            stop_at_separation=resolve_stop_at_separation(self),
-            irls_floor=self.irls_floor,
-            n_iter_no_change=self.n_iter_no_change,
-            validation_tol=self.validation_tol,
-            record_history=bool(self.record_history),
-            trace=make_recorder(self.record_history),
+            kernel_map=kernel_map, trace=make_recorder(self.record_history),
+            **HKParams.from_estimator(self).solver_kwargs(),  # every HK parameter of the table, stop rule resolved
         )
 
-    def _store(self, results, fit):
-        super()._store(results, fit)
+    def _store_outputs(self, results, fit):
         pick = (lambda values: values[0]) if len(results) == 1 else list
         self.certificate_ = pick([r.certificate for r in results])
         self.margin_vector_ = pick([r.margin for r in results])

@@ -109,8 +109,7 @@ class _LinearKozinecBase(BaseLinearSeparator):
             max_iter=self.max_iter, record_history=bool(self.record_history),
             trace=make_recorder(self.record_history))
 
-    def _store(self, results, fit):
-        super()._store(results, fit)
+    def _store_outputs(self, results, fit):
         _store_margins(self, results)
 
 
@@ -415,8 +414,7 @@ class KernelSchlesingerKozinecClassifier(BaseKernelSeparator):
             record_history=bool(self.record_history), update=self.update, shrinking=self.shrinking,
             trace=make_recorder(self.record_history))
 
-    def _store(self, results, fit):
-        super()._store(results, fit)
+    def _store_outputs(self, results, fit):
         _store_margins(self, results)
         self.n_kernel_columns_ = fit.state.n_computed
 

@@ -24,15 +24,15 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 
-from linsep.estimators.base import (CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, POS_LABEL_CONSTRAINT, POS_LABEL_DOC,
+from linsep.designs.backend import DEVICE, ROW_BLOCKS
+from linsep.estimators.base import (name_backends, CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, POS_LABEL_CONSTRAINT, POS_LABEL_DOC,
                                    BaseKernelSeparator, BaseLinearSeparator)
 from linsep._core.plan import READS_FLOAT32
-from linsep.estimators import array_api_input, dask_input
 from linsep._core.result import CONVERGED
 from linsep._core.trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from linsep.kernels import low_rank_gram_factor
 from linsep.solvers.lsvm.active_set import active_set_kernel_lagrangian_svm
-from linsep.solvers.lsvm.solver import LSVMFactor, kernel_lagrangian_svm, lagrangian_svm
+from linsep.solvers.lsvm.solver import LSVM_CG_FORCING, LSVMFactor, kernel_lagrangian_svm, lagrangian_svm
 
 ACTIVE_SET_MIN_SAMPLES = 2000
 """From this many samples the kernel LSVM solves by active sets (``linsep.solvers.lsvm.active_set_kernel_lagrangian_svm``)
@@ -54,9 +54,9 @@ _COMMON_CONSTRAINTS = {
 }
 
 
-def _store_alpha(estimator, results):
+def _store_alpha(estimator, results, fit):
     alphas = [r.extra["alpha"] for r in results]
-    estimator.alpha_ = alphas[0] if len(results) == 1 else np.vstack(alphas)
+    estimator.alpha_ = alphas[0] if len(results) == 1 else fit.stack(alphas)
 
 
 class LagrangianSVMClassifier(BaseLinearSeparator):
@@ -91,7 +91,7 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
         Weights of the classes, multiplied into ``fit``'s ``sample_weight``
         (row :math:`i` penalised with :math:`C s_i`).
     {pos_label}
-        Not available for dask input.
+        Not available for {blocks} input.
 
     Attributes
     ----------
@@ -121,7 +121,7 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
     """
 
     _parameter_constraints = {**_COMMON_CONSTRAINTS, "class_weight": CLASS_WEIGHT_CONSTRAINT}
-    _backend_fits = {"dask": dask_input.fit_lsvm, "array_api": array_api_input.fit_lsvm}
+    _backends = (ROW_BLOCKS, DEVICE)
     _dtypes = READS_FLOAT32  # float32 X read as float32 by the compiled pass; sums, S and α in float64
 
     def __init__(self, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, record_history=False, class_weight=None,
@@ -136,13 +136,13 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
-        """Fit on ``X`` (N, d), dense, sparse or a ``dask.array`` chunked by rows, and labels ``y`` (two or more classes).
+        """Fit on ``X`` (N, d), dense, sparse or a ``{blocks}.array`` chunked by rows, and labels ``y`` (two or more classes).
 
         Parameters
         ----------
-        X : {array-like, sparse matrix, dask array} of shape (N, d)
-            Training samples.  Dask input is fitted blockwise
-            (:ref:`dask`); ``alpha_`` is then a dask array.
+        X : {array-like, sparse matrix, {blocks} array} of shape (N, d)
+            Training samples.  {Blocks} input is fitted blockwise
+            (:ref:`{blocks}`); ``alpha_`` is then a {blocks} array.
         y : array-like of shape (N,)
             Class labels, any two or more values (one-vs-rest above two).
         sample_weight : array-like of shape (N,), default=None
@@ -153,8 +153,8 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
             Rows of weight 0 are left out (no entry in ``alpha_``); integer
             weights give the fit of repeated rows.  Weights times :math:`c` are
             :math:`C` times :math:`c`: not scale-free.  Weighted fits run the
-            whole-vector pass, not the compiled one; a dask ``X`` takes
-            NumPy or dask weights (chunked like its rows or split to them;
+            whole-vector pass, not the compiled one; a {blocks} ``X`` takes
+            NumPy or {blocks} weights (chunked like its rows or split to them;
             :ref:`weights`).
 
         Returns
@@ -174,9 +174,15 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
                               factor=fit.state, record_history=bool(self.record_history),
                               trace=make_recorder(self.record_history), sample_weight=sample_weight)
 
-    def _store(self, results, fit):
-        super()._store(results, fit)
-        _store_alpha(self, results)
+    def _solve_on_designs(self, data, fit, **_):
+        # weighted (penalty C s_i): the dual in β_i = α_i / √s_i on the rows √s_i h_i; one factor for every problem
+        problems = data.problems()
+        factor = data.lsvm_factor(self.C, LSVM_CG_FORCING)
+        return [lagrangian_svm(problem.design, None, C=self.C, mu=self.mu, tol=self.tol, max_iter=self.max_iter,
+                               factor=factor) for problem in problems], problems
+
+    def _store_outputs(self, results, fit):
+        _store_alpha(self, results, fit)
 
 
 class KernelLagrangianSVMClassifier(BaseKernelSeparator):
@@ -328,9 +334,8 @@ class KernelLagrangianSVMClassifier(BaseKernelSeparator):
                                      max_iter=self.max_iter, record_history=bool(self.record_history),
                                      trace=make_recorder(self.record_history), sample_weight=sample_weight)
 
-    def _store(self, results, fit):
-        super()._store(results, fit)
-        _store_alpha(self, results)
+    def _store_outputs(self, results, fit):
+        _store_alpha(self, results, fit)
 
 
 class _KernelColumns:
@@ -358,3 +363,5 @@ class _KernelColumns:
 for _estimator in (LagrangianSVMClassifier, KernelLagrangianSVMClassifier):
     if _estimator.__doc__ is not None:  # no docstring under python -OO
         _estimator.__doc__ = _estimator.__doc__.replace("    {pos_label}", "    " + POS_LABEL_DOC)
+
+name_backends(LagrangianSVMClassifier, LagrangianSVMClassifier.fit)

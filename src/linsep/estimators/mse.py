@@ -17,20 +17,24 @@ from __future__ import annotations
 
 from numbers import Integral, Real
 
+from dataclasses import replace
+
 import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from linsep.estimators import array_api_input, dask_input
-from linsep.estimators.base import (CLASS_WEIGHT_CONSTRAINT, POS_LABEL_CONSTRAINT, BaseLinearSeparator, FitContext,
+from linsep.designs.backend import DEVICE, ROW_BLOCKS
+from linsep.estimators.base import (name_backends, CLASS_WEIGHT_CONSTRAINT, POS_LABEL_CONSTRAINT, BaseLinearSeparator, FitContext,
                                    rows_with_weight)
 from linsep.estimators.perceptron import fill_shared_docs, initial_weights
 from linsep._core.plan import READS_FLOAT32
 from linsep._core.certificates import decision_scores
 from linsep._core.result import CONVERGED, SEPARABLE, SolveResult
 from linsep.estimators.stream import StreamMixin
-from linsep.solvers.mse import lms, lms_learning_rate, mse, mse_linear_machine, own_class_gap, widrow_hoff
+from linsep.solvers.batch_rules import widrow_hoff_on_design
+from linsep.solvers.mse import (largest_gram_eigenvalue, lms, lms_learning_rate, mse, mse_linear_machine, own_class_gap,
+                               widrow_hoff)
 from linsep.solvers.perceptron.solver import SCHEDULES
 from linsep._core.trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from linsep.designs.weights import (class_weight_table, scaled_labels, scaled_margin, unscaled_margin, weighted_signed_design)
@@ -49,6 +53,11 @@ def _check_margin(margin, n_samples):
     if not np.all(np.isfinite(b)) or b.min() <= 0:
         raise ValueError("margin must be finite and strictly positive (the MSE procedure needs b > 0)")
     return b
+
+
+def _with_margin(result, margin):
+    """``result`` with the margin vector the estimator stores (where the fit data give one: the unscaled ``b``)."""
+    return result if margin is None else replace(result, margin=margin)
 
 
 class _MarginFitMixin:
@@ -77,10 +86,9 @@ class _MarginFitMixin:
         """:math:`(\\tilde Y, \\tilde b)`: the rows :math:`\\sqrt{s_i}\\, y_i` and margins :math:`\\sqrt{s_i}\\, b_i` of :math:`\\sum_i s_i (y_i^t a - b_i)^2` (``linsep.designs.weights``)."""
         return weighted_signed_design(X, y, sample_weight, 0.5), scaled_margin(margin, sample_weight)
 
-    def _store(self, results, fit):
-        super()._store(results, fit)
+    def _store_outputs(self, results, fit):
         margins = [r.margin for r in results]
-        self.margin_vector_ = margins[0] if len(results) == 1 else np.column_stack(margins)
+        self.margin_vector_ = margins[0] if len(results) == 1 else fit.stack(margins, axis=1)
 
 
 class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
@@ -146,7 +154,7 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
                               "record_history": RECORD_HISTORY_CONSTRAINT,
                               "class_weight": CLASS_WEIGHT_CONSTRAINT,
                               "pos_label": POS_LABEL_CONSTRAINT}
-    _backend_fits = {"dask": dask_input.fit_mse, "array_api": array_api_input.fit_mse}
+    _backends = (ROW_BLOCKS, DEVICE)
     _rescale_exponent = None  # one factorisation, no iterations to precondition; C is in the data's units
 
     def __init__(self, *, C=0.0, record_history=False, class_weight=None, pos_label=None):
@@ -182,9 +190,9 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
 
         Notes
         -----
-        A ``dask.array`` ``X`` chunked by rows is fitted blockwise
-        (:ref:`dask`), with its weights (dask or NumPy); ``margin_vector_``
-        is then a dask array.
+        A ``{blocks}.array`` ``X`` chunked by rows is fitted blockwise
+        (:ref:`{blocks}`), with its weights ({blocks} or NumPy); ``margin_vector_``
+        is then a {blocks} array.
         """
         elsewhere = self._fit_on_backend(X, y, margin=margin, sample_weight=sample_weight)
         if elsewhere is not None:
@@ -234,6 +242,17 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
         Y, margin = self._weighted_problem(X, y, margin, sample_weight)
         result = mse(Y, margin, C=self.C, trace=make_recorder(self.record_history))
         return unscaled_margin(result, sample_weight)
+
+    def _cannot_solve_wide(self):
+        return "MSEClassifier"
+
+    def _solve_on_designs(self, data, fit, margin=None, **_):
+        # Two classes: Y⁺b (weighted: on the rows √s_i y_i and targets √s_i b_i); more: the linear machine
+        if data.classes.size > 2:
+            return data.linear_machine(self.C, margin), None
+        problems = data.mse_problems(margin)
+        return [_with_margin(mse(problem.design, problem.target, C=self.C), problem.margin)
+                for problem in problems], problems
 
 
 class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
@@ -308,7 +327,7 @@ class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
         "pos_label": POS_LABEL_CONSTRAINT,
     }
 
-    _backend_fits = {"array_api": array_api_input.fit_widrow_hoff}  # on the device (dask: refused)
+    _backends = (DEVICE,)  # on the device (row blocks: refused)
 
     def __init__(self, *, learning_rate=None, schedule="inverse", max_iter=1000, tol=1e-5, record_history=False,
                  class_weight=None, pos_label=None):
@@ -351,6 +370,18 @@ class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
         if elsewhere is not None:
             return elsewhere
         return self._fit_with_margin(X, y, margin, sample_weight, coef_init=coef_init, intercept_init=intercept_init)
+
+    def _solve_on_designs(self, data, fit, margin=None, **_):
+        # Columns beyond 2^±8, which the in-memory fit rescales to precondition the rule, are refused there.
+        problems = data.problems()
+        b = data.margin_vector(margin)
+        learning_rate = self.learning_rate
+        if learning_rate is None:  # as widrow_hoff chooses it, from the Gram matrix's largest eigenvalue
+            lam = largest_gram_eigenvalue(None, gram=data.host_gram())  # signs do not change YᵀY
+            learning_rate = (2.0 if self.schedule == "inverse" else 1.0) / lam if lam > 0 else 1.0
+        return [widrow_hoff_on_design(problem.design, b, learning_rate=learning_rate, schedule=self.schedule,
+                                      max_iter=self.max_iter, tol=self.tol, initial_weights=fit.initial_weights)
+                for problem in problems], problems
 
     def _solve_binary(self, X, y, fit, margin=None, sample_weight=None):
         Y, margin = self._weighted_problem(X, y, margin, sample_weight)
@@ -423,7 +454,7 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
     >>> clf = clf.partial_fit(X[:50], y[:50])           # one more pass, over a chunk
     """
 
-    _device_alternative = "WidrowHoffClassifier"  # the batch form of the rule, fitted on the device (array-API input)
+    _device_alternative = "WidrowHoffClassifier"  # the batch form of the rule, fitted on the device
     _parameter_constraints = {
         "learning_rate": [None, Interval(Real, 0, None, closed="neither")],
         "schedule": [StrOptions(set(SCHEDULES))],
@@ -519,8 +550,8 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
             table = class_weight_table(self.class_weight, self.classes_, type(self).__name__, stream=True)
             self.learning_rate_ /= max(float(table.max()), np.finfo(float).tiny)
 
-    def _store(self, results, fit):
-        super()._store(results, fit)
+    def _store_outputs(self, results, fit):
+        super()._store_outputs(results, fit)
         self.learning_rate_ = results[0].extra["learning_rate"]
         # fit's η_1 is in the units of the columns it solved in; partial_fit needs the original ones
         self._learning_rate_in_input_units = fit.shifts is None
@@ -548,3 +579,5 @@ class LMSClassifier(StreamMixin, _MarginFitMixin, BaseLinearSeparator):
 
 
 fill_shared_docs(MSEClassifier, WidrowHoffClassifier, LMSClassifier)
+
+name_backends(MSEClassifier.fit)

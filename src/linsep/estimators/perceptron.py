@@ -23,13 +23,14 @@ from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from linsep.designs.backend import DEVICE
 from linsep.estimators.base import (CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, POS_LABEL_CONSTRAINT, POS_LABEL_DOC,
-                                   BaseKernelSeparator, BaseLinearSeparator, FitContext)
+                                   BaseKernelSeparator, BaseLinearSeparator, FitContext,
+                                   starting_weights)
 from linsep._core.plan import READS_FLOAT32
-from linsep.estimators import array_api_input
 from linsep.estimators.stream import StreamMixin
 from linsep.kernels import KernelColumnCache, resolve_gamma
-from linsep.solvers.ho_kashyap.params import starting_weights
+from linsep.solvers.batch_rules import batch_perceptron_on_design
 from linsep.solvers.perceptron.solver import SCHEDULES, batch_perceptron, kernel_perceptron, perceptron
 from linsep._core.trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from linsep.designs.weights import scaled_labels, weighted_signed_design
@@ -144,7 +145,7 @@ class PerceptronClassifier(StreamMixin, BaseLinearSeparator):
     ('separable', 1.0)
     """
 
-    _device_alternative = "BatchPerceptronClassifier"  # the batch form of the rule, fitted on the device (array-API input)
+    _device_alternative = "BatchPerceptronClassifier"  # the batch form of the rule, fitted on the device
     _parameter_constraints = {**_RULE_PARAMS, "shuffle": ["boolean"], "random_state": ["random_state"]}
     _dtypes = READS_FLOAT32  # float32 rows read as they are; weights and sums in float64
 
@@ -296,7 +297,7 @@ class BatchPerceptronClassifier(BaseLinearSeparator):
     _parameter_constraints = dict(_RULE_PARAMS)
     _dtypes = READS_FLOAT32  # float32 X never copied; Y a and Yᵀ1_M summed in float64
 
-    _backend_fits = {"array_api": array_api_input.fit_batch_perceptron}  # on the device (dask: refused)
+    _backends = (DEVICE,)  # on the device (row blocks: refused)
 
     def __init__(self, *, learning_rate=1.0, schedule="inverse", margin=0.0, max_iter=1000, record_history=False,
                  class_weight=None, pos_label=None):
@@ -339,6 +340,12 @@ class BatchPerceptronClassifier(BaseLinearSeparator):
         X, y = self._validate_fit(X, y)
         fit = FitContext(initial_weights=initial_weights(self, X, coef_init, intercept_init))
         return self._fit_weighted(X, y, sample_weight, fit=fit)
+
+    def _solve_on_designs(self, data, fit, **_):
+        problems = data.problems()
+        return [batch_perceptron_on_design(problem.design, learning_rate=self.learning_rate, schedule=self.schedule,
+                                           margin=self.margin, max_iter=self.max_iter,
+                                           initial_weights=fit.initial_weights) for problem in problems], problems
 
     def _solve_binary(self, X, y, fit, sample_weight=None):
         weighted_rule_labels(self, y, sample_weight)  # refuses a margin
@@ -499,8 +506,7 @@ class KernelPerceptronClassifier(StreamMixin, BaseKernelSeparator):
                                  fit_intercept=self.fit_intercept, shuffle=self.shuffle, rng=rng,
                                  trace=make_recorder(self.record_history))
 
-    def _store(self, results, fit):
-        super()._store(results, fit)
+    def _store_outputs(self, results, fit):
         alphas = [r.extra["alpha"] for r in results]
         self.alpha_ = alphas[0] if len(results) == 1 else np.vstack(alphas)
         self.n_kernel_columns_ = fit.state[0].n_computed

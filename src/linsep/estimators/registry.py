@@ -15,7 +15,7 @@ import inspect
 from dataclasses import dataclass, field
 from importlib import import_module
 
-from linsep.solvers.ho_kashyap.params import HK_VARIANTS
+from linsep.estimators.ho_kashyap import HK_VARIANTS
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ class _Entry:
 
 
 _REGISTRY: dict[str, _Entry] = {
-    # the HoKashyapClassifier presets: _params.HK_VARIANTS (declared with the HK parameters)
+    # the HoKashyapClassifier presets: HK_VARIANTS (declared with the estimator)
     **{name: _Entry("estimators.ho_kashyap:HoKashyapClassifier", summary, preset)
        for name, (preset, summary) in HK_VARIANTS.items()},
     "hkes_cv": _Entry("estimators.ho_kashyap_cv:HoKashyapClassifierCV",

@@ -71,7 +71,6 @@ import numpy as np
 from sklearn.utils.multiclass import _check_partial_fit_first_call, check_classification_targets
 from sklearn.utils.validation import validate_data
 
-from linsep.designs.backend import refuse_array_api
 
 from linsep.estimators.base import FitContext, encode_pm1, row_class_weights
 from linsep._core.signed_design import column_shifts
@@ -118,7 +117,7 @@ class StreamMixin:
             raise ValueError(f"classes must be passed on the first call to {type(self).__name__}.partial_fit")
         # The stream keeps the type of its first chunk, as fit keeps the type of its data (float32 stays
         # float32 where the estimator reads it); later chunks are converted to it.
-        refuse_array_api(X, y, f"{type(self).__name__}.partial_fit", self._device_alternative)
+        self._refuse_device_input(X, y, f"{type(self).__name__}.partial_fit")
         coef = None if first else getattr(self, "coef_", None)
         dtype = validation_dtypes(self._dtypes, stream=None if coef is None else coef.dtype)
         X, y = validate_data(self, X, y, reset=first, accept_sparse=self._accept_sparse, dtype=dtype,

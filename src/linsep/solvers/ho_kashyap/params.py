@@ -1,28 +1,27 @@
-"""One home for each algorithm's parameters: the constraint tables and the parameter objects every path receives.
+"""The Ho–Kashyap iteration's parameters, each declared once: default, constraints, docs, and their values' record.
 
-:data:`HK_CONSTRAINTS` is the scikit-learn constraint table of the
-Ho–Kashyap iteration's parameters (``HoKashyapClassifier``, its
-cross-validated twins and the kernel estimator take them from here);
-:class:`HKParams` carries their values from an estimator to
-:func:`linsep.solvers.ho_kashyap.ho_kashyap`, in memory and on dask alike
-(:meth:`HKParams.solver_kwargs`).  A backend lists the parameters it
-honours; :func:`refuse_unsupported` refuses any other one set away from its
-neutral value, so a new parameter is never silently ignored.
+:data:`HK_PARAMETERS` declares each parameter of
+:func:`linsep.solvers.ho_kashyap.ho_kashyap`; :data:`HK_CONSTRAINTS` is its
+scikit-learn constraint table (``HoKashyapClassifier``, its cross-validated
+twins and the kernel estimator take their HK parameters, signatures and
+docstring entries from the table); :class:`HKParams` carries the values
+from an estimator to the solver, in memory and on every backend
+(:meth:`HKParams.solver_kwargs`).  The estimator-side uses of the table
+(presets, the backends' refusal of a parameter they do not honour) live
+with the estimators (:mod:`linsep.estimators`).
 """
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass, fields
 from numbers import Integral, Real
 
-import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from linsep.solvers.ho_kashyap.rules import STOPPING_RULES
 
 __all__ = ["DEFAULT_N_ITER_NO_CHANGE", "EARLY_STOPPING_CONSTRAINTS", "HKParameter", "HKParams", "HK_CONSTRAINTS",
-           "HK_PARAMETERS", "HK_VARIANTS", "estimator_init", "hk_defaults", "parameter_docs", "PATIENCE_CONSTRAINTS", "refuse_unsupported", "starting_weights"]
+           "HK_PARAMETERS", "PATIENCE_CONSTRAINTS", "hk_defaults", "parameter_docs", "resolve_stop_at_separation"]
 
 @dataclass(frozen=True)
 class HKParameter:
@@ -72,7 +71,7 @@ HK_PARAMETERS = {
 }
 """The Ho–Kashyap iteration's parameters (:func:`linsep.solvers.ho_kashyap.ho_kashyap`), declared once.
 
-:class:`~linsep.HoKashyapClassifier` takes its signature (:func:`estimator_init`),
+:class:`~linsep.HoKashyapClassifier` takes its signature (:func:`linsep.estimators.base.estimator_init`),
 its constraints and the docstring entries of these parameters from here; a
 parameter added here (and to :class:`HKParams`) reaches every in-memory fit,
 and the backends that do not list it (dask, array API) refuse it.
@@ -80,40 +79,6 @@ and the backends that do not list it (dask, array API) refuse it.
 
 HK_CONSTRAINTS = {name: parameter.constraints for name, parameter in HK_PARAMETERS.items()}
 """Constraints of the parameters of the Ho–Kashyap iteration (:func:`linsep.solvers.ho_kashyap.ho_kashyap`)."""
-
-HK_VARIANTS = {
-    "hk": ({}, "Ho–Kashyap: W = Y⁺B, B ← B + μ(E+|E|); separability verdict with proof"),
-    "modified_hk": ({"update": "weights"}, "modified Ho–Kashyap: W ← W + μY⁺|E|"),
-    "mhks": ({"C": 1.0, "loss": "squared"}, "Łęski's modified HK, squared errors, regularisation C (Lauer & Bloch §2.2)"),
-    "mhka": ({"C": 1.0, "loss": "absolute"}, "Łęski's modified HK, absolute errors (IRLS), regularisation C"),
-    "hkes": ({"early_stopping": True}, "Ho–Kashyap with early stopping on a validation set (Lauer & Bloch §2.3)"),
-    "hkesa": ({"early_stopping": True, "loss": "absolute"}, "HKES with absolute errors (IRLS) (Lauer & Bloch §2.4)"),
-}
-"""The registry's names for :class:`~linsep.HoKashyapClassifier`: name → (preset parameters, one-line summary)."""
-
-
-def estimator_init(parameters):
-    """An ``__init__`` taking exactly ``parameters`` (name → default) as keyword-only arguments, stored as given.
-
-    scikit-learn reads an estimator's parameters from the signature of its
-    ``__init__``; this one carries an explicit :class:`inspect.Signature`, so
-    ``get_params``, ``clone``, ``repr`` and the estimator checks see the
-    parameters one by one, while their list lives in one table.
-    """
-    names = tuple(parameters)
-
-    def __init__(self, **kwargs):
-        unknown = [name for name in kwargs if name not in parameters]
-        if unknown:
-            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument {unknown[0]!r}")
-        for name in names:
-            setattr(self, name, kwargs.get(name, parameters[name]))
-
-    __init__.__signature__ = inspect.Signature(
-        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-        + [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=parameters[name]) for name in names])
-    return __init__
-
 
 def hk_defaults(names=None, **overrides):
     """``{name: default}`` of the HK parameters ``names`` (all of :data:`HK_PARAMETERS` for ``None``), with ``overrides``.
@@ -207,46 +172,3 @@ class HKParams:
         values = {f.name: getattr(self, f.name) for f in fields(self)}
         values["record_history"] = bool(values["record_history"])
         return values
-
-
-def refuse_unsupported(values, neutral, where, supported=()):
-    """Refuse each parameter of ``neutral`` (name → neutral value) not in ``supported`` that is set away from neutral.
-
-    ``values`` is a mapping, or an object with the parameters as attributes
-    (e.g. :class:`HKParams`, whose :meth:`HKParams.neutral` values are the
-    defaults); ``where`` names the backend in the message.  A backend lists
-    what it honours in ``supported``: a parameter added later is refused
-    there until the backend declares it, never silently ignored.
-    """
-    for name, default in neutral.items():
-        if name in supported:
-            continue
-        value = values.get(name, default) if isinstance(values, dict) else getattr(values, name, default)
-        if value is not None and value is not default and _differs(value, default):
-            raise ValueError(f"{name}={value!r} is not available for {where}; fit in memory to use it")
-
-
-def _differs(value, default):
-    """``value != default`` as one truth value; an array (starting weights) given where the default is a scalar differs."""
-    try:
-        return bool(value != default)
-    except (TypeError, ValueError):  # an array's comparison has no single truth value
-        return True
-
-
-def starting_weights(n_classes, n_features, coef_init, intercept_init):
-    """``W_0 = (coef_init, intercept_init)`` (bias last; a missing part is 0), checked; ``None`` if neither is given.
-
-    Starting weights serve two-class problems only (one ``W_0`` per problem).
-    """
-    if coef_init is None and intercept_init is None:
-        return None
-    if n_classes != 2:
-        raise ValueError("coef_init / intercept_init are supported for two-class problems only")
-    coef = np.zeros(n_features) if coef_init is None else np.asarray(coef_init, dtype=float).ravel()
-    if coef.shape[0] != n_features:
-        raise ValueError(f"coef_init has {coef.shape[0]} entries, X has {n_features} features")
-    weights = np.append(coef, 0.0 if intercept_init is None else float(intercept_init))
-    if not np.all(np.isfinite(weights)):
-        raise ValueError("coef_init and intercept_init must be finite")
-    return weights

@@ -1,0 +1,300 @@
+"""Array-API input as the estimators' fit flow sees it: each problem's design on the input's device, its checks.
+
+With ``sklearn.set_config(array_api_dispatch=True)``, an ``X`` of another
+array-API namespace (PyTorch on any device, CuPy, array-api-strict) is
+fitted where it lives: :class:`ArrayAPIFit` offers each step of the one fit
+flow (``BaseSeparator._fit_where_data_live``) over
+:class:`~linsep.designs.array_api.ArrayAPIDesign` problems: validation
+summaries (shape, finite values, the columns' range, the classes: the
+distinct labels are the one copy of the labels to the host), one
+:class:`~linsep.designs.dask_fit.DesignProblem` per ``±1`` problem
+(HKES's held-out rows drawn on the device as the NumPy fit draws them, or
+``X_val, y_val`` on ``X``'s device), the work the problems share (the Gram
+matrix, the LSVM's factor, MSE's linear machine), the checks of the
+verdicts (an exact check of a non-separability certificate copies the
+problem's rows to the host, float64, on that verdict only) and the model
+in the input's namespace and on its device (``coef_``, ``intercept_``,
+``classes_``).  The namespace is the one scikit-learn resolves for ``X`` (a
+CUDA tensor or a CuPy array carries no ``__array_namespace__``).  What
+crosses to the host during the solves is listed in
+:mod:`linsep.designs.array_api`.  Weights are refused
+(:func:`linsep.designs.weights.refuse_weights`), and columns that the
+NumPy fit would rescale by powers of two.  scikit-learn needs
+``SCIPY_ARRAY_API=1`` in the environment for dispatch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from linsep._core.certificates import FIT_PROOF_RTOL, is_proof
+from linsep._core.plan import dtype_plan, working_dtype
+from linsep._core.result import CONVERGED, SEPARABLE, SolveResult, demote_unproven
+from linsep._core.signed_design import columns_out_of_range, safe_exponent
+from linsep.designs.array_api import ArrayAPIDesign, DeviceLSVMFactor, host_copy, read_scalars, to_host
+from linsep.designs.dask_fit import DesignProblem
+
+__all__ = ["ArrayAPIFit"]
+
+
+class ArrayAPIFit:
+    """The steps of a fit of array-API data on its device (the interface of :class:`~linsep.designs.dask_fit.DaskFit`).
+
+    ``rescale_exponent``: the columns the NumPy fit would rescale (beyond
+    :math:`2^{\\pm p}`) are refused; ``wide`` is unused (the device fits
+    solve from the Gram matrix).
+    """
+
+    where = "array-API input"
+    takes_weights = False  # the estimators refuse weights for it (linsep.designs.weights.refuse_weights)
+    weights_where = "array-API arrays"
+    traces_where = "array-API input"
+    labels_checked = False  # the distinct labels come as they are: the estimators check them as class labels
+
+    def __init__(self, X, y, owner, *, wide=None, sample_weight=None, class_weight=None, rescale_exponent=None):
+        from sklearn.utils._array_api import device, get_namespace
+
+        xp, _ = get_namespace(X)
+        where = device(X)
+        if X.ndim != 2 or X.shape[0] < 2 or X.shape[1] < 1:
+            raise ValueError(f"X must be 2-d with at least 2 samples and 1 feature, got shape {X.shape}")
+        if not xp.isdtype(X.dtype, "real floating"):
+            X = xp.astype(X, xp.float64)
+        if not bool(xp.all(xp.isfinite(X))):
+            raise ValueError("Input X contains NaN or infinity.")
+        largest = to_host(xp.max(xp.abs(X), axis=0), xp)
+        p = safe_exponent(working_dtype(X, xp=xp), rescale_exponent)  # the range the NumPy fit leaves as it is
+        outside = np.flatnonzero(columns_out_of_range(largest, p))
+        if outside.size:
+            raise ValueError(f"column {outside[0]} of X has magnitudes up to {largest[outside[0]]:.3g}, outside "
+                             f"2^±{p}; array-API input is not rescaled (NumPy input is, exactly): rescale X before "
+                             "fitting")
+        labels = _device_labels(y, xp, where)
+        if tuple(labels.shape) != (X.shape[0],):
+            raise ValueError(f"y must have one label per row of X ({X.shape[0]}), got shape {tuple(labels.shape)}")
+        self.xp, self.device, self.X, self.labels = xp, where, X, labels
+        self.classes = host_copy(xp.unique_values(labels), xp)  # checked as class labels by the estimator
+        self.n_features = X.shape[1]
+        self.owner = owner
+        self._all_rows = self._summary = self._gram_of = None
+
+    def stack(self, arrays, axis=0):
+        return self.xp.stack(arrays, axis=axis)
+
+    def host(self, value):
+        """A starting weight (NumPy or of ``X``'s namespace) on the host: an explicit copy of ``p`` numbers."""
+        return value if value is None or isinstance(value, (np.ndarray, list, tuple, int, float)) else \
+            host_copy(value, self.xp)
+
+    @property
+    def positives(self):
+        return [self.classes[1]] if self.classes.size == 2 else list(self.classes)
+
+    def _designs(self, X, labels):
+        xp = self.xp
+        one = xp.ones(labels.shape, dtype=X.dtype, device=self.device)
+        return [ArrayAPIDesign(X, xp.where(labels == c.item(), one, -one), xp, self.device) for c in self.positives]
+
+    def problems(self, *, early_stopping=False, validation_fraction=None, random_state=None, X_val=None,
+                 y_val=None, powers=(0.5,)):
+        """One problem per ``±1`` column; early stopping's validation rows given or held out on the device."""
+        X, labels, classes, xp = self.X, self.labels, self.classes, self.xp
+        designs = self._designs(X, labels)
+        validation = [None] * len(designs)
+        if X_val is not None:
+            X_val, labels_val = self._validation_data(X_val, y_val)
+            validation = self._designs(X_val, labels_val)
+            values, counts = xp.unique_counts(labels_val)  # what the warning of an unregularised fit reads of y_val
+            self._summary = (np.repeat(host_copy(values, xp), host_copy(counts, xp)), X.shape[0])
+        elif early_stopping:
+            fitted, held_out, counts = self._held_out_split(validation_fraction, random_state)
+            validation = self._designs(X[held_out], labels[held_out])
+            self._all_rows = (designs, fitted)
+            designs = self._designs(X[fitted], labels[fitted])
+            self._summary = (np.repeat(classes, counts), int(X.shape[0] - counts.sum()))
+        self._gram_of = designs[0]
+        return [DesignProblem(design=design, checked=design, validation=val)
+                for design, val in zip(designs, validation)]
+
+    def validation_summary(self):
+        """``(validation labels on the host, fitted rows)``: what the warning of an unregularised fit reads."""
+        return (None, None) if self._summary is None else self._summary
+
+    def gram(self):
+        """``YᵀY``, shared by the one-vs-rest problems (signs do not change it)."""
+        return self._gram_of.gram()
+
+    def host_gram(self):
+        """``YᵀY`` on the host (float64): one copy of ``p × p`` numbers."""
+        return to_host(self.gram(), self.xp)
+
+    def margin_vector(self, margin):
+        """``b`` on the device (``None``: ones), checked: one entry per sample, finite and strictly positive."""
+        design = self._gram_of
+        if margin is None:
+            b = design.constant_vector(1.0)
+        elif np.ndim(margin) == 0:
+            b = design.constant_vector(float(margin))
+        else:
+            b = design.vector(margin)
+        if tuple(b.shape) != (self.X.shape[0],):
+            raise ValueError(f"margin must be a number or have one entry per sample ({self.X.shape[0]}), "
+                             f"got shape {tuple(b.shape)}")
+        finite, smallest = read_scalars(self.xp, [self.xp.all(self.xp.isfinite(b)), self.xp.min(b)])
+        if not finite or smallest <= 0:
+            raise ValueError("margin must be finite and strictly positive (the MSE procedure needs b > 0)")
+        return b
+
+    def lsvm_factor(self, C, cg_forcing):
+        return DeviceLSVMFactor(self._gram_of, C)
+
+    def mse_problems(self, margin):
+        """MSE's problems: the right-hand side ``b`` (a number on the device; a vector as given) as ``target``."""
+        problems = self.problems()
+        for problem in problems:
+            problem.target = problem.design.constant_vector(float(margin)) if margin is not None and \
+                np.ndim(margin) == 0 else margin
+        return problems
+
+    def linear_machine(self, C, margin):
+        """MSE's linear machine (more than two classes) on the device: ``W = A⁺B`` with ``A = [X, 1]``.
+
+        ``B`` holds ``b_i`` in the column of sample ``i``'s class (zeros
+        elsewhere), as :func:`linsep.solvers.mse.mse_linear_machine` builds
+        it; the solve is one ``p × K`` product with the W-step matrix of
+        :class:`~linsep.designs.array_api.DeviceLeastSquares`.  ``separable``
+        holds when every sample's own discriminant is strictly the largest,
+        for the stored (rounded) model too; one scalar crosses to the host for
+        it.
+        """
+        X, labels, classes, xp, where = self.X, self.labels, self.classes, self.xp, self.device
+        one = xp.ones(labels.shape, dtype=X.dtype, device=where)
+        design = ArrayAPIDesign(X, one, xp, where)  # all labels +1: A = [X, 1]
+        b = one if margin is None else (design.constant_vector(float(margin)) if np.ndim(margin) == 0
+                                        else design.vector(margin))
+        members = xp.stack([labels == c.item() for c in classes], axis=1)  # (N, K), the own class of each row
+        B = xp.where(members, b[:, None], xp.zeros_like(X[:, :1]))
+        factor = design.least_squares_solver(C)
+        W = factor.solve_normal(xp.astype(xp.concat([X.T @ B, xp.sum(B, axis=0)[None, :]], axis=0), xp.float64))
+        weights = to_host(W, xp)  # p × K numbers, once
+        coef = xp.asarray(weights[:-1, :].T, dtype=X.dtype, device=where)
+        intercept = xp.asarray(weights[-1, :], dtype=X.dtype, device=where)
+        scores = X @ coef.T + intercept  # the stored model's discriminants
+        own = xp.sum(xp.where(members, scores, xp.zeros_like(scores)), axis=1)
+        others = xp.max(xp.where(members, xp.full_like(scores, -xp.inf), scores), axis=1)
+        separated = bool(xp.all(xp.isfinite(scores)) & xp.all(own - others > 0))
+        return [SolveResult(weights=weights[:, k], n_iter=1, status=SEPARABLE if separated else CONVERGED,
+                            margin=B[:, k], extra={**factor.stats, "plan": dtype_plan(design.dtype)})
+                for k in range(classes.size)]
+
+    def checked(self, results, problems):
+        """Proofs checked on the fitted rows (one explicit copy of them to the host, on that verdict only).
+
+        With a held-out split a certificate is extended to every row, zero on the held-out ones.
+        """
+        xp = self.xp
+        checked = [demote_unproven(result, lambda certificate, design=problem.checked: is_proof(
+            to_host(design.X, xp), to_host(design.y, xp), to_host(certificate, xp), FIT_PROOF_RTOL))
+            for result, problem in zip(results, problems)]
+        if self._all_rows is None:
+            return checked
+        designs, fitted = self._all_rows
+        position = xp.clip(xp.cumulative_sum(xp.astype(fitted, xp.int64)) - 1, min=0)  # row -> its fitted row
+        return [result if result.certificate is None else replace(result, certificate=xp.where(
+            fitted, xp.take(result.certificate, position), xp.zeros_like(designs[0].y))) for result in checked]
+
+    def linear_model(self, results):
+        """``(coef, intercept)`` in ``X``'s namespace, type and device."""
+        W = np.vstack([r.weights for r in results])
+        xp = self.xp
+        return (xp.asarray(W[:, :-1], dtype=self.X.dtype, device=self.device),
+                xp.asarray(W[:, -1], dtype=self.X.dtype, device=self.device))
+
+    def separates(self, problems, k, coef, intercept):
+        """``separable`` must hold for the stored (rounded) model, on every row (held-out ones included)."""
+        designs = [problem.checked for problem in problems] if self._all_rows is None else self._all_rows[0]
+        stored = np.append(to_host(coef[k, ...], self.xp), float(intercept[k]))
+        return designs[k].count_nonpositive(stored)[1] > 0
+
+    def fitted_classes(self):
+        """``classes_``: on the device for numeric labels (``predict`` takes from them), else NumPy."""
+        return self.xp.asarray(self.classes, device=self.device) if self.classes.dtype.kind in "biuf" \
+            else self.classes
+
+    def read_scalars(self, scalars):
+        return read_scalars(self.xp, scalars)
+
+    def _held_out_split(self, fraction, random_state):
+        """HKES's stratified hold-out split on the device: ``(fitted rows, held-out rows, held-out count per class)``.
+
+        The rows are boolean masks of the labels; the split is the one
+        ``BaseSeparator._held_out_rows`` draws for the same labels and
+        ``random_state``: the random permutation of each class's members is
+        drawn on the host (it depends only on their count) and sent to the
+        device as a mask over the class's ranks, ``K`` small uploads; the
+        labels themselves stay on the device.
+        """
+        labels, classes, xp = self.labels, self.classes, self.xp
+        seed = random_state
+        rng = seed if isinstance(seed, np.random.RandomState) else np.random.default_rng(seed)
+        sizes = host_copy(xp.unique_counts(labels)[1], xp)  # classes are sorted, as unique_counts returns them
+        held_out, counts = None, np.zeros(classes.size, dtype=np.int64)
+        for k, (label, size) in enumerate(zip(classes, sizes)):
+            members = labels == label.item()
+            n_val = min(int(size) - 1, int(round(fraction * int(size))))
+            chosen = np.zeros(int(size), dtype=bool)
+            chosen[rng.permutation(int(size))[:n_val]] = True  # permutation(members) is members[permutation(size)]
+            rank = xp.clip(xp.cumulative_sum(xp.astype(members, xp.int64)) - 1, min=0)  # a member's index among them
+            mine = members & xp.take(xp.asarray(chosen, device=labels.device), rank)
+            held_out = mine if held_out is None else held_out | mine
+            counts[k] = n_val
+        if counts.sum() == 0:
+            raise ValueError(
+                "early stopping needs a validation set, but validation_fraction="
+                f"{fraction} of {labels.shape[0]} samples holds out none; "
+                "give X_val/y_val or more samples")
+        return ~held_out, held_out, counts
+
+    def _validation_data(self, X_val, y_val):
+        """Given validation data on ``X``'s device: ``(X_val as X's type, its labels)``, checked."""
+        from sklearn.utils._array_api import get_namespace
+
+        X, xp = self.X, self.xp
+        if isinstance(X_val, np.ndarray) or get_namespace(X_val)[0].__name__ != xp.__name__:
+            raise ValueError(f"X_val must be an array of X's namespace ({xp.__name__}) on X's device")
+        if X_val.ndim != 2 or X_val.shape[1] != X.shape[1]:
+            raise ValueError(f"X_val must have {X.shape[1]} columns, got shape {tuple(X_val.shape)}")
+        labels = _device_labels(y_val, xp, self.device)
+        if tuple(labels.shape) != (X_val.shape[0],):
+            raise ValueError(f"validation labels must be a 1-d array with one label per row of X_val; "
+                             f"got shape {tuple(labels.shape)} for {X_val.shape[0]} rows")
+        unknown = np.setdiff1d(host_copy(xp.unique_values(labels), xp), self.classes)
+        if unknown.size:
+            raise ValueError(f"validation labels {unknown.tolist()} are not among the training classes")
+        return xp.astype(X_val, X.dtype), labels
+
+
+def _device_labels(y, xp, where):
+    """The labels ``y`` in ``xp`` on ``where``: device labels as they are, host labels copied there once.
+
+    The labels are read through the namespace scikit-learn resolves for ``X``
+    (a CUDA tensor or a CuPy array has no ``__array_namespace__`` and refuses
+    ``np.asarray``): the distinct labels are the one copy to the host.
+    """
+    from sklearn.utils._array_api import device, get_namespace
+
+    if isinstance(y, (np.ndarray, list, tuple)):
+        host = np.asarray(y)
+        if host.dtype.kind not in "biuf":
+            raise ValueError(f"labels of array-API input must be numbers or booleans, got dtype {host.dtype}; "
+                             "encode them (sklearn.preprocessing.LabelEncoder) or fit NumPy arrays")
+        return xp.asarray(host, device=where)
+    y_xp, _ = get_namespace(y)
+    if y_xp.__name__ != xp.__name__:
+        raise ValueError(f"y must be an array of X's namespace ({xp.__name__}) or a NumPy array, "
+                         f"got one of {y_xp.__name__}")
+    if device(y) != where:
+        raise ValueError(f"y lives on {device(y)}, X on {where}: move y to X's device (y.to_device(X.device))")
+    return y
