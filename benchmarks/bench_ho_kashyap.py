@@ -111,8 +111,8 @@ def run(args):
     assert ho_kashyap(Y, max_iter=lo, **kw).n_iter == lo + 1
 
     def iteration(plan=None):
-        t_lo = best_time(lambda: ho_kashyap(Y, max_iter=lo, **kw, _plan=plan), args.repeat)
-        t_hi = best_time(lambda: ho_kashyap(Y, max_iter=hi, **kw, _plan=plan), args.repeat)
+        t_lo = best_time(lambda: ho_kashyap(Y, max_iter=lo, **kw, plan=plan), args.repeat)
+        t_hi = best_time(lambda: ho_kashyap(Y, max_iter=hi, **kw, plan=plan), args.repeat)
         return (t_hi - t_lo) / (hi - lo)
 
     per_iter = iteration()

@@ -129,7 +129,7 @@ def _run_fit(fit):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             res = ho_kashyap(SignedDesign(X, y[fit_rows], fit_rows), C=0.5, loss=loss, max_iter=MAX_ITER,
-                             Y_val=SignedDesign(X, y[val_rows], val_rows), _plan=plan)
+                             Y_val=SignedDesign(X, y[val_rows], val_rows), plan=plan)
         return [(f"solver {loss} {dtype} {n}x{d}", _digest(res.weights), _threads_of([res.extra.get("plan")]))]
     raise ValueError(kind)
 

@@ -106,7 +106,7 @@ def run_variant(name):
             if not by_columns:
                 plan["by_columns_max_entries"] = 0
             run = ho_kashyap(SignedDesign(X, y[fit], fit), Y_val=SignedDesign(X, y[val], val), loss=loss, C=0.5,
-                             max_iter=25, _plan=plan)
+                             max_iter=25, plan=plan)
             assert run.extra["plan"]["driver"] == "compiled", run.extra["plan"]
             return _digest(run.weights, run.margin)
         if kind == "lsvm":
@@ -114,7 +114,7 @@ def run_variant(name):
 
             dtype, n, d, threads = args
             X, y = _data(dtype, n, d)
-            run = lagrangian_svm(X, y, C=1.0, max_iter=40, _plan={"threads": threads})
+            run = lagrangian_svm(X, y, C=1.0, max_iter=40, plan={"threads": threads})
             return _digest(run.weights)
         from linsep import make_classifier
 

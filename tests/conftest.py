@@ -1,7 +1,7 @@
 """Shared test problems and the private path choices (plans) the tests run under.
 
 Problems are small (the suite must stay fast) and seeded.  Tests that must
-run a given code path pass the solvers' private ``_plan`` argument (see
+run a given code path pass the solvers' documented ``plan`` argument (see
 :func:`linsep.solvers.ho_kashyap.ho_kashyap`) instead of changing module
 globals: ``PLANS`` names them, and the ``hk_plan`` fixture runs a test under
 each Ho–Kashyap driver; the ``iterative`` fixture sends every least-squares
@@ -23,7 +23,7 @@ PLANS = {
 
 @pytest.fixture(params=sorted(PLANS))
 def hk_plan(request):
-    """Each Ho–Kashyap driver's private plan (``ho_kashyap(..., _plan=hk_plan)``)."""
+    """Each Ho–Kashyap driver's plan (``ho_kashyap(..., plan=hk_plan)``)."""
     return PLANS[request.param]
 
 

@@ -352,7 +352,10 @@ def test_cli_reports_undecided_with_its_own_exit_status(tmp_path, capsys):
         "ho_kashyap": lambda Y, **kw: SolveResult(np.zeros(Y.shape[1]), 3, NOT_SEPARABLE,
                                                   certificate=np.ones(Y.shape[0])),
         "linprog": lambda *a, **kw: SimpleNamespace(status=2, x=None)}
-    assert cli.main(["separable", str(path)], _plan=plan) == cli.EXIT_UNDECIDED == 3
+    from linsep._core.plan import forced_plan
+
+    with forced_plan(separability=plan):
+        assert cli.main(["separable", str(path)]) == cli.EXIT_UNDECIDED == 3
     assert capsys.readouterr().out.splitlines()[0] == "undecided"
 
 

@@ -56,6 +56,7 @@ from linsep._core.certificates import (
     side_tolerance,
 )
 from linsep._core.signed_design import column_shifts, scale_columns, sign_normalized, unscale_coef
+from linsep._core.plan import forced
 from linsep._core.result import NOT_SEPARABLE, SEPARABLE, UNDECIDED
 from linsep.solvers.ho_kashyap.solver import ho_kashyap
 
@@ -236,7 +237,7 @@ def _row_normalized(Y):
     return (sp.diags(1.0 / norms) @ Y) if sp.issparse(Y) else Y / norms[:, None], norms * largest
 
 
-def check_separability(X, y, *, max_iter=1000, pairwise=False, _plan=None):
+def check_separability(X, y, *, max_iter=1000, pairwise=False):
     """Decide whether classes are linearly separable, with a checked certificate for each verdict.
 
     Parameters
@@ -249,10 +250,6 @@ def check_separability(X, y, *, max_iter=1000, pairwise=False, _plan=None):
     pairwise : bool, default=False
         With more than two classes, also decide every pair of classes (on
         their rows only).
-    _plan : dict or None
-        Private (tests): ``{"ho_kashyap": ..., "linprog": ...}`` replace the
-        Ho–Kashyap solver and SciPy's ``linprog`` the verdicts are decided
-        with (their candidates are checked all the same).
 
     Returns
     -------
@@ -285,7 +282,8 @@ def check_separability(X, y, *, max_iter=1000, pairwise=False, _plan=None):
     classes = np.unique(y)
     if len(classes) < 2:
         raise ValueError(f"check_separability decides between two classes; got {len(classes)}")
-    plan = {"ho_kashyap": ho_kashyap, "linprog": linprog, **(_plan or {})}
+    # Tests replace the solvers in a linsep._core.plan.forced_plan(separability=...) block (no private argument).
+    plan = {"ho_kashyap": ho_kashyap, "linprog": linprog, **(forced("separability") or {})}
     if len(classes) == 2:
         return _check_two_classes(X, np.where(y == classes[1], 1.0, -1.0), classes, max_iter, plan)
     one_vs_rest = {_plain(label): _check_two_classes(X, np.where(y == label, 1.0, -1.0),

@@ -88,13 +88,13 @@ def warm_up_steps(scope="all", *, parallel=None):
         fit_rows, val_rows = np.arange(0, n, 2), np.arange(1, n, 2)
         return quiet(lambda: ho_kashyap(SignedDesign(X, y[fit_rows], fit_rows), C=0.5, loss=loss, max_iter=3,
                                         Y_val=SignedDesign(X, y[val_rows], val_rows),
-                                        _plan={"driver": "compiled", **plan}))
+                                        plan={"driver": "compiled", **plan}))
 
     if scope == "bench":
         X, y = data(6000, 60, "float64")
         return [(f"Ho–Kashyap by columns, {loss} errors, float64", hk(200, 8, "float64", loss, {}))
                 for loss in ("squared", "absolute")] + [
-            ("LSVM pass, float64", quiet(lambda: lagrangian_svm(X, y, C=1.0, max_iter=3, _plan={"threads": 1})))]
+            ("LSVM pass, float64", quiet(lambda: lagrangian_svm(X, y, C=1.0, max_iter=3, plan={"threads": 1})))]
     steps = []
     layouts = [("by columns", 200, 8, {}), ("by rows", 2000, 8, {"by_columns_max_entries": 0, "threads": 1}),
                ("by rows, chunked", 6000, 100, {"by_columns_max_entries": 0, "threads": 1})]
@@ -122,7 +122,7 @@ def warm_up_steps(scope="all", *, parallel=None):
             X, y = data(6000, 60, dtype)
             steps.append((f"LSVM pass, {dtype}{', threads' if threads > 1 else ''}",
                           quiet(lambda X=X, y=y, threads=threads: lagrangian_svm(
-                              X, y, C=1.0, max_iter=3, _plan={"threads": threads}))))
+                              X, y, C=1.0, max_iter=3, plan={"threads": threads}))))
     for name in available_classifiers():
         for dtype in ("float64", "float32"):
             X, y = data(60, 4, dtype)

@@ -19,10 +19,10 @@ def _slow_to_compile():
 def test_prepare_says_once_that_it_compiles(caplog):
     add = _slow_to_compile()
     with caplog.at_level(logging.WARNING, logger="linsep.compilation"):
-        compilation.prepare(add, (np.ones(3), 1.0), "the test loop", _delay=0.0)
+        compilation.prepare(add, (np.ones(3), 1.0), "the test loop", delay=0.0)
         time.sleep(0.05)  # the notice comes from a timer thread
         other = _slow_to_compile()
-        compilation.prepare(other, (np.ones(3), 1.0), "the test loop", _delay=0.0)
+        compilation.prepare(other, (np.ones(3), 1.0), "the test loop", delay=0.0)
         time.sleep(0.05)
     notices = [record.getMessage() for record in caplog.records if "the test loop" in record.getMessage()]
     assert len(notices) == 1 and "compiling the test loop" in notices[0] and "linsep warm-up" in notices[0]
@@ -32,8 +32,8 @@ def test_prepare_says_once_that_it_compiles(caplog):
 def test_prepare_is_silent_for_quick_compiles_and_loaded_code(caplog):
     add = _slow_to_compile()
     with caplog.at_level(logging.WARNING, logger="linsep.compilation"):
-        compilation.prepare(add, (np.ones(3), 1.0), "a quick loop", _delay=60.0)  # done before the notice
-        compilation.prepare(add, (np.ones(3), 1.0), "a loaded loop", _delay=0.0)  # already there: no compile
+        compilation.prepare(add, (np.ones(3), 1.0), "a quick loop", delay=60.0)  # done before the notice
+        compilation.prepare(add, (np.ones(3), 1.0), "a loaded loop", delay=0.0)  # already there: no compile
         time.sleep(0.05)
     assert not [record for record in caplog.records if record.name == "linsep.compilation"]
     assert len(add.signatures) == 1
@@ -41,7 +41,7 @@ def test_prepare_is_silent_for_quick_compiles_and_loaded_code(caplog):
 
 def test_no_notice_while_notices_are_paused(caplog):
     with caplog.at_level(logging.WARNING, logger="linsep.compilation"), compilation.notices_paused():
-        compilation.prepare(_slow_to_compile(), (1.0, 2.0), "a paused loop", _delay=0.0)
+        compilation.prepare(_slow_to_compile(), (1.0, 2.0), "a paused loop", delay=0.0)
         time.sleep(0.05)
     assert not [record for record in caplog.records if "a paused loop" in record.getMessage()]
 

@@ -3,7 +3,7 @@
 Wide ``Y`` (``d + 1`` above the direct solver's 2000 columns) goes to
 :class:`linsep._core.linalg.IterativeLeastSquares`; inside an iteration its solves
 may stop at a fraction ``η`` of the residual they start from
-(``forcing``, forced here with the private ``_plan={"cg_forcing": η}``), and
+(``forcing``, forced here with the solvers' ``plan={"cg_forcing": η}``), and
 the returned weights are solved again in full.  These problems are small in
 ``N`` so that the direct factorisation (the reference) stays cheap.
 
@@ -192,8 +192,8 @@ def test_forcing_by_size_and_by_request():
 
 
 def hk_pair(Y, **params):
-    exact = ho_kashyap(Y, _plan={"cg_forcing": 0.0}, **params)
-    inexact = ho_kashyap(Y, _plan={"cg_forcing": 0.1}, **params)
+    exact = ho_kashyap(Y, plan={"cg_forcing": 0.0}, **params)
+    inexact = ho_kashyap(Y, plan={"cg_forcing": 0.1}, **params)
     assert exact.extra["factorization"] == inexact.extra["factorization"] == "cg"
     return exact, inexact
 
@@ -247,8 +247,8 @@ def test_mhks_and_lsvm_converge_alike():
     assert exact.status == inexact.status == "converged"
     assert inexact.extra["cg_iterations"] < exact.extra["cg_iterations"]
     np.testing.assert_allclose(np.sign(Y @ inexact.weights), np.sign(Y @ exact.weights))
-    full = lagrangian_svm(X, y, C=1.0, tol=1e-8, _plan={"cg_forcing": 0.0})
-    fast = lagrangian_svm(X, y, C=1.0, tol=1e-8, _plan={"cg_forcing": 0.1})
+    full = lagrangian_svm(X, y, C=1.0, tol=1e-8, plan={"cg_forcing": 0.0})
+    fast = lagrangian_svm(X, y, C=1.0, tol=1e-8, plan={"cg_forcing": 0.1})
     assert full.status == fast.status == "converged"
     assert fast.extra["cg_iterations"] < full.extra["cg_iterations"]
     np.testing.assert_allclose(fast.weights, full.weights, rtol=0, atol=1e-5 * np.abs(full.weights).max())

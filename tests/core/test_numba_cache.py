@@ -139,7 +139,7 @@ SEGMENT = textwrap.dedent('''
     X, Xv = rng.normal(size=(500, 4)), rng.normal(size=(150, 4))
     y, yv = np.where(X[:, 0] > 0.2, 1.0, -1.0), np.where(Xv[:, 0] > 0.2, 1.0, -1.0)
     run = ho_kashyap(SignedDesign(X, y), Y_val=SignedDesign(Xv, yv), loss=sys.argv[1], C=0.5, max_iter=30,
-                     _plan={"driver": "compiled", "by_columns_max_entries": 0, "threads": 3})
+                     plan={"driver": "compiled", "by_columns_max_entries": 0, "threads": 3})
     assert run.extra["plan"]["threads"] == 3, run.extra["plan"]
     print(json.dumps({"weights": run.weights.tobytes().hex(),
                       "loaded": sum(ho_kashyap_segment.stats.cache_hits.values())}))

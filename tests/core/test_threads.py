@@ -74,8 +74,8 @@ HK_CASES = {
 def test_hk_family_is_bit_identical_on_one_and_two_threads(large_problem, case, dtype):
     X, y = large_problem
     Y = SignedDesign(X.astype(dtype), y)
-    serial = ho_kashyap(Y, **HK_CASES[case], _plan={"threads": 1})
-    threaded = ho_kashyap(Y, **HK_CASES[case], _plan={"threads": 2})
+    serial = ho_kashyap(Y, **HK_CASES[case], plan={"threads": 1})
+    threaded = ho_kashyap(Y, **HK_CASES[case], plan={"threads": 2})
     assert (serial.extra["plan"]["threads"], threaded.extra["plan"]["threads"]) == (1, 2)
     assert (threaded.status, threaded.n_iter) == (serial.status, serial.n_iter)
     assert np.array_equal(threaded.weights, serial.weights)
@@ -89,8 +89,8 @@ def test_hk_with_validation_is_bit_identical_on_one_and_three_threads(large_prob
     X, y = large_problem
     Y, Y_val = SignedDesign(X, y), SignedDesign(X[:20_000], -y[:20_000])  # a validation set that disagrees
     kw = {"C": 0.3, "max_iter": 30, "stop_at_separation": False, "Y_val": Y_val}
-    serial = ho_kashyap(Y, **kw, _plan={"threads": 1})
-    threaded = ho_kashyap(Y, **kw, _plan={"threads": 3})
+    serial = ho_kashyap(Y, **kw, plan={"threads": 1})
+    threaded = ho_kashyap(Y, **kw, plan={"threads": 3})
     assert (threaded.n_iter, threaded.best_iter) == (serial.n_iter, serial.best_iter)
     assert np.array_equal(threaded.weights, serial.weights)
 
@@ -100,8 +100,8 @@ def test_hk_with_validation_is_bit_identical_on_one_and_three_threads(large_prob
 def test_lsvm_is_bit_identical_on_one_and_two_threads(large_problem, dtype):
     X, y = large_problem
     X = X.astype(dtype)
-    serial = lagrangian_svm(X, y, C=4.0, max_iter=60, record_history=True, _plan={"threads": 1})
-    threaded = lagrangian_svm(X, y, C=4.0, max_iter=60, record_history=True, _plan={"threads": 2})
+    serial = lagrangian_svm(X, y, C=4.0, max_iter=60, record_history=True, plan={"threads": 1})
+    threaded = lagrangian_svm(X, y, C=4.0, max_iter=60, record_history=True, plan={"threads": 2})
     assert (threaded.status, threaded.n_iter) == (serial.status, serial.n_iter)
     assert np.array_equal(threaded.weights, serial.weights)
     assert np.array_equal(threaded.extra["alpha"], serial.extra["alpha"])
@@ -114,12 +114,12 @@ def test_concurrent_fits_share_the_threads_and_give_the_serial_result(large_prob
     X, y = large_problem
     Y = SignedDesign(X, y)
     kw = {"loss": "absolute", "C": 0.5, "max_iter": 10}
-    serial = ho_kashyap(Y, **kw, _plan={"threads": 1})
+    serial = ho_kashyap(Y, **kw, plan={"threads": 1})
     start = threading.Barrier(2)
 
     def fit(_):
         start.wait()
-        return ho_kashyap(Y, **kw, _plan={"threads": 2})
+        return ho_kashyap(Y, **kw, plan={"threads": 2})
 
     with ThreadPoolExecutor(2) as pool:
         results = list(pool.map(fit, range(2)))

@@ -28,7 +28,7 @@ def test_both_drivers_stop_alike(noisy, loss, n_iter_no_change):
     X, y = noisy
     Y = sign_normalized(X, y)
     runs = [ho_kashyap(Y[:100], Y_val=Y[100:], stop_at_separation=False, loss=loss,
-                       n_iter_no_change=n_iter_no_change, _plan={"driver": driver})
+                       n_iter_no_change=n_iter_no_change, plan={"driver": driver})
             for driver in ("compiled", "python")]
     assert runs[0].extra["plan"]["driver"] == "compiled" and runs[1].extra["plan"]["driver"] == "python"
     assert (runs[0].n_iter, runs[0].best_iter, runs[0].status) == (runs[1].n_iter, runs[1].best_iter, runs[1].status)

@@ -56,7 +56,7 @@ def test_one_driver_gives_the_same_fit_on_both_designs(kw):
     X, y = design_problem(1)
     memory, on_dask = designs(X, y)
     kw = dict(kw, max_iter=25)
-    expected = ho_kashyap(memory, **kw, _plan={"driver": "python"})
+    expected = ho_kashyap(memory, **kw, plan={"driver": "python"})
     got = ho_kashyap(on_dask, **kw)
     assert (got.status, got.n_iter) == (expected.status, expected.n_iter)
     assert got.extra["plan"]["driver"] == "python"

@@ -169,8 +169,10 @@ def test_cli_trace_plot_draws_the_chosen_one_vs_rest_problem(tmp_path):
     data = tmp_path / "three.csv"
     data.write_text("x1,x2,y\n0,0,a\n0,1,a\n3,0,b\n3,1,b\n0,5,c\n1,5,c\n")
     drawn = []
-    plan = {"plot_trace": lambda *a, **k: drawn.append(k) or plot_trace(*a, **k)}  # observes the CLI's call
-    assert main(["trace", "hk", str(data), "--class", "b", "--plot", str(tmp_path / "b.png")], _plan=plan) == 0
+    from linsep._core.plan import forced_plan
+
+    with forced_plan(plot_trace=lambda *a, **k: drawn.append(k) or plot_trace(*a, **k)):  # observes the CLI's call
+        assert main(["trace", "hk", str(data), "--class", "b", "--plot", str(tmp_path / "b.png")]) == 0
     assert drawn == [{"class_index": 1}] and (tmp_path / "b.png").exists()
 
 

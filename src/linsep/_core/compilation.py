@@ -43,7 +43,7 @@ def _announce(what):
                    "`linsep warm-up` compiles everything ahead of time)", what)
 
 
-def prepare(dispatcher, args, what, *, key=None, _delay=NOTICE_DELAY):
+def prepare(dispatcher, args, what, *, key=None, delay=NOTICE_DELAY):
     """Have the numba ``dispatcher`` ready for ``args`` before they are passed to it.
 
     The signature numba would compile for ``args`` is looked up among the
@@ -66,14 +66,15 @@ def prepare(dispatcher, args, what, *, key=None, _delay=NOTICE_DELAY):
         is ready, later calls with it return at once: typing every argument
         the way numba does costs a few microseconds each, a noticeable share
         of a small fit.  ``None``: always look the signature up.
-    _delay : float, default=NOTICE_DELAY
-        Private (tests): the seconds before the notice.
+    delay : float, default=NOTICE_DELAY
+        Seconds a compilation runs before the notice is logged (tests pass ``0`` to see it at once, or a long
+        delay to see that a quick compilation logs none).
     """
     if key is not None and (dispatcher, key) in _prepared:
         return
     signature = tuple(dispatcher.typeof_pyval(arg) for arg in args)
     if signature not in dispatcher.overloads:
-        timer = threading.Timer(_delay, _announce, (what,))
+        timer = threading.Timer(delay, _announce, (what,))
         timer.daemon = True
         timer.start()
         try:

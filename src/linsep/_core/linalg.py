@@ -419,6 +419,9 @@ class IterativeLeastSquares:
         rather than the minimum ``M``-norm one (preconditioned, faster).
     forcing : float
         ``η`` of the inexact solves (above); ``0`` (default): every solve to ``tol``.
+    products : tuple (A, At) or None, default=None
+        What computes ``Y v`` and ``Yᵀ u``, shared with the solver this one is :meth:`reweighted` from (the
+        CSR copies of sparse ``Y`` are made once per fit); ``None``: formed from ``Y``.
 
     Attributes
     ----------
@@ -442,7 +445,7 @@ class IterativeLeastSquares:
     rank = None
 
     def __init__(self, Y, sample_weight=None, ridge=0.0, *, tol=CG_RTOL, max_iter=None, penalize_bias=False,
-                 minimum_norm=True, forcing=0.0, track_fitted=False, _shared=None):
+                 minimum_norm=True, forcing=0.0, track_fitted=False, products=None):
         n_samples, n_cols = Y.shape
         self.Y = Y
         self.sample_weight = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
@@ -454,7 +457,7 @@ class IterativeLeastSquares:
         self.minimum_norm = bool(minimum_norm)
         self.forcing = float(forcing)
         self.track_fitted = bool(track_fitted)
-        self._A, self._At = self._products(Y) if _shared is None else _shared
+        self._A, self._At = self._products(Y) if products is None else products
         self._penalty = np.full(n_cols, self.ridge)
         if not self.penalize_bias:
             self._penalty[-1] = 0.0
@@ -517,7 +520,7 @@ class IterativeLeastSquares:
         other = IterativeLeastSquares(self.Y, sample_weight, self.ridge, tol=self.tol, max_iter=self.max_iter,
                                       penalize_bias=self.penalize_bias, minimum_norm=self.minimum_norm,
                                       forcing=self.forcing, track_fitted=self.track_fitted,
-                                      _shared=(self._A, self._At))
+                                      products=(self._A, self._At))
         other._x = self._x.copy()
         other._fitted_check = self._fitted_check  # it checks Y x, whatever the weights
         other.iterations, other.solves = self.iterations, self.solves

@@ -18,12 +18,83 @@ Gram-column sums at float64 rounding); a sparse ``Y`` formed by
 need float64 sums), so the rules that form one return float64 weights;
 the compiled sweep by columns stores ``Yᵀ`` in float64 (a layout of cache-sized
 data, not a working type: ``W`` is still rounded to the design's type).
+
+A path that no caller chooses but a test must force, deep below the function
+the test calls, is forced in a block, :func:`forced_plan` (read with
+:func:`forced`): no function of linsep takes a private (underscore) parameter
+as a test hook (``tests/cross_cutting/test_layout.py``).  Paths a caller does
+choose travel as documented arguments (``ho_kashyap(..., plan=HKPlan(...))``,
+``lagrangian_svm(..., plan=...)``).
 """
+
+import contextlib
+import contextvars
+from types import MappingProxyType
 
 import numpy as np
 
-__all__ = ["FLOAT32", "FLOAT64", "FLOAT64_ONLY", "READS_FLOAT32", "dtype_plan", "fit_plan", "validation_dtypes",
-           "working_dtype"]
+__all__ = ["FLOAT32", "FLOAT64", "FLOAT64_ONLY", "FORCEABLE", "READS_FLOAT32", "dtype_plan", "fit_plan", "forced",
+           "forced_plan", "validation_dtypes", "working_dtype"]
+
+FORCEABLE = {
+    "separability": "a mapping with keys ``\"ho_kashyap\"``, ``\"linprog\"``: the solvers "
+                    "``linsep.check_separability`` decides its verdicts with, in place of linsep's Ho–Kashyap and "
+                    "SciPy's ``linprog`` (their candidates are checked all the same)",
+    "plot_trace": "a callable that ``linsep trace --plot`` draws with, in place of "
+                  "``linsep.inspection.plot_trace`` (a wrapper observes what the command draws)",
+}
+"""The paths :func:`forced_plan` forces: each entry's name and what it replaces."""
+
+_FORCED = contextvars.ContextVar("linsep_forced_plan", default=MappingProxyType({}))
+
+
+@contextlib.contextmanager
+def forced_plan(**entries):
+    """Force code paths inside this block (tests, benchmarks); outside it nothing changes.
+
+    The entries (:data:`FORCEABLE`) reach the code that reads them (:func:`forced`) however deep below the
+    caller, in this thread and context (a context variable: threads started inside the block do not see it).
+    Nested blocks add to the entries of the blocks around them.
+
+    Parameters
+    ----------
+    **entries
+        ``separability``: a mapping ``{"ho_kashyap": f, "linprog": g}`` (either key may be left out) of the
+        solvers ``linsep.check_separability`` decides with; ``plot_trace``: what ``linsep trace --plot`` draws
+        with.
+
+    Raises
+    ------
+    ValueError
+        For a name that is not in :data:`FORCEABLE`.
+    """
+    unknown = set(entries) - set(FORCEABLE)
+    if unknown:
+        raise ValueError(f"forced_plan: unknown entries {sorted(unknown)}; known: {sorted(FORCEABLE)}")
+    token = _FORCED.set(MappingProxyType({**_FORCED.get(), **entries}))
+    try:
+        yield
+    finally:
+        _FORCED.reset(token)
+
+
+def forced(name, default=None):
+    """The entry ``name`` of the :func:`forced_plan` block around the caller, or ``default`` outside one.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`FORCEABLE`.
+    default : object, default=None
+        What the caller uses when no block forces ``name``.
+
+    Returns
+    -------
+    object
+    """
+    if name not in FORCEABLE:
+        raise ValueError(f"forced: unknown entry {name!r}; known: {sorted(FORCEABLE)}")
+    return _FORCED.get().get(name, default)
 
 FLOAT32 = np.dtype(np.float32)
 FLOAT64 = np.dtype(np.float64)

@@ -272,14 +272,14 @@ class HoKashyapClassifier(BaseLinearSeparator):
             return weighted_ho_kashyap(
                 X, y, fit.fit_rows, sample_weight, HKParams.from_estimator(self).solver_kwargs(),
                 initial_weights=fit.initial_weights, Y_val=Y_val, trace=make_recorder(self.record_history),
-                _plan=getattr(self, "_solver_plan", None))
+                plan=getattr(self, "_solver_plan", None))
         return ho_kashyap(
             signed_design(X, y, fit.fit_rows),
             **HKParams.from_estimator(self).solver_kwargs(),
             initial_weights=fit.initial_weights,
             Y_val=Y_val,
             trace=make_recorder(self.record_history),
-            _plan=HKPlan.of(getattr(self, "_solver_plan", None),  # private: a path forced by tests (not a parameter)
+            plan=HKPlan.of(getattr(self, "_solver_plan", None),  # private: a path forced by tests (not a parameter)
                             first_weights=None if fit.shared is None else fit.shared[fit.problem]),  # _shared_work
         )
 
@@ -289,7 +289,7 @@ class HoKashyapClassifier(BaseLinearSeparator):
     def _cannot_solve_wide(self):
         return "loss='absolute' (IRLS reweighs the rows)" if self.loss == "absolute" else None
 
-    def _solve_on_designs(self, data, fit, X_val=None, y_val=None, **_):
+    def _solve_on_designs(self, data, fit, X_val=None, y_val=None, **ignored):
         # Weighted: scaled_ho_kashyap on the rows s_i^power y_i (x_i, 1) (both powers for IRLS).  The Gram
         # matrix is shared by the one-vs-rest problems (signs do not change it); wide X: none, distributed CG.
         kwargs = HKParams.from_estimator(self).solver_kwargs()

@@ -764,14 +764,14 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
                           validation_tol=self.validation_tol)
             return weighted_ho_kashyap(fit.X, y[train], train, s[train], params, gram=gram,
                                        Y_val=WeightedValidation(fit.Y[validation], s[validation]),
-                                       _plan=dict(plan, validation_reference=reference))
+                                       plan=dict(plan, validation_reference=reference))
         if fit.views:
             Y, Y_val = SignedDesign(fit.X, y[train], train), SignedDesign(fit.X, y[validation], validation)
         else:
             Y, Y_val = fit.Y[train], fit.Y[validation]
         return ho_kashyap(Y, Y_val=Y_val, max_iter=self.max_iter, C=C, gram=gram,
                           n_iter_no_change=self.n_iter_no_change, validation_tol=self.validation_tol,
-                          _plan=dict(plan, validation_reference=reference,
+                          plan=dict(plan, validation_reference=reference,
                                      lockstep=None if lockstep is None else (lockstep, f)), **fit.hk_options)
 
     def _refit_run(self, fit, y, max_iter, C):
@@ -781,7 +781,7 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
             return weighted_ho_kashyap(fit.X, y, None, fit.row_weight, params, trace=trace)
         Y = SignedDesign(fit.X, y) if fit.views else fit.Y
         return ho_kashyap(Y, max_iter=max_iter, C=C, record_history=bool(self.record_history), gram=fit.full_gram,
-                          trace=trace, _plan={"singular": "eigh"} if fit.views else None, **fit.hk_options)
+                          trace=trace, plan={"singular": "eigh"} if fit.views else None, **fit.hk_options)
 
     def _average(self, fit, runs, y):
         weights = np.mean([np.asarray(r.weights, dtype=float) for r in runs], axis=0)
@@ -945,7 +945,7 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
         weights = {} if s is None else {"sample_weight": s[train], "val_weight": s[validation]}
         return kernel_ho_kashyap(None, y[train], K_val=K_val, y_val=y[validation], kernel_map=kernel_map,
                                  max_iter=self.max_iter, C=C, n_iter_no_change=self.n_iter_no_change,
-                                 validation_tol=self.validation_tol, _plan={"validation_reference": reference}, **weights,
+                                 validation_tol=self.validation_tol, plan={"validation_reference": reference}, **weights,
                                  **fit.hk_options)
 
     def _refit_run(self, fit, y, max_iter, C):

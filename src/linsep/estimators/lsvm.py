@@ -174,7 +174,7 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
                               factor=fit.state, record_history=bool(self.record_history),
                               trace=make_recorder(self.record_history), sample_weight=sample_weight)
 
-    def _solve_on_designs(self, data, fit, **_):
+    def _solve_on_designs(self, data, fit, **ignored):
         # weighted (penalty C s_i): the dual in β_i = α_i / √s_i on the rows √s_i h_i; one factor for every problem
         problems = data.problems()
         factor = data.lsvm_factor(self.C, LSVM_CG_FORCING)

@@ -246,7 +246,7 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
     def _cannot_solve_wide(self):
         return "MSEClassifier"
 
-    def _solve_on_designs(self, data, fit, margin=None, **_):
+    def _solve_on_designs(self, data, fit, margin=None, **ignored):
         # Two classes: Y⁺b (weighted: on the rows √s_i y_i and targets √s_i b_i); more: the linear machine
         if data.classes.size > 2:
             return data.linear_machine(self.C, margin), None
@@ -371,7 +371,7 @@ class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
             return elsewhere
         return self._fit_with_margin(X, y, margin, sample_weight, coef_init=coef_init, intercept_init=intercept_init)
 
-    def _solve_on_designs(self, data, fit, margin=None, **_):
+    def _solve_on_designs(self, data, fit, margin=None, **ignored):
         # Columns beyond 2^±8, which the in-memory fit rescales to precondition the rule, are refused there.
         problems = data.problems()
         b = data.margin_vector(margin)

@@ -341,7 +341,7 @@ class BatchPerceptronClassifier(BaseLinearSeparator):
         fit = FitContext(initial_weights=initial_weights(self, X, coef_init, intercept_init))
         return self._fit_weighted(X, y, sample_weight, fit=fit)
 
-    def _solve_on_designs(self, data, fit, **_):
+    def _solve_on_designs(self, data, fit, **ignored):
         problems = data.problems()
         return [batch_perceptron_on_design(problem.design, learning_rate=self.learning_rate, schedule=self.schedule,
                                            margin=self.margin, max_iter=self.max_iter,

@@ -2,7 +2,7 @@
 training pass (one read of X per iteration) and gives the fit of the separate passes.
 
 The compiled segment as a whole is compared with the Python driver in ``test_ho_kashyap.py`` (the
-``_plan={"driver": ...}`` cases); the sequential rules' loops are tested through their estimators
+``plan={"driver": ...}`` cases); the sequential rules' loops are tested through their estimators
 (``test_perceptron.py``, ``test_mse.py``, ``test_stream.py``).
 """
 
@@ -32,7 +32,7 @@ def test_merged_validation_pass_gives_the_separate_passes_fit(dtype, n, threads,
     X, y, fit_rows, val_rows = _split(n, 8, dtype)
     plan = {"by_columns_max_entries": 0, "threads": threads}
     kwargs = {"C": 0.5, "max_iter": 25, "tol": 0.0, "loss": "absolute" if absolute else "squared",
-              "stop_at_separation": False, "_plan": plan}
+              "stop_at_separation": False, "plan": plan}
     merged = ho_kashyap(SignedDesign(X, y[fit_rows], fit_rows),
                         Y_val=SignedDesign(X, y[val_rows], val_rows), **kwargs)
     separate = ho_kashyap(SignedDesign(X, y[fit_rows], fit_rows),
@@ -50,7 +50,7 @@ def test_merged_pass_counts_validation_rows_outside_the_training_range():
     X, y, _, _ = _split(40_000, 8, np.float64, seed=3)
     fit_rows, val_rows = np.arange(5_000, 35_000), np.r_[np.arange(5_000), np.arange(35_000, 40_000)]
     plan = {"by_columns_max_entries": 0, "threads": 2}
-    kwargs = {"C": 0.5, "max_iter": 10, "tol": 0.0, "stop_at_separation": False, "_plan": plan}
+    kwargs = {"C": 0.5, "max_iter": 10, "tol": 0.0, "stop_at_separation": False, "plan": plan}
     merged = ho_kashyap(SignedDesign(X, y[fit_rows], fit_rows), Y_val=SignedDesign(X, y[val_rows], val_rows),
                         **kwargs)
     separate = ho_kashyap(SignedDesign(X, y[fit_rows], fit_rows),
@@ -71,7 +71,7 @@ X = rng.standard_normal((2000, 8)).astype(sys.argv[1])
 y = np.where(X[:, 0] + rng.standard_normal(2000) > 0, 1.0, -1.0)
 plan = {"driver": "compiled", "by_columns_max_entries": 0 if sys.argv[2] == "rows" else 10**9, "threads": 1}
 ho_kashyap(sign_normalized(X, y) if sys.argv[2] == "columns" else SignedDesign(X, y), C=0.5, loss=sys.argv[3],
-           max_iter=5, _plan=plan)
+           max_iter=5, plan=plan)
 names = ["_pass_by_columns", "_pass_by_rows_chunked", "_pass_by_rows_parallel", "_count_rows_parallel",
          "_reweighted_factor", "_weighted_gram_parallel", "_pass_merged_wide"]
 compiled = {name: len(getattr(_loops, name).signatures) > 0 for name in names}
@@ -120,7 +120,7 @@ def test_runs_in_lockstep_are_the_runs_alone_bit_for_bit(threads):
     X, y, _, _ = _split(50_000, 7, np.float32, seed=5)
     X = np.ascontiguousarray(np.c_[X, X[:, 0] - X[:, 1]])  # YᵀY singular: C = None takes the eigh factor
     fold_of, folds = _folds_of(X.shape[0], 4, seed=6)
-    kwargs = {"max_iter": 60, "n_iter_no_change": 8, "_plan": {"singular": "eigh", "by_columns_max_entries": 0}}
+    kwargs = {"max_iter": 60, "n_iter_no_change": 8, "plan": {"singular": "eigh", "by_columns_max_entries": 0}}
     lockstep = Lockstep(X, y, fold_of, threads=threads)
     tasks = [(C, f) for C in (None, 0.5) for f in range(4)]
 
@@ -129,7 +129,7 @@ def test_runs_in_lockstep_are_the_runs_alone_bit_for_bit(threads):
         return ho_kashyap(SignedDesign(X, y[train], train), Y_val=SignedDesign(X, y[validation], validation), C=C,
                           **{**kwargs, **extra})
 
-    together = lockstep.results([run(C, f, _plan=dict(kwargs["_plan"], lockstep=(lockstep, f))) for C, f in tasks])
+    together = lockstep.results([run(C, f, plan=dict(kwargs["plan"], lockstep=(lockstep, f))) for C, f in tasks])
     assert len(lockstep.runs) == len(tasks)  # every run was left to the lockstep
     n_iters = set()
     for (C, f), shared in zip(tasks, together):
@@ -164,9 +164,9 @@ def test_lockstep_leaves_runs_it_cannot_serve_alone():
     Y_val = SignedDesign(X, y[validation], validation)
     for Y, extra in ((SignedDesign(X, y[train[1:]], train[1:]), {}),
                      (SignedDesign(X, y[train], train), {"loss": "absolute"})):
-        result = ho_kashyap(Y, Y_val=Y_val, C=0.5, max_iter=5, _plan=dict(plan, lockstep=(lockstep, 0)), **extra)
+        result = ho_kashyap(Y, Y_val=Y_val, C=0.5, max_iter=5, plan=dict(plan, lockstep=(lockstep, 0)), **extra)
         assert result.extra["plan"]["driver"] == "compiled" and "lockstep" not in result.extra["plan"]
     assert not lockstep.runs
-    served = ho_kashyap(SignedDesign(X, y[train], train), Y_val=Y_val, C=0.5, max_iter=5, _plan=dict(plan, lockstep=(lockstep, 0)))
+    served = ho_kashyap(SignedDesign(X, y[train], train), Y_val=Y_val, C=0.5, max_iter=5, plan=dict(plan, lockstep=(lockstep, 0)))
     assert len(lockstep.runs) == 1 and lockstep.results([served])[0].extra["plan"]["lockstep"]
     assert not Lockstep.serves(X.astype(np.float64)) and Lockstep.serves(X)

@@ -12,9 +12,11 @@ from linsep.solvers.ho_kashyap.plan import DRIVERS, HKPlan
 from linsep.solvers.ho_kashyap.rows import lockstep_pass_narrow
 
 
-def test_the_public_solver_carries_one_private_argument():
-    private = [name for name in inspect.signature(ho_kashyap).parameters if name.startswith("_")]
-    assert private == ["_plan"]
+def test_the_public_solver_takes_its_plan_as_a_documented_keyword():
+    parameters = inspect.signature(ho_kashyap).parameters
+    assert not [name for name in parameters if name.startswith("_")]
+    assert parameters["plan"].default is None and parameters["plan"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert "plan : HKPlan, dict or None" in ho_kashyap.__doc__
 
 
 def test_a_plan_from_a_mapping_and_its_refusals():
@@ -34,7 +36,7 @@ def test_the_solver_follows_a_plan_given_either_way(plan):
     rng = np.random.default_rng(0)
     X = rng.standard_normal((80, 3))
     Y = sign_normalized(X, np.where(X[:, 0] > 0, 1.0, -1.0))
-    assert ho_kashyap(Y, max_iter=5, _plan=plan).extra["plan"]["driver"] == "python"
+    assert ho_kashyap(Y, max_iter=5, plan=plan).extra["plan"]["driver"] == "python"
 
 
 def test_compiled_entries_take_records_not_long_positional_lists():

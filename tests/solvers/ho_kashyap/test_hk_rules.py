@@ -47,7 +47,7 @@ def test_both_drivers_apply_the_patience_reference_alike(reference):
     y = np.where(X @ rng.normal(size=20) + rng.normal(scale=0.3, size=160) > 0, 1.0, -1.0)
     Y = sign_normalized(X, y)
     runs = [ho_kashyap(Y[:110], Y_val=Y[110:], C=1.0, stop_at_separation=False, n_iter_no_change=5,
-                       _plan={"driver": driver, "validation_reference": reference}) for driver in ("auto", "python")]
+                       plan={"driver": driver, "validation_reference": reference}) for driver in ("auto", "python")]
     compiled, python = runs
     assert compiled.extra["plan"]["driver"] != "python"
     np.testing.assert_array_equal(compiled.history["validation_error"], python.history["validation_error"])

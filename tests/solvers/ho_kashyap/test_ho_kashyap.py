@@ -249,9 +249,9 @@ def test_compiled_loop_reproduces_the_numpy_loop(kw, with_validation, by_rows):
     Y = sign_normalized(X, y)
     X_val, y_val = random_problem(12, n=100, d=4)
     kw = dict(kw, Y_val=sign_normalized(X_val, y_val) if with_validation else None)
-    compiled = ho_kashyap(Y, **kw, _plan=plan)
+    compiled = ho_kashyap(Y, **kw, plan=plan)
     assert compiled.extra["plan"]["driver"] == "compiled"  # no hand-over to the Python driver
-    reference = ho_kashyap(Y, **kw, _plan={**plan, "driver": "python"})
+    reference = ho_kashyap(Y, **kw, plan={**plan, "driver": "python"})
     assert reference.extra["plan"]["driver"] == "python"
     assert compiled.n_iter > 4  # several segments
     assert (compiled.status, compiled.n_iter, compiled.best_iter) == (reference.status, reference.n_iter, reference.best_iter)
@@ -276,8 +276,8 @@ def test_compiled_loop_on_rank_deficient_data(design, with_validation, by_rows):
     Y = sign_normalized(X, y)
     Y_val = sign_normalized(X[::2] + 0.1, -y[::2]) if with_validation else None
     kw = dict(stop_at_separation=False, tol=0.0, stopping="paper", max_iter=30, record_history=True, Y_val=Y_val)
-    compiled = ho_kashyap(Y, **kw, _plan=BY_ROWS[by_rows])
-    reference = ho_kashyap(Y, **kw, _plan={**BY_ROWS[by_rows], **PYTHON})
+    compiled = ho_kashyap(Y, **kw, plan=BY_ROWS[by_rows])
+    reference = ho_kashyap(Y, **kw, plan={**BY_ROWS[by_rows], **PYTHON})
     assert compiled.extra["plan"]["driver"] == "compiled (svd basis)"
     assert compiled.extra["factorization"] == reference.extra["factorization"] == "svd"
     assert (compiled.status, compiled.n_iter, compiled.best_iter) == (reference.status, reference.n_iter, reference.best_iter)
@@ -296,7 +296,7 @@ def _collinear_problem():
 @pytest.mark.parametrize("with_validation", [False, True])
 @pytest.mark.parametrize("by_rows", [False, True])
 def test_compiled_loop_with_an_eigh_factor(case, with_validation, by_rows):
-    """An eigh factor runs compiled where ``_plan["singular"]`` is ``"eigh"``: W-steps M Mᵀ g, the NumPy loop's iterates.
+    """An eigh factor runs compiled where ``plan["singular"]`` is ``"eigh"``: W-steps M Mᵀ g, the NumPy loop's iterates.
 
     Without C the duplicated column makes YᵀY singular; C = 1e-12 leaves a penalised system whose Cholesky
     pivot ratio (about √(C / ‖x‖²)) fails the test, so the eigh factor of the scaled system serves it.
@@ -312,8 +312,8 @@ def test_compiled_loop_with_an_eigh_factor(case, with_validation, by_rows):
     if case == "initial_weights":
         kw["initial_weights"] = np.array([0.5, -1.0, 0.25, 2.0, 0.1])
     plan = {"singular": "eigh", "segment_steps": 7, **({"by_columns_max_entries": 0} if by_rows else {})}
-    compiled = ho_kashyap(Y, **kw, _plan=plan)  # driver "auto": 150 × 5 entries are above COMPILED_MIN_ENTRIES
-    reference = ho_kashyap(Y, **kw, _plan={**plan, **PYTHON})
+    compiled = ho_kashyap(Y, **kw, plan=plan)  # driver "auto": 150 × 5 entries are above COMPILED_MIN_ENTRIES
+    reference = ho_kashyap(Y, **kw, plan={**plan, **PYTHON})
     assert compiled.extra["plan"]["driver"] == "compiled (eigh)"
     assert compiled.extra["factorization"] == reference.extra["factorization"] == "eigh"
     assert reference.extra["plan"]["driver"] == "python"
@@ -333,13 +333,13 @@ def test_compiled_loop_with_an_eigh_factor(case, with_validation, by_rows):
 
 def test_eigh_factor_of_a_formed_y_keeps_the_python_driver_unless_asked():
     # The paper's data sets (formed Y) keep the driver their results were computed with: an eigh factor runs
-    # compiled under "auto" only with _plan["singular"] = "eigh" (HoKashyapClassifierCV's views), or forced.
+    # compiled under "auto" only with plan["singular"] = "eigh" (HoKashyapClassifierCV's views), or forced.
     X, y = _collinear_problem()
     Y = sign_normalized(X, y)
     auto = ho_kashyap(Y, C=1e-12, max_iter=20)
     assert (auto.extra["factorization"], auto.extra["plan"]["driver"]) == ("eigh", "python")
-    assert ho_kashyap(Y, C=1e-12, max_iter=20, _plan=COMPILED).extra["plan"]["driver"] == "compiled (eigh)"
-    irls = ho_kashyap(Y, C=1e-12, max_iter=20, loss="absolute", _plan={"singular": "eigh"})
+    assert ho_kashyap(Y, C=1e-12, max_iter=20, plan=COMPILED).extra["plan"]["driver"] == "compiled (eigh)"
+    irls = ho_kashyap(Y, C=1e-12, max_iter=20, loss="absolute", plan={"singular": "eigh"})
     assert irls.extra["plan"]["driver"] != "compiled (eigh)"  # IRLS refactors by Cholesky: not this path
 
 
@@ -353,8 +353,8 @@ def test_compiled_loop_budget_and_proof(max_iter, by_rows):
     for Y in (sign_normalized(X, y), xor):
         # stopping="paper" with tol=0 never fires: the budget and the verdicts decide, not rounding
         kw = dict(max_iter=max_iter, tol=0.0, stopping="paper", record_history=True)
-        compiled = ho_kashyap(Y, **kw, _plan=plan)
-        reference = ho_kashyap(Y, **kw, _plan={**plan, **PYTHON})
+        compiled = ho_kashyap(Y, **kw, plan=plan)
+        reference = ho_kashyap(Y, **kw, plan={**plan, **PYTHON})
         assert (compiled.status, compiled.n_iter) == (reference.status, reference.n_iter)
         assert compiled.history["criterion"].size == compiled.n_iter
         np.testing.assert_allclose(compiled.weights, reference.weights, rtol=1e-8, atol=1e-14)
@@ -369,7 +369,7 @@ def test_fixed_point_ends_runs_that_do_not_stop_at_separation(compiled):
     X, y = random_problem(15, n=200, d=3, separable=True)
     Y = sign_normalized(X, y)
     result = ho_kashyap(Y, stop_at_separation=False, max_iter=100_000, record_history=True,
-                        _plan=COMPILED if compiled else PYTHON)
+                        plan=COMPILED if compiled else PYTHON)
     assert result.status == "separable" and result.n_iter < 100_000
     E = Y @ result.weights - result.margin
     assert np.all(np.abs(E) <= 1e-6 * result.margin)
@@ -408,9 +408,9 @@ def test_irls_runs_compiled_and_hands_ill_conditioned_systems_to_numpy():
     kw = dict(loss="absolute", C=0.1, record_history=True)
     compiled = ho_kashyap(Y, **kw)
     assert compiled.extra["plan"]["driver"] == "compiled", "the compiled loop was not used for IRLS"
-    reference = ho_kashyap(Y, **kw, _plan=PYTHON)
+    reference = ho_kashyap(Y, **kw, plan=PYTHON)
     # a pivot tolerance no factor meets: the first reweighted system is refused, NumPy takes over
-    fallback = ho_kashyap(Y, **kw, _plan={**COMPILED, "pivot_tol": 2.0})
+    fallback = ho_kashyap(Y, **kw, plan={**COMPILED, "pivot_tol": 2.0})
     assert fallback.extra["plan"]["driver"] == "compiled, then python"
     for result in (compiled, fallback):
         assert (result.status, result.n_iter) == (reference.status, reference.n_iter)
@@ -441,7 +441,7 @@ def test_irls_certificate_carries_the_weights():
     X = np.array([[0.7712193621153433], [1.150088000505753], [0.7354942141085169], [1.4479647542823046]])
     Y = sign_normalized(X, np.array([1, -1, -1, -1]))
     for plan in (None, PYTHON):
-        result = ho_kashyap(Y, loss="absolute", C=0.0, tol=0.0, max_iter=300, _plan=plan)
+        result = ho_kashyap(Y, loss="absolute", C=0.0, tol=0.0, max_iter=300, plan=plan)
         assert result.status == "not_separable" and result.n_iter > 1  # proved after reweighting
         check_proof(Y, result.certificate)
 
@@ -453,7 +453,7 @@ def test_overflowing_starting_weights_raise(compiled):
     with pytest.raises(FloatingPointError), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         ho_kashyap(Y, C=0.1, initial_weights=np.array([1.7e308, 1.7e308, 0.0]), max_iter=20,
-                   _plan=COMPILED if compiled else PYTHON)
+                   plan=COMPILED if compiled else PYTHON)
 
 
 # --------------------------------------------------------------------------- threads, float32, memory
@@ -470,8 +470,8 @@ def test_threaded_pass_reproduces_the_serial_pass(kw, with_validation, dtype):
     X_val, y_val = random_problem(32, n=150, d=4)
     Y = SignedDesign(X.astype(dtype), y)
     kw = dict(kw, Y_val=SignedDesign(X_val.astype(dtype), y_val) if with_validation else None)
-    serial = ho_kashyap(Y, **kw, _plan={**BY_ROWS[True], "threads": 1})
-    threaded = ho_kashyap(Y, **kw, _plan={**BY_ROWS[True], "threads": 3})
+    serial = ho_kashyap(Y, **kw, plan={**BY_ROWS[True], "threads": 1})
+    threaded = ho_kashyap(Y, **kw, plan={**BY_ROWS[True], "threads": 3})
     assert (serial.extra["plan"]["threads"], threaded.extra["plan"]["threads"]) == (1, 3)
     assert (threaded.status, threaded.n_iter, threaded.best_iter) == (serial.status, serial.n_iter, serial.best_iter)
     assert threaded.weights.dtype == serial.weights.dtype == dtype
@@ -510,7 +510,7 @@ def test_irls_keeps_blas_to_one_thread_inside_the_compiled_loop():
             return segment(*args)
 
     X, y = random_problem(36, n=300, d=4)  # the segment called observes the BLAS limit inside
-    ho_kashyap(SignedDesign(X, y), loss="absolute", C=0.5, _plan={**BY_ROWS[True], "segment": RecordingSegment()})
+    ho_kashyap(SignedDesign(X, y), loss="absolute", C=0.5, plan={**BY_ROWS[True], "segment": RecordingSegment()})
     assert seen and all(set(threads) <= {1} for threads in seen)
     assert blas_threads() == before
 
@@ -564,7 +564,7 @@ def test_overlapping_irls_fits_in_threads_restore_the_blas_threads(chunks):
 
     def fit(seed):
         try:
-            ho_kashyap(SignedDesign(*random_problem(seed, n=300, d=4)), loss="absolute", C=0.5, _plan=plan)
+            ho_kashyap(SignedDesign(*random_problem(seed, n=300, d=4)), loss="absolute", C=0.5, plan=plan)
         except BaseException as error:  # reported by the main thread
             errors.append(error)
             both_in.abort()
@@ -599,9 +599,9 @@ def test_design_view_gives_the_iterates_of_the_formed_matrix(by_rows):
     val = np.flatnonzero(np.arange(400) % 3 == 0)
     for kw in (dict(), dict(loss="absolute", C=0.2)):
         view = ho_kashyap(SignedDesign(X, y[rows], rows), Y_val=SignedDesign(X, y[val], val), **kw,
-                          _plan=BY_ROWS[by_rows])
+                          plan=BY_ROWS[by_rows])
         formed = ho_kashyap(sign_normalized(X[rows], y[rows]), Y_val=sign_normalized(X[val], y[val]), **kw,
-                            _plan=BY_ROWS[by_rows])
+                            plan=BY_ROWS[by_rows])
         assert (view.status, view.n_iter, view.best_iter) == (formed.status, formed.n_iter, formed.best_iter)
         np.testing.assert_allclose(view.weights, formed.weights, rtol=1e-8, atol=1e-14)
 
@@ -665,8 +665,8 @@ def test_the_plan_that_ran_is_recorded(hk_plan):
 
     X, y = random_problem(3, n=200)
     Y = sign_normalized(X, y)
-    result = ho_kashyap(Y, C=0.5, loss="absolute", _plan=hk_plan)
-    reference = ho_kashyap(Y, C=0.5, loss="absolute", _plan={"driver": "python"})
+    result = ho_kashyap(Y, C=0.5, loss="absolute", plan=hk_plan)
+    reference = ho_kashyap(Y, C=0.5, loss="absolute", plan={"driver": "python"})
     plan = result.extra["plan"]
     assert plan["driver"] == ("python" if hk_plan == {"driver": "python"} else "compiled")
     assert plan["factorization"] == "cholesky" and plan["dtype"] == "float64" and plan["threads"] == 1
@@ -726,7 +726,7 @@ def test_auto_plan_compiles_where_the_compiled_loop_pays(n, d, loss, driver):
     X, y = random_problem(3, n=n, d=d)
     result = ho_kashyap(sign_normalized(X, y), C=0.5, loss=loss, max_iter=20)
     assert result.extra["plan"]["driver"] == driver
-    forced = ho_kashyap(sign_normalized(X, y), C=0.5, loss=loss, max_iter=20, _plan=COMPILED)
+    forced = ho_kashyap(sign_normalized(X, y), C=0.5, loss=loss, max_iter=20, plan=COMPILED)
     assert forced.extra["plan"]["driver"] == "compiled"  # the private plan still forces it
     np.testing.assert_allclose(result.weights, forced.weights, rtol=1e-6, atol=1e-10)
 
@@ -738,7 +738,7 @@ def test_kernel_ho_kashyap_iterates_in_python():
     X, y = random_problem(4, n=200, d=3)
     K = kernel_matrix(X, X, kernel="rbf", gamma=0.5)
     result = kernel_ho_kashyap(K, y, C=0.3, max_iter=50)
-    compiled = kernel_ho_kashyap(K, y, C=0.3, max_iter=50, _plan=COMPILED)
+    compiled = kernel_ho_kashyap(K, y, C=0.3, max_iter=50, plan=COMPILED)
     assert (result.extra["plan"]["driver"], compiled.extra["plan"]["driver"]) == ("python", "compiled")
     assert result.n_iter == compiled.n_iter
     np.testing.assert_allclose(result.weights, compiled.weights, rtol=1e-6, atol=1e-9)  # the dual coefficients

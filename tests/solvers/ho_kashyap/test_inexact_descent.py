@@ -37,7 +37,7 @@ def test_no_tight_re_solve_while_the_weights_separate():
     Y = sign_normalized(X, 2.0 * topics - 1)
     with solver_limits(direct_max_columns=2):
         result = ho_kashyap(Y[:300], Y_val=Y[300:], b0=1e-6, stop_at_separation=False, n_iter_no_change=30,
-                            _plan={"cg_forcing": CG_FORCING})
+                            plan={"cg_forcing": CG_FORCING})
     assert result.status in ("separable", "converged")
     assert result.extra["cg_solves"] == result.n_iter + 1
     assert result.extra["minimum_norm_map"] is None
@@ -84,7 +84,7 @@ def test_the_pass_after_an_inexact_margin_step_takes_the_fitted_values_cg_tracke
 
 
 def test_a_run_without_polish_keeps_the_curve_and_skips_the_full_re_solve():
-    # _plan["polish"] = False (HoKashyapClassifierCV's folds when it refits): the same iterates and validation
+    # plan["polish"] = False (HoKashyapClassifierCV's folds when it refits): the same iterates and validation
     # curve, the kept iterate returned as the inexact W-steps left it, one CG solve less.
     from linsep._core.linalg import CG_FORCING, solver_limits
     from linsep._core.signed_design import sign_normalized
@@ -99,7 +99,7 @@ def test_a_run_without_polish_keeps_the_curve_and_skips_the_full_re_solve():
     with solver_limits(direct_max_columns=2):
         for polish in (True, False):
             runs[polish] = ho_kashyap(Y[:300], Y_val=Y[300:], C=0.1, stop_at_separation=False, n_iter_no_change=5,
-                                      _plan={"cg_forcing": CG_FORCING, "polish": polish})
+                                      plan={"cg_forcing": CG_FORCING, "polish": polish})
     polished, raw = runs[True], runs[False]
     np.testing.assert_array_equal(raw.history["validation_error"], polished.history["validation_error"])
     assert (raw.n_iter, raw.best_iter, raw.status) == (polished.n_iter, polished.best_iter, polished.status)

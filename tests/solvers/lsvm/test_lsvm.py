@@ -194,8 +194,8 @@ def test_threaded_pass_reproduces_the_serial_pass(dtype):
     """Rows split over 3 threads give the serial pass's iterates, up to the order of the sums."""
     X, y = _overlapping(n=500, d=5, seed=7)
     X = X.astype(dtype)
-    serial = lagrangian_svm(X, y, C=4.0, record_history=True, _plan={"threads": 1})
-    threaded = lagrangian_svm(X, y, C=4.0, record_history=True, _plan={"threads": 3})
+    serial = lagrangian_svm(X, y, C=4.0, record_history=True, plan={"threads": 1})
+    threaded = lagrangian_svm(X, y, C=4.0, record_history=True, plan={"threads": 3})
     assert threaded.n_iter == serial.n_iter and threaded.status == serial.status
     assert threaded.weights.dtype == serial.weights.dtype == dtype
     rtol = 1e-9 if dtype == np.float64 else 1e-6
@@ -237,7 +237,7 @@ def test_sparse_inner_forcing_matches_tight_solve():
     assert X.nnz >= 1 << 16 and LSVM_CG_FORCING > CG_FORCING
     assert LSVMFactor(X, 1.0)._factor.solver.forcing == LSVM_CG_FORCING
     assert iteration_forcing(X) == CG_FORCING  # the shared default (Ho–Kashyap's) is unchanged
-    tight = lagrangian_svm(X, y, C=1.0, tol=1e-6, _plan={"cg_forcing": 0.0})
+    tight = lagrangian_svm(X, y, C=1.0, tol=1e-6, plan={"cg_forcing": 0.0})
     loose = lagrangian_svm(X, y, C=1.0, tol=1e-6)
     assert tight.status == loose.status == "converged"
     assert loose.extra["cg_iterations"] < tight.extra["cg_iterations"]
@@ -258,7 +258,7 @@ def test_sparse_lsvm_with_inexact_recycled_solves_matches_the_direct_solution(C)
     y = np.where(X @ rng.standard_normal(120) + 0.1 * rng.standard_normal(600) > 0, 1.0, -1.0)
     direct = lagrangian_svm(X.toarray(), y, C=C, tol=1e-9)
     with solver_limits(direct_max_columns=2):
-        sparse = lagrangian_svm(X, y, C=C, tol=1e-9, _plan={"cg_forcing": 1e-2})
+        sparse = lagrangian_svm(X, y, C=C, tol=1e-9, plan={"cg_forcing": 1e-2})
     assert sparse.extra["factorization"] == "cg" and sparse.status == "converged"
     np.testing.assert_allclose(sparse.weights, direct.weights, atol=1e-7 * np.abs(direct.weights).max())
     np.testing.assert_allclose(sparse.extra["alpha"], direct.extra["alpha"], atol=1e-6 * direct.extra["alpha"].max())

@@ -268,7 +268,7 @@ def kernel_ho_kashyap(K, y, *, K_val=None, y_val=None, kernel_map=None, map_tol=
         Keyword arguments of :func:`~linsep.solvers.ho_kashyap.ho_kashyap`
         (``learning_rate``, ``b0``, ``C``, ``loss``, ``max_iter``, ``tol``,
         ``stopping``, ``stop_at_separation``, ``update``,
-        ``record_history``...).  ``C`` is Łęski's penalty on :math:`w^t w`.
+        ``record_history``, ``plan``...).  ``C`` is Łęski's penalty on :math:`w^t w`.
 
     Returns
     -------
@@ -300,9 +300,9 @@ def kernel_ho_kashyap(K, y, *, K_val=None, y_val=None, kernel_map=None, map_tol=
         Y_val = WeightedValidation(Y_val, val_weight)
     # The map (an eigendecomposition of K) is most of a kernel fit, and the Python driver iterates on its
     # square-ish features about as fast as the compiled segment (benchmarks/bench_hk_drivers.py --kernel):
-    # the segment is not worth compiling here.  A private _plan may still ask for it.
-    given = hk_params.get("_plan")
-    hk_params = {**hk_params, "_plan": given if isinstance(given, HKPlan) else {"driver": "python", **(given or {})}}
+    # the segment is not worth compiling here.  A given ``plan`` may still ask for it.
+    given = hk_params.get("plan")
+    hk_params = {**hk_params, "plan": given if isinstance(given, HKPlan) else {"driver": "python", **(given or {})}}
     if sample_weight is None:
         result = ho_kashyap(sign_normalized(kernel_map.features, y), Y_val=Y_val, gram=kernel_map.gram, **hk_params)
     else:  # the weighted criterion on the features' scaled rows (their Gram matrix is not kernel_map.gram)

@@ -1,7 +1,9 @@
-"""How a Ho–Kashyap solve runs: :class:`HKPlan`, the one private argument of :func:`~linsep.solvers.ho_kashyap.ho_kashyap`.
+"""How a Ho–Kashyap solve runs: :class:`HKPlan`, the ``plan`` argument of :func:`~linsep.solvers.ho_kashyap.ho_kashyap`.
 
-A plan forces a path or hands over work already done; it never changes what is solved.  Tests and benchmarks force
-paths with it (``ho_kashyap(Y, _plan=HKPlan(driver="python"))``, or a mapping of its fields), the estimators hand
+A plan forces a path or hands over work already done; it never changes what is solved (``plan=None``: every choice
+made from the data).  It is a documented keyword, not a private hook: no function of linsep takes a private
+(underscore) parameter (``tests/cross_cutting/test_layout.py``).  Tests and benchmarks force
+paths with it (``ho_kashyap(Y, plan=HKPlan(driver="python"))``, or a mapping of its fields), the estimators hand
 over shared work (the first W-steps of one-vs-rest problems, a cross-validation's reference error and lockstep).
 """
 
@@ -21,7 +23,10 @@ DRIVERS = ("auto", "compiled", "python")
 
 @dataclass(frozen=True)
 class HKPlan:
-    """The private plan of a Ho–Kashyap solve (tests, benchmarks and the estimators' shared work).
+    """The execution plan of a Ho–Kashyap solve: the path it takes and the shared work it is handed.
+
+    Tests and benchmarks force paths with it, the estimators hand over shared work; every field's default is
+    the choice :func:`~linsep.solvers.ho_kashyap.ho_kashyap` makes from the data.
 
     Attributes
     ----------

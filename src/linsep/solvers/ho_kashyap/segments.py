@@ -76,7 +76,7 @@ def iterate_compiled(design, L, W, B, *, factor, absolute, irls_floor, learning_
     factorisation's own) is the Cholesky pivot test of the IRLS systems.  ``segment`` (``None``:
     ``ho_kashyap_segment``) is the compiled segment called and ``blas_limit`` (``None``:
     ``linsep._core.threads.serial_blas``) the BLAS limit the IRLS pass runs under: tests pass wrappers that
-    observe them (``ho_kashyap(..., _plan=HKPlan(segment=..., blas_limit=...))``).  ``spectral`` (squared errors
+    observe them (``ho_kashyap(..., plan=HKPlan(segment=..., blas_limit=...))``).  ``spectral`` (squared errors
     only): ``L`` is the ``p × r`` factor of an eigendecomposition
     (``linsep._core.linalg.LeastSquaresFactor.spectral_factor``), each W-step ``L (Lᵀ g)``.
     """
@@ -231,7 +231,7 @@ class Lockstep:
     """The runs of a cross-validation wave on one ``X``, iterated side by side: one read of ``X`` per iteration.
 
     ``HoKashyapClassifierCV`` hands each (C, fold) run of a wave to
-    :func:`linsep.solvers.ho_kashyap.ho_kashyap` with ``_plan=HKPlan(lockstep=(lockstep, fold))``; a run the compiled
+    :func:`linsep.solvers.ho_kashyap.ho_kashyap` with ``plan=HKPlan(lockstep=(lockstep, fold))``; a run the compiled
     segment would iterate by rows, with the fold's validation rows merged into its pass, is set up there
     (its factor, ``W_1``) and left here (:meth:`add` returns a ticket), any other runs as usual.  :meth:`results`
     then iterates every ticket's run at once: each iteration is one pass over ``X``

@@ -188,7 +188,7 @@ def ho_kashyap(
     record_history=False,
     trace=None,
     gram=None,
-    _plan=None,
+    plan=None,
 ):
     """Run the Ho–Kashyap iteration on ``Y`` (see the module docstring).
 
@@ -245,12 +245,13 @@ def ho_kashyap(
     gram : ndarray of shape (p, p) or None
         :math:`Y^t Y` if known (one-vs-rest problems on the same features share it:
         the signs of the rows do not change it); saves its :math:`O(N p^2)` product.
-    _plan : HKPlan, dict or None
-        Private (tests, benchmarks, the estimators' shared work): how the solve runs, one
-        ``linsep.solvers.ho_kashyap.plan.HKPlan`` (or a mapping of its fields): the driver, the
-        compiled segment's layout, threads and test wrappers, the inexact W-steps, and work handed over (the
-        first weights of one-vs-rest problems, a cross-validation's reference error and lockstep).  The path
-        that ran is recorded in ``extra["plan"]``.
+    plan : HKPlan, dict or None, default=None
+        The execution plan: which path the solve takes and what work already done it is handed, one
+        ``linsep.solvers.ho_kashyap.plan.HKPlan`` (or a mapping of its fields): the driver, the compiled
+        segment's layout and threads (and wrappers observing it), the inexact W-steps, and the estimators' shared
+        work (the first weights of one-vs-rest problems, a cross-validation's reference error and lockstep).
+        It never changes what is solved.  ``None``: every choice made from the data.  The path that ran is
+        recorded in ``extra["plan"]``.
 
     Returns
     -------
@@ -284,7 +285,7 @@ def ho_kashyap(
     :math:`Y^t (B + \\mathit{offset})` in float32 and every other sum in float64,
     ``linsep.solvers.ho_kashyap.rows``; the factor and ``W`` are float64, and ``W`` is
     rounded to float32 on return).  Sparse ``Y`` or ``Y_val``, modified HK, the eigh factorisation
-    (unless ``_plan.singular`` is ``"eigh"``: then its compiled W-step applies :math:`M M^t`, :math:`M` the
+    (unless ``plan.singular`` is ``"eigh"``: then its compiled W-step applies :math:`M M^t`, :math:`M` the
     ``LeastSquaresFactor.spectral_factor``),
     rank-deficient ``Y`` with ``initial_weights`` or with IRLS, and IRLS
     systems that fail the Cholesky pivot test run the NumPy loop below,
@@ -379,7 +380,7 @@ def ho_kashyap(
     if max_iter < 0 or max_iter != int(max_iter):
         raise ValueError(f"max_iter must be a non-negative integer, got {max_iter!r}")
     max_iter = int(max_iter)
-    plan = HKPlan.of(_plan)
+    plan = HKPlan.of(plan)
     design = as_design(Y, plan.by_columns_max_entries)
     n_samples, n_cols = design.shape
     for name, value, expected in (("initial_weights", initial_weights, n_cols),
@@ -400,7 +401,7 @@ def ho_kashyap(
     # hence other validation scores.  Without validation rows only Y W matters until the end, and the faster
     # preconditioned solves are mapped to the minimum norm once (_finish).
     records_validation = Y_val is not None
-    # _plan.singular = "eigh" (an in-memory design): a singular system without C is factored from its Gram
+    # plan.singular = "eigh" (an in-memory design): a singular system without C is factored from its Gram
     # matrix, never from a dense copy of Y (HoKashyapClassifierCV's runs on views of large X)
     singular = {"singular": "eigh"} if plan.singular == "eigh" else {}
     factor = design.least_squares_solver(ridge, gram=gram, minimum_norm=records_validation, **singular)
@@ -511,7 +512,7 @@ def _compiled_factor(factor, plan, *, absolute):
     """``(matrix, spectral, driver)``: the factor the compiled segment applies to ``design`` itself, else ``None``.
 
     A Cholesky factor ``L`` (``spectral`` False), or an eigh factor's ``M`` (``spectral`` True, squared
-    errors; under driver ``"auto"`` only with ``_plan.singular = "eigh"``).  (The SVD of a rank-deficient
+    errors; under driver ``"auto"`` only with ``plan.singular = "eigh"``).  (The SVD of a rank-deficient
     ``Y`` iterates on another design, its rotated basis: :func:`_compiled_run`.)
     """
     if factor.method == "cholesky":
@@ -531,7 +532,7 @@ def _left_to_lockstep(lockstep, fold, design, factor, W, B, plan, options, *, ab
     """A ticket of ``lockstep`` for this run, if the compiled segment would iterate it by rows on the lockstep's ``X``.
 
     Squared errors only (IRLS refactors per run), the fold's own rows, and the custom ``segment`` or
-    ``threads`` of a ``_plan`` keep the run alone.
+    ``threads`` of a ``plan`` keep the run alone.
     """
     if absolute or plan.segment is not None or plan.threads is not None or options["Y_val"] is None:
         return None
@@ -551,7 +552,7 @@ def _compiled_run(design, factor, W, B, plan, options, *, absolute, update, irls
 
     It covers the margin update on dense in-memory data (and validation data), untraced, with a
     Cholesky factor, or (squared errors, no starting weights) the SVD of a rank-deficient ``Y``, or (squared
-    errors; under driver ``"auto"`` with ``_plan.singular = "eigh"``) an eigh factor.
+    errors; under driver ``"auto"`` with ``plan.singular = "eigh"``) an eigh factor.
     """
     if not _compiled_covers(design, plan, options, absolute=absolute, update=update, traced=traced):
         return None, None, 1

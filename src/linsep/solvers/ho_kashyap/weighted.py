@@ -40,7 +40,7 @@ def weighted_ho_kashyap(X, y, rows, sample_weight, params, *, initial_weights=No
     ``X`` and the ``±1`` labels ``y`` of the rows ``rows`` of ``X`` (all rows
     for ``None``) with their positive weights: :func:`scaled_ho_kashyap` on
     the in-memory designs of the scaled rows.  ``options`` go to
-    :func:`ho_kashyap` as they are (``Y_val``, ``trace``, ``_plan``).
+    :func:`ho_kashyap` as they are (``Y_val``, ``trace``, ``plan``).
     """
     s = np.asarray(sample_weight, dtype=float)
     return scaled_ho_kashyap(lambda power: weighted_signed_design(X, y, s, power, rows), s, params,

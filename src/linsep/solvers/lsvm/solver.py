@@ -438,7 +438,7 @@ class LSVMFactor:
 
 
 def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=None,
-                   record_history=False, trace=None, sample_weight=None, _plan=None):
+                   record_history=False, trace=None, sample_weight=None, plan=None):
     """Linear LSVM: iteration (22) with Sherman–Morrison–Woodbury (see the module docstring).
 
     Parameters
@@ -474,9 +474,11 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
         with the linear term :math:`\\sqrt{s}` (``_LinearStep``); ``alpha`` is the
         original :math:`\\alpha`.  A given ``factor`` must have been built with the same
         weights.
-    _plan : dict or None
-        Private: ``{"threads": n}`` forces the compiled pass's thread count, ``{"cg_forcing": η}``
-        the inexact solves of wide ``X`` (``linsep._core.linalg.iteration_forcing``; with ``factor=None``) (tests).
+    plan : dict or None, default=None
+        The execution plan (tests, benchmarks, ``linsep warm-up``): ``{"threads": n}`` forces the compiled
+        pass's thread count, ``{"cg_forcing": η}`` the inexact solves of wide ``X``
+        (``linsep._core.linalg.iteration_forcing``; with ``factor=None``).  It never changes what is solved.
+        ``None``: chosen from the data.
 
     Returns
     -------
@@ -510,12 +512,12 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
     if y is not None:
         y = np.asarray(y, dtype=float)
     if factor is None:
-        factor = LSVMFactor(X, C, sample_weight, forcing=(_plan or {}).get("cg_forcing"))
+        factor = LSVMFactor(X, C, sample_weight, forcing=(plan or {}).get("cg_forcing"))
     elif factor.C != C:
         raise ValueError("factor was built for another C")
     elif getattr(factor, "sample_weight", None) is not sample_weight:
         raise ValueError("factor was built for other sample weights")
-    threads = (_plan or {}).get("threads")
+    threads = (plan or {}).get("threads")
     # y None: a design that carries its labels (and its own pass)
     step = factor.stepper(X, mu) if y is None else factor.stepper(y, mu, threads)
     def count_errors():
