@@ -15,7 +15,8 @@ import pytest
 import scipy.sparse as sp
 
 from linsep import available_classifiers, make_classifier
-from linsep._core.plan import FLOAT32, FLOAT64, FLOAT64_ONLY, READS_FLOAT32, validation_dtypes, working_dtype
+from linsep._core.plan import (FLOAT32, FLOAT64, FLOAT64_ONLY, FORCEABLE, READS_FLOAT32, forced, forced_plan,
+                               validation_dtypes, working_dtype)
 
 # Estimators whose paths read dense float32 data as they are (coef_ in float32).
 DENSE_FLOAT32 = {"batch_perceptron", "hk", "hkes", "hkesa", "lms", "lsvm", "mhka", "mhks", "modified_hk", "mse",
@@ -88,3 +89,21 @@ def test_working_dtype_of_array_api_input():
     assert working_dtype(xp.zeros(2, dtype=xp.float32), xp=xp) == FLOAT32
     assert working_dtype(xp.zeros(2, dtype=xp.float64), xp=xp) == FLOAT64
     assert working_dtype(xp.zeros(2, dtype=xp.float32), FLOAT64_ONLY, xp=xp) == FLOAT64
+
+
+def test_a_forced_plan_holds_inside_its_block_only():
+    """``forced_plan`` (the block tests force deep paths in, instead of private parameters): entries nest, end with
+    their block, and an unknown name is refused rather than silently ignored."""
+    draw = object()
+    assert forced("plot_trace", "default") == "default"
+    with forced_plan(separability={"linprog": len}):
+        with forced_plan(plot_trace=draw):
+            assert forced("separability") == {"linprog": len} and forced("plot_trace") is draw
+        assert forced("plot_trace") is None and forced("separability") == {"linprog": len}
+    assert forced("separability") is None
+    with pytest.raises(ValueError, match="unknown entries"):
+        with forced_plan(separabilty={}):
+            pass
+    with pytest.raises(ValueError, match="unknown entry"):
+        forced("nothing")
+    assert set(FORCEABLE) == {"separability", "plot_trace"}

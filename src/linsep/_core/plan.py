@@ -53,7 +53,8 @@ def forced_plan(**entries):
     """Force code paths inside this block (tests, benchmarks); outside it nothing changes.
 
     The entries (:data:`FORCEABLE`) reach the code that reads them (:func:`forced`) however deep below the
-    caller, in this thread and context (a context variable: threads started inside the block do not see it).
+    caller, in this context (a context variable: whether a thread started inside the block sees them is Python's
+    choice, ``sys.flags.thread_inherit_context``).
     Nested blocks add to the entries of the blocks around them.
 
     Parameters
