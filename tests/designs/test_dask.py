@@ -265,3 +265,17 @@ def test_hk_builds_each_block_view_once_per_problem(params):
     assert long.n_iter_ > short.n_iter_ + 20
     assert many == few
     assert few <= 4 * Xd.numblocks[0]  # the Gram pass's, the passes' own, a certificate's: a few per block
+
+
+def test_a_float32_block_keeps_no_float64_copy_for_the_fit():
+    # The prepared block keeps its signed view only where the view shares the block's memory (float64); a
+    # float32 block's view is a float64 copy, made per pass and dropped, so a persisted float32 X is held once.
+    from linsep.designs.dask import _SignedBlock
+
+    X = np.random.default_rng(0).standard_normal((6, 3))
+    labels = np.array([0, 1, 1, 0, 1, 0])
+    kept = _SignedBlock(X, labels, 1, None)
+    made_per_pass = _SignedBlock(X.astype(np.float32), labels, 1, None)
+    assert kept._Y is not None and made_per_pass._Y is None
+    W = np.arange(1.0, 5.0)
+    np.testing.assert_allclose(made_per_pass.Y @ W, kept.Y @ W.astype(np.float32).astype(np.float64), rtol=1e-6)

@@ -144,8 +144,17 @@ class _SignedBlock:
 
     def __init__(self, X, labels, positive, rows, scale=None):
         self.X = X
-        self.Y = _signed_block(X, labels, positive, rows, scale)
-        self._runs = list(self.Y._blocks()) if rows is None else None
+        self._parts = (labels, positive, rows, scale)
+        # A float64 block's view shares the block's memory: kept for the whole fit.  A block of another type
+        # (float32) is copied to float64 by the view: that copy is made per pass and dropped, so that the
+        # persisted block is not held twice (a float32 fit would otherwise hold X three times its size).
+        self._Y = _signed_block(X, labels, positive, rows, scale) if X.dtype == np.float64 else None
+        self._runs = list(self._Y._blocks()) if rows is None and self._Y is not None else None
+
+    @property
+    def Y(self):
+        """The block's signed view: the kept one, or (a block not in float64) one made for this pass."""
+        return self._Y if self._Y is not None else _signed_block(self.X, *self._parts)
 
     def runs(self):
         """``(slice of the block's rows, the matching rows of X)`` for each run of rows (see ``_blocks``)."""
