@@ -122,6 +122,7 @@ def test_kernel_lsvm_with_one_positive_among_many_converges_to_the_dense_solutio
     np.testing.assert_allclose(model.intercept_[0], dense.intercept, atol=1e-9)
 
 
+@pytest.mark.numerics  # a path of discrete choices that BLAS kernels round differently
 @pytest.mark.parametrize("name", KERNEL_ESTIMATORS)
 def test_a_sparse_precomputed_gram_matrix_gives_the_model_of_the_dense_one(name):
     X, y = _wide_margin()
@@ -137,8 +138,18 @@ def test_a_sparse_precomputed_gram_matrix_gives_the_model_of_the_dense_one(name)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             models.append(make_classifier(name, **params).fit(gram, y, **extra))
-    for model in models[1:]:
-        np.testing.assert_allclose(model.decision_function(K), models[0].decision_function(K), rtol=1e-9, atol=1e-12)
+    reference = models[0].decision_function(K)
+    np.testing.assert_allclose(models[1].decision_function(K), reference, rtol=1e-9, atol=1e-12)  # the same values
+    # The unsummed duplicates hold each value as (v + 7) − 7: K to within 2u·7 per entry, not bit for bit.  The
+    # rules that pick points by their scores (Schlesinger–Kozinec's worst point) may then take another path on
+    # some BLAS kernels (Sandybridge: 5e-4 apart) and promise only their stopping rule: a margin within tol of
+    # the optimum, so their scores agree to tol and their predictions exactly.  The others move continuously.
+    perturbed = models[2].decision_function(K)
+    if name == "kernel_sk":
+        np.testing.assert_allclose(perturbed, reference, rtol=models[2].tol)
+        np.testing.assert_array_equal(np.sign(perturbed), np.sign(reference))
+    else:
+        np.testing.assert_allclose(perturbed, reference, rtol=1e-9, atol=1e-12)
 
 
 def test_kernel_lsvm_one_vs_rest_on_the_low_rank_factor_matches_the_dense_solves():

@@ -225,3 +225,57 @@ def test_a_block_separates_only_beyond_the_rounding_bound():
     assert X[0] @ coef + intercept > 0
     assert not _separates_block(X, labels, 1, None, coef, intercept)
     assert _separates_block(X + [[0.01, 0.0], [0.0, 0.0], [0.0, 0.0]], labels, 1, None, coef, intercept)
+
+
+def _signed_views_built(fit):
+    """How many ``SignedDesign``s ``fit()`` builds, every task in this thread (synchronous scheduler).
+
+    Observed with ``sys.setprofile`` (the calls of its ``__init__``), as ``benchmarks/trace_fit_flow.py`` counts
+    them: nothing in linsep is replaced.
+    """
+    import sys
+
+    from linsep._core.signed_design import SignedDesign
+
+    init, built = SignedDesign.__init__.__code__, []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code is init:
+            built.append(1)
+
+    with dask.config.set(scheduler="synchronous"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        sys.setprofile(profile)
+        try:
+            model = fit()
+        finally:
+            sys.setprofile(None)
+    return len(built), model
+
+
+@pytest.mark.parametrize("params", [dict(C=1.0), dict(C=1.0, loss="absolute")], ids=["mhks", "mhka"])
+def test_hk_builds_each_block_view_once_per_problem(params):
+    # A dask fit signs each block once per problem (DaskDesign.signed_blocks) and every pass reads that view:
+    # the views built do not grow with the iterations (the old passes rebuilt one per block per iteration).
+    X, y = pair_data("noisy")
+    Xd, yd = dask_pair(X, y)
+    assert Xd.numblocks[0] >= 2
+    few, short = _signed_views_built(lambda: HoKashyapClassifier(max_iter=3, tol=1e-14, **params).fit(Xd, yd))
+    many, long = _signed_views_built(lambda: HoKashyapClassifier(max_iter=40, tol=1e-14, **params).fit(Xd, yd))
+    assert long.n_iter_ > short.n_iter_ + 20
+    assert many == few
+    assert few <= 4 * Xd.numblocks[0]  # the Gram pass's, the passes' own, a certificate's: a few per block
+
+
+def test_a_float32_block_keeps_no_float64_copy_for_the_fit():
+    # The prepared block keeps its signed view only where the view shares the block's memory (float64); a
+    # float32 block's view is a float64 copy, made per pass and dropped, so a persisted float32 X is held once.
+    from linsep.designs.dask import _SignedBlock
+
+    X = np.random.default_rng(0).standard_normal((6, 3))
+    labels = np.array([0, 1, 1, 0, 1, 0])
+    kept = _SignedBlock(X, labels, 1, None)
+    made_per_pass = _SignedBlock(X.astype(np.float32), labels, 1, None)
+    assert kept._Y is not None and made_per_pass._Y is None
+    W = np.arange(1.0, 5.0)
+    np.testing.assert_allclose(made_per_pass.Y @ W, kept.Y @ W.astype(np.float32).astype(np.float64), rtol=1e-6)

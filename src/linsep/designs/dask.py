@@ -75,7 +75,6 @@ from linsep.designs.dask_data import row_chunked
 from linsep.designs.dask_groups import (
     GroupVec,
     _block_of,
-    _Chain,
     _compute,
     _dask,
     _DaskPass,
@@ -84,6 +83,7 @@ from linsep.designs.dask_groups import (
     _in_block_order,
     _sum_parts,
     chain_length,
+    chained,
     group_map,
 )
 from linsep.designs.base import Design
@@ -132,6 +132,35 @@ def _signed_block(X, labels, positive, rows, scale=None):
     return _signed_view(X, _signed_labels(labels, positive, rows, scale), rows)
 
 
+class _SignedBlock:
+    """A block's signed rows, made once per design on the worker that holds the block, read by every pass.
+
+    ``Y``: the view :func:`_signed_block` (dense blocks in float64, signs times a scaled design's ``scale``);
+    ``X``: the block as given (the input checks read it).  The per-iteration functions (:func:`_hk_block`,
+    :func:`_irls_block`, :func:`_count_block`, …) take it, so that no pass rebuilds a block's view or its runs
+    of rows: :meth:`runs` are the view's runs, kept when they are views of ``X`` (all rows taken) and made per
+    pass for a row subset (copies, which a persisted block would hold twice).
+    """
+
+    def __init__(self, X, labels, positive, rows, scale=None):
+        self.X = X
+        self._parts = (labels, positive, rows, scale)
+        # A float64 block's view shares the block's memory: kept for the whole fit.  A block of another type
+        # (float32) is copied to float64 by the view: that copy is made per pass and dropped, so that the
+        # persisted block is not held twice (a float32 fit would otherwise hold X three times its size).
+        self._Y = _signed_block(X, labels, positive, rows, scale) if X.dtype == np.float64 else None
+        self._runs = list(self._Y._blocks()) if rows is None and self._Y is not None else None
+
+    @property
+    def Y(self):
+        """The block's signed view: the kept one, or (a block not in float64) one made for this pass."""
+        return self._Y if self._Y is not None else _signed_block(self.X, *self._parts)
+
+    def runs(self):
+        """``(slice of the block's rows, the matching rows of X)`` for each run of rows (see ``_blocks``)."""
+        return self._runs if self._runs is not None else self.Y._blocks()
+
+
 def _all_finite(X):
     """Whether every entry of a block (dense, or the stored ones of a sparse block) is finite."""
     return bool(np.isfinite(X.data if sp.issparse(X) else X).all())
@@ -173,22 +202,23 @@ def _gram_block(X, labels, positive, rows, margin, rhs=None, gram=True, scale=No
     return out
 
 
-def _hk_block(X, labels, positive, rows, B, D, W, offset, two_mu, tol, update, irls, rule, scale=None):
+def _hk_block(block, B, D, W, offset, two_mu, tol, update, irls, rule, scale=None):
     """One Ho–Kashyap pass over a block: (:math:`B_{k+1}`, :math:`E_k` or ``None``, scalars) (see the module).
 
-    NumPy products, never forming ``Y_b``: ``Y_b W`` and ``Y_bᵀ r`` for each 1 MiB run of rows while it is in
-    cache (``X_b`` read once).  A worker loads no compiled code (about 45 MB of its memory limit for the whole
-    fit); the numbers are those of the in-memory pass to rounding.  ``rule(B, E, two_mu)`` is the margin
-    update (:func:`linsep.solvers.ho_kashyap.step.next_margin`, handed down by the solver).
+    ``block``: the block's :class:`_SignedBlock`, made once per design (its signs carry ``scale``).  NumPy
+    products, never forming ``Y_b``: ``Y_b W`` and ``Y_bᵀ r`` for each 1 MiB run of rows while it is in cache
+    (``X_b`` read once).  A worker loads no compiled code (about 45 MB of its memory limit for the whole fit);
+    the numbers are those of the in-memory pass to rounding.  ``rule(B, E, two_mu)`` is the margin update
+    (:func:`linsep.solvers.ho_kashyap.step.next_margin`, handed down by the solver).
     """
-    n = labels.shape[0] if rows is None else len(rows)
+    Y = block.Y
+    n = Y.shape[0]
     if isinstance(B, Real):  # the starting margin, made on the worker
         B = np.full(n, float(B))
-    Y = _signed_block(X, labels, positive, rows, scale)
     E, B_next = np.empty(n), np.empty(n)
     g = np.zeros(Y.shape[1])
     wrong = 0
-    for part, X_run in Y._blocks():  # each run's vectors stay in cache: a few operations each, in place
+    for part, X_run in block.runs():  # each run's vectors stay in cache: a few operations each, in place
         z = X_run @ W[:-1]
         z += W[-1]
         z *= Y.y[part]
@@ -220,27 +250,27 @@ def _hk_block(X, labels, positive, rows, B, D, W, offset, two_mu, tol, update, i
     return B_next, (E if irls else None), stats
 
 
-def _irls_block(X, labels, positive, rows, E, B_next, irls_floor, eabs_max, offset, update, scale=None):
+def _irls_block(block, E, B_next, irls_floor, eabs_max, offset, update, scale=None):
     """IRLS second pass: ``D_k`` (kept), the block's ``[X, 1]ᵀD_k[X, 1]`` and ``YᵀD_k r``.
 
     ``D_k`` is :func:`linsep._core.irls.irls_weights` with the floor
-    from the global ``max |E_k|`` (``eabs_max``).
+    from the global ``max |E_k|`` (``eabs_max``); ``block``: the block's :class:`_SignedBlock`.
     """
-    Y = _signed_block(X, labels, positive, rows, scale)
+    Y = block.Y
     D = irls_weights(E, irls_floor, eabs_max)
     r = (B_next if offset == 0.0 else B_next + offset) if update == "margin" else np.abs(E)
     return D, {"gram": _gram_of(Y, scale, D), "g": Y.T @ (r * D)}
 
 
-def _normal_block(X, labels, positive, rows, v, scale=None):
+def _normal_block(block, v, scale=None):
     """The block's share of ``YᵀY v`` (rows ``r_i y_i (x_i, 1)`` on a scaled design: ``r²`` weighs it)."""
-    Y = _signed_block(X, labels, positive, rows, scale)
+    Y = block.Y
     return Y.T @ (Y @ v)
 
 
-def _wide_checks_block(X, labels, positive, rows, scale=None):
+def _wide_checks_block(block, scale=None):
     """A wide block's input checks and its share of ``diag(YᵀY)`` (the Jacobi preconditioner): no Gram matrix."""
-    Y = _signed_block(X, labels, positive, rows, scale)
+    Y, X = block.Y, block.X
     weights = None if scale is None else scale * scale
     if isinstance(Y, SparseSignedRows):
         squares = column_squares(augment(Y.X), weights)
@@ -250,16 +280,16 @@ def _wide_checks_block(X, labels, positive, rows, scale=None):
     return {"finite": _all_finite(Y.X), "largest": column_maxabs(X), "squares": squares, "stored": stored}
 
 
-def _count_block(X, labels, positive, rows, W, scale=None, count_weight=None):
-    """``(number of Y_b W <= 0 (or their count_weight's sum), min Y_b W, all finite)`` for a block."""
-    Z = _signed_block(X, labels, positive, rows, scale) @ W
+def _count_block(block, W, scale=None, count_weight=None):
+    """``(number of Y_b W <= 0 (or their count_weight's sum), min Y_b W, all finite)`` for a block (:class:`_SignedBlock`)."""
+    Z = block.Y @ W
     count = int(np.count_nonzero(Z <= 0)) if count_weight is None else float(np.sum(count_weight[Z <= 0]))
     return count, float(Z.min(initial=np.inf)), bool(np.isfinite(Z).all())
 
 
-def _certificate_block(X, labels, positive, rows, B, D, W, offset, scale=None):
+def _certificate_block(block, B, D, W, offset, scale=None):
     """``u_b = max(−E_b, 0)`` (times ``D_b`` for IRLS): a block of the non-separability certificate."""
-    Y = _signed_block(X, labels, positive, rows, scale)
+    Y = block.Y
     if isinstance(B, Real):
         B = np.full(Y.shape[0], float(B))
     Z = Y @ W
@@ -334,7 +364,8 @@ class DaskDesign(Design):
     offers_compiled = False
     dtype = FLOAT64_ONLY[0]  # every task computes in float64 (_signed_rows); estimators round to X's type
     ndim = 2
-    # The per-block functions the group tasks of linsep.designs.dask_groups run (it cannot import them).
+    # The per-block functions the group tasks of linsep.designs.dask_groups run (it cannot import them); each
+    # takes the block's _SignedBlock (signed_blocks), made once per design.
     block_functions = SimpleNamespace(hk=_hk_block, irls=_irls_block, count=_count_block,
                                       certificate=_certificate_block)
     chain_max = None  # most iterates per round trip (chained_iterates); None: chain_length(self); private, for tests
@@ -348,6 +379,7 @@ class DaskDesign(Design):
         self.scale = scale  # (dask array (N_R,), its per-block parts) or None
         self.count_weight = count_weight  # (dask array (N_R,), its per-block parts) or None
         self._held = []
+        self._signed = None  # the blocks' _SignedBlock, persisted at the first group task (signed_blocks)
 
     def with_positive(self, positive):
         return DaskDesign(self.blocks, positive, self.rows, self.counts, self.scale, self.count_weight)
@@ -397,16 +429,29 @@ class DaskDesign(Design):
         return {name: parts[1][b] for name, parts in (("scale", self.scale), ("count_weight", self.count_weight))
                 if parts is not None}
 
+    def signed_blocks(self):
+        """Each block's :class:`_SignedBlock`, persisted where the block lives: made once per design (per problem).
+
+        Every pass of a fit (Ho–Kashyap's, IRLS's, the counts, the certificate, the distributed CG products)
+        reads these, so no iteration rebuilds a block's signed view.  On a scheduler that computes ``persist``
+        at once (threads, synchronous) they are built here; on a ``distributed`` client with the first pass.
+        """
+        if self._signed is None:
+            call = _delayed(_SignedBlock)
+            self._signed = list(_persist(*[
+                call(X, labels, self.positive, rows, **{k: v for k, v in self.block_weights(b).items() if k == "scale"})
+                for b, (X, labels, rows) in enumerate(zip(self.blocks.X_parts, self.blocks.label_parts, self.rows))]))
+        return self._signed
+
     def group_tasks(self, function, names, *per_group, groups=None, **constants):
-        """One delayed ``designs._dask_groups.group_map`` of ``function`` per group of blocks.
+        """One delayed ``designs._dask_groups.group_map`` of ``function`` per group of blocks, on their
+        :meth:`signed_blocks`.
 
         ``groups``: block-index lists (default ``blocks.groups``, by worker).
         """
-        call = _delayed(group_map)
-        return [call(function, names, [self.blocks.X_parts[b] for b in group],
-                     [self.blocks.label_parts[b] for b in group], self.positive, [self.rows[b] for b in group],
-                     *(values[g] for values in per_group), block_weights=[self.block_weights(b) for b in group],
-                     **constants)
+        call, signed = _delayed(group_map), self.signed_blocks()
+        return [call(function, names, [signed[b] for b in group], *(values[g] for values in per_group),
+                     block_weights=[self.block_weights(b) for b in group], **constants)
                 for g, group in enumerate(self.blocks.groups if groups is None else groups)]
 
     def grouped(self, vector, groups=None):
@@ -479,7 +524,7 @@ class DaskDesign(Design):
         return _DaskPass(self, W, B, D, offset, two_mu, tol, update, irls, validation, rule)
 
     def count_nonpositive(self, W):
-        parts = _compute(*self.tasks(_count_block, W=W))
+        parts = [part for group in _compute(*self.group_tasks(_count_block, None, W=W)) for part in group]
         return (int(np.sum([c for c, _, _ in parts])), min(z for _, z, _ in parts), all(f for _, _, f in parts))
 
     def chained_iterates(self, step, state, W, D, factor, options, limit=None):
@@ -491,17 +536,7 @@ class DaskDesign(Design):
         longest = chain_length(self) if self.chain_max is None else self.chain_max
         if longest < 2 or isinstance(factor, IterativeLeastSquares):  # (its products are round trips themselves)
             return None
-        return self._chained(step, state, W, D, factor, options, longest, limit)
-
-    def _chained(self, step, state, W, D, factor, options, longest, limit):
-        steps, left = 2, np.inf if limit is None else limit
-        while True:  # chunks of 2, 4, 8, … iterates: a fit that stops soon computes few it does not use
-            count = int(max(1, min(steps, longest, left)))
-            for iterate in _Chain(self, step, state, W, D, factor, count, options).iterates():
-                left -= 1
-                yield iterate
-            W, _, D, factor, state = iterate  # the chain's last: the next one starts there
-            steps *= 2
+        return chained(self, step, state, W, D, factor, options, longest, limit)
 
     def host(self, vector, dtype=None):
         if isinstance(vector, GroupVec):  # persisted: it holds its blocks, not the pass (or chain) result

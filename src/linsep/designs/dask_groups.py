@@ -26,8 +26,8 @@ import numpy as np
 
 from linsep._core.linalg import GramOnly, least_squares_solver
 
-__all__ = ["GroupVec", "RoundTrips", "block_values", "chain_length", "group_map", "hk_chain", "pass_summary",
-           "round_trips", "worker_groups"]
+__all__ = ["GroupVec", "RoundTrips", "block_values", "chain_length", "chained", "group_map", "hk_chain",
+           "pass_summary", "round_trips", "worker_groups"]
 
 
 def worker_groups(X, n_blocks):
@@ -78,18 +78,19 @@ def block_values(item, path, n):
     return item
 
 
-def group_map(function, names, Xs, labels, positive, rows, *vectors, paths=(), block_weights=None, **constants):
-    """``function(X_b, labels_b, positive, rows_b, *vectors_b, **constants, **block_weights[b])`` for each block.
+def group_map(function, names, blocks, *vectors, paths=(), block_weights=None, **constants):
+    """``function(block_b, *vectors_b, **constants, **block_weights[b])`` for each block.
 
+    ``blocks``: the blocks' signed views, made once per design (``DaskDesign.signed_blocks``);
     ``vectors``: group items of ``GroupVec`` with their ``paths`` (``block_values``);
     ``block_weights``: per block, its weight keywords (``DaskDesign.block_weights``).
     Returns the list of results, or (``names`` given, for functions returning tuples) a dict
     name → list over blocks.
     """
-    per_block = [block_values(item, path, len(Xs)) for item, path in zip(vectors, paths)]
-    block_weights = block_weights or [{}] * len(Xs)
-    results = [function(X, y, positive, r, *(values[b] for values in per_block), **constants, **block_weights[b])
-               for b, (X, y, r) in enumerate(zip(Xs, labels, rows))]
+    per_block = [block_values(item, path, len(blocks)) for item, path in zip(vectors, paths)]
+    block_weights = block_weights or [{}] * len(blocks)
+    results = [function(block, *(values[b] for values in per_block), **constants, **block_weights[b])
+               for b, block in enumerate(blocks)]
     if names is None:
         return results
     return {name: [result[i] for result in results] for i, name in enumerate(names)}
@@ -119,8 +120,8 @@ def validation_errors(counts):
     return sum(count for count, _, _ in counts)
 
 
-def hk_chain(Xs, labels, positive, rows, B_next, E, D, paths, W, rhs, eabs_max, factor, validation, *, steps,
-             step, shape, functions, options, block_weights):
+def hk_chain(blocks, B_next, E, D, paths, W, rhs, eabs_max, factor, validation, *, steps, step, shape, functions,
+             options, block_weights):
     """Up to ``steps`` Ho–Kashyap iterates over every block, in one task (runs on a worker; small ``X``).
 
     Starts from a pass state given by its :math:`B_{k+1}` (``B_next``), :math:`E_k` (IRLS), :math:`D_k`
@@ -128,9 +129,10 @@ def hk_chain(Xs, labels, positive, rows, B_next, E, D, paths, W, rhs, eabs_max, 
     ``rhs`` (not IRLS), ``max|E_k|`` and the factor; each iterate is the solver's ``step``
     (:func:`linsep.solvers.ho_kashyap.step.hk_step`) over :class:`_BlocksPass`, with the same per-block
     ``functions`` (``(hk pass, IRLS pass, count)``) and the same sums as one round trip per
-    iteration.  ``options``: the pass's (``offset``, ``two_mu``, ``tol``, ``update``, ``irls``, ``rule``) and
-    the step's (``learning_rate``, ``irls_floor``).  ``validation``: ``(Xs, labels, positive, rows,
-    block_weights)`` of the validation rows, or ``None``; ``block_weights``: per block, its weight keywords
+    iteration.  ``blocks``: the blocks' signed views (``DaskDesign.signed_blocks``, made once per design, not
+    per iterate).  ``options``: the pass's (``offset``, ``two_mu``, ``tol``, ``update``, ``irls``, ``rule``)
+    and the step's (``learning_rate``, ``irls_floor``).  ``validation``: ``(blocks, block_weights)`` of the
+    validation rows, or ``None``; ``block_weights``: per block, its weight keywords
     (``DaskDesign.block_weights``).
 
     Returns ``{"iterates": [...], "error": exception or None, "B": [...], "D": [...], "E": [...],
@@ -138,9 +140,9 @@ def hk_chain(Xs, labels, positive, rows, B_next, E, D, paths, W, rhs, eabs_max, 
     per-block ``B``, ``D`` (IRLS) and ``E`` (IRLS); ``B_next`` of the last.  A step that raises
     ends the chain; the driver re-raises the error only if it gets that far.
     """
-    n = len(Xs)
+    n = len(blocks)
     irls = options["irls"]
-    blocks = _ChainBlocks(Xs, labels, positive, rows, block_weights, shape, functions, validation, options)
+    blocks = _ChainBlocks(blocks, block_weights, shape, functions, validation, options)
     state = _BlocksPass(blocks, block_values(B_next, paths[0], n),
                         block_values(E, paths[1], n) if irls else [None] * n, rhs, eabs_max, None)
     D = block_values(D, paths[2], n)
@@ -163,22 +165,22 @@ def hk_chain(Xs, labels, positive, rows, B_next, E, D, paths, W, rhs, eabs_max, 
 class _ChainBlocks:
     """The blocks of a chain (on its worker) and what a pass over them needs: the data moved, no rule."""
 
-    def __init__(self, Xs, labels, positive, rows, block_weights, shape, functions, validation, options):
-        self.blocks = list(zip(Xs, labels, rows, block_weights))
-        self.positive, self.shape, self.functions, self.validation, self.options = (positive, shape, functions,
-                                                                                    validation, options)
+    def __init__(self, blocks, block_weights, shape, functions, validation, options):
+        self.blocks = list(zip(blocks, block_weights))
+        self.shape, self.functions, self.validation, self.options = shape, functions, validation, options
+        o = options  # the pass's keywords, the same every iterate
+        self.pass_options = dict(offset=o["offset"], two_mu=o["two_mu"], tol=o["tol"], update=o["update"],
+                                 irls=o["irls"], rule=o["rule"])
 
     def next_pass(self, W, B, D, fitted=None):
         """The pass of ``(W, B, D)`` over every block (``fitted``: unused, a direct factor's)."""
         hk_block, _, count_block = self.functions
-        o = self.options
-        parts = [hk_block(X, y, self.positive, r, b, d, W, offset=o["offset"], two_mu=o["two_mu"], tol=o["tol"],
-                          update=o["update"], irls=o["irls"], rule=o["rule"], **kw)
-                 for (X, y, r, kw), b, d in zip(self.blocks, B, D)]
+        o = self.pass_options
+        parts = [hk_block(block, b, d, W, **o, **kw) for (block, kw), b, d in zip(self.blocks, B, D)]
         stats = pass_summary([p[2] for p in parts], o["irls"])
         if self.validation is not None:
-            *val_blocks, val_weights = self.validation
-            counts = group_map(count_block, None, *val_blocks, W=W, block_weights=val_weights)
+            val_blocks, val_weights = self.validation
+            counts = [count_block(block, W, **kw) for block, kw in zip(val_blocks, val_weights)]
             stats["val_errors"] = validation_errors(counts)
         return _BlocksPass(self, [p[0] for p in parts], [p[1] for p in parts], stats["rhs"], stats["eabs_max"],
                            stats)
@@ -195,9 +197,9 @@ class _BlocksPass:
         """``D_k`` per block, ``Yᵀ D_k r`` and the factor of ``YᵀD_kY + CĨ`` (the floor from the global ``max|E_k|``)."""
         blocks, o = self.blocks, self.blocks.options
         _, irls_block, _ = blocks.functions
-        second = [irls_block(X, y, blocks.positive, r, e, b, irls_floor=irls_floor, eabs_max=self.eabs_max,
-                             offset=o["offset"], update=o["update"], **kw)
-                  for (X, y, r, kw), e, b in zip(blocks.blocks, self.E, self.B_next)]
+        second = [irls_block(block, e, b, irls_floor=irls_floor, eabs_max=self.eabs_max, offset=o["offset"],
+                             update=o["update"], **kw)
+                  for (block, kw), e, b in zip(blocks.blocks, self.E, self.B_next)]
         self.rhs = np.sum([s[1]["g"] for s in second], axis=0)
         factor = least_squares_solver(GramOnly(blocks.shape), None, factor.ridge,
                                       gram=np.sum([s[1]["gram"] for s in second], axis=0))
@@ -366,16 +368,15 @@ class _Chain:
         self.groups = [list(range(len(design.counts)))]  # one task for every block (chain_length: small X)
         B_next, E, D = (design.grouped(v, self.groups) for v in (state.B_next, state._E, D))
         validation = options["validation"]
-        val = None if validation is None else (validation.blocks.X_parts, validation.blocks.label_parts,
-                                                validation.positive, validation.rows,
+        val = None if validation is None else (validation.signed_blocks(),
                                                 [validation.block_weights(b) for b in range(len(validation.counts))])
         functions = design.block_functions
         chain_options = {name: options[name] for name in ("update", "learning_rate", "irls_floor", "offset",
                                                           "two_mu", "tol", "irls", "rule")}
         (group,) = self.groups
+        signed = design.signed_blocks()
         (self.out,) = _persist(_delayed(hk_chain)(
-            [design.blocks.X_parts[b] for b in group], [design.blocks.label_parts[b] for b in group],
-            design.positive, [design.rows[b] for b in group], B_next.items[0], E.items[0], D.items[0],
+            [signed[b] for b in group], B_next.items[0], E.items[0], D.items[0],
             (B_next.path, E.path, D.path), W, state._rhs, state.eabs_max, factor, val, steps=count, step=step,
             shape=design.shape, functions=(functions.hk, functions.irls, functions.count), options=chain_options,
             block_weights=[design.block_weights(b) for b in group]))
@@ -410,6 +411,22 @@ _CHAIN_BYTES = 1 << 28
 """Most bytes a chain of iterations reads and keeps (``X`` once per iterate, and the iterates' vectors)."""
 _CHAIN_MAX = 64
 """Most iterations per round trip."""
+
+
+def chained(design, step, state, W, D, factor, options, longest, limit):
+    """The iterates after ``state`` (``DaskDesign.chained_iterates``), in chunks of 2, 4, 8, … (at most
+    ``longest``, and ``limit`` in all) per round trip: a fit that stops soon computes few it does not use.
+
+    One generator in this module, so that the driver's every ``next`` resumes it here (:meth:`_Chain.iterates`).
+    """
+    steps, left = 2, np.inf if limit is None else limit
+    while True:
+        count = int(max(1, min(steps, longest, left)))
+        for iterate in _Chain(design, step, state, W, D, factor, count, options).iterates():
+            left -= 1
+            yield iterate
+        W, _, D, factor, state = iterate  # the chain's last: the next one starts there
+        steps *= 2
 
 
 def chain_length(design):
