@@ -168,6 +168,46 @@ def test_small_work_runs_on_one_blas_thread_and_the_counts_come_back():
         assert _blas_threads() == [2]  # restored after an error too
 
 
+def test_a_limit_set_in_one_thread_leaves_the_next_thread_free_to_set_it():
+    """A serial block in the main thread, then one in a worker thread: both run on one BLAS thread.
+
+    threadpoolctl (3.8 on) lets only one live Python thread set a process-wide
+    OpenBLAS count, the first that sets it; the others' calls do nothing.  A
+    block that kept that control on leaving would leave every later fit in a
+    worker thread (a threaded grid search) on BLAS's full count.
+    """
+    from threadpoolctl import threadpool_limits
+
+    from linsep._core.threads import serial_blas
+
+    def set_blas_threads(limits):  # from a thread that then ends, as a program that never limited BLAS has it
+        setter = threading.Thread(target=threadpool_limits, kwargs=dict(limits=limits, user_api="blas"))
+        setter.start()
+        setter.join()
+
+    original = _blas_threads()
+    set_blas_threads(2)
+    try:
+        if _blas_threads() != [2]:
+            pytest.skip("BLAS runs one thread here whatever the limit")
+        with serial_blas():  # the main thread limits first ...
+            assert _blas_threads() == [1]
+        assert _blas_threads() == [2]
+        inside = []
+
+        def worker():  # ... and then a worker thread, while the main thread still lives
+            with serial_blas():
+                inside.append(_blas_threads())
+            inside.append(_blas_threads())
+
+        thread = threading.Thread(target=worker)
+        thread.start()
+        thread.join(timeout=60)
+        assert inside == [[1], [2]]
+    finally:
+        set_blas_threads(max(original, default=1))
+
+
 @pytest.mark.parametrize("n_rows, serial", [(300, True), (30_000, False)])
 def test_an_estimators_fit_runs_small_data_on_one_blas_thread(n_rows, serial):
     """The fit's compiled segment, observed through the solver plan, sees one BLAS thread for small X only."""

@@ -102,8 +102,31 @@ def serial_blas(active=True):
         finally:
             for pool, count in threaded:
                 pool.set_num_threads(count)
+            if threaded:
+                _release_blas_control()
     finally:
         _SERIAL_BLAS_LOCK.release()
+
+
+def _release_blas_control():
+    """Give up the right to set OpenBLAS's thread count that setting it gave this thread.
+
+    threadpoolctl (3.8 on) lets one Python thread at a time set the count of
+    an OpenBLAS whose thread pool is process-wide: the first thread that sets
+    it, for as long as that thread lives; the others' calls then do nothing,
+    silently.  Without this, the first fit in the main thread would keep
+    every later fit in a worker thread (a threaded grid search, a web server)
+    on BLAS's full thread count.  A ``threadpool_limits`` block around the
+    fit still works: it takes the control back when it restores its counts.
+    A thread that keeps the control (one that set the count outside such a
+    block and still runs) is left alone, and then a fit in another thread runs
+    with that thread's count.  Older threadpoolctl has no such rule and no such
+    method.
+    """
+    for pool in _blas_pools():
+        release = getattr(type(pool), "clear_controlling_thread", None)
+        if release is not None:
+            release()  # a no-op unless this thread holds the control
 
 
 def serial_blas_below(n_entries):
