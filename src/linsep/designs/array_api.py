@@ -408,8 +408,11 @@ def _cholesky(xp, matrix):
 
 
 def _device(array):
-    from sklearn.utils._array_api import device
-
+    """The device of ``array`` (array-api-compat's ``device``: CuPy's and PyTorch's too, with or without dispatch)."""
+    try:
+        from sklearn.externals.array_api_compat import device
+    except ImportError:  # a scikit-learn that does not vendor it: the package itself
+        from array_api_compat import device
     return device(array)
 
 

@@ -126,9 +126,26 @@ class ArrayAPIFit:
         """``YᵀY``, shared by the one-vs-rest problems (signs do not change it)."""
         return self._gram_of.gram()
 
-    def host_gram(self):
-        """``YᵀY`` on the host (float64): one copy of ``p × p`` numbers."""
-        return to_host(self.gram(), self.xp)
+    def largest_gram_eigenvalue(self, n_iter=30):
+        """:math:`\\lambda_{\\max}(Y^t Y)` by :func:`linsep.solvers.mse.largest_gram_eigenvalue`'s power iteration, on the device.
+
+        The same seeded start (``p`` numbers, uploaded once) and the same
+        ``n_iter`` steps with the Gram matrix on the device; the estimate is
+        the one number read.  (The host loop stops early on a zero iterate,
+        which a nonzero positive semi-definite ``YᵀY`` (its corner is ``N``)
+        gives a random start with probability zero.)
+        """
+        xp = self.xp
+        gram = self.gram()
+        v = xp.asarray(np.random.RandomState(0).standard_normal(gram.shape[0]), dtype=xp.float64,
+                       device=self.device)
+        estimate = xp.zeros((), dtype=xp.float64, device=self.device)
+        for _ in range(n_iter):
+            v = v / xp.linalg.vector_norm(v)
+            u = gram @ v
+            estimate = xp.sum(v * u)
+            v = u
+        return read_scalars(xp, [estimate])[0]
 
     def margin_vector(self, margin):
         """``b`` on the device (``None``: ones), checked: one entry per sample, finite and strictly positive."""
