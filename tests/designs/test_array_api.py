@@ -163,6 +163,9 @@ no_device_fit = {name: one_line(lambda name=name: make_classifier(name), lambda 
 no_device_fit["check_separability"] = one_line(lambda: None, lambda _: check_separability(Xd, yd))
 no_device_fit["partial_fit"] = one_line(lambda: make_classifier("perceptron"),
                                         lambda est: est.partial_fit(Xd, yd, classes=np.array([0, 1])))
+for name in ("lms", "kernel_perceptron"):  # every partial_fit (the streaming estimators)
+    no_device_fit[f"{name}.partial_fit"] = one_line(
+        lambda name=name: make_classifier(name), lambda est: est.partial_fit(Xd, yd, classes=np.array([0, 1])))
 traffic = {}
 if kind == "stand-in":  # what crosses to the host during a fit (device_arrays.COUNTS)
     for name, data, labels in (("mhks", X, y), ("mhka", X, y), ("hk", wide, separable), ("lsvm", X, y),
@@ -254,6 +257,13 @@ def test_estimators_without_a_device_fit_refuse_in_one_line_naming_the_alternati
     assert "; BatchPerceptronClassifier fits them on the device" in outcome["no_device_fit"]["perceptron"][1]
     assert "; WidrowHoffClassifier fits them on the device" in outcome["no_device_fit"]["lms"][1]
     assert "; BatchPerceptronClassifier fits them on the device" in outcome["no_device_fit"]["partial_fit"][1]
+    assert "; WidrowHoffClassifier fits them on the device" in outcome["no_device_fit"]["lms.partial_fit"][1]
+    # Kozinec's first separating hyperplane and SK's maximal margin: their device counterparts (no name before)
+    assert "; BatchPerceptronClassifier fits them on the device" in outcome["no_device_fit"]["kozinec"][1]
+    assert "; LagrangianSVMClassifier fits them on the device" in outcome["no_device_fit"]["sk"][1]
+    # check_separability's verdict: plain HK's, on the device
+    assert "; HoKashyapClassifier (whose status_ is a checked verdict) fits them on the device" in \
+        outcome["no_device_fit"]["check_separability"][1]
 
 
 def test_the_iteration_stays_on_the_device(outcome):
