@@ -35,7 +35,7 @@ from linsep._core.plan import FLOAT64_ONLY, working_dtype
 from linsep._core.lsvm_update import LinearStepping
 from linsep.designs.base import Design
 
-__all__ = ["FLOAT32_FACTOR_MAX_CONDITION", "ArrayAPIDesign", "DeviceFactor", "DeviceLSVMFactor", "DeviceLeastSquares",
+__all__ = ["FLOAT32_FACTOR_MAX_CONDITION", "GRAM_ROW_BLOCKS", "ArrayAPIDesign", "DeviceFactor", "DeviceLSVMFactor", "DeviceLeastSquares",
            "host_copy", "read_scalars", "to_host", "triangular_solver"]
 
 
@@ -91,13 +91,27 @@ class ArrayAPIDesign(Design):
         return xp.astype(xp.concat([self.X.T @ t, xp.reshape(xp.sum(t), (1,))]), xp.float64)
 
     def gram(self, D=None):
-        """``[X, 1]ᵀ D [X, 1]`` on the device, float64 (``p × p``; the products in ``X``'s type)."""
-        xp = self.xp
-        XD = self.X if D is None else self.X * D[:, None]
-        column = xp.sum(XD, axis=0)
-        corner = xp.reshape(xp.asarray(float(self.shape[0]), dtype=self.X.dtype, device=self.device)
-                            if D is None else xp.sum(D), (1, 1))
-        top = xp.concat([self.X.T @ XD, column[:, None]], axis=1)
+        """``[X, 1]ᵀ D [X, 1]`` on the device, float64 (``p × p``; the products in ``X``'s type).
+
+        With weights ``D`` the rows are weighted block by block
+        (:data:`GRAM_ROW_BLOCKS` blocks): ``X D`` is never formed whole, so the
+        device holds at most an eighth of ``X`` beside it.
+        """
+        xp, X = self.xp, self.X
+        if D is None:
+            XtDX, column = X.T @ X, xp.sum(X, axis=0)
+            corner = xp.reshape(xp.asarray(float(self.shape[0]), dtype=X.dtype, device=self.device), (1, 1))
+        else:
+            n = X.shape[0]
+            step = max(1, -(-n // GRAM_ROW_BLOCKS))
+            XtDX = None
+            for start in range(0, n, step):
+                stop = min(n, start + step)  # the array API leaves out-of-bounds slices unspecified
+                rows = X[start:stop, :]
+                block = rows.T @ (rows * D[start:stop, None])
+                XtDX = block if XtDX is None else XtDX + block
+            column, corner = X.T @ D, xp.reshape(xp.sum(D), (1, 1))
+        top = xp.concat([XtDX, column[:, None]], axis=1)
         return xp.astype(xp.concat([top, xp.concat([column[None, :], corner], axis=1)], axis=0), xp.float64)
 
     # --- the Design protocol --------------------------------------------------------------------------
@@ -159,6 +173,11 @@ class ArrayAPIDesign(Design):
 
     def checked_certificate(self, u):  # pragma: no cover - the direct factor never asks
         return u
+
+
+GRAM_ROW_BLOCKS = 8
+"""The blocks of rows a weighted Gram matrix (IRLS) is summed over: the weighted copy of a block, never of
+``X``, is what the device holds beside ``X`` (an eighth of it)."""
 
 
 def read_scalars(xp, scalars):

@@ -62,9 +62,13 @@ class ArrayAPIFit:
             raise ValueError(f"X must be 2-d with at least 2 samples and 1 feature, got shape {X.shape}")
         if not xp.isdtype(X.dtype, "real floating"):
             X = xp.astype(X, xp.float64)
-        if not bool(xp.all(xp.isfinite(X))):
+        # the columns' largest and smallest values (NaN propagates through max and min, as the array API
+        # specifies): finiteness and range in one copy of 2d numbers, with no N × d temporary (|X| or
+        # isfinite(X) would hold one beside X on the device)
+        extremes = to_host(xp.stack([xp.max(X, axis=0), xp.min(X, axis=0)]), xp)
+        if not np.all(np.isfinite(extremes)):
             raise ValueError("Input X contains NaN or infinity.")
-        largest = to_host(xp.max(xp.abs(X), axis=0), xp)
+        largest = np.abs(extremes).max(axis=0)
         p = safe_exponent(working_dtype(X, xp=xp), rescale_exponent)  # the range the NumPy fit leaves as it is
         outside = np.flatnonzero(columns_out_of_range(largest, p))
         if outside.size:
