@@ -24,8 +24,8 @@ touching hull behind :math:`10^7` times that threshold and stall the gap test; a
 column computed in float64 from float32 rows would convert all of ``X`` at
 every step.  The two-hull formulation centres ``X`` (a copy) in any case.
 
-Array-API (GPU) input is refused in one line that names the estimator that
-does the same work on the device (``KozinecClassifier``: the batch perceptron,
+Data on a GPU are refused in one line that names the estimator that does the
+same work on the device (``KozinecClassifier``: the batch perceptron,
 which also stops at the first separating hyperplane;
 ``SchlesingerKozinecClassifier``: the linear LSVM, a maximal-margin SVM with
 squared slacks).  Each update's work is vectorisable (the worst point by its
