@@ -290,7 +290,8 @@ def test_estimators_without_a_device_fit_refuse_in_one_line_naming_the_alternati
 
 def test_the_iteration_stays_on_the_device(outcome):
     # the stand-in counts its host copies and scalar reads: per iteration one copy of the pass's statistics
-    # (and, with a penalty, the scalar ‖w‖² of the criterion); no N-sized vector, no p × p matrix.  Before issue 41 every iteration copied Yᵀu (p numbers) and read eight scalars.
+    # (and, with a penalty, the scalar ‖w‖² of the criterion); no N-sized vector, no p × p matrix.  Before
+    # issue 41 every iteration copied Yᵀu (p numbers) and read eight scalars.
     if not outcome["traffic"]:
         pytest.skip("host traffic is counted on the stand-in only")
     for name, counts in outcome["traffic"].items():

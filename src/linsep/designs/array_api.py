@@ -2,9 +2,9 @@
 
 Everything N-sized and the iteration itself stay in ``X``'s namespace and on
 its device: the pass (``Z = Y W``, ``E``, :math:`B_{k+1}`, the rules'
-statistics; :class:`linsep.solvers.ho_kashyap.step.NamespacePass` with this design's products), the ``p × p`` Gram matrix :math:`[X, 1]^T D [X, 1]`, its
-factor (:class:`DeviceFactor`: Cholesky, or the eigenvectors of a
-rank-deficient system; never an explicit inverse) and the weights ``W``.
+statistics; :class:`linsep.solvers.ho_kashyap.step.NamespacePass` with this design's products), the
+``p × p`` Gram matrix :math:`[X, 1]^T D [X, 1]`, its factor (:class:`DeviceFactor`: Cholesky, or the
+eigenvectors of a rank-deficient system; never an explicit inverse) and the weights ``W``.
 What crosses to the host, each an explicit copy (:func:`host_copy`, never an
 implicit conversion):
 
@@ -35,8 +35,8 @@ from linsep._core.plan import FLOAT64_ONLY, working_dtype
 from linsep._core.lsvm_update import LinearStepping
 from linsep.designs.base import Design
 
-__all__ = ["FLOAT32_FACTOR_MAX_CONDITION", "GRAM_ROW_BLOCKS", "ArrayAPIDesign", "DeviceFactor", "DeviceLSVMFactor", "DeviceLeastSquares",
-           "host_copy", "read_scalars", "to_host", "triangular_solver"]
+__all__ = ["FLOAT32_FACTOR_MAX_CONDITION", "GRAM_ROW_BLOCKS", "ArrayAPIDesign", "DeviceFactor", "DeviceLSVMFactor",
+           "DeviceLeastSquares", "host_copy", "read_scalars", "to_host", "triangular_solver"]
 
 
 def host_copy(array, xp):
@@ -199,13 +199,14 @@ class DeviceLeastSquares:
     one without a penalty gets its eigenvectors, also on the device.
     """
 
-    def __init__(self, design, gram, ridge, *, factor=None, system=None):
+    def __init__(self, design, gram, ridge, *, factor=None, system=None, method=None):
         self.design, self.ridge = design, float(ridge)
         xp = design.xp
         if factor is None and system is None:
             factor = DeviceFactor.least_squares(xp, gram, self.ridge, design.shape[0], design.X.dtype)
         self._factor, self._system = factor, system  # system: one reweighted matrix solved as it is
-        self.method = "cholesky" if factor is None else factor.method
+        # a reweighted system reports the factorisation of the system it reweights, as on the host
+        self.method = factor.method if method is None else method
         self.stats = {"factorization": self.method}
 
     def solve_normal(self, g):
@@ -220,7 +221,7 @@ class DeviceLeastSquares:
             p = design.shape[1]
             free = xp.astype(xp.arange(p, device=design.device) < p - 1, xp.float64)  # the bias is not penalised
             penalty = xp.eye(p, dtype=xp.float64, device=design.device) * (self.ridge * free)
-            return DeviceLeastSquares(design, None, self.ridge, system=gram + penalty)
+            return DeviceLeastSquares(design, None, self.ridge, system=gram + penalty, method=self.method)
         # rank-deficient without a penalty (D > 0 keeps Y's rank): the minimum-norm solve from its eigenvectors
         return DeviceLeastSquares(design, None, self.ridge, factor=DeviceFactor.least_squares(
             xp, gram, 0.0, design.shape[0], design.X.dtype, singular=True))
@@ -286,7 +287,7 @@ class DeviceFactor:
 
     @classmethod
     def least_squares(cls, xp, gram, ridge, n_samples, data_dtype, *, singular=False):
-        """The W-step's factor of ``gram + CĨ`` (the bias unpenalised), as :class:`~linsep._core.linalg.LeastSquaresFactor`.
+        """The W-step's factor of ``gram + CĨ`` (the bias unpenalised), as the host's ``LeastSquaresFactor``.
 
         Cholesky of the column-scaled system where its pivots pass
         ``PIVOT_TOL`` (with ``C > 0``, or ``p ≤ N``); else the eigenvectors of

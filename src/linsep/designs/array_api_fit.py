@@ -131,7 +131,7 @@ class ArrayAPIFit:
         return self._gram_of.gram()
 
     def largest_gram_eigenvalue(self, n_iter=30):
-        """:math:`\\lambda_{\\max}(Y^t Y)` by :func:`linsep.solvers.mse.largest_gram_eigenvalue`'s power iteration, on the device.
+        """:math:`\\lambda_{\\max}(Y^t Y)` by ``largest_gram_eigenvalue``'s power iteration, on the device.
 
         The same seeded start (``p`` numbers, uploaded once) and the same
         ``n_iter`` steps with the Gram matrix on the device; the estimate is
