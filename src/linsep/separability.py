@@ -276,7 +276,8 @@ def check_separability(X, y, *, max_iter=1000, pairwise=False):
     >>> {label: verdict.status for label, verdict in three.one_vs_rest.items()}
     {0: 'separable', 1: 'separable', 2: 'separable'}
     """
-    refuse_array_api(X, y, "check_separability")  # its linear programs run on the host: no silent copy
+    # its linear programs run on the host: no silent copy; plain HK's status_ is a checked verdict on the device
+    refuse_array_api(X, y, "check_separability", "HoKashyapClassifier (whose status_ is a checked verdict)")
     X, y = check_X_y(X, y, accept_sparse=("csr", "csc"), dtype=np.float64)
     check_classification_targets(y)
     classes = np.unique(y)

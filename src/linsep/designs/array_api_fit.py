@@ -62,9 +62,13 @@ class ArrayAPIFit:
             raise ValueError(f"X must be 2-d with at least 2 samples and 1 feature, got shape {X.shape}")
         if not xp.isdtype(X.dtype, "real floating"):
             X = xp.astype(X, xp.float64)
-        if not bool(xp.all(xp.isfinite(X))):
+        # the columns' largest and smallest values (NaN propagates through max and min, as the array API
+        # specifies): finiteness and range in one copy of 2d numbers, with no N × d temporary (|X| or
+        # isfinite(X) would hold one beside X on the device)
+        extremes = to_host(xp.stack([xp.max(X, axis=0), xp.min(X, axis=0)]), xp)
+        if not np.all(np.isfinite(extremes)):
             raise ValueError("Input X contains NaN or infinity.")
-        largest = to_host(xp.max(xp.abs(X), axis=0), xp)
+        largest = np.abs(extremes).max(axis=0)
         p = safe_exponent(working_dtype(X, xp=xp), rescale_exponent)  # the range the NumPy fit leaves as it is
         outside = np.flatnonzero(columns_out_of_range(largest, p))
         if outside.size:
@@ -126,9 +130,26 @@ class ArrayAPIFit:
         """``YᵀY``, shared by the one-vs-rest problems (signs do not change it)."""
         return self._gram_of.gram()
 
-    def host_gram(self):
-        """``YᵀY`` on the host (float64): one copy of ``p × p`` numbers."""
-        return to_host(self.gram(), self.xp)
+    def largest_gram_eigenvalue(self, n_iter=30):
+        """:math:`\\lambda_{\\max}(Y^t Y)` by ``largest_gram_eigenvalue``'s power iteration, on the device.
+
+        The same seeded start (``p`` numbers, uploaded once) and the same
+        ``n_iter`` steps with the Gram matrix on the device; the estimate is
+        the one number read.  (The host loop stops early on a zero iterate,
+        which a nonzero positive semi-definite ``YᵀY`` (its corner is ``N``)
+        gives a random start with probability zero.)
+        """
+        xp = self.xp
+        gram = self.gram()
+        v = xp.asarray(np.random.RandomState(0).standard_normal(gram.shape[0]), dtype=xp.float64,
+                       device=self.device)
+        estimate = xp.zeros((), dtype=xp.float64, device=self.device)
+        for _ in range(n_iter):
+            v = v / xp.linalg.vector_norm(v)
+            u = gram @ v
+            estimate = xp.sum(v * u)
+            v = u
+        return read_scalars(xp, [estimate])[0]
 
     def margin_vector(self, margin):
         """``b`` on the device (``None``: ones), checked: one entry per sample, finite and strictly positive."""

@@ -23,6 +23,16 @@ Gram columns rounded to float32 (relative error :math:`\\sim 10^{-7}`) would hid
 touching hull behind :math:`10^7` times that threshold and stall the gap test; a
 column computed in float64 from float32 rows would convert all of ``X`` at
 every step.  The two-hull formulation centres ``X`` (a copy) in any case.
+
+Data on a GPU are refused in one line that names the estimator that does the
+same work on the device (``KozinecClassifier``: the batch perceptron,
+which also stops at the first separating hyperplane;
+``SchlesingerKozinecClassifier``: the linear LSVM, a maximal-margin SVM with
+squared slacks).  Each update's work is vectorisable (the worst point by its
+score, one Gram column), but a device fit would have to repeat the compiled
+two-hull loop (its working sets and pair updates) step by step to return the
+NumPy fit's model, and read its stopping test without one device sync per
+update; it does not exist yet.
 """
 
 from __future__ import annotations
@@ -191,6 +201,7 @@ class KozinecClassifier(_LinearKozinecBase):
     """
 
     _rule = "kozinec"
+    _device_alternative = "BatchPerceptronClassifier"  # also the first separating hyperplane, fitted on the device
     _parameter_constraints = {
         "formulation": [StrOptions(set(FORMULATIONS))],
         "max_iter": [Interval(Integral, 0, None, closed="left")],
@@ -244,6 +255,7 @@ class SchlesingerKozinecClassifier(_LinearKozinecBase):
     """
 
     _rule = "sk"
+    _device_alternative = "LagrangianSVMClassifier"  # a maximal-margin SVM (squared slacks), fitted on the device
     _parameter_constraints = {
         "tol": [Interval(Real, 0, 1, closed="left")],
         "epsilon": [None, Interval(Real, 0, None, closed="left")],

@@ -33,7 +33,7 @@ from linsep._core.certificates import decision_scores
 from linsep._core.result import CONVERGED, SEPARABLE, SolveResult
 from linsep.estimators.stream import StreamMixin
 from linsep.solvers.batch_rules import widrow_hoff_on_design
-from linsep.solvers.mse import (largest_gram_eigenvalue, lms, lms_learning_rate, mse, mse_linear_machine, own_class_gap,
+from linsep.solvers.mse import (lms, lms_learning_rate, mse, mse_linear_machine, own_class_gap,
                                widrow_hoff)
 from linsep.solvers.perceptron.solver import SCHEDULES
 from linsep._core.trace import RECORD_HISTORY_CONSTRAINT, make_recorder
@@ -377,7 +377,7 @@ class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
         b = data.margin_vector(margin)
         learning_rate = self.learning_rate
         if learning_rate is None:  # as widrow_hoff chooses it, from the Gram matrix's largest eigenvalue
-            lam = largest_gram_eigenvalue(None, gram=data.host_gram())  # signs do not change YᵀY
+            lam = data.largest_gram_eigenvalue()  # on the device; signs do not change YᵀY
             learning_rate = (2.0 if self.schedule == "inverse" else 1.0) / lam if lam > 0 else 1.0
         return [widrow_hoff_on_design(problem.design, b, learning_rate=learning_rate, schedule=self.schedule,
                                       max_iter=self.max_iter, tol=self.tol, initial_weights=fit.initial_weights)

@@ -233,7 +233,8 @@ def largest_gram_eigenvalue(Y, n_iter=30, *, gram=None):
     :math:`\\lambda_{\\max}` from below; 30 steps from a random start put it within a few
     per cent, far inside the factor 2 that the step :math:`1/\\lambda` can afford.
     ``gram``: :math:`Y^t Y` itself (``p × p``, with ``Y`` ``None``), whose products are the same
-    (the array-API fit copies it to the host once instead of streaming ``Y`` from the device).
+    (the array-API fit runs the same steps on its Gram matrix on the device:
+    ``linsep.designs.array_api_fit.ArrayAPIFit.largest_gram_eigenvalue``).
     """
     v = np.random.RandomState(0).standard_normal(Y.shape[1] if gram is None else gram.shape[0])
     estimate = 0.0
