@@ -703,8 +703,11 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         fold, however its own error still falls.  Its curve then ends there (a shorter curve is extended with
         its last value), so such a ``C`` is chosen only if it wins all the same.  On text the weakly
         penalised runs (``C = 0.01``) fall for hundreds of iterations to errors far above the best; this
-        saves them.  ``None``: every run goes on until its own patience runs out (the full search).
-        Without ``n_iter_no_change`` it has no effect.
+        saves them.  The waves also let the search end early where rows outnumber columns by far, the values
+        left are weak penalties against every fold's Gram matrix and the values run agree within one standard
+        error (:func:`flat_search_end`; ``search_stopped_``).  ``None``: every run goes on until its own
+        patience runs out, and every ``C`` runs (the full search).  Without ``n_iter_no_change`` it has no
+        effect on the runs.
     {pos_label}
         The folds are drawn on the labels, so they do not depend on it; the
         fold runs, the choice of :math:`\\hat k` and the refit run in its convention.
@@ -737,7 +740,14 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         :math:`\\hat k` and the mean error there), ``"fold_n_iter"`` of shape
         (n_C, n_folds) (the iterations each fold's run made: where ``early_exit``
         stopped it, or its patience, or the Ho–Kashyap rule).  Drawn by
-        :func:`linsep.inspection.plot_cv_surface`.
+        :func:`linsep.inspection.plot_cv_surface`.  A ``C`` the search did not run (``search_stopped_``)
+        has NaN errors, ``best_iter`` 0 and ``fold_n_iter`` 0, and is never chosen.
+    search_stopped_ : dict, None or list
+        ``None``: the whole grid ran.  Otherwise why the search over ``C`` ended early
+        (:func:`flat_search_end`): ``"after_C"`` (the last value run), ``"not_run"``, ``"spread"`` and
+        ``"standard_error"`` of the best errors of the values run, ``"penalty_share"``
+        (:math:`C / \\lambda^+` of the last value run) and ``"reason"`` (what ``verbose`` prints).  One per
+        problem for more than two classes.
     n_iter_ : int or ndarray of shape (K,)
         ``refit=True``: index :math:`k` of the final iterate of the refit, which
         is :math:`\\hat k` unless the refit met a verdict or its stopping rule first.
@@ -1048,8 +1058,9 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
     X_fit_, classes_, n_iter_, status_, certificate_, margin_vector_, history_
         As in :class:`~linsep.KernelHoKashyapClassifier`; the certificate is in
         feature space (:math:`\\sum_i u_i y_i \\varphi(x_i) = 0`, :math:`\\sum_i u_i y_i = 0`).
-    best_iter_, cv_curve_, cv_curves_, C_, cv_results_
-        As in :class:`HoKashyapClassifierCV`.
+    best_iter_, cv_curve_, cv_curves_, C_, cv_results_, search_stopped_
+        As in :class:`HoKashyapClassifierCV` (``search_stopped_`` is always ``None``: the search's early end
+        needs the folds' Gram matrices in the input space).
 
     See Also
     --------
