@@ -371,7 +371,8 @@ class _CrossValidatedStopping:
         the smallest (``None`` last: :func:`penalty_order`), the folds of a wave side by side (``n_jobs``);
         each fold run is given the reference error of the waves before it on its fold
         (:func:`early_exit_reference`, kept as a running best per fold: linear in the number of values of ``C``).  The waves make the references, and so the runs, the same for any
-        ``n_jobs``.
+        ``n_jobs``.  After a wave the search may end (:meth:`_search_end`, ``fit.search_stopped``): the values
+        of ``C`` not run keep ``None`` runs.
         """
         n_folds = len(fit.folds)
         waves = [list(range(len(grid)))] if self.early_exit is None else [[c] for c in penalty_order(grid)]

@@ -581,6 +581,11 @@ def test_waves_in_lockstep_give_the_fit_of_runs_alone(classes, early_exit, capsy
         n_run = sum(int(np.sum(~np.isnan(r["best_validation_error"]))) for r in np.atleast_1d(clf.cv_results_))
         assert n_run == (3 if early_exit is None else 2) * (1 if classes == 2 else classes)
         assert len(runs) == 5 * n_run
+        stops = clf.search_stopped_ if classes > 2 else [clf.search_stopped_]
+        assert len(stops) == (classes if classes > 2 else 1)
+        # one entry per one-vs-rest problem; with early_exit each problem's search ended after C = 10 and 0.1
+        assert all((stop is None) == (early_exit is None) for stop in stops)
+        assert all(stop["not_run"] == [None] for stop in stops if stop is not None)
         assert all(("in lockstep" in line) == lockstep for line in runs)
     alone, together = fits[False], fits[True]
     assert together.C_ == alone.C_
