@@ -108,7 +108,8 @@ def main(argv=None):
               f"accuracy {result['accuracy']:.4f}, {result['n_iter']} iterations", flush=True)
         if "C" in result:
             print(f"{'':>12}C_ = {result['C']}, best_iter_ = {result['best_iter']}, best validation errors "
-                  f"{np.nanmin(result['best_errors']):.5f}–{np.nanmax(result['best_errors']):.5f} (spread {result['spread']:.1e}, "
+                  f"{np.nanmin(result['best_errors']):.5f}–{np.nanmax(result['best_errors']):.5f} "
+                  f"(spread {result['spread']:.1e}, "
                   f"one standard error {result['standard_error']:.1e}: flat {result['flat']}), "
                   f"fold iterations per C {result['fold_n_iter']}", flush=True)
             print(f"{'':>12}search_stopped_: {result['search_stopped'] or 'None (the whole grid ran)'}", flush=True)

@@ -501,7 +501,8 @@ class _CrossValidatedStopping:
         return super()._fit_problems(X, y, fit, extra_targets=extra_targets, **fit_params)
 
     def _surface(self, fit, X, y):
-        """The runs, the mean curves, :math:`\\hat k` and the mean error at :math:`\\hat k`, each per :math:`C`, of one binary problem; why the search ended early.
+        """Per :math:`C` of one binary problem: the runs, the mean curves, :math:`\\hat k`, the mean error there; and
+        why the search ended early (``None``: it ran the whole grid).
 
         A value of ``C`` the search did not run (:func:`flat_search_end`) has no runs (``None``), no curve
         (``None``), :math:`\\hat k = 0` and a NaN error.
@@ -706,9 +707,9 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         penalised runs (``C = 0.01``) fall for hundreds of iterations to errors far above the best; this
         saves them.  The waves also let the search end early where rows outnumber columns by far, the values
         left are weak penalties against every fold's Gram matrix and the values run agree within one standard
-        error (:func:`flat_search_end`; ``search_stopped_``).  ``None``: every run goes on until its own
-        patience runs out, and every ``C`` runs (the full search).  Without ``n_iter_no_change`` it has no
-        effect on the runs.
+        error (``linsep.estimators.ho_kashyap_cv.flat_search_end``; ``search_stopped_``).  ``None``: every
+        run goes on until its own patience runs out, and every ``C`` runs (the full search).  Without
+        ``n_iter_no_change`` it has no effect on the runs.
     {pos_label}
         The folds are drawn on the labels, so they do not depend on it; the
         fold runs, the choice of :math:`\\hat k` and the refit run in its convention.
@@ -745,8 +746,8 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         has NaN errors, ``best_iter`` 0 and ``fold_n_iter`` 0, and is never chosen.
     search_stopped_ : dict, None or list
         ``None``: the whole grid ran.  Otherwise why the search over ``C`` ended early
-        (:func:`flat_search_end`): ``"after_C"`` (the last value run), ``"not_run"``, ``"spread"`` and
-        ``"standard_error"`` of the best errors of the values run, ``"penalty_share"``
+        (``linsep.estimators.ho_kashyap_cv.flat_search_end``): ``"after_C"`` (the last value run),
+        ``"not_run"``, ``"spread"`` and ``"standard_error"`` of the best errors of the values run, ``"penalty_share"``
         (:math:`C / \\lambda^+` of the last value run) and ``"reason"`` (what ``verbose`` prints).  One per
         problem for more than two classes.
     n_iter_ : int or ndarray of shape (K,)

@@ -642,7 +642,8 @@ def test_search_ends_where_the_grid_is_flat_and_the_rest_is_a_weak_penalty(capsy
     assert stopped["spread"] <= stopped["standard_error"] and stopped["penalty_share"] <= 1e-2
     assert "search ended after C=10" in out and "the 3 values of C run lie within" in out
     results = clf.cv_results_
-    assert np.isnan(results["best_validation_error"][:4]).all() and not np.isnan(results["best_validation_error"][4:]).any()
+    best = results["best_validation_error"]
+    assert np.isnan(best[:4]).all() and not np.isnan(best[4:]).any()
     assert np.isnan(results["mean_validation_error"][:4]).all()
     assert (results["fold_n_iter"][:4] == 0).all() and (results["fold_n_iter"][4:] > 0).all()
     assert clf.C_ in (10.0, 100.0, 1000.0)
