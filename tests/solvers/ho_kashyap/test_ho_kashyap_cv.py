@@ -693,3 +693,16 @@ def test_flat_search_end_needs_rows_a_weak_penalty_agreement_and_the_waves_order
                    {"remaining": [2 * last]},  # a larger value left: the bound says nothing of it
                    {"remaining": []}):
         assert flat_search_end(**dict(kept, **change)) is None, change
+
+
+def test_the_benchmark_sets_never_end_a_search_early():
+    # linsep bench's results rest on whole searches: every bundled IDA set has far fewer training rows per
+    # column than flat_search_end asks for (at most 74 rows per feature in the whole training split)
+    from linsep.datasets import BENCHMARKS
+    from linsep.estimators.ho_kashyap_cv import SEARCH_END_ROWS_PER_COLUMN
+    from linsep.experiments.protocol import load_split
+
+    for dataset in BENCHMARKS:
+        X_fit, _, X_tune, _, _, _ = load_split(dataset, 0)
+        rows = X_fit.shape[0] + X_tune.shape[0]
+        assert rows / (X_fit.shape[1] + 1) < SEARCH_END_ROWS_PER_COLUMN / 10, dataset
