@@ -12,8 +12,9 @@ resets its peak resident size (``/proc/self/clear_refs``), fits once, and report
 * ``coef_``'s dtype, the test accuracy, the iterations (``n_iter_``: the refit's for the CV estimator), and for
   the CV estimator the chosen ``C``, :math:`\\hat k`, the spread of
   the best validation errors over the grid (``cv_results_["best_validation_error"]``) against one standard
-  error (``linsep.estimators.ho_kashyap_cv.flat_grid``, what ``verbose`` reports) and the fold runs'
-  iterations per ``C``.
+  error (``linsep.estimators.ho_kashyap_cv.flat_grid``, what ``verbose`` reports), the fold runs'
+  iterations per ``C`` (0 for a value the search did not run) and why the search ended early
+  (``search_stopped_``, ``linsep.estimators.ho_kashyap_cv.flat_search_end``).
 
 The ratio of the CV fit's time to ``mhks``'s is the goal of issue 44 (at most 10 ×).  The machine may be shared:
 the load averages are printed before and after.
@@ -27,6 +28,8 @@ import os
 import subprocess
 import sys
 import time
+
+import numpy as np
 
 
 def _status(field):
@@ -77,7 +80,8 @@ def run_one(method, n, d, Cs):
         spread, standard_error, flat = flat_grid(best, n_fit)
         out.update(C=clf.C_, best_iter=int(clf.best_iter_), best_errors=[float(e) for e in best],
                    spread=spread, standard_error=standard_error, flat=bool(flat),
-                   fold_n_iter=clf.cv_results_["fold_n_iter"].sum(axis=1).tolist())
+                   fold_n_iter=clf.cv_results_["fold_n_iter"].sum(axis=1).tolist(),
+                   search_stopped=None if clf.search_stopped_ is None else clf.search_stopped_["reason"])
     print(json.dumps(out))
 
 
@@ -104,9 +108,11 @@ def main(argv=None):
               f"accuracy {result['accuracy']:.4f}, {result['n_iter']} iterations", flush=True)
         if "C" in result:
             print(f"{'':>12}C_ = {result['C']}, best_iter_ = {result['best_iter']}, best validation errors "
-                  f"{min(result['best_errors']):.5f}–{max(result['best_errors']):.5f} (spread {result['spread']:.1e}, "
+                  f"{np.nanmin(result['best_errors']):.5f}–{np.nanmax(result['best_errors']):.5f} "
+                  f"(spread {result['spread']:.1e}, "
                   f"one standard error {result['standard_error']:.1e}: flat {result['flat']}), "
                   f"fold iterations per C {result['fold_n_iter']}", flush=True)
+            print(f"{'':>12}search_stopped_: {result['search_stopped'] or 'None (the whole grid ran)'}", flush=True)
     if "mhks" in results and len(results) > 1:
         for method, result in results.items():
             if method != "mhks":

@@ -148,7 +148,8 @@ def flat_grid(best_errors, n_val):
     """Whether the grid's best errors all lie within one standard error: ``(spread, standard_error, flat)``.
 
     ``best_errors``: the mean validation error at its own :math:`\\hat k` of each ``C`` (of one binary
-    problem: ``cv_results_["best_validation_error"]``); ``n_val``: the validation rows of all folds together
+    problem: ``cv_results_["best_validation_error"]``, whose NaN — a ``C`` the search did not run — are left
+    out); ``n_val``: the validation rows of all folds together
     (with sample weights their sum).  The spread is :math:`\\max_C - \\min_C`; the standard error that of an
     error rate :math:`p` (the least one, at least one row's share, at most 1/2) on ``n_val`` rows,
     :math:`\\sqrt{p (1 - p) / n_\\mathrm{val}}`, as ``early_exit``'s.  ``flat``: spread at most one standard
@@ -156,10 +157,99 @@ def flat_grid(best_errors, n_val):
     them apart: one penalised fit would do.
     """
     best_errors = np.asarray(best_errors, dtype=float)
+    best_errors = best_errors[~np.isnan(best_errors)]  # a C the search did not run (search_stopped_)
     spread = float(best_errors.max() - best_errors.min())
     p = min(max(float(best_errors.min()), 1.0 / n_val), 0.5)
     standard_error = float(np.sqrt(p * (1.0 - p) / n_val))
     return spread, standard_error, spread <= standard_error
+
+
+SEARCH_END_ROWS_PER_COLUMN = 1000
+"""Least training rows per column of ``Y`` (:math:`N_\\mathrm{train} / (d + 1)`, the smallest fold's) from which
+:func:`flat_search_end` may end a search: "N ≫ d", where every value of the default grid is a weak penalty.  The
+data sets of ``linsep bench`` have at most 74 rows per feature: their searches always run the whole grid."""
+
+SEARCH_END_PENALTY_SHARE = 1e-2
+"""Largest :math:`C / \\lambda^+` (the penalty against the least eigenvalue of a fold's Gram matrix on its range)
+of the last value of ``C`` run for which :func:`flat_search_end` counts the rest of the grid as the same model."""
+
+
+def gram_range_floor(gram, n_rows):
+    """:math:`\\lambda^+`: the least eigenvalue of the Gram matrix ``gram`` of ``n_rows`` rows on its numerical range.
+
+    The range is cut as the ``C = None`` runs cut it
+    (:class:`~linsep._core.linalg.LeastSquaresFactor` with ``singular="eigh"``: eigenvalues above
+    :math:`\\max(N, p)\\, \\varepsilon \\, \\lambda_\\max`); ``inf`` for a zero matrix.
+    """
+    evals = np.linalg.eigvalsh(np.asarray(gram, dtype=float))
+    kept = evals[evals > evals.max() * max(n_rows, len(evals)) * np.finfo(float).eps]
+    return float(kept.min()) if kept.size else np.inf
+
+
+def flat_search_end(tried, best_errors, n_val, fold_grams, n_train, remaining):
+    """Whether a search over ``C`` (largest penalty first) may end before ``remaining``: ``None`` or why, a dict.
+
+    It ends when all three hold:
+
+    1. rows outnumber columns by far: ``n_train`` (the smallest fold's training rows) is at least
+       :data:`SEARCH_END_ROWS_PER_COLUMN` per column of the folds' Gram matrices;
+    2. the remaining values cannot give another model: the last value run, :math:`C_\\mathrm{last}`, is at most
+       :data:`SEARCH_END_PENALTY_SHARE` of :math:`\\lambda^+_f` (:func:`gram_range_floor`) for every fold
+       :math:`f`.  Every remaining value is smaller (the waves' order, :func:`penalty_order`), and for
+       :math:`0 \\le C, C' \\le C_\\mathrm{last}` the W-steps' operators differ by
+       :math:`\\lVert (G_f + C \\tilde I)^{-1} - (G_f + C' \\tilde I)^{-1} \\rVert
+       \\le C_\\mathrm{last} / (\\lambda^+_f)^2`, a share :math:`C_\\mathrm{last} / \\lambda^+_f` of
+       :math:`\\lVert G_f^{+} \\rVert` on the range.  ``None`` (plain HK) is the limit :math:`C \\to 0`: the
+       penalised runs' target :math:`\\mathbf{1} + B` is HK's margin vector started at :math:`(1 + b_0)
+       \\mathbf{1}` instead of :math:`b_0 \\mathbf{1}`, and HK is homogeneous in its margin vector, so the
+       iterates differ by a factor only, their signs not at all;
+    3. the values run agree: their best mean validation errors (``best_errors``) lie within one standard error
+       on the ``n_val`` validation rows (:func:`flat_grid`), so the evidence agrees with the bound.
+
+    Parameters
+    ----------
+    tried : list of (float or None)
+        The values of ``C`` run, in the order run (at least two).
+    best_errors : array-like
+        Their least mean validation errors.
+    n_val : float
+        The validation rows of all folds (with sample weights their sum).
+    fold_grams : list of ndarray
+        Each fold's Gram matrix :math:`G_f = [X_R, 1]^t [X_R, 1]` of its training rows.
+    n_train : int
+        The smallest fold's training rows.
+    remaining : list of (float or None)
+        The values not yet run.
+
+    Returns
+    -------
+    dict or None
+        ``None``: the search goes on.  Otherwise ``"after_C"`` (the last value run), ``"not_run"``
+        (``remaining``), ``"spread"``, ``"standard_error"``, ``"penalty_share"`` (the largest
+        :math:`C_\\mathrm{last} / \\lambda^+_f`) and ``"reason"`` (a sentence, what ``verbose`` prints).
+    """
+    if len(tried) < 2 or not remaining or not fold_grams:
+        return None
+    n_columns = fold_grams[0].shape[0]
+    if n_train < SEARCH_END_ROWS_PER_COLUMN * n_columns:
+        return None
+    last = tried[-1]
+    if last is None or any(c is None or c < last for c in tried[:-1]) or any(
+            c is not None and c > last for c in remaining):
+        return None  # not the waves' order: the bound speaks of values below the last one run
+    share = max(last / gram_range_floor(gram, n_train) for gram in fold_grams)
+    if not share <= SEARCH_END_PENALTY_SHARE:
+        return None
+    spread, standard_error, flat = flat_grid(best_errors, n_val)
+    if not flat:
+        return None
+    reason = (f"search ended after C={last:g}: the best validation errors of the {len(tried)} values of C run lie "
+              f"within {spread:.2g} of each other, at most one standard error ({standard_error:.2g} on {n_val:g} "
+              f"validation rows), and C={last:g} is {share:.2g} of every fold's least Gram eigenvalue, so the "
+              f"{len(remaining)} smaller values not run ({', '.join(str(c) for c in remaining)}) cannot give "
+              f"another model")
+    return {"after_C": last, "not_run": list(remaining), "spread": spread, "standard_error": standard_error,
+            "penalty_share": float(share), "reason": reason}
 
 
 @dataclass(slots=True)
@@ -175,10 +265,13 @@ class CVFitContext(FitContext):
         problem), and the index of the ``C`` shared by the problems.
     progress_problem
         The number of problems reported so far (``verbose``).
-    X, views, Y, fold_grams, full_gram, view_grams, label_free_fold_grams, fold_of
+    X, views, Y, fold_grams, full_gram, view_grams, label_free_fold_grams, fold_of, fold_images
         The per-problem state of the runs (:meth:`HoKashyapClassifierCV._prepare_problem`): the data the runs
         read, whether through views of ``X`` or a formed ``Y``, the folds' Gram matrices (those of the views and
-        the label-free ones, built once per fit) and each row's fold (the lockstep runs).
+        the label-free ones, built once per fit), each row's fold (the lockstep runs) and each fold's
+        :math:`Y^t \\mathbf{1}` (:func:`view_images`).
+    search_stopped
+        Why the problem's search over ``C`` ended before the grid's end (:func:`flat_search_end`), or ``None``.
     """
 
     folds: list | None = None
@@ -195,6 +288,8 @@ class CVFitContext(FitContext):
     view_grams: tuple | None = None
     label_free_fold_grams: list | None = None
     fold_of: np.ndarray | None = None
+    search_stopped: dict | None = None
+    fold_images: np.ndarray | None = None
 
 
 class _CrossValidatedStopping:
@@ -276,18 +371,20 @@ class _CrossValidatedStopping:
         the smallest (``None`` last: :func:`penalty_order`), the folds of a wave side by side (``n_jobs``);
         each fold run is given the reference error of the waves before it on its fold
         (:func:`early_exit_reference`, kept as a running best per fold: linear in the number of values of ``C``).  The waves make the references, and so the runs, the same for any
-        ``n_jobs``.
+        ``n_jobs``.  After a wave the search may end (:meth:`_search_end`, ``fit.search_stopped``): the values
+        of ``C`` not run keep ``None`` runs.
         """
         n_folds = len(fit.folds)
         waves = [list(range(len(grid)))] if self.early_exit is None else [[c] for c in penalty_order(grid)]
         runs = [[None] * n_folds for _ in grid]
+        fit.search_stopped = None
         # early_exit's running best per fold: each run's curve is scanned once, when its wave ends (the rule
         # of early_exit_reference over all earlier runs, without re-reading them wave after wave)
         best = [np.inf] * n_folds
         n_val = [_validation_size(fit, f) for f in range(n_folds)] if self.early_exit is not None else None
         run_fold, report, close = self._progress(fit, grid, len(grid) * n_folds)
         try:
-            for wave in waves:
+            for done_waves, wave in enumerate(waves, start=1):
                 references = [np.inf] * n_folds
                 if self.early_exit is not None:
                     references = [reference_of_best(best[f], n_val[f], self.early_exit) for f in range(n_folds)]
@@ -317,9 +414,32 @@ class _CrossValidatedStopping:
                     runs[c][f] = run
                     if self.early_exit is not None:
                         best[f] = min(best[f], run_best_error(run))
+                if done_waves < len(waves):
+                    fit.search_stopped = self._search_end(fit, grid, runs, waves[:done_waves])
+                    if fit.search_stopped is not None:
+                        if self.verbose:
+                            print(f"[{type(self).__name__}] problem {fit.progress_problem}: "
+                                  f"{fit.search_stopped['reason']}", flush=True)
+                        break
         finally:
             close()
         return runs
+
+    def _search_end(self, fit, grid, runs, waves_done):
+        """``None``, or why the waves after ``waves_done`` need not run (:func:`flat_search_end`); ``fit.fold_grams``.
+
+        Only with ``early_exit`` (the waves, largest penalty first) and the squared loss (the bound is on the
+        fixed Gram matrices of the folds, which IRLS reweights); the kernel twin has no such matrices.
+        """
+        if fit.fold_grams is None or self.loss != "squared" or len(waves_done) < 2:
+            return None
+        tried = [c for wave in waves_done for c in wave]
+        n_val = sum(_validation_size(fit, f) for f in range(len(fit.folds)))
+        best_errors = [mean_validation_curve([r.history["validation_error"] for r in runs[c]])[1].min()
+                       for c in tried]
+        n_train = min(len(train) for train, _ in fit.folds)
+        return flat_search_end([grid[c] for c in tried], best_errors, n_val, fit.fold_grams, n_train,
+                               [grid[c] for c in range(len(grid)) if c not in tried])
 
     def _lockstep_group(self, fit):
         """How many runs of a wave go side by side (:class:`HoKashyapClassifierCV`, :meth:`_lockstep`); 0: each alone."""
@@ -381,13 +501,20 @@ class _CrossValidatedStopping:
         return super()._fit_problems(X, y, fit, extra_targets=extra_targets, **fit_params)
 
     def _surface(self, fit, X, y):
-        """The runs, the mean curves, :math:`\\hat k` and the mean error at :math:`\\hat k`, each per :math:`C`, of one binary problem."""
+        """Per :math:`C` of one binary problem: the runs, the mean curves, :math:`\\hat k`, the mean error there; and
+        why the search ended early (``None``: it ran the whole grid).
+
+        A value of ``C`` the search did not run (:func:`flat_search_end`) has no runs (``None``), no curve
+        (``None``), :math:`\\hat k = 0` and a NaN error.
+        """
         self._prepare_problem(fit, X, y, fold_runs=True)
         runs_per_C = self._fold_runs(fit, y, self._C_grid())
-        curves = [mean_validation_curve([r.history["validation_error"] for r in runs]) for runs in runs_per_C]
-        best_iters = np.array([int(np.argmin(mean)) + 1 for _, mean in curves])  # argmin: the first minimiser
-        best_errors = np.array([mean[k - 1] for (_, mean), k in zip(curves, best_iters)])
-        return runs_per_C, curves, best_iters, best_errors
+        curves = [None if runs[0] is None else mean_validation_curve([r.history["validation_error"] for r in runs])
+                  for runs in runs_per_C]
+        best_iters = np.array([0 if curve is None else int(np.argmin(curve[1])) + 1  # argmin: the first minimiser
+                               for curve in curves])
+        best_errors = np.array([np.nan if curve is None else curve[1][k - 1] for curve, k in zip(curves, best_iters)])
+        return runs_per_C, curves, best_iters, best_errors, fit.search_stopped
 
     def _report_flat_grid(self, fit):
         """``verbose``: say where every ``C`` of the grid reaches the same error within one standard error."""
@@ -398,7 +525,9 @@ class _CrossValidatedStopping:
         flat = all(v[2] for v in verdicts)
         name = type(self).__name__
         if flat:
-            print(f"[{name}] the best validation errors of all {len(self._C_grid())} values of C lie within "
+            run = int(np.sum(~np.isnan(fit.surfaces[0][3])))
+            values = f"all {run} values of C" if run == len(self._C_grid()) else f"the {run} values of C run"
+            print(f"[{name}] the best validation errors of {values} lie within "
                   f"{spread:.2g} of each other, less than one standard error ({standard_error:.2g} on "
                   f"{n_val:g} validation rows): the search cannot tell them apart here, and one fit with a "
                   f"fixed C (Cs=None, C={self._C_grid()[fit.shared_C]}) would do", flush=True)
@@ -407,8 +536,12 @@ class _CrossValidatedStopping:
                   f"({standard_error:.2g} on {n_val:g} validation rows)", flush=True)
 
     def _choose_C(self, surfaces):
-        """Index in the grid of the ``C`` shared by the problems: least sum of their errors at their own :math:`\\hat k`."""
-        return int(np.argmin(np.sum([surface[3] for surface in surfaces], axis=0)))  # ties: the first C
+        """Index in the grid of the ``C`` shared by the problems: least sum of their errors at their own :math:`\\hat k`.
+
+        A ``C`` some problem's search did not run (NaN) is not chosen.
+        """
+        total = np.sum([surface[3] for surface in surfaces], axis=0)
+        return int(np.argmin(np.where(np.isnan(total), np.inf, total)))  # ties: the first C
 
     def _prepare_problem(self, fit, X, y, fold_runs):
         """Per-problem state of the fold runs (``fold_runs``) and of the refit (none by default)."""
@@ -416,11 +549,11 @@ class _CrossValidatedStopping:
     def _solve_binary(self, X, y, fit):
         grid = self._C_grid()
         if fit.surfaces:  # a grid of C: the problems' surfaces are known, in order, and the C chosen
-            runs_per_C, curves, best_iters, best_errors = fit.surfaces[fit.problem]
+            runs_per_C, curves, best_iters, best_errors, stopped = fit.surfaces[fit.problem]
             chosen = fit.shared_C
             self._prepare_problem(fit, X, y, fold_runs=False)
         else:
-            runs_per_C, curves, best_iters, best_errors = self._surface(fit, X, y)
+            runs_per_C, curves, best_iters, best_errors, stopped = self._surface(fit, X, y)
             chosen = 0
         C, runs, (per_fold, mean), best_iter = grid[chosen], runs_per_C[chosen], curves[chosen], int(best_iters[chosen])
         if self.refit:
@@ -445,15 +578,18 @@ class _CrossValidatedStopping:
                 status = NOT_SEPARABLE
             elif any(r.status == MAX_ITER for r in runs):
                 status = MAX_ITER
-        length = max(len(m) for _, m in curves)
+        length = max(len(curve[1]) for curve in curves if curve is not None)
         surface = {"C": np.array([np.nan if c is None else c for c in grid]),
-                   "mean_validation_error": np.vstack([np.pad(m, (0, length - len(m)), mode="edge")
-                                                       for _, m in curves]),
+                   "mean_validation_error": np.vstack([np.full(length, np.nan) if curve is None else
+                                                       np.pad(curve[1], (0, length - len(curve[1])), mode="edge")
+                                                       for curve in curves]),
                    "best_iter": best_iters, "best_validation_error": best_errors,
-                   "fold_n_iter": np.array([[r.n_iter for r in runs_C] for runs_C in runs_per_C])}
+                   "fold_n_iter": np.array([[0 if r is None else r.n_iter for r in runs_C]
+                                            for runs_C in runs_per_C])}
         return SolveResult(weights=weights, intercept=intercept, n_iter=n_iter, status=status, margin=margin,
                            certificate=certificate, history=history, best_iter=best_iter,
-                           extra={"cv_curve": mean, "cv_curves": per_fold, "C": C, "cv_results": surface})
+                           extra={"cv_curve": mean, "cv_curves": per_fold, "C": C, "cv_results": surface,
+                                  "search_stopped": stopped})
 
     def _store_outputs(self, results, fit):
         binary = len(results) == 1
@@ -468,6 +604,7 @@ class _CrossValidatedStopping:
         self.cv_curves_ = pick([r.extra["cv_curves"] for r in results])
         self.C_ = results[0].extra["C"]  # one C for every one-vs-rest problem
         self.cv_results_ = pick([r.extra["cv_results"] for r in results])
+        self.search_stopped_ = pick([r.extra["search_stopped"] for r in results])
 
 
 _CV_NOT_OFFERED = {
@@ -568,8 +705,11 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         fold, however its own error still falls.  Its curve then ends there (a shorter curve is extended with
         its last value), so such a ``C`` is chosen only if it wins all the same.  On text the weakly
         penalised runs (``C = 0.01``) fall for hundreds of iterations to errors far above the best; this
-        saves them.  ``None``: every run goes on until its own patience runs out (the full search).
-        Without ``n_iter_no_change`` it has no effect.
+        saves them.  The waves also let the search end early where rows outnumber columns by far, the values
+        left are weak penalties against every fold's Gram matrix and the values run agree within one standard
+        error (``linsep.estimators.ho_kashyap_cv.flat_search_end``; ``search_stopped_``).  ``None``: every
+        run goes on until its own patience runs out, and every ``C`` runs (the full search).  Without
+        ``n_iter_no_change`` it has no effect on the runs.
     {pos_label}
         The folds are drawn on the labels, so they do not depend on it; the
         fold runs, the choice of :math:`\\hat k` and the refit run in its convention.
@@ -602,7 +742,14 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         :math:`\\hat k` and the mean error there), ``"fold_n_iter"`` of shape
         (n_C, n_folds) (the iterations each fold's run made: where ``early_exit``
         stopped it, or its patience, or the Ho–Kashyap rule).  Drawn by
-        :func:`linsep.inspection.plot_cv_surface`.
+        :func:`linsep.inspection.plot_cv_surface`.  A ``C`` the search did not run (``search_stopped_``)
+        has NaN errors, ``best_iter`` 0 and ``fold_n_iter`` 0, and is never chosen.
+    search_stopped_ : dict, None or list
+        ``None``: the whole grid ran.  Otherwise why the search over ``C`` ended early
+        (``linsep.estimators.ho_kashyap_cv.flat_search_end``): ``"after_C"`` (the last value run),
+        ``"not_run"``, ``"spread"`` and ``"standard_error"`` of the best errors of the values run, ``"penalty_share"``
+        (:math:`C / \\lambda^+` of the last value run) and ``"reason"`` (what ``verbose`` prints).  One per
+        problem for more than two classes.
     n_iter_ : int or ndarray of shape (K,)
         ``refit=True``: index :math:`k` of the final iterate of the refit, which
         is :math:`\\hat k` unless the refit met a verdict or its stopping rule first.
@@ -699,6 +846,9 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
             if fit.view_grams is None:
                 fit.view_grams = view_grams(X, fit.folds)
             fit.fold_grams, fit.full_gram = fit.view_grams
+            # Yᵀ1 of each fold's training rows, for their first W-steps (HKPlan.first_image): one pass
+            fit.fold_images = view_images(X, y, self._fold_of(fit)) if fold_runs and fit.full_gram is not None \
+                else None
             return
         fit.Y = sign_normalized(X, y)  # one matrix per problem; the folds take its rows
         fit.fold_grams = fit.full_gram = None
@@ -743,11 +893,15 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
 
     def _lockstep(self, fit, y):
         """A :class:`~linsep.solvers.ho_kashyap.segments.Lockstep` for runs of a wave on ``fit.X`` (:meth:`_lockstep_group`)."""
+        return Lockstep(fit.X, y, self._fold_of(fit), threads=pass_threads(fit.X.size))
+
+    def _fold_of(self, fit):
+        """Each row's fold (the one it validates), where the folds partition the rows (``fit.full_gram``)."""
         if fit.fold_of is None:
             fit.fold_of = np.empty(fit.X.shape[0], dtype=np.int64)
             for f, (_, validation) in enumerate(fit.folds):
                 fit.fold_of[validation] = f
-        return Lockstep(fit.X, y, fit.fold_of, threads=pass_threads(fit.X.size))
+        return fit.fold_of
 
     def _run_fold(self, fit, f, y, C, reference=np.inf, lockstep=None):
         train, validation = fit.folds[f]
@@ -758,6 +912,8 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         plan = {"polish": False} if self.refit else {}
         if fit.views:
             plan["singular"] = "eigh"  # a singular system without C: no dense copy of Y for its SVD
+            if fit.fold_images is not None:
+                plan["first_image"] = fit.fold_images[f]  # no pass over X of the run's own for its W_1
         s = fit.row_weight
         if s is not None:
             params = dict(fit.hk_options, max_iter=self.max_iter, C=C, n_iter_no_change=self.n_iter_no_change,
@@ -804,6 +960,41 @@ the 35 runs of ``Cs=7`` copied 0.5 GB): the runs then read the rows of ``X`` its
 """
 
 
+def _folds_partition(folds, n_samples):
+    """Whether every row is in exactly one fold's validation rows and each fold trains on exactly the others.
+
+    By counts and marks (linear in the rows: at 640 000 rows a ``np.unique`` / ``np.isin`` test per fold cost
+    as much as the Gram matrices it guards).
+    """
+    counts = np.bincount(np.concatenate([validation for _, validation in folds]), minlength=n_samples)
+    if counts.shape[0] != n_samples or not np.all(counts == 1):
+        return False
+    for train, validation in folds:
+        if len(train) + len(validation) != n_samples:
+            return False
+        in_train = np.zeros(n_samples, dtype=bool)
+        in_train[train] = True
+        # len(train) marks (no row twice) and none on a validation row: train is the complement
+        if np.count_nonzero(in_train) != len(train) or in_train[validation].any():
+            return False
+    return True
+
+
+def view_images(X, y, fold_of):
+    """:math:`Y_f^t \\mathbf{1} = [X_R, 1]^t y_R` of each fold's training rows ``R``, float64, shape (F, d + 1).
+
+    ``fold_of``: each row's fold, the folds partitioning the rows (:func:`view_grams`).  One pass over ``X``
+    (blocks of its rows as they lie, no gather) gives each validation block's sum :math:`s_f`; the training
+    rows' is :math:`\\sum_g s_g - s_f`.  The first W-step of a fold's run needs only this vector
+    (``HKPlan.first_image``): its own pass over the rows it trains on, five per value of ``C``, is saved.
+    """
+    n_folds = int(fold_of.max()) + 1
+    indicator = np.zeros((X.shape[0], n_folds))
+    indicator[np.arange(X.shape[0]), fold_of] = 1.0
+    blocks = (SignedDesign(X, y).T @ indicator).T  # row f: Σ over fold f's rows of y_i (x_i, 1)
+    return blocks.sum(axis=0) - blocks
+
+
 def view_grams(X, folds):
     """``(fold_grams, full_gram)``: :math:`[X_R, 1]^t [X_R, 1]` of each fold's training rows and of all rows, float64.
 
@@ -816,13 +1007,7 @@ def view_grams(X, folds):
     """
     n_samples = X.shape[0]
     ones = lambda rows: np.ones(len(rows), dtype=X.dtype)  # noqa: E731 - the labels do not enter a Gram matrix
-    counts = np.zeros(n_samples, dtype=np.intp)
-    for _, validation in folds:
-        np.add.at(counts, validation, 1)
-    partition = bool(np.all(counts == 1)) and all(len(train) + len(validation) == n_samples
-                                                   and len(np.unique(train)) == len(train)
-                                                   and not np.any(np.isin(train, validation))
-                                                   for train, validation in folds)
+    partition = _folds_partition(folds, n_samples)
     if not partition:
         return [SignedDesign(X, ones(train), train).gram() for train, _ in folds], None
     blocks = [SignedDesign(X, ones(validation), validation).gram() for _, validation in folds]
@@ -875,8 +1060,9 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
     X_fit_, classes_, n_iter_, status_, certificate_, margin_vector_, history_
         As in :class:`~linsep.KernelHoKashyapClassifier`; the certificate is in
         feature space (:math:`\\sum_i u_i y_i \\varphi(x_i) = 0`, :math:`\\sum_i u_i y_i = 0`).
-    best_iter_, cv_curve_, cv_curves_, C_, cv_results_
-        As in :class:`HoKashyapClassifierCV`.
+    best_iter_, cv_curve_, cv_curves_, C_, cv_results_, search_stopped_
+        As in :class:`HoKashyapClassifierCV` (``search_stopped_`` is always ``None``: the search's early end
+        needs the folds' Gram matrices in the input space).
 
     See Also
     --------

@@ -742,3 +742,27 @@ def test_kernel_ho_kashyap_iterates_in_python():
     assert (result.extra["plan"]["driver"], compiled.extra["plan"]["driver"]) == ("python", "compiled")
     assert result.n_iter == compiled.n_iter
     np.testing.assert_allclose(result.weights, compiled.weights, rtol=1e-6, atol=1e-9)  # the dual coefficients
+
+
+@pytest.mark.parametrize("C", [None, 0.5])
+def test_first_image_gives_the_first_w_step_without_a_pass_of_its_own(C):
+    # HKPlan.first_image = Yᵀ1 of the run's rows: W_1 = (YᵀY + CĨ)⁻¹ (b0 + offset) Yᵀ1 from it, on the
+    # Cholesky (C) and the eigh (C = None, a singular column) factors; the same run as the one that forms Yᵀ1
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(400, 3)).astype(np.float32)
+    X = np.ascontiguousarray(np.c_[X, X[:, 0] + X[:, 1]])
+    y = np.where(X[:, :3] @ [1.0, -1.0, 0.5] + rng.normal(size=400) > 0, 1.0, -1.0)
+    rows = np.arange(0, 400, 2)
+    Y = SignedDesign(X, y[rows], rows)
+    image = Y.T @ np.ones(len(rows))
+    plan = {"singular": "eigh", "driver": "python"}
+    given = ho_kashyap(Y, C=C, max_iter=30, plan=dict(plan, first_image=image))
+    own = ho_kashyap(Y, C=C, max_iter=30, plan=plan)
+    assert given.extra["plan"]["first_solve"] == "image" and "first_solve" not in own.extra["plan"]
+    assert given.n_iter == own.n_iter
+    # the same sums in another order: rounding of Yᵀ1 (float64 over 200 rows), times the system's conditioning
+    np.testing.assert_allclose(given.weights, own.weights, rtol=1e-9, atol=1e-9 * np.abs(own.weights).max())
+    # with an initial margin the image of B_0 is not Yᵀ1 times a constant: ignored
+    started = ho_kashyap(Y, C=C, max_iter=30, initial_margin=np.full(len(rows), 0.5),
+                         plan=dict(plan, first_image=image))
+    assert "first_solve" not in started.extra["plan"]

@@ -530,7 +530,7 @@ def test_verbose_says_when_one_fixed_C_would_do(capsys):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(6000, 3))
     y = np.where(X @ [1.0, -1.0, 0.5] + rng.normal(size=6000) > 0, 1, -1)
-    clf = HoKashyapClassifierCV(Cs=4, random_state=0, verbose=2).fit(X, y)
+    clf = HoKashyapClassifierCV(Cs=4, random_state=0, verbose=2, early_exit=None).fit(X, y)
     last = capsys.readouterr().out.splitlines()[-1]
     assert last.startswith("[HoKashyapClassifierCV] the best validation errors of all 4 values of C lie within ")
     assert f"C={clf.C_}) would do" in last
@@ -576,7 +576,16 @@ def test_waves_in_lockstep_give_the_fit_of_runs_alone(classes, early_exit, capsy
         fits[lockstep] = clf.fit(X, y)
         lines = capsys.readouterr().out.splitlines()
         runs = [line for line in lines if " fold " in line]
-        assert len(runs) == 3 * 5 * (1 if classes == 2 else classes)
+        # with early_exit the search ends after two values of C on these data (flat_search_end: 6 400 rows
+        # per column); the runs it makes are the same alone and together
+        n_run = sum(int(np.sum(~np.isnan(r["best_validation_error"]))) for r in np.atleast_1d(clf.cv_results_))
+        assert n_run == (3 if early_exit is None else 2) * (1 if classes == 2 else classes)
+        assert len(runs) == 5 * n_run
+        stops = clf.search_stopped_ if classes > 2 else [clf.search_stopped_]
+        assert len(stops) == (classes if classes > 2 else 1)
+        # one entry per one-vs-rest problem; with early_exit each problem's search ended after C = 10 and 0.1
+        assert all((stop is None) == (early_exit is None) for stop in stops)
+        assert all(stop["not_run"] == [None] for stop in stops if stop is not None)
         assert all(("in lockstep" in line) == lockstep for line in runs)
     alone, together = fits[False], fits[True]
     assert together.C_ == alone.C_
@@ -586,3 +595,114 @@ def test_waves_in_lockstep_give_the_fit_of_runs_alone(classes, early_exit, capsy
     for a, b in zip(np.atleast_1d(together.cv_results_), np.atleast_1d(alone.cv_results_)):
         for key in ("mean_validation_error", "best_iter", "best_validation_error", "fold_n_iter"):
             np.testing.assert_array_equal(a[key], b[key], err_msg=key)
+
+
+def test_view_grams_see_a_repeated_training_row_as_no_partition():
+    from linsep.estimators.ho_kashyap_cv import view_grams
+
+    X = np.random.default_rng(1).normal(size=(20, 2)).astype(np.float32)
+    folds = [(np.r_[np.arange(10, 20)], np.arange(10)), (np.r_[np.arange(9), 9], np.arange(10, 20))]
+    assert view_grams(X, folds)[1] is not None  # a partition: one pass
+    folds[1] = (np.r_[np.arange(9), 8], np.arange(10, 20))  # row 8 twice, row 9 never: the sizes still match
+    assert view_grams(X, folds)[1] is None
+
+
+def test_view_images_are_each_folds_training_rows_signed_sum():
+    from linsep.estimators.ho_kashyap_cv import view_images
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(60, 3)).astype(np.float32)
+    y = np.where(rng.random(60) < 0.5, 1.0, -1.0)
+    folds = stratified_folds(y, 4, 0)
+    fold_of = np.empty(60, dtype=np.int64)
+    for f, (_, validation) in enumerate(folds):
+        fold_of[validation] = f
+    A = np.c_[X.astype(float), np.ones(60)]
+    for (train, _), image in zip(folds, view_images(X, y, fold_of)):
+        # G - G_f's twin: a difference of float64 sums of 60 terms of size ~3, exact to ~1e-13
+        np.testing.assert_allclose(image, A[train].T @ y[train], rtol=0, atol=1e-12)
+
+
+def _flat_law(n):
+    """Three informative columns, few rows in error whatever C: a flat grid once n is large."""
+    from sklearn.datasets import make_classification
+
+    return make_classification(n, 3, n_informative=3, n_redundant=0, random_state=0)
+
+
+def test_search_ends_where_the_grid_is_flat_and_the_rest_is_a_weak_penalty(capsys):
+    # 4 800 training rows per fold over 4 columns (1 200 per column); the folds' least Gram eigenvalue is
+    # about 4 000: after C = 1000 and 100 (shares 0.25, 0.025) the search goes on, after C = 10 (0.0025) the
+    # three values run agree within one standard error and the four smaller ones are not run
+    X, y = _flat_law(6000)
+    clf = HoKashyapClassifierCV(Cs=7, random_state=0, verbose=2).fit(X, y)
+    out = capsys.readouterr().out
+    stopped = clf.search_stopped_
+    assert stopped["after_C"] == 10.0 and stopped["not_run"] == [None, 0.01, 0.1, 1.0]
+    assert stopped["spread"] <= stopped["standard_error"] and stopped["penalty_share"] <= 1e-2
+    assert "search ended after C=10" in out and "the 3 values of C run lie within" in out
+    results = clf.cv_results_
+    best = results["best_validation_error"]
+    assert np.isnan(best[:4]).all() and not np.isnan(best[4:]).any()
+    assert np.isnan(results["mean_validation_error"][:4]).all()
+    assert (results["fold_n_iter"][:4] == 0).all() and (results["fold_n_iter"][4:] > 0).all()
+    assert clf.C_ in (10.0, 100.0, 1000.0)
+    # what it ran is the search over the values it ran: the same waves, references and runs, the same fit
+    sub = HoKashyapClassifierCV(Cs=[10.0, 100.0, 1000.0], random_state=0).fit(X, y)
+    assert sub.search_stopped_ is None  # nothing left to skip
+    assert (sub.C_, sub.best_iter_) == (clf.C_, clf.best_iter_)
+    np.testing.assert_array_equal(sub.coef_, clf.coef_)
+    np.testing.assert_array_equal(sub.cv_results_["best_validation_error"], results["best_validation_error"][4:])
+    # early_exit=None: one wave, the whole grid
+    full = HoKashyapClassifierCV(Cs=7, random_state=0, early_exit=None).fit(X, y)
+    assert full.search_stopped_ is None and (full.cv_results_["fold_n_iter"] > 0).all()
+
+
+@pytest.mark.parametrize("case", ["few rows per column", "absolute loss"])
+def test_search_runs_the_whole_grid_without_n_much_larger_than_d_or_with_irls(case):
+    # 2 400 training rows per fold over 4 columns: 600 per column, below SEARCH_END_ROWS_PER_COLUMN; IRLS
+    # reweights the Gram matrices the bound is about
+    X, y = _flat_law(3000) if case == "few rows per column" else _flat_law(6000)
+    loss = "absolute" if case == "absolute loss" else "squared"
+    clf = HoKashyapClassifierCV(Cs=4, random_state=0, loss=loss).fit(X, y)
+    assert clf.search_stopped_ is None
+    assert (clf.cv_results_["fold_n_iter"] > 0).all()
+
+
+def test_flat_search_end_needs_rows_a_weak_penalty_agreement_and_the_waves_order():
+    from linsep.estimators.ho_kashyap_cv import SEARCH_END_ROWS_PER_COLUMN, flat_search_end, gram_range_floor
+
+    # a Gram matrix with a null direction (a column the sum of two others): λ⁺ is the least of the others
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(4000, 3)) * 2.0
+    A = np.c_[X, X[:, 0] + X[:, 1], np.ones(4000)]
+    gram = A.T @ A
+    floor = gram_range_floor(gram, 4000)
+    assert floor == pytest.approx(np.sort(np.linalg.eigvalsh(gram))[1], rel=1e-9)
+    grams = [gram] * 5
+    last = 0.01 * floor  # the largest share that ends a search
+    end = flat_search_end([10 * last, last], [0.2, 0.201], 5000, grams, 5 * SEARCH_END_ROWS_PER_COLUMN, [None])
+    assert end["after_C"] == last and end["not_run"] == [None] and end["penalty_share"] <= 1e-2
+    kept = dict(tried=[10 * last, last], best_errors=[0.2, 0.201], n_val=5000, fold_grams=grams,
+                n_train=5 * SEARCH_END_ROWS_PER_COLUMN, remaining=[None])
+    for change in ({"n_train": 5 * SEARCH_END_ROWS_PER_COLUMN - 1},  # N ≫ d not met
+                   {"tried": [10 * last, 1.5 * last]},  # a penalty too large against λ⁺
+                   {"best_errors": [0.2, 0.25]},  # the values run disagree
+                   {"tried": [last], "best_errors": [0.2]},  # one value is no evidence
+                   {"tried": [last, 10 * last]},  # not the waves' order
+                   {"remaining": [2 * last]},  # a larger value left: the bound says nothing of it
+                   {"remaining": []}):
+        assert flat_search_end(**dict(kept, **change)) is None, change
+
+
+def test_the_benchmark_sets_never_end_a_search_early():
+    # linsep bench's results rest on whole searches: every bundled IDA set has far fewer training rows per
+    # column than flat_search_end asks for (at most 74 rows per feature in the whole training split)
+    from linsep.datasets import BENCHMARKS
+    from linsep.estimators.ho_kashyap_cv import SEARCH_END_ROWS_PER_COLUMN
+    from linsep.experiments.protocol import load_split
+
+    for dataset in BENCHMARKS:
+        X_fit, _, X_tune, _, _, _ = load_split(dataset, 0)
+        rows = X_fit.shape[0] + X_tune.shape[0]
+        assert rows / (X_fit.shape[1] + 1) < SEARCH_END_ROWS_PER_COLUMN / 10, dataset

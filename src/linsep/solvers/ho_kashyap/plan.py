@@ -59,6 +59,12 @@ class HKPlan:
         one-vs-rest problems of a fit, which share :math:`Y^t Y` (``solver.shared_first_weights``); the run goes
         on from it (``extra["plan"]["first_solve"]`` is ``"shared"``).  Ignored on the direct path and with
         ``initial_weights``.
+    first_image : ndarray of shape (p,) or None
+        :math:`Y^t \\mathbf{1}` of the run's rows, known to the caller (``HoKashyapClassifierCV``'s runs on views of
+        large ``X``: one pass over ``X`` gives it for every fold): on the direct path (Cholesky or eigh factor,
+        unweighted) :math:`W_1 = (Y^t Y + C \\tilde I)^{-1} (b_0 + \\mathit{offset}) Y^t \\mathbf{1}` without a pass
+        over ``Y`` of its own (``extra["plan"]["first_solve"]`` is ``"image"``).  Ignored with ``initial_weights``
+        or ``initial_margin``, and on the iterative and SVD paths.
     validation_reference : float or None
         ``HoKashyapClassifierCV``'s ``early_exit``: with ``Y_val``, an error fraction another run reached on the
         same validation rows.  Only an error below it (and below the run's own best) resets the patience
@@ -82,6 +88,7 @@ class HKPlan:
     polish: bool = True
     singular: str | None = None
     first_weights: Any = None
+    first_image: Any = None
     validation_reference: float | None = None
     lockstep: tuple | None = None
 

@@ -417,12 +417,18 @@ def ho_kashyap(
         first_solve = {"tol": factor.tol} if records_validation and isinstance(factor, IterativeLeastSquares) else {}
         shared_first = (plan.first_weights is not None and initial_weights is None
                         and isinstance(factor, IterativeLeastSquares))
+        from_image = (plan.first_image is not None and initial_weights is None and initial_margin is None
+                      and getattr(factor, "method", None) in ("cholesky", "eigh")
+                      and getattr(factor, "sample_weight", None) is None)
         if initial_weights is not None:
             W = design.solver_weights(np.array(initial_weights, dtype=float))
         elif shared_first:
             W = factor.adopt(plan.first_weights)
+        elif from_image:  # B_0 = b0·1: Yᵀ(B_0 + offset) = (b0 + offset) Yᵀ1, given
+            W = factor.solve_normal((b0 + offset) * np.asarray(plan.first_image, dtype=float))
         else:
             W = design.solve_target(factor, B, offset, **first_solve)
+        first = {"first_solve": "shared"} if shared_first else {"first_solve": "image"} if from_image else {}
         options = dict(
             learning_rate=learning_rate, max_iter=max_iter, tol=tol, relative=stopping == "relative",
             stop_at_separation=stop_at_separation, ridge=ridge, offset=offset,
@@ -438,7 +444,8 @@ def ho_kashyap(
                                            design, run, options, update=update, initial_weights=initial_weights,
                                            keep_history=record_history or trace is not None, trace=trace,
                                            plan={"driver": driver, "factorization": factor.method,
-                                                 "dtype": design.dtype.name, "threads": threads, "lockstep": True}))
+                                                 "dtype": design.dtype.name, "threads": threads, "lockstep": True,
+                                                 **first}))
             if ticket is not None:
                 return ticket
         run, driver, threads = _compiled_run(design, factor, W, B, plan, options, absolute=absolute, update=update,
@@ -451,7 +458,7 @@ def ho_kashyap(
         return _finish(design, run, options, update=update, initial_weights=initial_weights,
                        keep_history=record_history or trace is not None, trace=trace,
                        plan={"driver": driver, "factorization": factor.method, "dtype": design.dtype.name,
-                             "threads": threads, **({"first_solve": "shared"} if shared_first else {})})
+                             "threads": threads, **first})
 
 
 def _ridge_and_offset(C):
