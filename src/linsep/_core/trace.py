@@ -193,7 +193,7 @@ class TraceRecorder:
             self.record(self._updates, **values)
             self._skipped_update = None
         else:
-            self._skipped_update = (self._updates, {name: np.array(v, dtype=float) for name, v in values.items()})
+            self._skipped_update = (self._updates, self._kept(values))
 
     def wants(self, k):
         """Whether :meth:`record` would keep iteration ``k`` (lets solvers skip building a row)."""
@@ -210,8 +210,8 @@ class TraceRecorder:
             self._first = int(k)
         if self._rows and self._rows[-1][0] == k:
             self._nbytes -= self._rows.pop()[1]
-        row = {name: np.array(value, dtype=float, copy=True) for name, value in values.items()}
-        size = sum(v.nbytes for v in row.values()) + 16
+        row = self._kept(values)
+        size = sum(8 * int(np.prod(v.shape)) for v in row.values()) + 16  # float64 entries
         if self._rows and self._nbytes + size > self.budget_bytes:
             self._thin()
         self._rows.append((int(k), size, row))
@@ -226,7 +226,11 @@ class TraceRecorder:
         escapes the stride and the budget's thinning and is marked in the
         ``returned`` key of :meth:`as_dict`.
         """
-        self._returned = (int(k), {name: np.array(value, dtype=float, copy=True) for name, value in values.items()})
+        self._returned = (int(k), self._kept(values))
+
+    def _kept(self, values):
+        """A row as kept: a float64 copy of each value (a recorder of device data keeps them on the device)."""
+        return {name: np.array(value, dtype=float, copy=True) for name, value in values.items()}
 
     def _thin(self):
         # Every other recorded iterate goes; rows off the old stride (a final row) go too.

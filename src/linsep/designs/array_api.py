@@ -33,10 +33,11 @@ import numpy as np
 from linsep._core.linalg import PIVOT_TOL
 from linsep._core.plan import FLOAT64_ONLY, working_dtype
 from linsep._core.lsvm_update import LinearStepping
+from linsep._core.trace import TraceRecorder, make_recorder
 from linsep.designs.base import Design
 
 __all__ = ["FLOAT32_FACTOR_MAX_CONDITION", "GRAM_ROW_BLOCKS", "ArrayAPIDesign", "DeviceFactor", "DeviceLSVMFactor",
-           "DeviceLeastSquares", "host_copy", "read_scalars", "to_host", "triangular_solver"]
+           "DeviceLeastSquares", "DeviceTraceRecorder", "host_copy", "read_scalars", "to_host", "triangular_solver"]
 
 
 def host_copy(array, xp):
@@ -67,10 +68,22 @@ class ArrayAPIDesign(Design):
     offers_compiled = False
     ndim = 2
 
-    def __init__(self, X, y, xp, device=None):
+    def __init__(self, X, y, xp, device=None, row_squares=None):
         self.X, self.y, self.xp, self.device = X, y, xp, device
+        self.row_squares = row_squares  # y_i² where the rows are scaled (weights): the Gram matrix's D
         self.shape = (X.shape[0], X.shape[1] + 1)
         self.dtype = working_dtype(X, FLOAT64_ONLY, xp=xp)  # the solver's weights; the estimator returns them in X's type
+
+    def scaled(self, r):
+        """The design of the rows ``r_i y_i (x_i, 1)`` (``r > 0`` on the device, e.g. ``√s``): weights as scaled rows.
+
+        :mod:`linsep.designs.weights`: every weighted criterion is the plain
+        one on scaled rows; ``X`` is not copied (the labels carry the scale,
+        the Gram matrix weighs its rows by ``r²``).
+        """
+        r = self.xp.astype(r, self.X.dtype)
+        squares = r * r if self.row_squares is None else self.row_squares * r * r
+        return ArrayAPIDesign(self.X, self.y * r, self.xp, self.device, row_squares=squares)
 
     # --- products in the namespace ------------------------------------------------------------------------
     def _in_x_type(self, W):
@@ -98,6 +111,8 @@ class ArrayAPIDesign(Design):
         device holds at most an eighth of ``X`` beside it.
         """
         xp, X = self.xp, self.X
+        if self.row_squares is not None:  # scaled rows (weights): y_i² is no longer 1
+            D = self.row_squares if D is None else D * self.row_squares
         if D is None:
             XtDX, column = X.T @ X, xp.sum(X, axis=0)
             corner = xp.reshape(xp.asarray(float(self.shape[0]), dtype=X.dtype, device=self.device), (1, 1))
@@ -173,6 +188,61 @@ class ArrayAPIDesign(Design):
 
     def checked_certificate(self, u):  # pragma: no cover - the direct factor never asks
         return u
+
+
+class DeviceTraceRecorder(TraceRecorder):
+    """A :class:`~linsep._core.trace.TraceRecorder` whose rows stay on the device until the trace is read.
+
+    ``record_history`` on array-API input: each recorded row (``a(k)``,
+    ``b(k)``, ``e(k)``: the solver's vectors) is a float64 copy on the
+    input's device, so recording costs no host copy; :meth:`as_dict` brings
+    every row to the host in one explicit copy (:func:`host_copy` of all
+    the rows concatenated: one device sync), and ``history_`` is then the
+    NumPy trace of the in-memory fit.  The stride and the byte budget
+    (:data:`~linsep._core.trace.TRACE_BUDGET_BYTES`) are the host
+    recorder's, counted on the device: the trace holds at most that beside
+    ``X`` there.
+    """
+
+    def __init__(self, xp, **options):
+        super().__init__(**options)
+        self.xp = xp
+
+    @classmethod
+    def of(cls, record_history, xp):
+        """The recorder of ``record_history`` (as :func:`~linsep._core.trace.make_recorder`), or ``None``."""
+        host = make_recorder(record_history)
+        return None if host is None else cls(xp, stride=host.stride, budget_bytes=host.budget_bytes,
+                                              per_update=host.per_update)
+
+    def _kept(self, values):
+        xp = self.xp
+        return {name: np.array(value, dtype=float, copy=True) if _on_host(value) else
+                xp.astype(value, xp.float64, copy=True) for name, value in values.items()}
+
+    def as_dict(self, consume=False):
+        self._to_host()
+        return super().as_dict(consume)
+
+    def _to_host(self):
+        """Every row's device values replaced by host arrays: one copy of them all."""
+        rows = [row for _, _, row in self._rows]
+        rows += [held[1] for held in (self._returned, self._skipped_update) if held is not None]
+        on_device = [(row, name) for row in rows for name, value in row.items() if not _on_host(value)]
+        if not on_device:
+            return
+        xp = self.xp
+        flat = host_copy(xp.concat([xp.reshape(row[name], (-1,)) for row, name in on_device]), xp)
+        start = 0
+        for row, name in on_device:
+            shape = tuple(row[name].shape)
+            size = int(np.prod(shape))
+            row[name] = np.asarray(flat[start:start + size], dtype=float).reshape(shape)
+            start += size
+
+
+def _on_host(value):
+    return isinstance(value, (np.ndarray, np.generic, int, float, bool, list, tuple))
 
 
 GRAM_ROW_BLOCKS = 8

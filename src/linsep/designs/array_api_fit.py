@@ -33,8 +33,10 @@ from linsep._core.certificates import FIT_PROOF_RTOL, is_proof
 from linsep._core.plan import dtype_plan, working_dtype
 from linsep._core.result import CONVERGED, SEPARABLE, SolveResult, demote_unproven
 from linsep._core.signed_design import columns_out_of_range, safe_exponent
-from linsep.designs.array_api import ArrayAPIDesign, DeviceLSVMFactor, host_copy, read_scalars, to_host
+from linsep.designs.array_api import (ArrayAPIDesign, DeviceLSVMFactor, DeviceTraceRecorder, host_copy, read_scalars,
+                                      to_host)
 from linsep.designs.dask_fit import DesignProblem
+from linsep.designs.weights import check_row_weights, class_weight_table
 
 __all__ = ["ArrayAPIFit"]
 
@@ -48,9 +50,10 @@ class ArrayAPIFit:
     """
 
     where = "array-API input"
-    takes_weights = False  # the estimators refuse weights for it (linsep.designs.weights.refuse_weights)
+    takes_weights = True  # sample_weight and class_weight as a device vector (weighted_rows)
     weights_where = "array-API arrays"
     traces_where = "array-API input"
+    takes_traces = True  # for the families that hand their solver recorder(); the others refuse record_history
     labels_checked = False  # the distinct labels come as they are: the estimators check them as class labels
 
     def __init__(self, X, y, owner, *, wide=None, sample_weight=None, class_weight=None, rescale_exponent=None):
@@ -83,6 +86,64 @@ class ArrayAPIFit:
         self.n_features = X.shape[1]
         self.owner = owner
         self._all_rows = self._summary = self._gram_of = None
+        self._sample_weight, self._class_weight = sample_weight, class_weight
+        self.weights, self._weighed, self._kept = None, False, None
+
+    def recorder(self, record_history):
+        """The trace recorder of ``record_history`` whose rows stay on the device (``None`` when it is falsy).
+
+        :class:`~linsep.designs.array_api.DeviceTraceRecorder`: the rows are
+        brought to the host once, in one copy, when the solver reads the trace.
+        """
+        return DeviceTraceRecorder.of(record_history, self.xp)
+
+    def weighted_rows(self):
+        """The fit's row weights ``s`` on the device (``sample_weight`` times ``class_weight``'s), or ``None``.
+
+        As in memory (``BaseSeparator._sample_weight``, ``_fit_weighted``):
+        ``class_weight`` is computed on the labels (``"balanced"``: ``N / (K
+        n_k)`` from the class counts, ``K`` numbers copied), the weights are
+        checked by :func:`linsep.designs.weights.check_row_weights` from a
+        summary read in one copy (finite, non-negative, their range, positive
+        on two classes), and rows of weight 0 leave the fit: ``X`` and the
+        labels are then the rows of positive weight (one copy of them on the
+        device, made only when some weight is 0).  ``sample_weight``: a NumPy
+        array or a number (uploaded once), or a vector of ``X``'s namespace on
+        its device.
+        """
+        if self._weighed:
+            return self.weights
+        self._weighed = True
+        sample_weight, class_weight = self._sample_weight, self._class_weight
+        if sample_weight is None and class_weight is None:
+            return None
+        xp, labels, n = self.xp, self.labels, self.X.shape[0]
+        if sample_weight is None:
+            s = xp.ones(n, dtype=xp.float64, device=self.device)
+        elif isinstance(sample_weight, (np.ndarray, np.generic, list, tuple, int, float)):
+            host = np.asarray(sample_weight, dtype=np.float64)
+            s = xp.asarray(np.full(n, float(host)) if host.ndim == 0 else host, device=self.device)
+        else:
+            s = xp.astype(_device_vector(sample_weight, xp, self.device, "sample_weight"), xp.float64)
+        if tuple(s.shape) != (n,):
+            raise ValueError(f"sample_weight.shape == {tuple(s.shape)}, expected ({n},)!")
+        if class_weight is not None:
+            counts = host_copy(xp.unique_counts(labels)[1], xp)  # classes are sorted, as unique_counts returns them
+            table = class_weight_table(class_weight, self.classes, self.owner, np.repeat(self.classes, counts))
+            per_row = xp.zeros(n, dtype=xp.float64, device=self.device)
+            for label, weight in zip(self.classes, table):
+                per_row = per_row + xp.astype(labels == label.item(), xp.float64) * float(weight)
+            s = s * per_row
+        positive = s > 0
+        infinity = xp.asarray(np.inf, dtype=xp.float64, device=self.device)
+        values = read_scalars(xp, [xp.all(xp.isfinite(s)), xp.min(s), xp.min(xp.where(positive, s, infinity)),
+                                   xp.max(s)] + [xp.any(positive & (labels == c.item())) for c in self.classes])
+        check_row_weights(self.owner, finite=bool(values[0]), smallest=values[1],
+                          positive_range=(values[2], values[3]), positive_per_class=np.asarray(values[4:]) > 0)
+        if values[1] == 0:  # rows of weight 0 leave, as in memory
+            self.X, self.labels, s, self._kept = self.X[positive], labels[positive], s[positive], positive
+        self.weights = s
+        return s
 
     def stack(self, arrays, axis=0):
         return self.xp.stack(arrays, axis=axis)
@@ -104,6 +165,10 @@ class ArrayAPIFit:
     def problems(self, *, early_stopping=False, validation_fraction=None, random_state=None, X_val=None,
                  y_val=None, powers=(0.5,)):
         """One problem per ``±1`` column; early stopping's validation rows given or held out on the device."""
+        weights = self.weighted_rows()
+        if weights is not None and (early_stopping or X_val is not None):
+            raise ValueError(f"{self.owner}: early_stopping with sample_weight or class_weight is not available "
+                             "for array-API input; fit NumPy arrays to weigh the rows of an early-stopped fit")
         X, labels, classes, xp = self.X, self.labels, self.classes, self.xp
         designs = self._designs(X, labels)
         validation = [None] * len(designs)
@@ -118,6 +183,13 @@ class ArrayAPIFit:
             self._all_rows = (designs, fitted)
             designs = self._designs(X[fitted], labels[fitted])
             self._summary = (np.repeat(classes, counts), int(X.shape[0] - counts.sum()))
+        if weights is not None:  # the rows s_i^power y_i (x_i, 1): X itself, the scale on the labels
+            roots = {power: weights ** power for power in powers}
+            top = max(powers)
+            self._gram_of = designs[0].scaled(roots[top])
+            return [DesignProblem(design=design.scaled(roots[top]), checked=design, weights=weights,
+                                  scaled=lambda power, design=design: design.scaled(roots[power]))
+                    for design in designs]
         self._gram_of = designs[0]
         return [DesignProblem(design=design, checked=design, validation=val)
                 for design, val in zip(designs, validation)]
@@ -159,7 +231,7 @@ class ArrayAPIFit:
         elif np.ndim(margin) == 0:
             b = design.constant_vector(float(margin))
         else:
-            b = design.vector(margin)
+            b = self._fitted_rows_of(design.vector(margin), "margin")
         if tuple(b.shape) != (self.X.shape[0],):
             raise ValueError(f"margin must be a number or have one entry per sample ({self.X.shape[0]}), "
                              f"got shape {tuple(b.shape)}")
@@ -168,13 +240,39 @@ class ArrayAPIFit:
             raise ValueError("margin must be finite and strictly positive (the MSE procedure needs b > 0)")
         return b
 
+    def _fitted_rows_of(self, vector, name):
+        """A per-row ``vector`` given for every row of ``X``, on the rows fitted (those of positive weight)."""
+        if self._kept is None:
+            return vector
+        if tuple(vector.shape) != tuple(self._kept.shape):
+            raise ValueError(f"{name} must have one entry per sample ({self._kept.shape[0]}), "
+                             f"got shape {tuple(vector.shape)}")
+        return vector[self._kept]
+
+    def weighted_target(self, b):
+        """``√s ∘ b``: the target of the weighted rows ``√s_i y_i`` (``b`` itself unweighted)."""
+        return b if self.weights is None else b * self._gram_of.vector(self.weights ** 0.5)
+
     def lsvm_factor(self, C, cg_forcing):
+        if self.weights is not None:  # the weighted dual's linear term √s is not in the device update (22)
+            raise ValueError(f"{self.owner} does not take sample_weight or class_weight with array-API arrays; "
+                             "fit NumPy, SciPy or dask arrays to weigh the rows")
         return DeviceLSVMFactor(self._gram_of, C)
 
     def mse_problems(self, margin):
-        """MSE's problems: the right-hand side ``b`` (a number on the device; a vector as given) as ``target``."""
+        """MSE's problems: the right-hand side ``b`` (a number on the device; a vector as given) as ``target``.
+
+        Weighted: the target ``√s ∘ b`` of the rows ``√s_i y_i``, the margin stored ``b``.
+        """
         problems = self.problems()
+        weights = self.weights
+        if weights is not None:
+            b = self.margin_vector(margin)
+            target = self.weighted_target(b)
         for problem in problems:
+            if weights is not None:
+                problem.target, problem.margin = target, b
+                continue
             problem.target = problem.design.constant_vector(float(margin)) if margin is not None and \
                 np.ndim(margin) == 0 else margin
         return problems
@@ -190,15 +288,19 @@ class ArrayAPIFit:
         for the stored (rounded) model too; one scalar crosses to the host for
         it.
         """
+        weights = self.weighted_rows()  # weighted: the rows √s_i (x_i, 1) and targets √s_i b_i
         X, labels, classes, xp, where = self.X, self.labels, self.classes, self.xp, self.device
         one = xp.ones(labels.shape, dtype=X.dtype, device=where)
         design = ArrayAPIDesign(X, one, xp, where)  # all labels +1: A = [X, 1]
         b = one if margin is None else (design.constant_vector(float(margin)) if np.ndim(margin) == 0
-                                        else design.vector(margin))
+                                        else self._fitted_rows_of(design.vector(margin), "margin"))
         members = xp.stack([labels == c.item() for c in classes], axis=1)  # (N, K), the own class of each row
         B = xp.where(members, b[:, None], xp.zeros_like(X[:, :1]))
-        factor = design.least_squares_solver(C)
-        W = factor.solve_normal(xp.astype(xp.concat([X.T @ B, xp.sum(B, axis=0)[None, :]], axis=0), xp.float64))
+        solved = design if weights is None else design.scaled(weights ** 0.5)
+        factor = solved.least_squares_solver(C)
+        target = B if weights is None else B * xp.astype(weights, X.dtype)[:, None]  # Aᵀ S B
+        W = factor.solve_normal(xp.astype(xp.concat([X.T @ target, xp.sum(target, axis=0)[None, :]], axis=0),
+                                          xp.float64))
         weights = to_host(W, xp)  # p × K numbers, once
         coef = xp.asarray(weights[:-1, :].T, dtype=X.dtype, device=where)
         intercept = xp.asarray(weights[-1, :], dtype=X.dtype, device=where)
@@ -295,6 +397,19 @@ class ArrayAPIFit:
         if unknown.size:
             raise ValueError(f"validation labels {unknown.tolist()} are not among the training classes")
         return xp.astype(X_val, X.dtype), labels
+
+
+def _device_vector(values, xp, where, name):
+    """``values`` of ``X``'s namespace on its device, checked (the namespace and the device)."""
+    from sklearn.utils._array_api import device, get_namespace
+
+    values_xp, _ = get_namespace(values)
+    if values_xp.__name__ != xp.__name__:
+        raise ValueError(f"{name} must be an array of X's namespace ({xp.__name__}) or a NumPy array, "
+                         f"got one of {values_xp.__name__}")
+    if device(values) != where:
+        raise ValueError(f"{name} lives on {device(values)}, X on {where}: move it to X's device")
+    return values
 
 
 def _device_labels(y, xp, where):

@@ -461,7 +461,8 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
         if not data_type.takes_weights:
             refuse_weights(self, sample_weight, data_type.weights_where)
         self._refuse_on_backend(data_type.where)
-        refuse_unsupported(self.get_params(), {"record_history": False}, data_type.traces_where)
+        if not (getattr(data_type, "takes_traces", False) and self._device_traces):
+            refuse_unsupported(self.get_params(), {"record_history": False}, data_type.traces_where)
         data = data_type(X, y, name, wide=self._cannot_solve_wide(), sample_weight=sample_weight,
                          class_weight=getattr(self, "class_weight", None), rescale_exponent=self._rescale_exponent)
         classes = data.classes if data.labels_checked else check_class_labels(data.classes)
@@ -500,6 +501,10 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
     def _cannot_solve_wide(self):
         """``None`` where this fit solves wide ``X`` on a blockwise backend, else what cannot (named in the refusal)."""
         return None
+
+    _device_traces = False
+    """Whether this family's device fit (array-API input) records ``record_history``'s trace (its solver takes
+    the fit data's ``recorder``); where not, ``record_history`` is refused for that input."""
 
     _device_alternative = None
     """The estimator whose device fit does this one's work (array-API input), named when this one refuses it."""

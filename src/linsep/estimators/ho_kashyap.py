@@ -149,6 +149,7 @@ class HoKashyapClassifier(BaseLinearSeparator):
     """
 
     _backends = (ROW_BLOCKS, DEVICE)
+    _device_traces = True
     _dtypes = READS_FLOAT32
     _parameter_constraints = {
         **HK_CONSTRAINTS,
@@ -297,11 +298,13 @@ class HoKashyapClassifier(BaseLinearSeparator):
                                  random_state=self.random_state, X_val=X_val, y_val=y_val,
                                  powers=(0.5, 1) if self.loss == "absolute" else (0.5,))
         gram = data.gram()
+        # record_history reaches here on the device only (refused for dask): its rows stay there until read
+        traces = [data.recorder(self.record_history) if self.record_history else None for _ in problems]
         return [ho_kashyap(problem.design, **kwargs, initial_weights=fit.initial_weights, Y_val=problem.validation,
-                           gram=gram) if problem.weights is None else
+                           gram=gram, trace=trace) if problem.weights is None else
                 scaled_ho_kashyap(problem.scaled, problem.weights, kwargs, initial_weights=fit.initial_weights,
-                                  Y_val=problem.validation, gram=gram)
-                for problem in problems], problems
+                                  Y_val=problem.validation, gram=gram, trace=trace)
+                for problem, trace in zip(problems, traces)], problems
 
     def _store_outputs(self, results, fit):
         binary = len(results) == 1

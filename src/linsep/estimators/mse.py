@@ -328,6 +328,7 @@ class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
     }
 
     _backends = (DEVICE,)  # on the device (row blocks: refused)
+    _device_traces = True
 
     def __init__(self, *, learning_rate=None, schedule="inverse", max_iter=1000, tol=1e-5, record_history=False,
                  class_weight=None, pos_label=None):
@@ -379,9 +380,11 @@ class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):
         if learning_rate is None:  # as widrow_hoff chooses it, from the Gram matrix's largest eigenvalue
             lam = data.largest_gram_eigenvalue()  # on the device; signs do not change YᵀY
             learning_rate = (2.0 if self.schedule == "inverse" else 1.0) / lam if lam > 0 else 1.0
-        return [widrow_hoff_on_design(problem.design, b, learning_rate=learning_rate, schedule=self.schedule,
-                                      max_iter=self.max_iter, tol=self.tol, initial_weights=fit.initial_weights)
-                for problem in problems], problems
+        target = data.weighted_target(b)  # weighted: √s ∘ b on the rows √s_i y_i; b is the margin stored
+        return [_with_margin(widrow_hoff_on_design(
+            problem.design, target, learning_rate=learning_rate, schedule=self.schedule, max_iter=self.max_iter,
+            tol=self.tol, initial_weights=fit.initial_weights, trace=data.recorder(self.record_history)),
+            None if problem.weights is None else b) for problem in problems], problems
 
     def _solve_binary(self, X, y, fit, margin=None, sample_weight=None):
         Y, margin = self._weighted_problem(X, y, margin, sample_weight)

@@ -298,6 +298,7 @@ class BatchPerceptronClassifier(BaseLinearSeparator):
     _dtypes = READS_FLOAT32  # float32 X never copied; Y a and Yᵀ1_M summed in float64
 
     _backends = (DEVICE,)  # on the device (row blocks: refused)
+    _device_traces = True
 
     def __init__(self, *, learning_rate=1.0, schedule="inverse", margin=0.0, max_iter=1000, record_history=False,
                  class_weight=None, pos_label=None):
@@ -342,10 +343,14 @@ class BatchPerceptronClassifier(BaseLinearSeparator):
         return self._fit_weighted(X, y, sample_weight, fit=fit)
 
     def _solve_on_designs(self, data, fit, **ignored):
-        problems = data.problems()
+        problems = data.problems(powers=(1,))  # weighted: the rows s_i y_i (x_i, 1)
+        if problems[0].weights is not None:
+            weighted_rule_labels(self, 1.0, problems[0].weights)  # refuses a margin with weights
         return [batch_perceptron_on_design(problem.design, learning_rate=self.learning_rate, schedule=self.schedule,
                                            margin=self.margin, max_iter=self.max_iter,
-                                           initial_weights=fit.initial_weights) for problem in problems], problems
+                                           initial_weights=fit.initial_weights,
+                                           trace=data.recorder(self.record_history))
+                for problem in problems], problems
 
     def _solve_binary(self, X, y, fit, sample_weight=None):
         weighted_rule_labels(self, y, sample_weight)  # refuses a margin

@@ -385,7 +385,7 @@ def ho_kashyap(
     n_samples, n_cols = design.shape
     for name, value, expected in (("initial_weights", initial_weights, n_cols),
                                   ("initial_margin", initial_margin, n_samples)):
-        if value is not None and (np.shape(value) != (expected,) or not np.all(np.isfinite(value))):
+        if value is not None and (np.shape(value) != (expected,) or not _all_finite(value, design)):
             raise ValueError(f"{name} must be {expected} finite numbers, got shape {np.shape(value)}")
     if n_iter_no_change is not None and (n_iter_no_change < 1 or n_iter_no_change != int(n_iter_no_change)):
         raise ValueError(f"n_iter_no_change must be None or a positive integer, got {n_iter_no_change!r}")
@@ -420,8 +420,9 @@ def ho_kashyap(
         from_image = (plan.first_image is not None and initial_weights is None and initial_margin is None
                       and getattr(factor, "method", None) in ("cholesky", "eigh")
                       and getattr(factor, "sample_weight", None) is None)
-        if initial_weights is not None:
-            W = design.solver_weights(np.array(initial_weights, dtype=float))
+        if initial_weights is not None:  # (a device design's own W_0, weighted IRLS's, stays where it is)
+            W = design.solver_weights(initial_weights if _on_device(initial_weights, design) else
+                                      np.array(initial_weights, dtype=float))
         elif shared_first:
             W = factor.adopt(plan.first_weights)
         elif from_image:  # B_0 = b0·1: Yᵀ(B_0 + offset) = (b0 + offset) Yᵀ1, given
@@ -459,6 +460,20 @@ def ho_kashyap(
                        keep_history=record_history or trace is not None, trace=trace,
                        plan={"driver": driver, "factorization": factor.method, "dtype": design.dtype.name,
                              "threads": threads, **first})
+
+
+def _on_device(value, design):
+    """Whether ``value`` is an array of a device design's namespace (array API), not host numbers."""
+    return getattr(design, "xp", np) is not np and hasattr(value, "shape") and \
+        not isinstance(value, (np.ndarray, np.generic))
+
+
+def _all_finite(value, design):
+    """Whether every entry of ``value`` is finite, read where it lives (a device vector: one scalar copied)."""
+    if not _on_device(value, design):
+        return bool(np.all(np.isfinite(value)))
+    xp = design.xp
+    return bool(design.read_scalars([xp.all(xp.isfinite(value))])[0])
 
 
 def _ridge_and_offset(C):

@@ -59,13 +59,13 @@ def scaled_ho_kashyap(design_of, s, params, *, initial_weights=None, **options):
     """
     absolute = params["loss"] == "absolute"
     offset = 0.0 if params["C"] is None else 1.0
-    scale = s if absolute else np.sqrt(s)
+    scale = s if absolute else s ** 0.5  # (a power, not np.sqrt: s may be an array of any namespace, on a device)
     initial_margin = scale * (params["b0"] + offset) - offset
     if absolute and initial_weights is None:
         # W_0 = (YᵗSY + CĨ)⁻¹ YᵗS (b_0 + offset): the weighted least squares on the rows √s y_i.
         design = as_design(design_of(0.5))
         solver = design.least_squares_solver(0.0 if params["C"] is None else float(params["C"]))
-        initial_weights = design.solve_target(solver, design.vector(np.sqrt(s) * (params["b0"] + offset)), 0.0)
+        initial_weights = design.solve_target(solver, design.vector(s ** 0.5 * (params["b0"] + offset)), 0.0)
     result = ho_kashyap(design_of(1 if absolute else 0.5), **params, initial_margin=initial_margin,
                         initial_weights=initial_weights, **options)
     margin = None if result.margin is None else (result.margin + offset) / scale - offset
