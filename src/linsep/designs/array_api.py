@@ -305,12 +305,19 @@ class DeviceLSVMFactor:
     eigenvectors with the spectrum floored at ``1/C``); each
     ``W_{k+1} = S⁻¹ g_k`` applies the factor there.  ``S`` does not depend on
     the labels: one factor serves every one-vs-rest problem.
+
+    Weighted rows (penalty ``C s_i``, as ``lagrangian_svm``'s
+    ``sample_weight``): ``design`` holds the rows ``√s_i h_i`` and
+    ``linear_term`` is ``√s`` (on the device): the dual in ``β = α/√s``,
+    whose linear term ``c = √s`` replaces ``1`` in the update
+    (:func:`linsep._core.lsvm_update.dual_update`); the returned ``α`` is ``√s β``.
     """
 
-    sample_weight = None  # weighted rows are refused on array-API input
+    sample_weight = None  # the weights are in the rows and the linear term (lagrangian_svm takes none beside them)
 
-    def __init__(self, design, C):
+    def __init__(self, design, C, linear_term=None):
         self.C, self.xp, self.device = float(C), design.xp, design.device
+        self.linear_term = linear_term
         xp = self.xp
         p = design.shape[1]
         matrix = design.gram() + xp.eye(p, dtype=xp.float64, device=self.device) / self.C
@@ -519,7 +526,8 @@ class _DeviceLSVMStep(LinearStepping):
     def __init__(self, design, factor, mu):
         self.design, self.f, self.C, self.mu = design, factor, factor.C, mu
         xp = design.xp
-        self._r = design.constant_vector(1.0)
+        self._c = factor.linear_term  # c of f = ½αᵗQα − cᵗα: 1 (None), or √s for weighted rows
+        self._r = design.constant_vector(1.0) if self._c is None else design.vector(self._c)
         self.alpha = None
         self._next_rhs = design.rmatvec(self._r)  # Hᵗ1
         self.weights = factor.solve(self._next_rhs)
@@ -532,9 +540,11 @@ class _DeviceLSVMStep(LinearStepping):
         alpha = self.C * (self._r - design.scores(self.weights))  # α_k = C (r_{k−1} − H W_k)
         step_sq = xp.sum(alpha * alpha) if self.alpha is None else xp.sum((alpha - self.alpha) ** 2)
         alpha_sq = xp.sum(alpha * alpha)
-        objective = 0.5 * xp.sum(alpha * self._r) - xp.sum(alpha)
+        objective = 0.5 * xp.sum(alpha * self._r) - xp.sum(alpha if self._c is None else alpha * self._c)
         first = self.alpha is None
-        self._r = xp.clip(self._r - self.mu * alpha, min=1.0)  # r_k = max(r_{k−1} − μ α_k, 1)
+        step = self._r - self.mu * alpha
+        # r_k = max(r_{k−1} − μ α_k, c)
+        self._r = xp.clip(step, min=1.0) if self._c is None else xp.maximum(step, self._c)
         self.alpha = alpha
         self._next_rhs = design.rmatvec(self._r)  # g_k = Hᵗ r_k
         self._next = self.f.solve(self._next_rhs)
@@ -551,5 +561,7 @@ class _DeviceLSVMStep(LinearStepping):
         return tuple(values)
 
     def polish(self):
-        """The returned weights on the host (an explicit copy of ``p`` numbers)."""
+        """The returned weights on the host (an explicit copy of ``p`` numbers); weighted, ``α = √s β``."""
         self.weights = to_host(self.weights, self.design.xp)
+        if self._c is not None:
+            self.alpha = self.alpha * self._c

@@ -254,10 +254,9 @@ class ArrayAPIFit:
         return b if self.weights is None else b * self._gram_of.vector(self.weights ** 0.5)
 
     def lsvm_factor(self, C, cg_forcing):
-        if self.weights is not None:  # the weighted dual's linear term √s is not in the device update (22)
-            raise ValueError(f"{self.owner} does not take sample_weight or class_weight with array-API arrays; "
-                             "fit NumPy, SciPy or dask arrays to weigh the rows")
-        return DeviceLSVMFactor(self._gram_of, C)
+        """The LSVM's factor, shared by the problems; weighted: of the rows ``√s_i h_i``, linear term ``√s``."""
+        linear_term = None if self.weights is None else self._gram_of.vector(self.weights ** 0.5)
+        return DeviceLSVMFactor(self._gram_of, C, linear_term=linear_term)
 
     def mse_problems(self, margin):
         """MSE's problems: the right-hand side ``b`` (a number on the device; a vector as given) as ``target``.
