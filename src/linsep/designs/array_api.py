@@ -35,9 +35,10 @@ from linsep._core.plan import FLOAT64_ONLY, working_dtype
 from linsep._core.lsvm_update import LinearStepping
 from linsep._core.trace import TraceRecorder, make_recorder
 from linsep.designs.base import Design
+from linsep.designs.weights import WeightedValidation, validation_weight_factor
 
 __all__ = ["FLOAT32_FACTOR_MAX_CONDITION", "GRAM_ROW_BLOCKS", "ArrayAPIDesign", "DeviceFactor", "DeviceLSVMFactor",
-           "DeviceLeastSquares", "DeviceTraceRecorder", "host_copy", "read_scalars", "to_host", "triangular_solver"]
+           "DeviceLeastSquares", "DeviceTraceRecorder", "DeviceWeightedValidation", "host_copy", "read_scalars", "to_host", "triangular_solver"]
 
 
 def host_copy(array, xp):
@@ -188,6 +189,30 @@ class ArrayAPIDesign(Design):
 
     def checked_certificate(self, u):  # pragma: no cover - the direct factor never asks
         return u
+
+
+class DeviceWeightedValidation(WeightedValidation):
+    """:class:`~linsep.designs.weights.WeightedValidation` on the device: early stopping's weighted error count.
+
+    ``design`` (an :class:`ArrayAPIDesign` of the validation rows) and their
+    weights ``weight`` (a device vector) stay on the device; each count is
+    :math:`\sum_{i : (Y_{\mathrm{val}} W)_i \le 0} v_i` with ``v`` normalised to
+    sum to ``N_val``, read with the smallest score in one copy.
+    """
+
+    def __init__(self, design, weight):
+        xp = design.xp
+        self.design, self.shape, self.xp = design, design.shape, xp
+        (total,) = read_scalars(xp, [xp.sum(weight)])
+        self._weight = xp.astype(weight, xp.float64) * validation_weight_factor(total, weight.shape[0])
+
+    def count_nonpositive(self, W):
+        xp = self.xp
+        Z = self.design.scores(W)
+        count, smallest, finite = read_scalars(xp, [
+            xp.sum(xp.where(Z <= 0, self._weight, xp.zeros_like(self._weight))), xp.min(Z),
+            xp.all(xp.isfinite(Z))])
+        return float(count), float(smallest), bool(finite)
 
 
 class DeviceTraceRecorder(TraceRecorder):

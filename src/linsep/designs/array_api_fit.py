@@ -33,8 +33,8 @@ from linsep._core.certificates import FIT_PROOF_RTOL, is_proof
 from linsep._core.plan import dtype_plan, working_dtype
 from linsep._core.result import CONVERGED, SEPARABLE, SolveResult, demote_unproven
 from linsep._core.signed_design import columns_out_of_range, safe_exponent
-from linsep.designs.array_api import (ArrayAPIDesign, DeviceLSVMFactor, DeviceTraceRecorder, host_copy, read_scalars,
-                                      to_host)
+from linsep.designs.array_api import (ArrayAPIDesign, DeviceLSVMFactor, DeviceTraceRecorder, DeviceWeightedValidation,
+                                      host_copy, read_scalars, to_host)
 from linsep.designs.dask_fit import DesignProblem
 from linsep.designs.weights import check_row_weights, class_weight_table
 
@@ -88,6 +88,7 @@ class ArrayAPIFit:
         self._all_rows = self._summary = self._gram_of = None
         self._sample_weight, self._class_weight = sample_weight, class_weight
         self.weights, self._weighed, self._kept = None, False, None
+        self._class_table = self._validation_weights = None
 
     def recorder(self, record_history):
         """The trace recorder of ``record_history`` whose rows stay on the device (``None`` when it is falsy).
@@ -129,11 +130,9 @@ class ArrayAPIFit:
             raise ValueError(f"sample_weight.shape == {tuple(s.shape)}, expected ({n},)!")
         if class_weight is not None:
             counts = host_copy(xp.unique_counts(labels)[1], xp)  # classes are sorted, as unique_counts returns them
-            table = class_weight_table(class_weight, self.classes, self.owner, np.repeat(self.classes, counts))
-            per_row = xp.zeros(n, dtype=xp.float64, device=self.device)
-            for label, weight in zip(self.classes, table):
-                per_row = per_row + xp.astype(labels == label.item(), xp.float64) * float(weight)
-            s = s * per_row
+            self._class_table = class_weight_table(class_weight, self.classes, self.owner,
+                                                   np.repeat(self.classes, counts))
+            s = s * self._class_rows(labels)
         positive = s > 0
         infinity = xp.asarray(np.inf, dtype=xp.float64, device=self.device)
         values = read_scalars(xp, [xp.all(xp.isfinite(s)), xp.min(s), xp.min(xp.where(positive, s, infinity)),
@@ -166,9 +165,6 @@ class ArrayAPIFit:
                  y_val=None, powers=(0.5,)):
         """One problem per ``±1`` column; early stopping's validation rows given or held out on the device."""
         weights = self.weighted_rows()
-        if weights is not None and (early_stopping or X_val is not None):
-            raise ValueError(f"{self.owner}: early_stopping with sample_weight or class_weight is not available "
-                             "for array-API input; fit NumPy arrays to weigh the rows of an early-stopped fit")
         X, labels, classes, xp = self.X, self.labels, self.classes, self.xp
         designs = self._designs(X, labels)
         validation = [None] * len(designs)
@@ -177,22 +173,59 @@ class ArrayAPIFit:
             validation = self._designs(X_val, labels_val)
             values, counts = xp.unique_counts(labels_val)  # what the warning of an unregularised fit reads of y_val
             self._summary = (np.repeat(host_copy(values, xp), host_copy(counts, xp)), X.shape[0])
+            if weights is not None and self._class_table is not None:  # given rows: class_weight's weights only
+                validation = self._weighed_validation(validation, labels_val, self._class_rows(labels_val),
+                                                      self._summary[0])
         elif early_stopping:
             fitted, held_out, counts = self._held_out_split(validation_fraction, random_state)
             validation = self._designs(X[held_out], labels[held_out])
             self._all_rows = (designs, fitted)
             designs = self._designs(X[fitted], labels[fitted])
             self._summary = (np.repeat(classes, counts), int(X.shape[0] - counts.sum()))
+            if weights is not None:  # the held-out rows keep their weights
+                validation = self._weighed_validation(validation, labels[held_out], weights[held_out],
+                                                      self._summary[0])
+                weights = weights[fitted]
         if weights is not None:  # the rows s_i^power y_i (x_i, 1): X itself, the scale on the labels
             roots = {power: weights ** power for power in powers}
             top = max(powers)
             self._gram_of = designs[0].scaled(roots[top])
-            return [DesignProblem(design=design.scaled(roots[top]), checked=design, weights=weights,
+            return [DesignProblem(design=design.scaled(roots[top]), checked=design, validation=val, weights=weights,
                                   scaled=lambda power, design=design: design.scaled(roots[power]))
-                    for design in designs]
+                    for design, val in zip(designs, validation)]
         self._gram_of = designs[0]
         return [DesignProblem(design=design, checked=design, validation=val)
                 for design, val in zip(designs, validation)]
+
+    def _class_rows(self, labels):
+        """The weight ``class_weight`` gives each of ``labels`` (on the device; the table of the training labels)."""
+        xp = self.xp
+        per_row = xp.zeros(labels.shape[0], dtype=xp.float64, device=self.device)
+        for label, weight in zip(self.classes, self._class_table):
+            per_row = per_row + xp.astype(labels == label.item(), xp.float64) * float(weight)
+        return per_row
+
+    def _weighed_validation(self, designs, labels, weights, summary_labels):
+        """The validation designs counting weighted errors, and what the warning of an unregularised fit reads.
+
+        The warning reads the validation weights' sum per class only: those
+        ``K`` sums are read (one copy) and spread evenly over the class's rows
+        of the summary's labels, so no vector of ``N_val`` weights crosses to the host.
+        """
+        xp = self.xp
+        sums = read_scalars(xp, [xp.sum(xp.where(labels == c.item(), weights, xp.zeros_like(weights)))
+                                 for c in self.classes])
+        spread = np.zeros(summary_labels.shape[0])
+        for c, total in zip(self.classes, sums):
+            members = summary_labels == c
+            if members.any():
+                spread[members] = total / members.sum()
+        self._validation_weights = spread
+        return [DeviceWeightedValidation(design, weights) for design in designs]
+
+    def validation_weights(self):
+        """The validation weights as the warning of an unregularised fit reads them (``None`` unweighted)."""
+        return self._validation_weights
 
     def validation_summary(self):
         """``(validation labels on the host, fitted rows)``: what the warning of an unregularised fit reads."""
@@ -314,18 +347,18 @@ class ArrayAPIFit:
     def checked(self, results, problems):
         """Proofs checked on the fitted rows (one explicit copy of them to the host, on that verdict only).
 
-        With a held-out split a certificate is extended to every row, zero on the held-out ones.
+        With a held-out split a certificate is extended to every row, zero on
+        the held-out ones, and so is it with rows of weight 0 (zero on them), as in memory.
         """
         xp = self.xp
         checked = [demote_unproven(result, lambda certificate, design=problem.checked: is_proof(
             to_host(design.X, xp), to_host(design.y, xp), to_host(certificate, xp), FIT_PROOF_RTOL))
             for result, problem in zip(results, problems)]
-        if self._all_rows is None:
+        masks = ([] if self._all_rows is None else [self._all_rows[1]]) + ([] if self._kept is None else [self._kept])
+        if not masks:
             return checked
-        designs, fitted = self._all_rows
-        position = xp.clip(xp.cumulative_sum(xp.astype(fitted, xp.int64)) - 1, min=0)  # row -> its fitted row
-        return [result if result.certificate is None else replace(result, certificate=xp.where(
-            fitted, xp.take(result.certificate, position), xp.zeros_like(designs[0].y))) for result in checked]
+        return [result if result.certificate is None else replace(
+            result, certificate=_expanded(xp, result.certificate, masks)) for result in checked]
 
     def linear_model(self, results):
         """``(coef, intercept)`` in ``X``'s namespace, type and device."""
@@ -396,6 +429,21 @@ class ArrayAPIFit:
         if unknown.size:
             raise ValueError(f"validation labels {unknown.tolist()} are not among the training classes")
         return xp.astype(X_val, X.dtype), labels
+
+
+def _expanded(xp, vector, masks):
+    """``vector`` of the rows each mask keeps, put back among all rows (zero elsewhere), innermost mask first."""
+    for mask in masks:
+        position = xp.clip(xp.cumulative_sum(xp.astype(mask, xp.int64)) - 1, min=0)  # row -> its kept row
+        vector = xp.where(mask, xp.take(vector, position), xp.zeros(mask.shape, dtype=vector.dtype,
+                                                                      device=_device_of(mask)))
+    return vector
+
+
+def _device_of(array):
+    from sklearn.utils._array_api import device
+
+    return device(array)
 
 
 def _device_vector(values, xp, where, name):

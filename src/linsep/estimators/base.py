@@ -482,6 +482,7 @@ class BaseSeparator(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
             self.status_ = demote_unseparated(
                 self.status_, lambda k: data.separates(problems, k, self.coef_, self.intercept_))
         fit.y_val, fit.n_fitted = data.validation_summary()
+        fit.val_weight = getattr(data, "validation_weights", lambda: None)()  # weighted validation rows (device)
         self._store_outputs(results, fit)
         self.classes_ = data.fitted_classes()
         return self

@@ -285,7 +285,8 @@ class HoKashyapClassifier(BaseLinearSeparator):
         )
 
     def _refuse_on_backend(self, where):
-        refuse_unsupported(HKParams.from_estimator(self), HKParams.neutral(), where, HK_SUPPORTED)
+        # record_history: refused or honoured by the fit flow, per backend (_fit_where_data_live, _device_traces)
+        refuse_unsupported(HKParams.from_estimator(self), HKParams.neutral(), where, HK_SUPPORTED | {"record_history"})
 
     def _cannot_solve_wide(self):
         return "loss='absolute' (IRLS reweighs the rows)" if self.loss == "absolute" else None
