@@ -202,17 +202,36 @@ class DeviceWeightedValidation(WeightedValidation):
 
     def __init__(self, design, weight):
         xp = design.xp
-        self.design, self.shape, self.xp = design, design.shape, xp
+        self.design, self.shape, self.xp = _Counted(design), design.shape, xp
         (total,) = read_scalars(xp, [xp.sum(weight)])
         self._weight = xp.astype(weight, xp.float64) * validation_weight_factor(total, weight.shape[0])
 
     def count_nonpositive(self, W):
+        # the unweighted count too, in the same copy: a traced fit counts the held-out rows' errors unweighted
+        # (design.count_nonpositive of the same W), which then costs no second copy
         xp = self.xp
         Z = self.design.scores(W)
-        count, smallest, finite = read_scalars(xp, [
-            xp.sum(xp.where(Z <= 0, self._weight, xp.zeros_like(self._weight))), xp.min(Z),
-            xp.all(xp.isfinite(Z))])
+        wrong = Z <= 0
+        count, plain, smallest, finite = read_scalars(xp, [
+            xp.sum(xp.where(wrong, self._weight, xp.zeros_like(self._weight))), xp.count_nonzero(wrong),
+            xp.min(Z), xp.all(xp.isfinite(Z))])
+        self.design.counted = (W, (int(plain), float(smallest), bool(finite)))
         return float(count), float(smallest), bool(finite)
+
+
+class _Counted:
+    """An :class:`ArrayAPIDesign` whose ``count_nonpositive`` of the weights last counted is already known."""
+
+    def __init__(self, design):
+        self._design, self.counted = design, None
+
+    def __getattr__(self, name):
+        return getattr(self._design, name)
+
+    def count_nonpositive(self, W):
+        if self.counted is not None and self.counted[0] is W:
+            return self.counted[1]
+        return self._design.count_nonpositive(W)
 
 
 class DeviceTraceRecorder(TraceRecorder):

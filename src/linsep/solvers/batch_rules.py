@@ -62,7 +62,9 @@ def batch_perceptron_on_design(design, *, learning_rate, schedule, margin, max_i
         a = a + step_size(learning_rate, schedule, k) * design.rmatvec(wrong)
         if trace is not None and trace.wants(k):
             trace.record(k, weights=a)
-    smallest, finite = read_scalars(xp, [xp.min(design.scores(a)), xp.all(xp.isfinite(a))])
+    scores = design.scores(a)
+    smallest, finite, final_errors = read_scalars(xp, [xp.min(scores), xp.all(xp.isfinite(a)),
+                                                       xp.count_nonzero(scores <= 0)])
     if status == MAX_ITER and smallest > margin:
         status = SEPARABLE
     if not finite:
@@ -70,7 +72,7 @@ def batch_perceptron_on_design(design, *, learning_rate, schedule, margin, max_i
     history = {"mistakes": np.asarray(mistakes, dtype=np.int64)}
     if trace is not None:
         trace.record(len(mistakes), final=True, weights=a)
-        errors.append(design.count_nonpositive(a)[0])
+        errors.append(int(final_errors))
         history = trace.merge_into({**history, "training_errors": np.asarray(errors, dtype=np.int64)})
     return SolveResult(weights=design.host_weights(a, design.dtype), n_iter=len(mistakes), status=status,
                        history=history, extra={"plan": dtype_plan(design.dtype)})
