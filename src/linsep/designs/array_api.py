@@ -14,7 +14,11 @@ implicit conversion):
 * per iteration, the pass's seven statistics (``J``, the error count, ``min
   Z``, ``max E``, ``min E``, ``max |B|``, the fixed-point test) as one
   vector: the stopping rules read them;
-* at the end, the returned ``W`` (``p`` numbers).
+* at the end, the returned ``W`` (``p`` numbers), and a trace's rows
+  (:class:`DeviceTraceRecorder`: one copy of them all).
+
+Sample weights scale the rows (:meth:`ArrayAPIDesign.scaled`: the labels carry
+the scale, ``X`` is not copied), as :mod:`linsep.designs.weights` describes.
 
 IRLS (absolute errors) solves each reweighted system on the device
 (``xp.linalg.solve``; a rank-deficient one without a penalty from its

@@ -17,9 +17,10 @@ in the input's namespace and on its device (``coef_``, ``intercept_``,
 ``classes_``).  The namespace is the one scikit-learn resolves for ``X`` (a
 CUDA tensor or a CuPy array carries no ``__array_namespace__``).  What
 crosses to the host during the solves is listed in
-:mod:`linsep.designs.array_api`.  Weights are refused
-(:func:`linsep.designs.weights.refuse_weights`), and columns that the
-NumPy fit would rescale by powers of two.  scikit-learn needs
+:mod:`linsep.designs.array_api`.  Weights (:meth:`ArrayAPIFit.weighted_rows`) are a device
+vector and scale the rows (:meth:`~linsep.designs.array_api.ArrayAPIDesign.scaled`), as in
+memory; traces are recorded on the device (:meth:`ArrayAPIFit.recorder`).  Columns that the
+NumPy fit would rescale by powers of two are refused.  scikit-learn needs
 ``SCIPY_ARRAY_API=1`` in the environment for dispatch.
 """
 
