@@ -200,7 +200,7 @@ class DeviceWeightedValidation(WeightedValidation):
 
     ``design`` (an :class:`ArrayAPIDesign` of the validation rows) and their
     weights ``weight`` (a device vector) stay on the device; each count is
-    :math:`\sum_{i : (Y_{\mathrm{val}} W)_i \le 0} v_i` with ``v`` normalised to
+    :math:`\\sum_{i : (Y_{\\mathrm{val}} W)_i \\le 0} v_i` with ``v`` normalised to
     sum to ``N_val``, read with the smallest score in one copy.
     """
 
