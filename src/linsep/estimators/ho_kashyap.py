@@ -299,7 +299,7 @@ class HoKashyapClassifier(BaseLinearSeparator):
                                  random_state=self.random_state, X_val=X_val, y_val=y_val,
                                  powers=(0.5, 1) if self.loss == "absolute" else (0.5,))
         gram = data.gram()
-        # record_history reaches here on the device only (refused for dask): its rows stay there until read
+        # record_history reaches here only where the fit data record traces (data.recorder): their rows stay there
         traces = [data.recorder(self.record_history) if self.record_history else None for _ in problems]
         return [ho_kashyap(problem.design, **kwargs, initial_weights=fit.initial_weights, Y_val=problem.validation,
                            gram=gram, trace=trace) if problem.weights is None else
