@@ -33,8 +33,12 @@ unless given ``device=`` (as PyTorch does).
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import sys
 import types
+from pathlib import Path
 
 import array_api_strict as _strict
 import numpy as np
@@ -242,3 +246,19 @@ def register():
     jnp.empty = lambda *args, **kwargs: _Handle()
     jax.numpy = jnp
     sys.modules["jax"], sys.modules["jax.numpy"] = jax, jnp
+
+
+def run_checks(checks, kind, timeout=600):
+    """The JSON that the script ``checks`` prints last, run in a fresh interpreter for the arrays ``kind``.
+
+    scikit-learn's dispatch needs ``SCIPY_ARRAY_API=1`` before scipy is
+    imported, and :func:`register` changes ``sys.modules``: each kind of
+    arrays (``LINSEP_TEST_ARRAYS``, which the script reads) gets its own
+    interpreter, with ``tests/`` on its path for this module and ``problems.py``.
+    """
+    env = dict(os.environ, SCIPY_ARRAY_API="1", LINSEP_TEST_ARRAYS=kind,
+               PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parent), *sys.path]))
+    run = subprocess.run([sys.executable, "-c", checks], capture_output=True, text=True, env=env, timeout=timeout,
+                         check=False)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return json.loads(run.stdout.strip().splitlines()[-1])

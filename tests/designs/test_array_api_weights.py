@@ -17,11 +17,6 @@ arrays (``SCIPY_ARRAY_API=1`` before scipy is imported; the stand-in of
 non-CPU ``device1`` and the stand-in for a CUDA tensor or CuPy array.
 """
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import scipy
@@ -70,13 +65,17 @@ cases = [("hk", {}, X, y, s0, None, True, {}), ("mhks", {}, X, y3, s, "balanced"
          ("lsvm", {}, X, y, s0, half, True, {}), ("lsvm", {"C": 10.0}, X, y3, s, None, True, {}),
          ("batch_perceptron", {"max_iter": 50}, X, y, s0, None, True, {}),
          ("batch_perceptron", {"max_iter": 50}, X, y3, None, "balanced", True, {}),
-         ("widrow_hoff", {}, X, y, s0, half, True, {}), ("widrow_hoff", {"schedule": "constant"}, X, y3, s, None, True, {}),
-         ("hkes", {"random_state": 0}, X, y, s0, None, True, {}), ("hkesa", {"random_state": 3}, X, y3, None, "balanced", True, {}),
+         ("widrow_hoff", {}, X, y, s0, half, True, {}),
+         ("widrow_hoff", {"schedule": "constant"}, X, y3, s, None, True, {}),
+         ("hkes", {"random_state": 0}, X, y, s0, None, True, {}),
+         ("hkesa", {"random_state": 3}, X, y3, None, "balanced", True, {}),
          ("hkes", {}, few[:16], few_labels[:16], s[:16], "balanced", True, {"X_val": few_val, "y_val": few_val_labels}),
          ("hkes", {"random_state": 0, "C": None}, few, few_labels, s[:20], None, True, {}),
-         ("hk", {}, xor, xor_labels, xor_weights, None, True, {}), ("hkes", {"random_state": 1}, xor, xor_labels, xor_weights, None, True, {}),
+         ("hk", {}, xor, xor_labels, xor_weights, None, True, {}),
+         ("hkes", {"random_state": 1}, xor, xor_labels, xor_weights, None, True, {}),
          ("mhks", {"max_iter": 20}, X.astype(np.float32), y, s0, None, True, {}),
-         ("hk", {"max_iter": 40}, X, y, s, None, True, {"coef_init": np.array([0.3, -0.2, 0.1]), "intercept_init": 0.5}),
+         ("hk", {"max_iter": 40}, X, y, s, None, True,
+          {"coef_init": np.array([0.3, -0.2, 0.1]), "intercept_init": 0.5}),
          ("widrow_hoff", {"max_iter": 40}, X, y, s, None, True, {"coef_init": np.array([0.3, -0.2, 0.1])})]
 def recording(fit):
     with warnings.catch_warnings(record=True) as caught:
@@ -85,7 +84,8 @@ def recording(fit):
     return fitted, sorted(str(w.message) for w in caught if w.category is UserWarning)
 def listed(value):
     return value if isinstance(value, list) else [value]
-reference = [recording(lambda: make_classifier(name, class_weight=cw, **params).fit(data, labels, sample_weight=w, **kw))
+reference = [recording(lambda: make_classifier(name, class_weight=cw, **params).fit(data, labels, sample_weight=w,
+                                                                                   **kw))
              for name, params, data, labels, w, cw, _, kw in cases]
 sklearn.set_config(array_api_dispatch=True)
 fits = []
@@ -124,7 +124,8 @@ traced = [("hk", {"record_history": True}, X, y, None), ("mhka", {"record_histor
           ("batch_perceptron", {"record_history": True, "max_iter": 30}, X, y, None),
           ("widrow_hoff", {"record_history": 2, "max_iter": 40}, X, y3, s)]
 sklearn.set_config(array_api_dispatch=False)
-trace_refs = [make_classifier(name, **params).fit(data, labels, sample_weight=w) for name, params, data, labels, w in traced]
+trace_refs = [make_classifier(name, **params).fit(data, labels, sample_weight=w)
+              for name, params, data, labels, w in traced]
 sklearn.set_config(array_api_dispatch=True)
 traces = []
 for (name, params, data, labels, w), ref in zip(traced, trace_refs):
@@ -148,7 +149,8 @@ for (name, params, data, labels, w), ref in zip(traced, trace_refs):
                 if a.size:
                     worst = max(worst, float(np.max(np.abs(a - b) / np.maximum(1.0, np.abs(b)))))
         traces.append(dict(name=name, worst=worst, same_keys=same_keys, problems=len(listed(ref.history_)),
-                           host_numpy=all(isinstance(v, np.ndarray) for h in listed(fitted.history_) for v in h.values()),
+                           host_numpy=all(isinstance(v, np.ndarray) for h in listed(fitted.history_)
+                                          for v in h.values()),
                            untraced=copies[False], traced=copies[True]))
     except Exception as error:
         traces.append(dict(name=name, error=f"{type(error).__name__}: {error}"))
@@ -163,7 +165,8 @@ Xd, yd = to_device(X), to_device(y)
 refused = {
     "mse traces": one_line(lambda: make_classifier("mse", record_history=True).fit(Xd, yd)),
     "lsvm traces": one_line(lambda: make_classifier("lsvm", record_history=True).fit(Xd, yd)),
-    "perceptron margin": one_line(lambda: make_classifier("batch_perceptron", margin=0.5).fit(Xd, yd, sample_weight=to_device(s))),
+    "perceptron margin": one_line(lambda: make_classifier("batch_perceptron", margin=0.5).fit(
+        Xd, yd, sample_weight=to_device(s))),
     "shape": one_line(lambda: make_classifier("hk").fit(Xd, yd, sample_weight=to_device(s[:50]))),
     "negative": one_line(lambda: make_classifier("hk").fit(Xd, yd, sample_weight=to_device(s - 1.0))),
     "all zero": one_line(lambda: make_classifier("mse").fit(Xd, yd, sample_weight=np.zeros(120))),
@@ -196,13 +199,9 @@ print(json.dumps({"fits": fits, "traces": traces, "refused": refused, "memory": 
 
 @pytest.fixture(scope="module", params=ARRAYS)
 def outcome(request):
-    tests = str(Path(__file__).resolve().parents[1])  # device_arrays.py and problems.py, helpers at the top of tests/
-    env = dict(os.environ, SCIPY_ARRAY_API="1", LINSEP_TEST_ARRAYS=request.param,
-               PYTHONPATH=os.pathsep.join([tests, *sys.path]))
-    run = subprocess.run([sys.executable, "-c", CHECKS], capture_output=True, text=True, env=env, timeout=600,
-                         check=False)
-    assert run.returncode == 0, run.stderr[-3000:]
-    return json.loads(run.stdout.strip().splitlines()[-1])
+    from device_arrays import run_checks  # (a helper at the top of tests/; it imports array_api_strict)
+
+    return run_checks(CHECKS, request.param, timeout=600)
 
 
 def test_weighted_device_fits_equal_the_numpy_fits(outcome):

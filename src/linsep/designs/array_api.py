@@ -42,7 +42,8 @@ from linsep.designs.base import Design
 from linsep.designs.weights import WeightedValidation, validation_weight_factor
 
 __all__ = ["FLOAT32_FACTOR_MAX_CONDITION", "GRAM_ROW_BLOCKS", "ArrayAPIDesign", "DeviceFactor", "DeviceLSVMFactor",
-           "DeviceLeastSquares", "DeviceTraceRecorder", "DeviceWeightedValidation", "host_copy", "read_scalars", "to_host", "triangular_solver"]
+           "DeviceLeastSquares", "DeviceTraceRecorder", "DeviceWeightedValidation", "host_copy", "read_scalars",
+           "to_host", "triangular_solver"]
 
 
 def host_copy(array, xp):

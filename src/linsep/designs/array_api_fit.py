@@ -456,7 +456,8 @@ def _device_vector(values, xp, where, name):
         raise ValueError(f"{name} must be an array of X's namespace ({xp.__name__}) or a NumPy array, "
                          f"got one of {values_xp.__name__}")
     if device(values) != where:
-        raise ValueError(f"{name} lives on {device(values)}, X on {where}: move it to X's device")
+        raise ValueError(f"{name} lives on {device(values)}, X on {where}: move {name} to X's device "
+                         f"({name}.to_device(X.device))")
     return values
 
 
@@ -467,18 +468,10 @@ def _device_labels(y, xp, where):
     (a CUDA tensor or a CuPy array has no ``__array_namespace__`` and refuses
     ``np.asarray``): the distinct labels are the one copy to the host.
     """
-    from sklearn.utils._array_api import device, get_namespace
-
     if isinstance(y, (np.ndarray, list, tuple)):
         host = np.asarray(y)
         if host.dtype.kind not in "biuf":
             raise ValueError(f"labels of array-API input must be numbers or booleans, got dtype {host.dtype}; "
                              "encode them (sklearn.preprocessing.LabelEncoder) or fit NumPy arrays")
         return xp.asarray(host, device=where)
-    y_xp, _ = get_namespace(y)
-    if y_xp.__name__ != xp.__name__:
-        raise ValueError(f"y must be an array of X's namespace ({xp.__name__}) or a NumPy array, "
-                         f"got one of {y_xp.__name__}")
-    if device(y) != where:
-        raise ValueError(f"y lives on {device(y)}, X on {where}: move y to X's device (y.to_device(X.device))")
-    return y
+    return _device_vector(y, xp, where, "y")
