@@ -267,6 +267,44 @@ def test_hk_builds_each_block_view_once_per_problem(params):
     assert few <= 4 * Xd.numblocks[0]  # the Gram pass's, the passes' own, a certificate's: a few per block
 
 
+def _module_crossings(fit):
+    """``(crossings, model)``: how often ``fit()``'s consecutive linsep calls change module, every task in this
+    thread (synchronous scheduler), counted as ``benchmarks/trace_fit_flow.py`` counts them (``sys.setprofile``)."""
+    import sys
+
+    modules = []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            module = frame.f_globals.get("__name__", "")
+            if module.startswith("linsep"):
+                modules.append(module)
+
+    with dask.config.set(scheduler="synchronous"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        sys.setprofile(profile)
+        try:
+            model = fit()
+        finally:
+            sys.setprofile(None)
+    return sum(a != b for a, b in zip(modules, modules[1:])), model
+
+
+@pytest.mark.parametrize("params", [dict(C=1.0), dict(update="weights")], ids=["mhks", "weights"])
+def test_hk_iterate_stays_in_the_step_module(params):
+    # A chained dask fit runs each iterate inside solvers/ho_kashyap/step.py (block_chain: the blocks' passes,
+    # the margin update, the sums): its only crossings are the W-step's solve (step -> _core.linalg -> step)
+    # and, on the client, the driver's (solver -> rules -> the chain's generator -> solver), 5 an iterate.  The
+    # old chain ping-ponged between designs/dask.py, dask_groups.py and step.py, ~17 an iterate.
+    X, y = pair_data("noisy")
+    Xd, yd = dask_pair(X, y)
+    few, short = _module_crossings(lambda: HoKashyapClassifier(max_iter=20, tol=1e-14, **params).fit(Xd, yd))
+    many, long = _module_crossings(lambda: HoKashyapClassifier(max_iter=60, tol=1e-14, **params).fit(Xd, yd))
+    iterates = long.n_iter_ - short.n_iter_
+    assert iterates >= 30
+    assert many - few <= 6 * iterates, (many - few) / iterates
+
+
 def test_a_float32_block_keeps_no_float64_copy_for_the_fit():
     # The prepared block keeps its signed view only where the view shares the block's memory (float64); a
     # float32 block's view is a float64 copy, made per pass and dropped, so a persisted float32 X is held once.
