@@ -344,7 +344,7 @@ class _BlocksPass:
         self.rows, self.B_next, self.E, self.rhs, self.eabs_max, self.stats = rows, B_next, E, rhs, eabs_max, stats
 
     def reweighted(self, factor, irls_floor):
-        """``D_k`` per block, ``Yᵀ D_k r`` and the factor of ``YᵀD_kY + CĨ`` (the floor from the global ``max|E_k|``)."""
+        """``D_k`` per block, ``Yᵀ D_k r`` and the factor of ``YᵀD_kY + CĨ`` (floor from the global ``max|E_k|``)."""
         second = self.rows.reweigh(self.E, self.B_next, irls_floor, self.eabs_max)
         self.rhs = np.sum([s[1]["g"] for s in second], axis=0)
         factor = least_squares_solver(GramOnly(self.rows.shape), None, factor.ridge,
