@@ -782,6 +782,33 @@ def least_squares_solver(Y, sample_weight=None, ridge=0.0, gram=None, *, tol=CG_
                                  minimum_norm=minimum_norm)
 
 
+def greedy_block_cholesky(block, bound):
+    """Greedy pivoted Cholesky of a small candidate block ``S[c, c]`` (right-looking, ``b × b``), in place.
+
+    The inner step of :func:`pivoted_cholesky` (also of the device map,
+    :class:`linsep.designs.array_api_kernel.DeviceKernelMap`, which brings
+    each ``b × b`` block to the host for it): the candidate of largest
+    residual is taken while it exceeds ``bound``.  Returns ``(chosen, R)``:
+    the local indices taken, in pivot order, and the lower triangular ``R``
+    with ``R Rᵀ = S[Q, Q]`` (``None`` when none is taken); ``block`` is left
+    holding the Schur complement, whose diagonal is the candidates' residual.
+    """
+    chosen, factor_columns = [], []
+    while True:
+        d = block.diagonal().copy()
+        d[chosen] = -np.inf
+        local = int(np.argmax(d))
+        if not d[local] > bound:
+            break
+        col = block[:, local] / np.sqrt(d[local])
+        block -= np.outer(col, col)
+        chosen.append(local)
+        factor_columns.append(col)
+    if not chosen:
+        return chosen, None
+    return chosen, np.tril(np.array(factor_columns).T[chosen])
+
+
 def pivoted_cholesky(columns, diagonal, *, tol=0.0, block_size=64):
     """Greedy pivoted (partial) Cholesky ``A ≈ F Fᵀ`` of a positive semi-definite ``A`` from its columns.
 
@@ -837,24 +864,12 @@ def pivoted_cholesky(columns, diagonal, *, tol=0.0, block_size=64):
         S = np.array(columns(candidates), dtype=float, order="F")
         if r:
             S -= F[:, :r] @ F[candidates, :r].T
-        # Greedy pivoted Cholesky of the small block S[c, c] (right-looking, b × b).
         block = S[candidates].copy()
-        chosen, factor_columns = [], []
-        while True:
-            d = block.diagonal().copy()
-            d[chosen] = -np.inf
-            local = int(np.argmax(d))
-            if not d[local] > bound:
-                break
-            col = block[:, local] / np.sqrt(d[local])
-            block -= np.outer(col, col)
-            chosen.append(local)
-            factor_columns.append(col)
+        chosen, R = greedy_block_cholesky(block, bound)
         if not chosen:
             residual[candidates] = np.maximum(block.diagonal(), 0.0)
             continue
         # New columns S[:, Q] R⁻ᵀ, with R R^t = S[Q, Q] the factor just computed (Q in pivot order).
-        R = np.tril(np.array(factor_columns).T[chosen])
         new = sla.solve_triangular(R, S[:, chosen].T, lower=True, check_finite=False).T
         if r + len(chosen) > F.shape[1]:  # grow the buffer geometrically
             grown = np.zeros((n, min(n, max(2 * F.shape[1], r + len(chosen)))), order="F")

@@ -1,0 +1,250 @@
+"""Kernel Ho–Kashyap on array-API input: the empirical kernel map built on the input's device, HK run there.
+
+The NumPy fit (:mod:`linsep.solvers.ho_kashyap.kernel`) runs the linear
+Ho–Kashyap iteration on the empirical kernel map of the training samples: a
+pivoted partial Cholesky factor :math:`K \\approx L L^t` (only the pivot
+columns of :math:`K` computed), centred and rotated onto its principal axes.
+:class:`DeviceKernelMap` builds the same map in the input's namespace and on
+its device: the kernel columns (:func:`linsep.kernels.namespace_kernel_matrix`,
+the kernels' formulas written once for every namespace), the Schur
+complement updates, the triangular solves, the centring and the ``r × r``
+eigendecomposition.  :func:`device_kernel_ho_kashyap` then runs the one
+namespace HK pass (:class:`~linsep.designs.array_api.ArrayAPIDesign` over the
+map's features, the map's diagonal Gram matrix shared by every one-vs-rest
+problem) and maps the weights back to dual coefficients on the device.
+Prediction is ``K(X, X_P) a_P + b`` on the device, over the pivots ``P``
+(the only training samples with nonzero dual coefficients).
+
+What crosses to the host, each an explicit copy (:func:`~linsep.designs.array_api.host_copy`):
+
+* per block of pivot candidates (``block_size`` = 64 pivots at most), the
+  candidates' ``b × b`` Schur complement with a flag that the block's kernel
+  columns are finite, and the ``N`` squared norms of the block's new factor
+  rows: the pivots are chosen on the host, with the code of the NumPy fit
+  (:func:`linsep._core.linalg.greedy_block_cholesky`, the candidates by the
+  same ``argpartition``), so that both fits choose the same pivots; the
+  residual diagonal (``N`` numbers) is kept on the host;
+* once, the ``r`` eigenvalues of the centred map's Gram matrix (which
+  directions to keep);
+* per HK iteration, the pass's statistics (as for the linear fit), and at
+  the end each problem's ``rank + 1`` weights;
+* ``gamma="scale"``: the variance of ``X`` (one number).
+
+Host to device: the candidates' indices and their ``b × b`` factor per
+block, the pivots' positions (``N`` integers) once, the weights.  The
+``N × N`` kernel matrix is never formed: the map holds ``N × r`` numbers
+(float64), the kernel columns are computed ``b`` at a time in ``X``'s type.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from linsep._core.linalg import greedy_block_cholesky
+from linsep.designs.array_api import ArrayAPIDesign, read_scalars, to_host, triangular_solver
+from linsep.kernels import namespace_kernel_diagonal, namespace_kernel_matrix
+
+__all__ = ["DeviceKernel", "DeviceKernelMap", "device_kernel_ho_kashyap", "device_pivoted_cholesky"]
+
+
+class DeviceKernel:
+    """The fitted kernel of an estimator in the namespace ``xp``: values, diagonals, rows against training samples.
+
+    ``kernel="precomputed"``: the arrays passed are kernel values already
+    (the training Gram matrix, or the rows ``k(X_new, X_fit)``).
+    """
+
+    def __init__(self, xp, kernel, gamma=None, degree=3, coef0=0.0):
+        self.xp, self.kernel = xp, kernel
+        self.params = {"gamma": gamma, "degree": degree, "coef0": coef0}
+
+    def __call__(self, A, B):
+        """``k(A, B)`` on the device (``A``, ``B`` samples of one type)."""
+        return namespace_kernel_matrix(A, B, self.xp, kernel=self.kernel, **self.params)
+
+    def diagonal(self, X):
+        if self.kernel == "precomputed":
+            return self.xp.linalg.diagonal(X)
+        return namespace_kernel_diagonal(X, self.xp, kernel=self.kernel, **self.params)
+
+    def training_columns(self, X):
+        """``columns(idx)`` → ``K[:, idx]`` of the training samples ``X`` (or of the Gram matrix ``X``)."""
+        xp = self.xp
+        if self.kernel == "precomputed":
+            return lambda idx: xp.take(X, idx, axis=1)
+        return lambda idx: self(X, xp.take(X, idx, axis=0))
+
+    def rows(self, X_new, X_fit, pivots):
+        """``k(X_new, X_fit[P])``: the kernel values of new samples against the pivots ``P`` (a device index)."""
+        xp = self.xp
+        if self.kernel == "precomputed":
+            return xp.take(X_new, pivots, axis=1)  # X_new holds k(X_new, X_fit)
+        return self(X_new, xp.take(X_fit, pivots, axis=0))
+
+
+def device_pivoted_cholesky(xp, device, columns, diagonal, *, tol=0.0, block_size=64):
+    """:func:`linsep._core.linalg.pivoted_cholesky` with the ``N``-sized work on the device.
+
+    The same blocked greedy pivoting: the factor ``F`` (``N × r``, float64)
+    and every product with it stay in ``xp`` on ``device``; the residual
+    diagonal (``N`` numbers) and the choice of pivots are on the host (module
+    docstring: what crosses, per block).  Returns ``(F, pivots, residual)``,
+    ``F`` on the device, ``pivots`` (NumPy ``intp``) in pivot order.
+
+    Raises ``ValueError`` when a block of kernel columns holds a value that is
+    not finite (as :func:`linsep.kernels.kernel_matrix` does on the host).
+    """
+    residual = to_host(diagonal, xp)
+    if not np.all(np.isfinite(residual)):
+        raise ValueError("kernel values are not finite: they overflowed; lower degree, gamma or coef0, or rescale X "
+                         "(e.g. with StandardScaler)")
+    n = residual.shape[0]
+    top = residual.max(initial=0.0)
+    bound = max(float(tol), n * np.finfo(float).eps) * top
+    triangular = triangular_solver(xp)
+    F, pivots = None, []
+    while top > 0:
+        candidates = np.flatnonzero(residual > bound)
+        if candidates.size == 0:
+            break
+        if candidates.size > block_size:
+            candidates = candidates[np.argpartition(residual[candidates], -block_size)[-block_size:]]
+        r = len(pivots)
+        index = xp.asarray(candidates, device=device)
+        S = xp.astype(columns(index), xp.float64)
+        finite = xp.all(xp.isfinite(S))
+        if r:
+            S = S - F @ xp.take(F, index, axis=0).T
+        # the candidates' block and the finiteness of their columns: one copy
+        copied = to_host(xp.concat([xp.reshape(xp.take(S, index, axis=0), (-1,)),
+                                    xp.reshape(xp.astype(finite, xp.float64), (1,))]), xp)
+        if not copied[-1]:
+            raise ValueError("kernel values are not finite: they overflowed; lower degree, gamma or coef0, or "
+                             "rescale X (e.g. with StandardScaler)")
+        block = copied[:-1].reshape(candidates.size, candidates.size)
+        chosen, R = greedy_block_cholesky(block, bound)
+        if not chosen:
+            residual[candidates] = np.maximum(block.diagonal(), 0.0)
+            continue
+        # New columns S[:, Q] R⁻ᵀ, with R Rᵀ = S[Q, Q] (Q in pivot order): one triangular solve on the device.
+        taken = xp.take(S, xp.asarray(np.asarray(chosen), device=device), axis=1)
+        new = triangular(xp.asarray(R, dtype=xp.float64, device=device), taken.T, True).T
+        F = new if F is None else xp.concat([F, new], axis=1)
+        pivots.extend(candidates[chosen].tolist())
+        residual -= to_host(xp.sum(new * new, axis=1), xp)
+        residual[candidates] = block.diagonal()  # the candidates' residuals as the block factorisation left them
+        residual[pivots[r:]] = 0.0
+        np.maximum(residual, 0.0, out=residual)
+    if F is None:
+        F = xp.zeros((n, 0), dtype=xp.float64, device=device)
+    return F, np.array(pivots, dtype=np.intp), residual
+
+
+class DeviceKernelMap:
+    """:class:`~linsep.solvers.ho_kashyap.kernel.EmpiricalKernelMap` in the namespace ``xp``, on ``device``.
+
+    The same map: :func:`device_pivoted_cholesky` ``K ≈ L Lᵀ``, the columns
+    centred (``m`` the mean row) and rotated onto the principal axes ``V`` of
+    the centred ``r × r`` Gram matrix (eigenvalues above
+    ``max(N, r) ε λ_max`` kept), so that ``[features, 1]ᵀ[features, 1]`` is
+    the diagonal ``diag(s, N)`` (:attr:`gram`, on the device).  A new sample's
+    coordinates are ``φ̃(x) = Tᵀ k(X_P, x) − Vᵀm`` with ``T = R⁻ᵀ V``,
+    ``R = L[P]``; the weights ``(w, w₀)`` map back to the dual coefficients
+    ``a_P = T w``, ``b = w₀ − mᵀV w``.  (The eigenvectors may differ from the
+    host's by signs or rotations within an eigenspace: Ho–Kashyap on the
+    features is equivariant under them, and the dual coefficients are not
+    changed.)
+
+    Parameters
+    ----------
+    xp, device
+        The namespace and device of the training data.
+    columns : callable
+        ``columns(idx)`` (``idx`` a device index array) → ``K[:, idx]`` on the device.
+    diagonal : array of shape (N,)
+        :math:`K_{ii}` on the device.
+    tol : float, default=0.0
+        The map's truncation (``map_tol``).
+    block_size : int, default=64
+        Kernel columns computed at a time.
+
+    Attributes
+    ----------
+    features : array of shape (N, rank)
+        The centred training samples in the map (float64, on the device).
+    rank : int
+    pivots : ndarray of int
+        :math:`P`, in pivot order (NumPy: they were chosen on the host).
+    gram : array of shape (rank + 1, rank + 1)
+        ``diag(s, N)`` on the device, float64.
+    """
+
+    def __init__(self, xp, device, columns, diagonal, *, tol=0.0, block_size=64):
+        self.xp, self.device = xp, device
+        L, pivots, residual = device_pivoted_cholesky(xp, device, columns, diagonal, tol=tol, block_size=block_size)
+        n = L.shape[0]
+        mean = xp.mean(L, axis=0)
+        centred = L - mean
+        evals, evecs = xp.linalg.eigh(centred.T @ centred)
+        host_evals = to_host(evals, xp)  # r numbers: which directions to keep
+        keep = np.flatnonzero(host_evals > host_evals.max(initial=0.0) * max(L.shape) * np.finfo(float).eps)[::-1]
+        V = xp.take(evecs, xp.asarray(keep.copy(), device=device), axis=1)  # principal axes, largest first
+        self.features = centred @ V
+        self.rank = int(keep.size)
+        self.gram = xp.asarray(np.diag(np.append(host_evals[keep], float(n))), dtype=xp.float64, device=device)
+        self.pivots, self.residual = pivots, residual
+        self._pivot_index = xp.asarray(pivots, device=device)
+        R = xp.tril(xp.take(L, self._pivot_index, axis=0))
+        self._T = triangular_solver(xp)(R.T, V, False)  # R⁻ᵀ V
+        self._shift = mean @ V
+        position = np.full(n, -1, dtype=np.int64)
+        position[pivots] = np.arange(pivots.size)
+        self._is_pivot = xp.asarray(position >= 0, device=device)
+        self._position = xp.asarray(np.maximum(position, 0), device=device)
+
+    def transform_rows(self, K_pivots):
+        """``φ̃`` of new samples from their kernel values against the pivots, ``k(X_new, X_P)`` (M, r)."""
+        return self.xp.astype(K_pivots, self.xp.float64) @ self._T - self._shift
+
+    def dual_coef(self, W):
+        """``(a, b)`` on the device from the weights ``W = (w, w₀)`` (NumPy, ``rank + 1`` numbers): ``a`` is zero off ``P``."""
+        xp = self.xp
+        w = xp.asarray(np.asarray(W[:-1], dtype=np.float64), device=self.device)
+        on_pivots = self._T @ w
+        a = xp.where(self._is_pivot, xp.take(on_pivots, self._position), xp.zeros_like(on_pivots[:1]))
+        return a, float(W[-1]) - read_scalars(xp, [xp.sum(self._shift * w)])[0]
+
+
+def device_kernel_ho_kashyap(kernel_map, y, *, validation=None, **hk_params):
+    """:func:`~linsep.solvers.ho_kashyap.kernel.kernel_ho_kashyap` on the device, for a :class:`DeviceKernelMap`.
+
+    Parameters
+    ----------
+    kernel_map : DeviceKernelMap
+        The map of the training samples (shared by the one-vs-rest problems).
+    y : array of shape (N,)
+        Labels ``±1`` (float64) on the map's device.
+    validation : tuple or None
+        ``(features, labels)`` of validation rows on the device (early
+        stopping): their coordinates in the map and their ``±1`` labels.
+    **hk_params
+        Keyword arguments of :func:`~linsep.solvers.ho_kashyap.ho_kashyap`.
+
+    Returns
+    -------
+    SolveResult
+        Ho–Kashyap's on the map's features, with ``weights`` the dual
+        coefficients ``a`` (on the device, float64), ``intercept`` ``b`` and
+        ``extra["rank"]``.
+    """
+    import dataclasses
+
+    from linsep.solvers.ho_kashyap.solver import ho_kashyap
+
+    xp, device = kernel_map.xp, kernel_map.device
+    design = ArrayAPIDesign(kernel_map.features, y, xp, device)
+    Y_val = None if validation is None else ArrayAPIDesign(*validation, xp, device)
+    result = ho_kashyap(design, Y_val=Y_val, gram=kernel_map.gram, **hk_params)
+    dual, intercept = kernel_map.dual_coef(np.asarray(result.weights, dtype=np.float64))
+    return dataclasses.replace(result, weights=dual, intercept=intercept,
+                               extra={**result.extra, "rank": kernel_map.rank})
