@@ -159,7 +159,7 @@ weights_refused = [one_line(make, lambda est, w=w: est.fit(Xd, yd, sample_weight
     (lambda: make_classifier("hk"), np.ones(120)), (lambda: make_classifier("mse", class_weight="balanced"), None))]
 no_device_fit = {name: one_line(lambda name=name: make_classifier(name), lambda est: est.fit(Xd, yd))
                  for name in ("perceptron", "lms", "kozinec", "sk",
-                              "kernel_hk", "kernel_lsvm", "kernel_perceptron", "hkes_cv")}
+                              "kernel_lsvm", "kernel_perceptron", "hkes_cv")}
 no_device_fit["check_separability"] = one_line(lambda: None, lambda _: check_separability(Xd, yd))
 no_device_fit["partial_fit"] = one_line(lambda: make_classifier("perceptron"),
                                         lambda est: est.partial_fit(Xd, yd, classes=np.array([0, 1])))
@@ -272,7 +272,7 @@ def test_estimators_without_a_device_fit_refuse_in_one_line_naming_the_alternati
         kind, message = refusal
         assert kind == "TypeError" and "does not fit array-API arrays where they live" in message, (name, message)
         assert ("HoKashyapClassifier, MSEClassifier, LagrangianSVMClassifier, BatchPerceptronClassifier, "
-                "WidrowHoffClassifier do" in message), message
+                "WidrowHoffClassifier, KernelHoKashyapClassifier do" in message), message
         assert "to fit them on the host" in message
         assert "\n" not in message
     # the sequential rules name their batch form, which fits on the device

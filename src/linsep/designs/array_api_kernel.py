@@ -94,7 +94,7 @@ def device_pivoted_cholesky(xp, device, columns, diagonal, *, tol=0.0, block_siz
     Raises ``ValueError`` when a block of kernel columns holds a value that is
     not finite (as :func:`linsep.kernels.kernel_matrix` does on the host).
     """
-    residual = to_host(diagonal, xp)
+    residual = np.array(to_host(diagonal, xp))  # writable: a DLPack copy may be read-only
     if not np.all(np.isfinite(residual)):
         raise ValueError("kernel values are not finite: they overflowed; lower degree, gamma or coef0, or rescale X "
                          "(e.g. with StandardScaler)")
@@ -121,7 +121,7 @@ def device_pivoted_cholesky(xp, device, columns, diagonal, *, tol=0.0, block_siz
         if not copied[-1]:
             raise ValueError("kernel values are not finite: they overflowed; lower degree, gamma or coef0, or "
                              "rescale X (e.g. with StandardScaler)")
-        block = copied[:-1].reshape(candidates.size, candidates.size)
+        block = np.array(copied[:-1].reshape(candidates.size, candidates.size))  # factored in place
         chosen, R = greedy_block_cholesky(block, bound)
         if not chosen:
             residual[candidates] = np.maximum(block.diagonal(), 0.0)
