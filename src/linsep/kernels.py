@@ -337,10 +337,8 @@ def resolve_gamma(gamma, X):
         else:  # an array of another namespace (array-API input): its variance on its device, one number read
             from sklearn.utils._array_api import get_namespace
 
-            from linsep.designs.array_api import read_scalars
-
             xp, _ = get_namespace(X)
-            variance = read_scalars(xp, [xp.var(X)])[0]
+            variance = float(xp.var(X))
         return 1.0 / (n_features * variance) if variance > 0 else 1.0
     if gamma is None or gamma == "auto":
         return 1.0 / n_features

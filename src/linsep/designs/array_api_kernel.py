@@ -8,10 +8,11 @@ columns of :math:`K` computed), centred and rotated onto its principal axes.
 its device: the kernel columns (:func:`linsep.kernels.namespace_kernel_matrix`,
 the kernels' formulas written once for every namespace), the Schur
 complement updates, the triangular solves, the centring and the ``r × r``
-eigendecomposition.  :func:`device_kernel_ho_kashyap` then runs the one
-namespace HK pass (:class:`~linsep.designs.array_api.ArrayAPIDesign` over the
-map's features, the map's diagonal Gram matrix shared by every one-vs-rest
-problem) and maps the weights back to dual coefficients on the device.
+eigendecomposition.  :class:`ArrayAPIKernelFit` offers the fit's steps: the kernel estimator's
+solver (Ho–Kashyap) runs the one namespace HK pass
+(:class:`~linsep.designs.array_api.ArrayAPIDesign` over the map's features,
+the map's diagonal Gram matrix shared by every one-vs-rest problem), and the
+weights map back to dual coefficients on the device.
 Prediction is ``K(X, X_P) a_P + b`` on the device, over the pivots ``P``
 (the only training samples with nonzero dual coefficients).
 
@@ -44,7 +45,8 @@ from linsep._core.linalg import greedy_block_cholesky
 from linsep.designs.array_api import ArrayAPIDesign, read_scalars, to_host, triangular_solver
 from linsep.kernels import namespace_kernel_diagonal, namespace_kernel_matrix
 
-__all__ = ["DeviceKernel", "DeviceKernelMap", "device_kernel_ho_kashyap", "device_pivoted_cholesky"]
+__all__ = ["ArrayAPIKernelFit", "DeviceKernel", "DeviceKernelMap", "device_pivoted_cholesky", "kernel_labels",
+           "kernel_scores"]
 
 
 class DeviceKernel:
@@ -215,36 +217,151 @@ class DeviceKernelMap:
         return a, float(W[-1]) - read_scalars(xp, [xp.sum(self._shift * w)])[0]
 
 
-def device_kernel_ho_kashyap(kernel_map, y, *, validation=None, **hk_params):
-    """:func:`~linsep.solvers.ho_kashyap.kernel.kernel_ho_kashyap` on the device, for a :class:`DeviceKernelMap`.
+class ArrayAPIKernelFit:
+    """The steps of a kernel fit of array-API data on its device (``BaseKernelSeparator._fit_where_data_live``).
 
-    Parameters
-    ----------
-    kernel_map : DeviceKernelMap
-        The map of the training samples (shared by the one-vs-rest problems).
-    y : array of shape (N,)
-        Labels ``±1`` (float64) on the map's device.
-    validation : tuple or None
-        ``(features, labels)`` of validation rows on the device (early
-        stopping): their coordinates in the map and their ``±1`` labels.
-    **hk_params
-        Keyword arguments of :func:`~linsep.solvers.ho_kashyap.ho_kashyap`.
-
-    Returns
-    -------
-    SolveResult
-        Ho–Kashyap's on the map's features, with ``weights`` the dual
-        coefficients ``a`` (on the device, float64), ``intercept`` ``b`` and
-        ``extra["rank"]``.
+    Validation and the classes are :class:`~linsep.designs.array_api_fit.ArrayAPIFit`'s
+    (the distinct labels are the one copy of the labels to the host); HKES's
+    held-out rows are drawn on the device as the NumPy fit draws them (or
+    ``X_val, y_val`` on ``X``'s device); :meth:`problems` builds the
+    :class:`DeviceKernelMap` of the fitted rows and one
+    :class:`~linsep.designs.dask_fit.DesignProblem` per ``±1`` problem over
+    its features; :meth:`dual` maps a solver's weights back to dual
+    coefficients, :meth:`kernel_model` returns the model in ``X``'s
+    namespace, type and device, and :func:`kernel_scores` scores new samples
+    there.
     """
-    import dataclasses
 
-    from linsep.solvers.ho_kashyap.solver import ho_kashyap
+    where = "array-API input"
+    weights_where = "array-API arrays"
+    traces_where = "array-API input"
 
-    xp, device = kernel_map.xp, kernel_map.device
-    design = ArrayAPIDesign(kernel_map.features, y, xp, device)
-    Y_val = None if validation is None else ArrayAPIDesign(*validation, xp, device)
-    result = ho_kashyap(design, Y_val=Y_val, gram=kernel_map.gram, **hk_params)
-    dual, intercept = kernel_map.dual_coef(np.asarray(result.weights, dtype=np.float64))
-    return dataclasses.replace(result, weights=dual, intercept=intercept,
-                               extra={**result.extra, "rank": kernel_map.rank})
+    def __init__(self, X, y, owner):
+        from linsep.designs.array_api_fit import ArrayAPIFit
+
+        self._data = data = ArrayAPIFit(X, y, owner)
+        self.xp, self.device, self.classes, self.n_features = data.xp, data.device, data.classes, data.n_features
+        self.X, self.labels = data.X, data.labels
+        self.X_val = self.labels_val = None
+        self.held_out = False
+        self.kernel = self.kernel_map = None
+
+    def split(self, *, early_stopping, validation_fraction, random_state, X_val=None, y_val=None):
+        """The fitted rows (``X_fit``, the model's own copy) and the validation rows, all on the device."""
+        data, X, labels = self._data, self.X, self.labels
+        if early_stopping and X_val is None:
+            fitted, rows, _ = data._held_out_split(validation_fraction, random_state)
+            self.X_val, self.labels_val, X, labels = X[rows], labels[rows], X[fitted], labels[fitted]
+            self.held_out = True
+        elif X_val is not None:
+            self.X_val, self.labels_val = data._validation_data(X_val, y_val)
+        self.X_fit = self.xp.asarray(X, copy=True) if X is self.X else X
+        self.labels = labels
+        return self.X_fit
+
+    def problems(self, kernel, params, map_tol):
+        """The map of the fitted rows (``kernel`` with its resolved ``params``) and one problem per ``±1`` column."""
+        from linsep.designs.dask_fit import DesignProblem
+
+        xp, device, X = self.xp, self.device, self.X_fit
+        if kernel == "precomputed" and X.shape[0] != X.shape[1]:
+            raise ValueError(f"kernel='precomputed' needs a square Gram matrix, got shape {tuple(X.shape)}")
+        self.kernel = DeviceKernel(xp, kernel, **params)
+        self.kernel_map = kernel_map = DeviceKernelMap(xp, device, self.kernel.training_columns(X),
+                                                       self.kernel.diagonal(X), tol=map_tol)
+        val_features = None if self.X_val is None else kernel_map.transform_rows(
+            self.kernel.rows(self.X_val, X, kernel_map._pivot_index))
+        problems = []
+        for positive in ([self.classes[1]] if self.classes.size == 2 else list(self.classes)):
+            validation = None if self.X_val is None else ArrayAPIDesign(
+                val_features, _signs(xp, self.labels_val == positive.item()), xp, device)
+            design = ArrayAPIDesign(kernel_map.features, _signs(xp, self.labels == positive.item()), xp, device)
+            problems.append(DesignProblem(design=design, checked=design, validation=validation))
+        return problems
+
+    def gram(self):
+        """The map's ``diag(s, N)``, shared by the one-vs-rest problems."""
+        return self.kernel_map.gram
+
+    def dual(self, result):
+        """``result`` of Ho–Kashyap on the map's features, with the dual coefficients (on the device) as ``weights``."""
+        import dataclasses
+
+        dual, intercept = self.kernel_map.dual_coef(np.asarray(result.weights, dtype=np.float64))
+        return dataclasses.replace(result, weights=dual, intercept=intercept,
+                                   extra={**result.extra, "rank": self.kernel_map.rank})
+
+    def kernel_model(self, results, owner):
+        """``(dual_coef, intercept)`` in ``X``'s namespace, type and device, checked finite (one number read)."""
+        xp, dtype = self.xp, self.X.dtype
+        dual = xp.astype(xp.stack([r.weights for r in results]), dtype)
+        intercept = xp.asarray(np.array([r.intercept for r in results]), dtype=dtype, device=self.device)
+        if not read_scalars(xp, [xp.all(xp.isfinite(dual)) & xp.all(xp.isfinite(intercept))])[0]:
+            raise ValueError(f"the fitted dual_coef_ of {owner} is not finite: rescale X (e.g. with StandardScaler) "
+                             "or lower gamma")
+        return dual, intercept
+
+    def device_indices(self, indices):
+        """Host indices (``support_``) on the device."""
+        return self.xp.asarray(np.asarray(indices), device=self.device)
+
+    def fitted_classes(self):
+        return self._data.fitted_classes()
+
+    def held_out_separated(self, dual, intercept, support, classes, X_fit):
+        """Per problem, whether every held-out row is strictly on its side (``None`` without a held-out split).
+
+        ``side_tolerance`` with the kernel row in the role of ``x``:
+        ``γ_{N+1} (|K| |a|ᵀ + |b|)``; one number per problem read.
+        """
+        if not self.held_out:
+            return None
+        xp = self.xp
+        K = self.kernel.rows(self.X_val, X_fit, support)
+        coefficients = xp.take(dual, support, axis=1)
+        scores = K @ coefficients.T + intercept
+        unit = 2.0 ** -24 if K.dtype == xp.float32 else 2.0 ** -53
+        terms = X_fit.shape[0] + 1
+        tolerance = terms * unit / (1 - terms * unit) * (xp.abs(K) @ xp.abs(coefficients).T + xp.abs(intercept))
+        positives = [classes[1]] if dual.shape[0] == 1 else [classes[k] for k in range(dual.shape[0])]
+        apart = [xp.all(_signs(xp, self.labels_val == c, scores.dtype) * scores[:, k] > tolerance[:, k])
+                 for k, c in enumerate(positives)]
+        return [bool(value) for value in read_scalars(xp, apart)]
+
+
+def _signs(xp, positive, dtype=None):
+    """``±1`` (float64 unless ``dtype``) from a boolean array, on its device."""
+    dtype = xp.float64 if dtype is None else dtype
+    one = xp.ones(positive.shape, dtype=dtype, device=positive.device)
+    return xp.where(positive, one, -one)
+
+
+def kernel_scores(estimator, X):
+    """``decision_function`` of a kernel model fitted on the device, for ``X`` of its namespace and device.
+
+    ``K(X, X_P) a_P + b`` over the support ``P`` (the only nonzero dual
+    coefficients); nothing is read on the host.
+    """
+    from sklearn.utils._array_api import get_namespace
+
+    xp, _ = get_namespace(X)
+    fitted = estimator.dual_coef_
+    if isinstance(fitted, np.ndarray) or get_namespace(fitted)[0].__name__ != xp.__name__:
+        raise TypeError(f"{type(estimator).__name__} was fitted on other arrays than {xp.__name__}'s: score the "
+                        "arrays it was fitted on, or fit it on these (fit on the device to score on it)")
+    width = estimator.X_fit_.shape[0] if estimator.kernel == "precomputed" else estimator.n_features_in_
+    if X.ndim != 2 or X.shape[1] != width:
+        raise ValueError(f"X has shape {tuple(X.shape)}; {type(estimator).__name__} expects {width} columns")
+    X = xp.astype(X, estimator.X_fit_.dtype)
+    K = DeviceKernel(xp, estimator.kernel, **estimator._kernel_params()).rows(X, estimator.X_fit_, estimator.support_)
+    scores = K @ xp.take(fitted, estimator.support_, axis=1).T + estimator.intercept_
+    return scores[:, 0] if scores.shape[1] == 1 else scores
+
+
+def kernel_labels(scores, classes):
+    """``predict`` from device ``scores``: the sign's class, or the largest score's above two classes."""
+    from sklearn.utils._array_api import get_namespace
+
+    xp, _ = get_namespace(scores)
+    chosen = xp.astype(scores > 0, xp.int64) if scores.ndim == 1 else xp.argmax(scores, axis=1)
+    return xp.take(classes, chosen)

@@ -27,21 +27,19 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 
-from sklearn.utils.validation import check_is_fitted
-
-from linsep.designs.backend import DEVICE, is_array_api_input
+from linsep.designs.backend import DEVICE
 from linsep.estimators.base import (CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, POS_LABEL_CONSTRAINT, POS_LABEL_DOC,
-                                    BaseKernelSeparator, FitContext, check_class_labels, check_two_classes,
-                                    demote_unseparated, encode_pm1, estimator_init, refuse_unsupported)
+                                    BaseKernelSeparator, FitContext, demote_unseparated, encode_pm1, estimator_init,
+                                    refuse_unsupported)
 from linsep.estimators.ho_kashyap import HK_SUPPORTED
 from linsep._core.certificates import separates, side_tolerance
 from linsep.solvers.ho_kashyap.params import (DEFAULT_N_ITER_NO_CHANGE, EARLY_STOPPING_CONSTRAINTS, HK_CONSTRAINTS,
                                              HK_PARAMETERS, HKParams, hk_defaults)
 from linsep._core.result import SEPARABLE
 from linsep._core.trace import RECORD_HISTORY_CONSTRAINT, make_recorder
-from linsep.designs.weights import class_weights_of, refuse_weights
-from linsep.kernels import resolve_gamma
+from linsep.designs.weights import class_weights_of
 from linsep.solvers.ho_kashyap.kernel import EmpiricalKernelMap, kernel_ho_kashyap
+from linsep.solvers.ho_kashyap.solver import ho_kashyap
 
 
 _HK_NAMES = ("C", *(name for name in HK_PARAMETERS if name != "C"))
@@ -231,153 +229,14 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
             raise ValueError(f"a callable kernel is not available for {where} (it is NumPy code); use a named "
                              "kernel, or kernel='precomputed' with the Gram matrix on the device")
 
-    def _fit_where_data_live(self, backend, X, y, *, sample_weight=None, X_val=None, y_val=None, **ignored):
-        """The fit of array-API ``X`` on its device (:mod:`linsep.designs.array_api_kernel`).
-
-        The steps of the NumPy fit: validation and the classes
-        (:class:`~linsep.designs.array_api_fit.ArrayAPIFit`), HKES's held-out
-        split (the same rows for the same ``random_state``), ``gamma``, the
-        empirical kernel map and one Ho–Kashyap iteration per ``±1`` problem,
-        all on the device; ``X_fit_``, ``dual_coef_``, ``intercept_``,
-        ``classes_``, ``support_``, ``margin_vector_`` and ``certificate_``
-        stay there.
-        """
-        from linsep.designs.array_api_fit import ArrayAPIFit
-        from linsep.designs.array_api_kernel import DeviceKernel, DeviceKernelMap, device_kernel_ho_kashyap
-        from linsep.designs.array_api import read_scalars
-
-        name = type(self).__name__
-        if (X_val is None) != (y_val is None):
-            raise ValueError("give both X_val and y_val, or neither")
-        if X_val is not None and not self.early_stopping:
-            raise ValueError("X_val / y_val are only used with early_stopping=True")
-        refuse_weights(self, sample_weight, ArrayAPIFit.weights_where)
-        self._refuse_on_backend(ArrayAPIFit.where)
-        refuse_unsupported(self.get_params(), {"record_history": False}, ArrayAPIFit.traces_where)
-        data = ArrayAPIFit(X, y, name)
-        classes = check_class_labels(data.classes)
-        check_two_classes(classes, name)
-        self.n_features_in_ = data.n_features
-        if hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
-        self.classes_ = classes
-        xp, device, X, labels = data.xp, data.device, data.X, data.labels
-        if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
-            raise ValueError(f"kernel='precomputed' needs a square Gram matrix, got shape {tuple(X.shape)}")
-        held_out = self.early_stopping and X_val is None
-        if held_out:  # the rows the NumPy fit holds out for the same random_state, chosen on the device
-            fitted, rows, _ = data._held_out_split(self.validation_fraction, self.random_state)
-            X_val, labels_val, X, labels = X[rows], labels[rows], X[fitted], labels[fitted]
-        elif X_val is not None:
-            X_val, labels_val = data._validation_data(X_val, y_val)
-        self.X_fit_ = X = xp.asarray(X, copy=True) if X is data.X else X  # the model's own training samples
-        self._gamma = resolve_gamma(self.gamma, X)
-        kernel = DeviceKernel(xp, self.kernel, **self._kernel_params())
-        kernel_map = DeviceKernelMap(xp, device, kernel.training_columns(X), kernel.diagonal(X), tol=self.map_tol)
-        val_features = None if X_val is None else kernel_map.transform_rows(
-            kernel.rows(X_val, X, kernel_map._pivot_index))
-        one = xp.ones(labels.shape, dtype=xp.float64, device=device)
+    def _solve_on_designs(self, data, fit, **ignored):
+        # Ho–Kashyap on the features of the map built where the data live (one map, one Gram matrix diag(s, N)
+        # for every one-vs-rest problem); the weights come back as dual coefficients
         kwargs = HKParams.from_estimator(self).solver_kwargs()
-        results = []
-        for positive in ([classes[1]] if classes.size == 2 else list(classes)):
-            validation = None if X_val is None else (val_features, xp.where(
-                labels_val == positive.item(), xp.ones(labels_val.shape, dtype=xp.float64, device=device),
-                -xp.ones(labels_val.shape, dtype=xp.float64, device=device)))
-            results.append(device_kernel_ho_kashyap(kernel_map, xp.where(labels == positive.item(), one, -one),
-                                                    validation=validation, **kwargs))
-        self._unpack_common(results)
-        self.dual_coef_ = xp.astype(xp.stack([r.weights for r in results]), X.dtype)
-        self.intercept_ = xp.asarray(np.array([r.intercept for r in results]), dtype=X.dtype, device=device)
-        finite = read_scalars(xp, [xp.all(xp.isfinite(self.dual_coef_)) & xp.all(xp.isfinite(self.intercept_))])
-        if not finite[0]:
-            raise ValueError(f"the fitted dual_coef_ of {name} is not finite: rescale X or lower gamma")
-        fit = FitContext(state=(kernel_map, None))
-        self._store_outputs(results, fit)
-        self.support_ = xp.asarray(np.sort(kernel_map.pivots), device=device)
-        self.classes_ = data.fitted_classes()
-        if held_out:
-            self._check_held_out_separation_on_device(X_val, labels_val, kernel)
-        return self
-
-    def _check_held_out_separation_on_device(self, X_val, labels_val, kernel):
-        """:meth:`_check_held_out_separation` on the device: one number per problem read."""
-        from linsep.designs.array_api import read_scalars
-
-        if not np.any(np.atleast_1d(self.status_) == SEPARABLE):
-            return
-        xp = kernel.xp
-        K = kernel.rows(X_val, self.X_fit_, self.support_)
-        dual = xp.take(self.dual_coef_, self.support_, axis=1)
-        scores = K @ dual.T + self.intercept_
-        # side_tolerance with the kernel row in the role of x: γ_{N+1} (|K| |a|ᵀ + |b|)
-        unit = 2.0 ** -24 if X_val.dtype == xp.float32 else 2.0 ** -53
-        terms = self.X_fit_.shape[0] + 1
-        gamma_n = terms * unit / (1 - terms * unit)
-        tolerance = gamma_n * (xp.abs(K) @ xp.abs(dual).T + xp.abs(self.intercept_))
-        positives = [self.classes_[1]] if self.dual_coef_.shape[0] == 1 else \
-            [self.classes_[k] for k in range(self.dual_coef_.shape[0])]
-        signs = [xp.where(labels_val == c, xp.ones_like(scores[:, 0]), -xp.ones_like(scores[:, 0]))
-                 for c in positives]
-        apart = read_scalars(xp, [xp.all(signs[k] * scores[:, k] > tolerance[:, k]) for k in range(len(signs))])
-        self.status_ = demote_unseparated(self.status_, lambda k: bool(apart[k]))
-
-    def decision_function(self, X):
-        """Signed score per sample, :math:`\\sum_i \\alpha_i k(x_i, x) + b`: positive on the side of ``classes_[1]``.
-
-        Array-API ``X`` (a model fitted on the device) is scored on its device,
-        over the support ``support_`` (the only nonzero dual coefficients).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n, d) or (n, N)
-            Samples, or their kernel values against ``X_fit_`` for
-            ``kernel="precomputed"``.
-
-        Returns
-        -------
-        scores : ndarray of shape (n,) or (n, K)
-            One score per sample for two classes, one per class otherwise.
-        """
-        if not is_array_api_input(X):
-            return super().decision_function(X)
-        check_is_fitted(self)
-        from linsep.designs.array_api_kernel import DeviceKernel
-        from sklearn.utils._array_api import get_namespace
-
-        xp, _ = get_namespace(X)
-        if not is_array_api_input(self.dual_coef_) or get_namespace(self.dual_coef_)[0].__name__ != xp.__name__:
-            raise TypeError(f"{type(self).__name__} was fitted on other arrays than {xp.__name__}'s: score the "
-                            "arrays it was fitted on, or fit it on these (fit on the device to score on it)")
-        width = self.X_fit_.shape[0] if self.kernel == "precomputed" else self.n_features_in_
-        if X.ndim != 2 or X.shape[1] != width:
-            raise ValueError(f"X has shape {tuple(X.shape)}; {type(self).__name__} expects {width} columns")
-        X = xp.astype(X, self.X_fit_.dtype)
-        K = DeviceKernel(xp, self.kernel, **self._kernel_params()).rows(X, self.X_fit_, self.support_)
-        scores = K @ xp.take(self.dual_coef_, self.support_, axis=1).T + self.intercept_
-        return scores[:, 0] if scores.shape[1] == 1 else scores
-
-    def predict(self, X):
-        """Predicted class labels: the sign of the score, or the largest score above two classes.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n, d) or (n, N)
-            Samples, or their kernel values against ``X_fit_`` for
-            ``kernel="precomputed"`` (array-API ``X``: on its device).
-
-        Returns
-        -------
-        labels : ndarray of shape (n,)
-            Labels from ``classes_``.
-        """
-        if not is_array_api_input(X):
-            return super().predict(X)
-        from sklearn.utils._array_api import get_namespace
-
-        scores = self.decision_function(X)
-        xp, _ = get_namespace(scores)
-        chosen = xp.astype(scores > 0, xp.int64) if scores.ndim == 1 else xp.argmax(scores, axis=1)
-        return xp.take(self.classes_, chosen)
+        problems = data.problems(self.kernel, self._kernel_params(), self.map_tol)
+        gram = data.gram()
+        return [data.dual(ho_kashyap(problem.design, **kwargs, Y_val=problem.validation, gram=gram))
+                for problem in problems], problems
 
     def _check_held_out_separation(self, X_val, y_val):
         """Demote ``separable`` where a held-out row is not strictly on its side (the solver saw only the others)."""
