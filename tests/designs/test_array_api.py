@@ -14,12 +14,6 @@ imported, and the stand-in registers itself in ``sys.modules``, so the checks
 run in a fresh interpreter per kind of arrays.
 """
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 import scipy
 
@@ -209,13 +203,9 @@ print(json.dumps({"memory": extra_memory, "starts": starts, "given_validation": 
 
 @pytest.fixture(scope="module", params=ARRAYS)
 def outcome(request):
-    tests = str(Path(__file__).resolve().parents[1])  # device_arrays.py, a helper at the top of tests/
-    env = dict(os.environ, SCIPY_ARRAY_API="1", LINSEP_TEST_ARRAYS=request.param,
-               PYTHONPATH=os.pathsep.join([tests, *sys.path]))
-    run = subprocess.run([sys.executable, "-c", CHECKS], capture_output=True, text=True, env=env, timeout=300,
-                         check=False)
-    assert run.returncode == 0, run.stderr[-3000:]
-    return json.loads(run.stdout.strip().splitlines()[-1])
+    from device_arrays import run_checks  # a helper at the top of tests/
+
+    return run_checks(CHECKS, request.param)
 
 
 def test_device_fits_equal_the_numpy_fits_and_stay_in_the_namespace(outcome):

@@ -9,12 +9,6 @@ stand-in registers itself in ``sys.modules``; dispatch needs
 refused (``KernelHoKashyapClassifier does not fit array-API arrays``).
 """
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 import scipy
 
@@ -146,13 +140,9 @@ print(json.dumps({"fits": fits, "given": given_validation, "refused": refused, "
 
 @pytest.fixture(scope="module", params=("strict-device1", "stand-in"))
 def outcome(request):
-    tests = str(Path(__file__).resolve().parents[1])  # device_arrays.py, a helper at the top of tests/
-    env = dict(os.environ, SCIPY_ARRAY_API="1", LINSEP_TEST_ARRAYS=request.param,
-               PYTHONPATH=os.pathsep.join([tests, *sys.path]))
-    run = subprocess.run([sys.executable, "-c", CHECKS], capture_output=True, text=True, env=env, timeout=300,
-                         check=False)
-    assert run.returncode == 0, run.stderr[-3000:]
-    return json.loads(run.stdout.strip().splitlines()[-1])
+    from device_arrays import run_checks  # a helper at the top of tests/
+
+    return run_checks(CHECKS, request.param)
 
 
 def _check_fit(fit):

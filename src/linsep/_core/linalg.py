@@ -809,6 +809,32 @@ def greedy_block_cholesky(block, bound):
     return chosen, np.tril(np.array(factor_columns).T[chosen])
 
 
+def pivot_candidates(residual, bound, block_size):
+    """The next block's pivot candidates of :func:`pivoted_cholesky`: the ``block_size`` largest residuals above ``bound``.
+
+    Empty when no residual exceeds ``bound`` (the factorisation is done).
+    """
+    candidates = np.flatnonzero(residual > bound)
+    if candidates.size > block_size:
+        candidates = candidates[np.argpartition(residual[candidates], -block_size)[-block_size:]]
+    return candidates
+
+
+def updated_residual(residual, norms, candidates, block, new_pivots):
+    """The residual diagonal after a block of :func:`pivoted_cholesky`, in place.
+
+    ``norms``: the squared norms of the block's new factor rows; the
+    candidates' residuals are those the block factorisation left
+    (``block``'s diagonal), the new pivots' zero, and rounding below zero
+    is clipped.
+    """
+    residual -= norms
+    residual[candidates] = block.diagonal()
+    residual[new_pivots] = 0.0
+    np.maximum(residual, 0.0, out=residual)
+    return residual
+
+
 def pivoted_cholesky(columns, diagonal, *, tol=0.0, block_size=64):
     """Greedy pivoted (partial) Cholesky ``A ≈ F Fᵀ`` of a positive semi-definite ``A`` from its columns.
 
@@ -855,11 +881,9 @@ def pivoted_cholesky(columns, diagonal, *, tol=0.0, block_size=64):
     F = np.zeros((n, min(n, 8 * block_size)), order="F")
     pivots = []
     while top > 0:
-        candidates = np.flatnonzero(residual > bound)
+        candidates = pivot_candidates(residual, bound, block_size)
         if candidates.size == 0:
             break
-        if candidates.size > block_size:
-            candidates = candidates[np.argpartition(residual[candidates], -block_size)[-block_size:]]
         r = len(pivots)
         S = np.array(columns(candidates), dtype=float, order="F")
         if r:
@@ -877,11 +901,7 @@ def pivoted_cholesky(columns, diagonal, *, tol=0.0, block_size=64):
             F = grown
         F[:, r:r + len(chosen)] = new
         pivots.extend(candidates[chosen].tolist())
-        residual -= np.einsum("ij,ij->i", new, new)
-        # the candidates' residuals as the block factorisation left them (pivots: 0)
-        residual[candidates] = block.diagonal()
-        residual[pivots[r:]] = 0.0
-        np.maximum(residual, 0.0, out=residual)
+        updated_residual(residual, np.einsum("ij,ij->i", new, new), candidates, block, pivots[r:])
     r = len(pivots)
     return np.ascontiguousarray(F[:, :r]), np.array(pivots, dtype=np.intp), residual
 

@@ -41,12 +41,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from linsep._core.linalg import greedy_block_cholesky
+from linsep._core.linalg import greedy_block_cholesky, pivot_candidates, updated_residual
 from linsep.designs.array_api import ArrayAPIDesign, read_scalars, to_host, triangular_solver
 from linsep.kernels import namespace_kernel_diagonal, namespace_kernel_matrix
 
 __all__ = ["ArrayAPIKernelFit", "DeviceKernel", "DeviceKernelMap", "device_pivoted_cholesky", "kernel_labels",
            "kernel_scores"]
+
+
+_NOT_FINITE = ("kernel values are not finite: they overflowed; lower degree, gamma or coef0, or rescale X (e.g. with "
+               "StandardScaler)")
 
 
 class DeviceKernel:
@@ -98,19 +102,16 @@ def device_pivoted_cholesky(xp, device, columns, diagonal, *, tol=0.0, block_siz
     """
     residual = np.array(to_host(diagonal, xp))  # writable: a DLPack copy may be read-only
     if not np.all(np.isfinite(residual)):
-        raise ValueError("kernel values are not finite: they overflowed; lower degree, gamma or coef0, or rescale X "
-                         "(e.g. with StandardScaler)")
+        raise ValueError(_NOT_FINITE)
     n = residual.shape[0]
     top = residual.max(initial=0.0)
     bound = max(float(tol), n * np.finfo(float).eps) * top
     triangular = triangular_solver(xp)
     F, pivots = None, []
     while top > 0:
-        candidates = np.flatnonzero(residual > bound)
+        candidates = pivot_candidates(residual, bound, block_size)  # the NumPy fit's choice, on the host
         if candidates.size == 0:
             break
-        if candidates.size > block_size:
-            candidates = candidates[np.argpartition(residual[candidates], -block_size)[-block_size:]]
         r = len(pivots)
         index = xp.asarray(candidates, device=device)
         S = xp.astype(columns(index), xp.float64)
@@ -121,8 +122,7 @@ def device_pivoted_cholesky(xp, device, columns, diagonal, *, tol=0.0, block_siz
         copied = to_host(xp.concat([xp.reshape(xp.take(S, index, axis=0), (-1,)),
                                     xp.reshape(xp.astype(finite, xp.float64), (1,))]), xp)
         if not copied[-1]:
-            raise ValueError("kernel values are not finite: they overflowed; lower degree, gamma or coef0, or "
-                             "rescale X (e.g. with StandardScaler)")
+            raise ValueError(_NOT_FINITE)
         block = np.array(copied[:-1].reshape(candidates.size, candidates.size))  # factored in place
         chosen, R = greedy_block_cholesky(block, bound)
         if not chosen:
@@ -133,10 +133,7 @@ def device_pivoted_cholesky(xp, device, columns, diagonal, *, tol=0.0, block_siz
         new = triangular(xp.asarray(R, dtype=xp.float64, device=device), taken.T, True).T
         F = new if F is None else xp.concat([F, new], axis=1)
         pivots.extend(candidates[chosen].tolist())
-        residual -= to_host(xp.sum(new * new, axis=1), xp)
-        residual[candidates] = block.diagonal()  # the candidates' residuals as the block factorisation left them
-        residual[pivots[r:]] = 0.0
-        np.maximum(residual, 0.0, out=residual)
+        updated_residual(residual, to_host(xp.sum(new * new, axis=1), xp), candidates, block, pivots[r:])
     if F is None:
         F = xp.zeros((n, 0), dtype=xp.float64, device=device)
     return F, np.array(pivots, dtype=np.intp), residual
