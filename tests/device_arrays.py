@@ -39,7 +39,7 @@ import types
 import array_api_strict as _strict
 import numpy as np
 
-__all__ = ["COUNTS", "DEVICE", "DeviceArray", "asarray", "register", "to_numpy", "xp"]
+__all__ = ["COUNTS", "DEVICE", "DeviceArray", "asarray", "register", "run_checks", "to_numpy", "xp"]
 
 DEVICE = _strict.Device("device1")
 """The device the stand-in's data live on (array-api-strict's non-CPU device)."""
@@ -242,3 +242,24 @@ def register():
     jnp.empty = lambda *args, **kwargs: _Handle()
     jax.numpy = jnp
     sys.modules["jax"], sys.modules["jax.numpy"] = jax, jnp
+
+
+def run_checks(script, kind):
+    """Run ``script`` in a fresh interpreter for arrays of ``kind``; return the JSON of its last line of output.
+
+    A fresh interpreter because scikit-learn's dispatch needs ``SCIPY_ARRAY_API=1`` before scipy is imported
+    and :func:`register` changes ``sys.modules``; the script reads ``kind`` from ``LINSEP_TEST_ARRAYS`` and finds
+    this module on its path.  A failed run raises ``AssertionError`` with the end of its standard error.
+    """
+    import json
+    import os
+    import subprocess
+    from pathlib import Path
+
+    tests = str(Path(__file__).resolve().parent)
+    env = dict(os.environ, SCIPY_ARRAY_API="1", LINSEP_TEST_ARRAYS=kind,
+               PYTHONPATH=os.pathsep.join([tests, *sys.path]))
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300,
+                         check=False)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return json.loads(run.stdout.strip().splitlines()[-1])
