@@ -33,17 +33,13 @@ unless given ``device=`` (as PyTorch does).
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
 import types
-from pathlib import Path
 
 import array_api_strict as _strict
 import numpy as np
 
-__all__ = ["COUNTS", "DEVICE", "DeviceArray", "asarray", "register", "to_numpy", "xp"]
+__all__ = ["COUNTS", "DEVICE", "DeviceArray", "asarray", "register", "run_checks", "to_numpy", "xp"]
 
 DEVICE = _strict.Device("device1")
 """The device the stand-in's data live on (array-api-strict's non-CPU device)."""
@@ -248,17 +244,23 @@ def register():
     sys.modules["jax"], sys.modules["jax.numpy"] = jax, jnp
 
 
-def run_checks(checks, kind, timeout=600):
-    """The JSON that the script ``checks`` prints last, run in a fresh interpreter for the arrays ``kind``.
+def run_checks(script, kind, timeout=300):
+    """Run ``script`` in a fresh interpreter for arrays of ``kind``; return the JSON of its last line of output.
 
-    scikit-learn's dispatch needs ``SCIPY_ARRAY_API=1`` before scipy is
-    imported, and :func:`register` changes ``sys.modules``: each kind of
-    arrays (``LINSEP_TEST_ARRAYS``, which the script reads) gets its own
-    interpreter, with ``tests/`` on its path for this module and ``problems.py``.
+    A fresh interpreter because scikit-learn's dispatch needs ``SCIPY_ARRAY_API=1`` before scipy is imported
+    and :func:`register` changes ``sys.modules``; the script reads ``kind`` from ``LINSEP_TEST_ARRAYS`` and finds
+    this module on its path.  A failed run raises ``AssertionError`` with the end of its standard error;
+    ``timeout``: its seconds at most.
     """
+    import json
+    import os
+    import subprocess
+    from pathlib import Path
+
+    tests = str(Path(__file__).resolve().parent)
     env = dict(os.environ, SCIPY_ARRAY_API="1", LINSEP_TEST_ARRAYS=kind,
-               PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parent), *sys.path]))
-    run = subprocess.run([sys.executable, "-c", checks], capture_output=True, text=True, env=env, timeout=timeout,
+               PYTHONPATH=os.pathsep.join([tests, *sys.path]))
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=timeout,
                          check=False)
     assert run.returncode == 0, run.stderr[-3000:]
     return json.loads(run.stdout.strip().splitlines()[-1])

@@ -164,3 +164,29 @@ def test_kernel_lsvm_one_vs_rest_on_the_low_rank_factor_matches_the_dense_solves
         assert dense.status == model.status_[k] and dense.n_iter == model.n_iter_[k]
         np.testing.assert_allclose(model.dual_coef_[k], dense.weights, atol=1e-8)
         np.testing.assert_allclose(model.intercept_[k], dense.intercept, atol=1e-8)
+
+
+@pytest.mark.parametrize("kernel, params", [("linear", {}), ("rbf", {"gamma": 0.7}),
+                                            ("poly", {"gamma": 0.5, "degree": 3, "coef0": 1.0}),
+                                            ("sigmoid", {"gamma": 0.1, "coef0": -0.5})])
+def test_namespace_kernels_equal_the_pairwise_kernels(kernel, params):
+    # the formulas written once for array-API namespaces (kernel HK on a device) against scikit-learn's, on
+    # array-api-strict arrays of its non-CPU device; the diagonal from the rows' norms alone (RBF's exactly 1)
+    strict = pytest.importorskip("array_api_strict")
+    from linsep.kernels import namespace_kernel_diagonal, namespace_kernel_matrix
+
+    rng = np.random.default_rng(0)
+    A, B = rng.normal(size=(7, 3)), rng.normal(size=(5, 3))
+    device = strict.Device("device1")
+    Ad, Bd = strict.asarray(A, device=device), strict.asarray(B, device=device)
+    K = namespace_kernel_matrix(Ad, Bd, strict, kernel=kernel, **params)
+    diagonal = namespace_kernel_diagonal(Ad, strict, kernel=kernel, **params)
+    assert K.device == device and diagonal.device == device
+    host = lambda a: np.from_dlpack(a, device="cpu")
+    np.testing.assert_allclose(host(K), kernel_matrix(A, B, kernel=kernel, **params), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(host(diagonal), np.diagonal(kernel_matrix(A, A, kernel=kernel, **params)),
+                               rtol=1e-12, atol=1e-14)
+    if kernel == "rbf":
+        assert np.all(host(diagonal) == 1.0)
+    with pytest.raises(ValueError, match="for array-API input"):
+        namespace_kernel_matrix(Ad, Bd, strict, kernel="precomputed")

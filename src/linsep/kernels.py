@@ -33,7 +33,8 @@ from linsep._core.signed_design import summed_duplicates
 from linsep._core.finite import require_finite, require_kernel_block
 from linsep._core.linalg import pivoted_cholesky, too_wide_for_direct
 
-__all__ = ["kernel_params", "kernel_matrix", "resolve_gamma", "KernelColumnCache"]
+__all__ = ["kernel_params", "kernel_matrix", "namespace_kernel_diagonal", "namespace_kernel_matrix", "resolve_gamma",
+           "KernelColumnCache"]
 
 KERNELS = ("linear", "poly", "rbf", "sigmoid", "precomputed")
 
@@ -154,6 +155,73 @@ def kernel_matrix(A, B, *, kernel="rbf", gamma=None, degree=3, coef0=0.0):
     return require_kernel_block(K, (A.shape[0], B.shape[0]), kernel)
 
 
+NAMESPACE_KERNELS = ("linear", "poly", "rbf", "sigmoid")
+"""The kernels :func:`namespace_kernel_matrix` computes in any array-API namespace (a callable is NumPy code)."""
+
+
+def namespace_kernel_matrix(A, B, xp, *, kernel="rbf", gamma=None, degree=3, coef0=0.0):
+    """``K[i, j] = k(A_i, B_j)`` in the namespace ``xp`` of ``A`` and ``B``, on their device, in their type.
+
+    The formulas of scikit-learn's pairwise kernels (those :func:`kernel_matrix`
+    calls), written once with array-API functions: linear ``⟨a, b⟩``; RBF
+    ``exp(−γ max(‖a‖² + ‖b‖² − 2⟨a, b⟩, 0))`` (the expansion scikit-learn's
+    ``euclidean_distances`` uses, negative distances of rounding clipped);
+    polynomial ``(γ⟨a, b⟩ + c₀)^degree``; sigmoid ``tanh(γ⟨a, b⟩ + c₀)``.
+    ``gamma`` must be numeric (:func:`resolve_gamma`).  Nothing is read on the
+    host (the callers check the values where they read them).
+
+    Parameters
+    ----------
+    A : array of shape (n, d)
+        Rows of the kernel matrix (an array of ``xp``).
+    B : array of shape (m, d)
+        Its columns, of the same namespace, device and type.
+    xp : namespace
+        The array-API namespace of ``A`` and ``B``.
+    kernel : {"linear", "poly", "rbf", "sigmoid"}
+        The kernel, with SVC's names.
+    gamma, degree, coef0
+        As in :func:`kernel_matrix`.
+
+    Returns
+    -------
+    array of shape (n, m)
+        The kernel values, of ``xp`` on ``A``'s device.
+    """
+    if kernel not in NAMESPACE_KERNELS:
+        raise ValueError(f"kernel must be one of {NAMESPACE_KERNELS} for array-API input, got {kernel!r}")
+    inner = A @ B.T
+    if kernel == "linear":
+        return inner
+    if kernel == "rbf":
+        distances = -2.0 * inner + xp.sum(A * A, axis=1)[:, None] + xp.sum(B * B, axis=1)[None, :]
+        return xp.exp(-gamma * xp.clip(distances, min=0.0))
+    return _from_inner(inner, kernel, gamma, degree, coef0, xp)
+
+
+def namespace_kernel_diagonal(A, xp, *, kernel="rbf", gamma=None, degree=3, coef0=0.0):
+    """``k(A_i, A_i)`` for every row of ``A`` in the namespace ``xp`` (:func:`namespace_kernel_matrix`'s diagonal).
+
+    From the rows' squared norms, with no ``n × n`` product: the RBF distance
+    ``‖a‖² + ‖a‖² − 2‖a‖²`` is exactly zero, so its diagonal is exactly one,
+    as scikit-learn's is for a matrix of ``A`` with itself.
+    """
+    if kernel not in NAMESPACE_KERNELS:
+        raise ValueError(f"kernel must be one of {NAMESPACE_KERNELS} for array-API input, got {kernel!r}")
+    squared = xp.sum(A * A, axis=1)
+    if kernel == "linear":
+        return squared
+    if kernel == "rbf":
+        return xp.exp(-gamma * xp.clip(-2.0 * squared + squared + squared, min=0.0))
+    return _from_inner(squared, kernel, gamma, degree, coef0, xp)
+
+
+def _from_inner(inner, kernel, gamma, degree, coef0, xp):
+    """The polynomial or sigmoid kernel from the inner products ``inner``."""
+    scaled = gamma * inner + coef0
+    return scaled ** degree if kernel == "poly" else xp.tanh(scaled)
+
+
 class _RankLimitReached(Exception):
     """Raised by the column source of :func:`low_rank_gram_factor` to end a factorisation that pays no more."""
 
@@ -264,8 +332,13 @@ def resolve_gamma(gamma, X):
         if sp.issparse(X):
             mean = np.asarray(X.mean())
             variance = float(np.asarray(X.multiply(X).mean()) - mean**2)
-        else:
+        elif isinstance(X, np.ndarray) or not hasattr(X, "__dlpack__"):
             variance = float(np.asarray(X).var())
+        else:  # an array of another namespace (array-API input): its variance on its device, one number read
+            from sklearn.utils._array_api import get_namespace
+
+            xp, _ = get_namespace(X)
+            variance = float(xp.var(X))
         return 1.0 / (n_features * variance) if variance > 0 else 1.0
     if gamma is None or gamma == "auto":
         return 1.0 / n_features

@@ -199,7 +199,7 @@ print(json.dumps({"fits": fits, "traces": traces, "refused": refused, "memory": 
 
 @pytest.fixture(scope="module", params=ARRAYS)
 def outcome(request):
-    from device_arrays import run_checks  # (a helper at the top of tests/; it imports array_api_strict)
+    from device_arrays import run_checks  # a helper at the top of tests/
 
     return run_checks(CHECKS, request.param, timeout=600)
 

@@ -227,21 +227,22 @@ def test_a_block_separates_only_beyond_the_rounding_bound():
     assert _separates_block(X + [[0.01, 0.0], [0.0, 0.0], [0.0, 0.0]], labels, 1, None, coef, intercept)
 
 
-def _signed_views_built(fit):
-    """How many ``SignedDesign``s ``fit()`` builds, every task in this thread (synchronous scheduler).
+def _linsep_calls(fit):
+    """``(calls, model)``: linsep's Python calls made by ``fit()`` in order, ``(module, code)`` each, every task
+    in this thread (synchronous scheduler).
 
-    Observed with ``sys.setprofile`` (the calls of its ``__init__``), as ``benchmarks/trace_fit_flow.py`` counts
-    them: nothing in linsep is replaced.
+    Observed with ``sys.setprofile``, as ``benchmarks/trace_fit_flow.py`` traces a fit: nothing in linsep is
+    replaced.
     """
     import sys
 
-    from linsep._core.signed_design import SignedDesign
-
-    init, built = SignedDesign.__init__.__code__, []
+    calls = []
 
     def profile(frame, event, arg):
-        if event == "call" and frame.f_code is init:
-            built.append(1)
+        if event == "call":
+            module = frame.f_globals.get("__name__", "")
+            if module.startswith("linsep"):
+                calls.append((module, frame.f_code))
 
     with dask.config.set(scheduler="synchronous"), warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -250,7 +251,15 @@ def _signed_views_built(fit):
             model = fit()
         finally:
             sys.setprofile(None)
-    return len(built), model
+    return calls, model
+
+
+def _signed_views_built(fit):
+    """How many ``SignedDesign``s ``fit()`` builds (the calls of its ``__init__``, :func:`_linsep_calls`)."""
+    from linsep._core.signed_design import SignedDesign
+
+    calls, model = _linsep_calls(fit)
+    return sum(code is SignedDesign.__init__.__code__ for _, code in calls), model
 
 
 @pytest.mark.parametrize("params", [dict(C=1.0), dict(C=1.0, loss="absolute")], ids=["mhks", "mhka"])
@@ -265,6 +274,28 @@ def test_hk_builds_each_block_view_once_per_problem(params):
     assert long.n_iter_ > short.n_iter_ + 20
     assert many == few
     assert few <= 4 * Xd.numblocks[0]  # the Gram pass's, the passes' own, a certificate's: a few per block
+
+
+def _module_crossings(fit):
+    """``(crossings, model)``: how often ``fit()``'s consecutive linsep calls change module (:func:`_linsep_calls`),
+    as ``benchmarks/trace_fit_flow.py`` counts them."""
+    calls, model = _linsep_calls(fit)
+    return sum(a[0] != b[0] for a, b in zip(calls, calls[1:])), model
+
+
+@pytest.mark.parametrize("params", [dict(C=1.0), dict(update="weights")], ids=["mhks", "weights"])
+def test_hk_iterate_stays_in_the_step_module(params):
+    # A chained dask fit runs each iterate inside solvers/ho_kashyap/step.py (block_chain: the blocks' passes,
+    # the margin update, the sums): its only crossings are the W-step's solve (step -> _core.linalg -> step)
+    # and, on the client, the driver's (solver -> rules -> the chain's generator -> solver), 5 an iterate.  The
+    # old chain ping-ponged between designs/dask.py, dask_groups.py and step.py, ~17 an iterate.
+    X, y = pair_data("noisy")
+    Xd, yd = dask_pair(X, y)
+    few, short = _module_crossings(lambda: HoKashyapClassifier(max_iter=20, tol=1e-14, **params).fit(Xd, yd))
+    many, long = _module_crossings(lambda: HoKashyapClassifier(max_iter=60, tol=1e-14, **params).fit(Xd, yd))
+    iterates = long.n_iter_ - short.n_iter_
+    assert iterates >= 30
+    assert many - few <= 6 * iterates, (many - few) / iterates
 
 
 def test_a_float32_block_keeps_no_float64_copy_for_the_fit():

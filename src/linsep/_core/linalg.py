@@ -782,6 +782,59 @@ def least_squares_solver(Y, sample_weight=None, ridge=0.0, gram=None, *, tol=CG_
                                  minimum_norm=minimum_norm)
 
 
+def greedy_block_cholesky(block, bound):
+    """Greedy pivoted Cholesky of a small candidate block ``S[c, c]`` (right-looking, ``b × b``), in place.
+
+    The inner step of :func:`pivoted_cholesky` (also of the device map,
+    :class:`linsep.designs.array_api_kernel.DeviceKernelMap`, which brings
+    each ``b × b`` block to the host for it): the candidate of largest
+    residual is taken while it exceeds ``bound``.  Returns ``(chosen, R)``:
+    the local indices taken, in pivot order, and the lower triangular ``R``
+    with ``R Rᵀ = S[Q, Q]`` (``None`` when none is taken); ``block`` is left
+    holding the Schur complement, whose diagonal is the candidates' residual.
+    """
+    chosen, factor_columns = [], []
+    while True:
+        d = block.diagonal().copy()
+        d[chosen] = -np.inf
+        local = int(np.argmax(d))
+        if not d[local] > bound:
+            break
+        col = block[:, local] / np.sqrt(d[local])
+        block -= np.outer(col, col)
+        chosen.append(local)
+        factor_columns.append(col)
+    if not chosen:
+        return chosen, None
+    return chosen, np.tril(np.array(factor_columns).T[chosen])
+
+
+def pivot_candidates(residual, bound, block_size):
+    """The next block's pivot candidates of :func:`pivoted_cholesky`: the ``block_size`` largest residuals above ``bound``.
+
+    Empty when no residual exceeds ``bound`` (the factorisation is done).
+    """
+    candidates = np.flatnonzero(residual > bound)
+    if candidates.size > block_size:
+        candidates = candidates[np.argpartition(residual[candidates], -block_size)[-block_size:]]
+    return candidates
+
+
+def updated_residual(residual, norms, candidates, block, new_pivots):
+    """The residual diagonal after a block of :func:`pivoted_cholesky`, in place.
+
+    ``norms``: the squared norms of the block's new factor rows; the
+    candidates' residuals are those the block factorisation left
+    (``block``'s diagonal), the new pivots' zero, and rounding below zero
+    is clipped.
+    """
+    residual -= norms
+    residual[candidates] = block.diagonal()
+    residual[new_pivots] = 0.0
+    np.maximum(residual, 0.0, out=residual)
+    return residual
+
+
 def pivoted_cholesky(columns, diagonal, *, tol=0.0, block_size=64):
     """Greedy pivoted (partial) Cholesky ``A ≈ F Fᵀ`` of a positive semi-definite ``A`` from its columns.
 
@@ -828,33 +881,19 @@ def pivoted_cholesky(columns, diagonal, *, tol=0.0, block_size=64):
     F = np.zeros((n, min(n, 8 * block_size)), order="F")
     pivots = []
     while top > 0:
-        candidates = np.flatnonzero(residual > bound)
+        candidates = pivot_candidates(residual, bound, block_size)
         if candidates.size == 0:
             break
-        if candidates.size > block_size:
-            candidates = candidates[np.argpartition(residual[candidates], -block_size)[-block_size:]]
         r = len(pivots)
         S = np.array(columns(candidates), dtype=float, order="F")
         if r:
             S -= F[:, :r] @ F[candidates, :r].T
-        # Greedy pivoted Cholesky of the small block S[c, c] (right-looking, b × b).
         block = S[candidates].copy()
-        chosen, factor_columns = [], []
-        while True:
-            d = block.diagonal().copy()
-            d[chosen] = -np.inf
-            local = int(np.argmax(d))
-            if not d[local] > bound:
-                break
-            col = block[:, local] / np.sqrt(d[local])
-            block -= np.outer(col, col)
-            chosen.append(local)
-            factor_columns.append(col)
+        chosen, R = greedy_block_cholesky(block, bound)
         if not chosen:
             residual[candidates] = np.maximum(block.diagonal(), 0.0)
             continue
         # New columns S[:, Q] R⁻ᵀ, with R R^t = S[Q, Q] the factor just computed (Q in pivot order).
-        R = np.tril(np.array(factor_columns).T[chosen])
         new = sla.solve_triangular(R, S[:, chosen].T, lower=True, check_finite=False).T
         if r + len(chosen) > F.shape[1]:  # grow the buffer geometrically
             grown = np.zeros((n, min(n, max(2 * F.shape[1], r + len(chosen)))), order="F")
@@ -862,11 +901,7 @@ def pivoted_cholesky(columns, diagonal, *, tol=0.0, block_size=64):
             F = grown
         F[:, r:r + len(chosen)] = new
         pivots.extend(candidates[chosen].tolist())
-        residual -= np.einsum("ij,ij->i", new, new)
-        # the candidates' residuals as the block factorisation left them (pivots: 0)
-        residual[candidates] = block.diagonal()
-        residual[pivots[r:]] = 0.0
-        np.maximum(residual, 0.0, out=residual)
+        updated_residual(residual, np.einsum("ij,ij->i", new, new), candidates, block, pivots[r:])
     r = len(pivots)
     return np.ascontiguousarray(F[:, :r]), np.array(pivots, dtype=np.intp), residual
 

@@ -36,9 +36,10 @@ class Design(Protocol):
     A design whose ``Vec`` is an array of a namespace (memory, array API) offers ``xp``,
     :meth:`scores` and :meth:`read_scalars`; one
     whose round trips cost more than a pass (dask) offers instead a fused pass
-    ``fused_margin_pass(W, B, D, *, rule, ...)`` (each block applies the solver's
-    margin update ``rule`` where it lives) and ``chained_iterates(step, ...)``
-    (several iterates of the solver's ``step`` per round trip).
+    ``fused_margin_pass(W, B, D, *, blockwise, ...)`` (each block runs the solver's
+    ``blockwise.block_pass`` where it lives) and ``chained_iterates(blockwise, ...)``
+    (several iterates of the solver's ``blockwise.chain`` per round trip), ``blockwise`` being
+    :data:`linsep.solvers.ho_kashyap.step.BLOCKWISE`.
     """
 
     shape: tuple[int, int]

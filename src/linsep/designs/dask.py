@@ -21,15 +21,16 @@ workers, one persisted block per row chunk.
 
 The drivers are the in-memory ones (:mod:`linsep.solvers.ho_kashyap`,
 :mod:`linsep.solvers.mse`, :mod:`linsep.solvers.lsvm`); this module only
-supplies the blockwise operations.  Ho–Kashyap's pass
-(:meth:`DaskDesign.fused_margin_pass`, the margin update handed down by the solver) is one round trip: each block computes ``E``,
-its :math:`B_{k+1}` (kept on the worker), its share of the next right-hand side
-and of every rule's scalars with NumPy products over the block (no
-compiled code on the workers), in one task per worker's group of
-blocks; IRLS (MHKA, HKESA) needs the global ``max |E_k|`` for the floor of
-``D_k``, so its weighted Gram matrix takes a second pass, as the in-memory
-compiled loop does.  For small ``X`` several iterations run in one task per
-round trip (:meth:`DaskDesign.chained_iterates`, ``linsep.designs.dask_groups``).
+supplies the blockwise operations and moves the data.  Ho–Kashyap's pass
+(:meth:`DaskDesign.fused_margin_pass`) is one round trip: each block runs the solver's
+:func:`linsep.solvers.ho_kashyap.step.block_pass` (handed down by the solver) where it lives, computing
+``E``, its :math:`B_{k+1}` (kept on the worker), its share of the next right-hand side and of every rule's
+scalars with NumPy products over the block (no compiled code on the workers), in one task per worker's
+group of blocks; IRLS (MHKA, HKESA) needs the global ``max |E_k|`` for the floor of ``D_k``, so its
+weighted Gram matrix takes a second pass, as the in-memory compiled loop does.  For small ``X`` several
+iterations run in one task per round trip: the solver's
+:func:`linsep.solvers.ho_kashyap.step.block_chain` over every block (:meth:`DaskDesign.chained_iterates`,
+``linsep.designs.dask_groups``).
 
 Verdicts are checked blockwise: a ``not_separable`` certificate with the
 per-column test of :mod:`linsep._core.certificates`, ``separable`` on the
@@ -160,6 +161,12 @@ class _SignedBlock:
         """``(slice of the block's rows, the matching rows of X)`` for each run of rows (see ``_blocks``)."""
         return self._runs if self._runs is not None else self.Y._blocks()
 
+    def parts(self):
+        """``(runs, signs)``: what :func:`linsep.solvers.ho_kashyap.step.block_pass` reads of the block (one view)."""
+        Y = self.Y  # a block not in float64: its view made once for the caller
+        # a list: a chain reads the runs every iterate (a row subset's are copies, held for the call only)
+        return (self._runs if self._runs is not None else list(Y._blocks())), Y.y
+
 
 def _all_finite(X):
     """Whether every entry of a block (dense, or the stored ones of a sparse block) is finite."""
@@ -202,52 +209,14 @@ def _gram_block(X, labels, positive, rows, margin, rhs=None, gram=True, scale=No
     return out
 
 
-def _hk_block(block, B, D, W, offset, two_mu, tol, update, irls, rule, scale=None):
-    """One Ho–Kashyap pass over a block: (:math:`B_{k+1}`, :math:`E_k` or ``None``, scalars) (see the module).
+def _hk_block(block, B, D, W, *, block_pass, scale=None, **options):
+    """One Ho–Kashyap pass over a block: the solver's ``block_pass`` on the block's runs of rows and signs.
 
-    ``block``: the block's :class:`_SignedBlock`, made once per design (its signs carry ``scale``).  NumPy
-    products, never forming ``Y_b``: ``Y_b W`` and ``Y_bᵀ r`` for each 1 MiB run of rows while it is in cache
-    (``X_b`` read once).  A worker loads no compiled code (about 45 MB of its memory limit for the whole fit);
-    the numbers are those of the in-memory pass to rounding.  ``rule(B, E, two_mu)`` is the margin update
-    (:func:`linsep.solvers.ho_kashyap.step.next_margin`, handed down by the solver).
+    ``block``: the block's :class:`_SignedBlock`, made once per design (its signs carry ``scale``);
+    ``block_pass``: :func:`linsep.solvers.ho_kashyap.step.block_pass`, handed down by the solver (NumPy
+    products: a worker loads no compiled code, about 45 MB of its memory limit for the whole fit).
     """
-    Y = block.Y
-    n = Y.shape[0]
-    if isinstance(B, Real):  # the starting margin, made on the worker
-        B = np.full(n, float(B))
-    E, B_next = np.empty(n), np.empty(n)
-    g = np.zeros(Y.shape[1])
-    wrong = 0
-    for part, X_run in block.runs():  # each run's vectors stay in cache: a few operations each, in place
-        z = X_run @ W[:-1]
-        z += W[-1]
-        z *= Y.y[part]
-        wrong += int(np.count_nonzero(z <= 0))
-        e = np.subtract(z, B[part], out=z)
-        if offset:
-            e -= offset
-        b_next = rule(B[part], e, two_mu)
-        # the signed share y_i r_i of the next right-hand side
-        r = (b_next + offset if offset else b_next.copy()) if update == "margin" else np.abs(e)
-        r *= Y.y[part]
-        g[:-1] += X_run.T @ r
-        g[-1] += r.sum()
-        E[part], B_next[part] = e, b_next
-    emax, emin = float(E.max(initial=-np.inf)), float(E.min(initial=np.inf))
-    eabs_max = max(emax, -emin, 0.0)
-    bscale = max(float(B.max(initial=0.0)), -float(B.min(initial=0.0)))
-    # fixed point: |E_i| <= tol (B_i + offset) for every i; impossible when max |E| exceeds tol max(B + offset)
-    fixed_point = eabs_max <= tol * (bscale + offset)
-    if fixed_point:
-        target = B + offset
-        fixed_point = bool(np.all((target > 0) & (np.abs(E) <= tol * target)))
-    finite = n == 0 or bool(np.isfinite(emax) and np.isfinite(emin))  # NaN and ±inf reach the extremes
-    stats = {"J": float(E @ E) if D is None else float(E @ (D * E)), "wrong": wrong, "separated": wrong == 0 and finite,
-             "emax": emax, "bscale": bscale, "fixed_point": fixed_point, "emin": emin, "eabs_max": eabs_max,
-             "finite": finite}
-    if not irls:  # IRLS takes the right-hand side in its second pass, with D_k
-        stats["g"] = g
-    return B_next, (E if irls else None), stats
+    return block_pass(*block.parts(), B, D, W, **options)
 
 
 def _irls_block(block, E, B_next, irls_floor, eabs_max, offset, update, scale=None):
@@ -518,25 +487,28 @@ class DaskDesign(Design):
             return factor.solve_normal(_right_hand_side(self, ("constant", B[0] + offset)), **solve)
         return factor.solve_normal(_right_hand_side(self, ("margin", offset), B), **solve)
 
-    def fused_margin_pass(self, W, B, D, *, rule, offset, two_mu, tol, update, irls, validation=None):
-        """The Ho–Kashyap pass in one round trip: each block computes ``Y_b W``, ``E_b``, ``rule``'s
-        :math:`B_{k+1}` (kept on its worker), its share of ``Yᵀ r`` and of the statistics (:func:`_hk_block`)."""
-        return _DaskPass(self, W, B, D, offset, two_mu, tol, update, irls, validation, rule)
+    def fused_margin_pass(self, W, B, D, *, blockwise, offset, two_mu, tol, update, irls, validation=None):
+        """The Ho–Kashyap pass in one round trip: each block runs ``blockwise.block_pass`` (``Y_b W``, ``E_b``,
+        :math:`B_{k+1}` kept on its worker, its share of ``Yᵀ r`` and of the statistics; :func:`_hk_block`),
+        the client sums the shares (``blockwise.summary``).  ``blockwise``: the solver's
+        :data:`linsep.solvers.ho_kashyap.step.BLOCKWISE`."""
+        return _DaskPass(self, W, B, D, offset, two_mu, tol, update, irls, validation, blockwise)
 
     def count_nonpositive(self, W):
         parts = [part for group in _compute(*self.group_tasks(_count_block, None, W=W)) for part in group]
         return (int(np.sum([c for c, _, _ in parts])), min(z for _, z, _ in parts), all(f for _, _, f in parts))
 
-    def chained_iterates(self, step, state, W, D, factor, options, limit=None):
-        """For small ``X``, up to ``chain_length`` iterates per round trip, each ``step`` run in one task; else ``None``.
+    def chained_iterates(self, blockwise, state, W, D, factor, options, limit=None):
+        """For small ``X``, up to ``chain_length`` iterates per round trip, run in one task; else ``None``.
 
-        ``step`` is the solver's Ho–Kashyap step (:func:`linsep.solvers.ho_kashyap.step.hk_step`), run on the
-        worker over every block (``designs._dask_groups.hk_chain``); ``options``: the pass's and the step's.
+        ``blockwise.chain`` (:func:`linsep.solvers.ho_kashyap.step.block_chain`, the solver's step over
+        row blocks held in memory) runs on the worker over every block (``designs.dask_groups.chain_task``);
+        ``options``: the pass's and the step's.
         """
         longest = chain_length(self) if self.chain_max is None else self.chain_max
         if longest < 2 or isinstance(factor, IterativeLeastSquares):  # (its products are round trips themselves)
             return None
-        return chained(self, step, state, W, D, factor, options, longest, limit)
+        return chained(self, blockwise, state, W, D, factor, options, longest, limit)
 
     def host(self, vector, dtype=None):
         if isinstance(vector, GroupVec):  # persisted: it holds its blocks, not the pass (or chain) result

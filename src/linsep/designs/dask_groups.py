@@ -6,7 +6,8 @@ loaded machine), while a pass over a small row block costs microseconds.
 (the blocks one worker holds, ``worker_groups``) instead of one per
 block, and, for small ``X`` (``chain_length``), runs several Ho–Kashyap
 iterations in one task over every block, wherever they are held
-(``hk_chain``): a driver then pays one round trip per chunk of iterations.
+(``chain_task``, the solver's ``block_chain`` run on the blocks): a driver then pays one round trip per
+chunk of iterations, and each iterate on the worker runs inside the solver's step module.
 Inside a group, every block is computed by the same per-block function as before, and sums over blocks are taken in block order
 on the same per-block parts, so the numbers do not depend on the grouping or
 on the chunking.
@@ -26,8 +27,8 @@ import numpy as np
 
 from linsep._core.linalg import GramOnly, least_squares_solver
 
-__all__ = ["GroupVec", "RoundTrips", "block_values", "chain_length", "chained", "group_map", "hk_chain",
-           "pass_summary", "round_trips", "worker_groups"]
+__all__ = ["GroupVec", "RoundTrips", "block_values", "chain_length", "chain_task", "chained", "group_map",
+           "round_trips", "worker_groups"]
 
 
 def worker_groups(X, n_blocks):
@@ -96,120 +97,49 @@ def group_map(function, names, blocks, *vectors, paths=(), block_weights=None, *
     return {name: [result[i] for result in results] for i, name in enumerate(names)}
 
 
-def pass_summary(parts, irls):
-    """The pass statistics from the blocks' parts (in block order), as :class:`linsep.solvers.ho_kashyap.step.NamespacePass` names them.
-
-    ``rhs`` is the summed right-hand side share (``None`` for IRLS, whose right-hand side
-    comes with ``D_k`` in the second pass).
-    """
-    return {
-        "J": float(np.sum([p["J"] for p in parts])),
-        "wrong": int(np.sum([p["wrong"] for p in parts])),
-        "separated": all(p["separated"] for p in parts),
-        "max_e": max(p["emax"] for p in parts),
-        "min_e": min(p["emin"] for p in parts),
-        "max_b": max(p["bscale"] for p in parts),
-        "fixed_point": all(p["fixed_point"] for p in parts),
-        "eabs_max": max(p["eabs_max"] for p in parts),
-        "rhs": None if irls else np.sum([p["g"] for p in parts], axis=0),
-    }
-
-
 def validation_errors(counts):
     """The validation errors from the blocks' ``(count, _, _)``: an int, or a float when the rows are weighted."""
     return sum(count for count, _, _ in counts)
 
 
-def hk_chain(blocks, B_next, E, D, paths, W, rhs, eabs_max, factor, validation, *, steps, step, shape, functions,
-             options, block_weights):
+def chain_task(chain, blocks, B_next, E, D, paths, W, rhs, eabs_max, factor, validation, *, steps, shape, functions,
+               options, block_weights):
     """Up to ``steps`` Ho–Kashyap iterates over every block, in one task (runs on a worker; small ``X``).
 
-    Starts from a pass state given by its :math:`B_{k+1}` (``B_next``), :math:`E_k` (IRLS), :math:`D_k`
-    (group items with their ``paths``), the weights ``W_k``, the summed right-hand side
-    ``rhs`` (not IRLS), ``max|E_k|`` and the factor; each iterate is the solver's ``step``
-    (:func:`linsep.solvers.ho_kashyap.step.hk_step`) over :class:`_BlocksPass`, with the same per-block
-    ``functions`` (``(hk pass, IRLS pass, count)``) and the same sums as one round trip per
-    iteration.  ``blocks``: the blocks' signed views (``DaskDesign.signed_blocks``, made once per design, not
-    per iterate).  ``options``: the pass's (``offset``, ``two_mu``, ``tol``, ``update``, ``irls``, ``rule``)
-    and the step's (``learning_rate``, ``irls_floor``).  ``validation``: ``(blocks, block_weights)`` of the
-    validation rows, or ``None``; ``block_weights``: per block, its weight keywords
-    (``DaskDesign.block_weights``).
-
-    Returns ``{"iterates": [...], "error": exception or None, "B": [...], "D": [...], "E": [...],
-    "B_next": [...]}``: per iterate its ``W``, factor (IRLS) and statistics, and its pass's
-    per-block ``B``, ``D`` (IRLS) and ``E`` (IRLS); ``B_next`` of the last.  A step that raises
-    ends the chain; the driver re-raises the error only if it gets that far.
+    ``chain``: the solver's :func:`linsep.solvers.ho_kashyap.step.block_chain`, run here on the blocks'
+    runs of rows and signs, read once per task from their signed views (``blocks``, ``DaskDesign.signed_blocks``,
+    made once per design); every iterate runs inside it.  The pass state it starts from: :math:`B_{k+1}`
+    (``B_next``), :math:`E_k` (IRLS), :math:`D_k` (group items with their ``paths``), ``W_k``, the summed
+    right-hand side ``rhs`` (not IRLS), ``max|E_k|`` and the factor.  ``functions``: the design's
+    ``(IRLS pass, count)`` per-block functions, which the chain calls back for IRLS's second pass and the
+    validation rows (``validation``: ``(blocks, block_weights)`` of those rows, or ``None``).  ``options``:
+    the pass's (``offset``, ``two_mu``, ``tol``, ``update``, ``irls``) and the step's (``learning_rate``,
+    ``irls_floor``); ``block_weights``: per block, its weight keywords (``DaskDesign.block_weights``).
+    Returns ``block_chain``'s result.
     """
     n = len(blocks)
     irls = options["irls"]
-    blocks = _ChainBlocks(blocks, block_weights, shape, functions, validation, options)
-    state = _BlocksPass(blocks, block_values(B_next, paths[0], n),
-                        block_values(E, paths[1], n) if irls else [None] * n, rhs, eabs_max, None)
-    D = block_values(D, paths[2], n)
-    step_options = {name: options[name] for name in ("update", "learning_rate", "irls_floor", "irls")}
-    out = {"iterates": [], "error": None, "B": [], "D": [], "E": [], "B_next": None}
-    for _ in range(steps):
-        try:
-            W, B, D, factor, state = step(state, W, D, factor, next_pass=blocks.next_pass, **step_options)
-        except Exception as exc:  # noqa: BLE001 - handed to the driver, raised where a serial run raises
-            out["error"] = exc
-            break
-        out["iterates"].append({"W": W, "factor": factor if irls else None, "stats": state.stats})
-        out["B"].append(B)
-        out["D"].append(D)
-        out["E"].append(state.E)
-    out["B_next"] = state.B_next
-    return out
+    irls_block, count_block = functions
+    o = options
+    pass_options = dict(offset=o["offset"], two_mu=o["two_mu"], tol=o["tol"], update=o["update"], irls=irls)
+    step_options = {name: o[name] for name in ("update", "learning_rate", "irls_floor", "irls")}
 
+    def reweigh(E, B_next, irls_floor, eabs_max):
+        return [irls_block(block, e, b, irls_floor=irls_floor, eabs_max=eabs_max, offset=o["offset"],
+                           update=o["update"], **kw)
+                for block, kw, e, b in zip(blocks, block_weights, E, B_next)]
 
-class _ChainBlocks:
-    """The blocks of a chain (on its worker) and what a pass over them needs: the data moved, no rule."""
+    count = None
+    if validation is not None:
+        val_blocks, val_weights = validation
 
-    def __init__(self, blocks, block_weights, shape, functions, validation, options):
-        self.blocks = list(zip(blocks, block_weights))
-        self.shape, self.functions, self.validation, self.options = shape, functions, validation, options
-        o = options  # the pass's keywords, the same every iterate
-        self.pass_options = dict(offset=o["offset"], two_mu=o["two_mu"], tol=o["tol"], update=o["update"],
-                                 irls=o["irls"], rule=o["rule"])
+        def count(W):
+            return validation_errors([count_block(block, W, **kw) for block, kw in zip(val_blocks, val_weights)])
 
-    def next_pass(self, W, B, D, fitted=None):
-        """The pass of ``(W, B, D)`` over every block (``fitted``: unused, a direct factor's)."""
-        hk_block, _, count_block = self.functions
-        o = self.pass_options
-        parts = [hk_block(block, b, d, W, **o, **kw) for (block, kw), b, d in zip(self.blocks, B, D)]
-        stats = pass_summary([p[2] for p in parts], o["irls"])
-        if self.validation is not None:
-            val_blocks, val_weights = self.validation
-            counts = [count_block(block, W, **kw) for block, kw in zip(val_blocks, val_weights)]
-            stats["val_errors"] = validation_errors(counts)
-        return _BlocksPass(self, [p[0] for p in parts], [p[1] for p in parts], stats["rhs"], stats["eabs_max"],
-                           stats)
-
-
-class _BlocksPass:
-    """A pass over a chain's blocks, as :func:`linsep.solvers.ho_kashyap.step.hk_step` reads one: ``B_next``,
-    ``E``, the W-step's right-hand side and the IRLS second pass."""
-
-    def __init__(self, blocks, B_next, E, rhs, eabs_max, stats):
-        self.blocks, self.B_next, self.E, self.rhs, self.eabs_max, self.stats = blocks, B_next, E, rhs, eabs_max, stats
-
-    def reweighted(self, factor, irls_floor):
-        """``D_k`` per block, ``Yᵀ D_k r`` and the factor of ``YᵀD_kY + CĨ`` (the floor from the global ``max|E_k|``)."""
-        blocks, o = self.blocks, self.blocks.options
-        _, irls_block, _ = blocks.functions
-        second = [irls_block(block, e, b, irls_floor=irls_floor, eabs_max=self.eabs_max, offset=o["offset"],
-                             update=o["update"], **kw)
-                  for (block, kw), e, b in zip(blocks.blocks, self.E, self.B_next)]
-        self.rhs = np.sum([s[1]["g"] for s in second], axis=0)
-        factor = least_squares_solver(GramOnly(blocks.shape), None, factor.ridge,
-                                      gram=np.sum([s[1]["gram"] for s in second], axis=0))
-        return factor, [s[0] for s in second]
-
-    def solve_margin(self, factor):
-        return factor.solve_normal(self.rhs)
-
-    def solve_increment(self, factor):
-        return factor.solve_normal(self.rhs)
+    return chain([block.parts() for block in blocks], block_values(B_next, paths[0], n),
+                 block_values(E, paths[1], n) if irls else [None] * n, block_values(D, paths[2], n), W, rhs,
+                 eabs_max, factor, steps=steps, shape=shape, pass_options=pass_options, step_options=step_options,
+                 reweigh=reweigh if irls else None, count=count)
 
 
 # --- Round trips ---------------------------------------------------------------------------------
@@ -290,7 +220,7 @@ def _sum_parts(parts, name):
 class _PassState:
     """What a dask Ho–Kashyap pass state offers the driver, whatever computed it (:class:`_DaskPass`, ``_Chain``).
 
-    Subclasses set the statistics (``designs._dask_groups.pass_summary``'s
+    Subclasses set the statistics (``linsep.solvers.ho_kashyap.step.pass_summary``'s
     names, ``val_errors``), ``B``, ``D``, ``W``, ``B_next`` and ``_E`` (group vectors) and ``_rhs``.
     """
 
@@ -335,18 +265,18 @@ class _DaskPass(_PassState):
     See :class:`linsep.solvers.ho_kashyap.step.NamespacePass` for what the statistics are.
     """
 
-    def __init__(self, design, W, B, D, offset, two_mu, tol, update, irls, validation, rule):
+    def __init__(self, design, W, B, D, offset, two_mu, tol, update, irls, validation, blockwise):
         self.design, self.W, self.offset, self.update = design, W, offset, update
         self.B, self.D = B, D
         B, D = design.grouped(B), design.grouped(D)
         outs = _persist(*design.group_tasks(design.block_functions.hk, ("B_next", "E", "stats"), B.items, D.items,
                                             paths=(B.path, D.path), W=W, offset=offset, two_mu=two_mu, tol=tol,
-                                            update=update, irls=irls, rule=rule))
+                                            update=update, irls=irls, block_pass=blockwise.block_pass))
         pending = [_delayed(_item)(out, "stats") for out in outs]
         if validation is not None:
             pending += validation.group_tasks(validation.block_functions.count, None, W=W)
         results = _compute(*pending)
-        stats = pass_summary(_in_block_order(design, results[:len(outs)]), irls)
+        stats = blockwise.summary(_in_block_order(design, results[:len(outs)]), irls)
         if validation is not None:
             stats["val_errors"] = validation_errors([count for part in results[len(outs):] for count in part])
         self._set_statistics(stats)
@@ -357,13 +287,13 @@ class _DaskPass(_PassState):
 class _Chain:
     """Up to ``count`` Ho–Kashyap iterates after ``state`` in one task (one persist, one compute).
 
-    ``designs._dask_groups.hk_chain`` on all the design's blocks, in one task (the
+    :func:`chain_task` on all the design's blocks, in one task (the
     scheduler runs it where most of them are; small ``X``, ``chain_length``), each iterate the solver's
-    ``step``; :meth:`iterates` yields them as :func:`linsep.solvers.ho_kashyap.step.hk_iterates` does,
+    step (``blockwise.chain``); :meth:`iterates` yields them as :func:`linsep.solvers.ho_kashyap.step.hk_iterates` does,
     then raises the error of a step that failed, if the driver asks for that step.
     """
 
-    def __init__(self, design, step, state, W, D, factor, count, options):
+    def __init__(self, design, blockwise, state, W, D, factor, count, options):
         self.design, self.options = design, options
         self.groups = [list(range(len(design.counts)))]  # one task for every block (chain_length: small X)
         B_next, E, D = (design.grouped(v, self.groups) for v in (state.B_next, state._E, D))
@@ -372,13 +302,13 @@ class _Chain:
                                                 [validation.block_weights(b) for b in range(len(validation.counts))])
         functions = design.block_functions
         chain_options = {name: options[name] for name in ("update", "learning_rate", "irls_floor", "offset",
-                                                          "two_mu", "tol", "irls", "rule")}
+                                                          "two_mu", "tol", "irls")}
         (group,) = self.groups
         signed = design.signed_blocks()
-        (self.out,) = _persist(_delayed(hk_chain)(
-            [signed[b] for b in group], B_next.items[0], E.items[0], D.items[0],
-            (B_next.path, E.path, D.path), W, state._rhs, state.eabs_max, factor, val, steps=count, step=step,
-            shape=design.shape, functions=(functions.hk, functions.irls, functions.count), options=chain_options,
+        (self.out,) = _persist(_delayed(chain_task)(
+            blockwise.chain, [signed[b] for b in group], B_next.items[0], E.items[0], D.items[0],
+            (B_next.path, E.path, D.path), W, state._rhs, state.eabs_max, factor, val, steps=count,
+            shape=design.shape, functions=(functions.irls, functions.count), options=chain_options,
             block_weights=[design.block_weights(b) for b in group]))
         (self.summary,) = _compute(_delayed(_chain_summary)(self.out))
         self.factor = factor
@@ -413,7 +343,7 @@ _CHAIN_MAX = 64
 """Most iterations per round trip."""
 
 
-def chained(design, step, state, W, D, factor, options, longest, limit):
+def chained(design, blockwise, state, W, D, factor, options, longest, limit):
     """The iterates after ``state`` (``DaskDesign.chained_iterates``), in chunks of 2, 4, 8, … (at most
     ``longest``, and ``limit`` in all) per round trip: a fit that stops soon computes few it does not use.
 
@@ -422,7 +352,7 @@ def chained(design, step, state, W, D, factor, options, longest, limit):
     steps, left = 2, np.inf if limit is None else limit
     while True:
         count = int(max(1, min(steps, longest, left)))
-        for iterate in _Chain(design, step, state, W, D, factor, count, options).iterates():
+        for iterate in _Chain(design, blockwise, state, W, D, factor, count, options).iterates():
             left -= 1
             yield iterate
         W, _, D, factor, state = iterate  # the chain's last: the next one starts there

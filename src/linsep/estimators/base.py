@@ -1000,6 +1000,50 @@ class BaseKernelSeparator(BaseSeparator):
         X, y = self._validate_fit(X, y)
         return self._fit_kernel(X, y)
 
+    def _fit_where_data_live(self, backend, X, y, *, sample_weight=None, X_val=None, y_val=None, **ignored):
+        """The kernel fit of data on a device (:class:`linsep.designs.array_api_kernel.ArrayAPIKernelFit`), step by step.
+
+        The steps of :meth:`_fit_kernel` where the data live: refuse what the
+        backend cannot honour → validate (shape, classes) → the fitted and
+        validation rows (HKES's held-out split: the rows the NumPy fit holds
+        out) → ``X_fit_`` and ``gamma`` → the family's solver calls over the
+        kernel problems (:meth:`_solve_on_designs`) → the model in the data's
+        namespace (``dual_coef_``, ``intercept_``, ``support_``, ``classes_``)
+        → the family's outputs; ``separable`` is checked on held-out rows.
+        """
+        from linsep.designs.array_api_kernel import ArrayAPIKernelFit
+
+        name = type(self).__name__
+        if (X_val is None) != (y_val is None):
+            raise ValueError("give both X_val and y_val, or neither")
+        if X_val is not None and not getattr(self, "early_stopping", False):
+            raise ValueError("X_val / y_val are only used with early_stopping=True")
+        refuse_weights(self, sample_weight, ArrayAPIKernelFit.weights_where)
+        self._refuse_on_backend(ArrayAPIKernelFit.where)
+        refuse_unsupported(self.get_params(), {"record_history": False}, ArrayAPIKernelFit.traces_where)
+        data = ArrayAPIKernelFit(X, y, name)
+        classes = check_class_labels(data.classes)
+        check_two_classes(classes, name)
+        self.n_features_in_ = data.n_features
+        if hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        self.classes_ = classes
+        self.X_fit_ = data.split(early_stopping=getattr(self, "early_stopping", False),
+                                 validation_fraction=getattr(self, "validation_fraction", None),
+                                 random_state=getattr(self, "random_state", None), X_val=X_val, y_val=y_val)
+        self._gamma = resolve_gamma(self.gamma, self.X_fit_)
+        results, problems = self._solve_on_designs(data, FitContext(), X_val=X_val, y_val=y_val)
+        self._unpack_common(results)
+        self.dual_coef_, self.intercept_ = data.kernel_model(results, name)
+        self._store_outputs(results, FitContext(state=(data.kernel_map, None)))
+        self.support_ = data.device_indices(self.support_)
+        self.classes_ = data.fitted_classes()
+        separated = data.held_out_separated(self.dual_coef_, self.intercept_, self.support_, self.classes_,
+                                            self.X_fit_)
+        if separated is not None:  # the verdict describes every row passed to fit, the held-out ones included
+            self.status_ = demote_unseparated(self.status_, lambda k: separated[k])
+        return self
+
     def _fit_kernel_weighted(self, X, y, sample_weight):
         """:meth:`_fit_kernel` with the fit's weights (:meth:`_sample_weight`) as ``sample_weight=``.
 
@@ -1055,6 +1099,10 @@ class BaseKernelSeparator(BaseSeparator):
             One score per sample for two classes, one per class otherwise.
         """
         check_is_fitted(self)
+        if backend_of(X) == "array_api":  # a model fitted on the device, scored there
+            from linsep.designs.array_api_kernel import kernel_scores
+
+            return kernel_scores(self, X)
         X = validate_data(self, X, accept_sparse=self._accept_sparse, dtype=validation_dtypes(self._dtypes),
                           reset=False)
         K = X if self.kernel == "precomputed" else self._kernel_matrix(X, self.X_fit_)
@@ -1076,6 +1124,10 @@ class BaseKernelSeparator(BaseSeparator):
             Labels from ``classes_``.
         """
         scores = self.decision_function(X)
+        if backend_of(X) == "array_api":
+            from linsep.designs.array_api_kernel import kernel_labels
+
+            return kernel_labels(scores, self.classes_)
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]

@@ -27,8 +27,11 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 
+from linsep.designs.backend import DEVICE
 from linsep.estimators.base import (CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, POS_LABEL_CONSTRAINT, POS_LABEL_DOC,
-                                    BaseKernelSeparator, FitContext, demote_unseparated, encode_pm1, estimator_init)
+                                    BaseKernelSeparator, FitContext, demote_unseparated, encode_pm1, estimator_init,
+                                    refuse_unsupported)
+from linsep.estimators.ho_kashyap import HK_SUPPORTED
 from linsep._core.certificates import separates, side_tolerance
 from linsep.solvers.ho_kashyap.params import (DEFAULT_N_ITER_NO_CHANGE, EARLY_STOPPING_CONSTRAINTS, HK_CONSTRAINTS,
                                              HK_PARAMETERS, HKParams, hk_defaults)
@@ -36,6 +39,7 @@ from linsep._core.result import SEPARABLE
 from linsep._core.trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from linsep.designs.weights import class_weights_of
 from linsep.solvers.ho_kashyap.kernel import EmpiricalKernelMap, kernel_ho_kashyap
+from linsep.solvers.ho_kashyap.solver import ho_kashyap
 
 
 _HK_NAMES = ("C", *(name for name in HK_PARAMETERS if name != "C"))
@@ -145,6 +149,7 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
     [0, 0, 1, 1]
     """
 
+    _backends = (DEVICE,)  # the kernel map and the iteration on the input's device (row blocks: refused)
     _parameter_constraints = {
         **KERNEL_CONSTRAINTS,
         **{name: HK_CONSTRAINTS[name] for name in _HK_NAMES},
@@ -196,6 +201,9 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
         """
         if self.kernel == "precomputed" and self.early_stopping and X_val is None:
             raise ValueError("early stopping with kernel='precomputed' needs X_val = k(X_val, X) and y_val")
+        elsewhere = self._fit_on_backend(X, y, X_val=X_val, y_val=y_val, sample_weight=sample_weight)
+        if elsewhere is not None:
+            return elsewhere
         X, y = self._validate_fit(X, y)
         held_out = self.early_stopping and X_val is None
         weights = self._sample_weight(X, y, sample_weight)
@@ -214,6 +222,21 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
         if held_out:  # the verdict describes every row passed to fit, the held-out ones included
             self._check_held_out_separation(X_val, y_val)
         return self
+
+    def _refuse_on_backend(self, where):
+        refuse_unsupported(HKParams.from_estimator(self), HKParams.neutral(), where, HK_SUPPORTED)
+        if callable(self.kernel):
+            raise ValueError(f"a callable kernel is not available for {where} (it is NumPy code); use a named "
+                             "kernel, or kernel='precomputed' with the Gram matrix on the device")
+
+    def _solve_on_designs(self, data, fit, **ignored):
+        # Ho–Kashyap on the features of the map built where the data live (one map, one Gram matrix diag(s, N)
+        # for every one-vs-rest problem); the weights come back as dual coefficients
+        kwargs = HKParams.from_estimator(self).solver_kwargs()
+        problems = data.problems(self.kernel, self._kernel_params(), self.map_tol)
+        gram = data.gram()
+        return [data.dual(ho_kashyap(problem.design, **kwargs, Y_val=problem.validation, gram=gram))
+                for problem in problems], problems
 
     def _check_held_out_separation(self, X_val, y_val):
         """Demote ``separable`` where a held-out row is not strictly on its side (the solver saw only the others)."""

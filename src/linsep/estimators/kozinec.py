@@ -363,6 +363,7 @@ class KernelSchlesingerKozinecClassifier(BaseKernelSeparator):
     [0, 0, 1, 1]
     """
 
+    _device_alternative = "KernelHoKashyapClassifier"  # SK's per-point updates are sequential; kernel HK fits on the device
     _parameter_constraints = {
         **KERNEL_CONSTRAINTS,
         "C": [None, Interval(Real, 0, None, closed="neither")],

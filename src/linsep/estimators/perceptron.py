@@ -443,6 +443,7 @@ class KernelPerceptronClassifier(StreamMixin, BaseKernelSeparator):
     ('separable', array([0, 0, 1, 1]))
     """
 
+    _device_alternative = "KernelHoKashyapClassifier"  # the kernel perceptron's per-point corrections are sequential; kernel HK fits on the device
     _parameter_constraints = {
         **KERNEL_CONSTRAINTS,
         "max_iter": [Interval(Integral, 1, None, closed="left")],

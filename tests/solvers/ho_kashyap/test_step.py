@@ -12,7 +12,8 @@ import pytest
 from linsep.designs import as_design
 from linsep.solvers.ho_kashyap.loops import _pass_by_columns, _pass_merged
 from linsep.solvers.ho_kashyap.rows import _pass_merged_narrow
-from linsep.solvers.ho_kashyap.step import NamespacePass, hk_iterates, hk_pass, hk_step, next_margin
+from linsep.solvers.ho_kashyap.step import (NamespacePass, block_pass, hk_iterates, hk_pass, hk_step, next_margin,
+                                           pass_summary)
 
 EMPTY_ROWS, EMPTY_LABELS = np.empty(0, dtype=np.int64), np.empty(0)
 U64, U32 = np.finfo(np.float64).eps / 2, np.finfo(np.float32).eps / 2  # unit roundoffs
@@ -107,3 +108,36 @@ def test_hk_iterates_are_hk_step_repeated():
     # two backward-stable solves of one system differ by about κ(G) u relatively (p u for the products)
     rtol = 10 * Y.shape[1] * np.linalg.cond(G) * U64
     np.testing.assert_allclose(W_it, expected, rtol=rtol, atol=rtol * np.abs(expected).max())
+
+
+@pytest.mark.parametrize("update", ["margin", "weights"])
+@pytest.mark.parametrize("offset", [0.0, 1.0])
+def test_the_block_pass_is_the_namespace_pass_by_row_blocks(offset, update):
+    # The pass a dask worker runs (block_pass over each block's runs of rows, pass_summary over the blocks) gives
+    # the namespace pass's E, B_{k+1} (next_margin, the same NumPy operations on each row), statistics and
+    # right-hand side Yᵀr, r = B_{k+1} + offset (margin) or |E| (weights).
+    X, y, Y, W, B = _problem()
+    two_mu, tol = 0.8, 1e-6
+    state = NamespacePass(as_design(Y), W, B, None, offset=offset, two_mu=two_mu, tol=tol)
+    cuts = [0, 1_000, 1_700, X.shape[0]]  # three blocks; the second in two runs of rows
+    parts = []
+    for a, b in zip(cuts, cuts[1:]):
+        runs = [(slice(0, b - a), X[a:b])] if a != 1_000 else [(slice(0, 300), X[a:a + 300]),
+                                                                 (slice(300, b - a), X[a + 300:b])]
+        parts.append(block_pass(runs, y[a:b], B[a:b], None, W, offset=offset, two_mu=two_mu, tol=tol,
+                                update=update, irls=False))
+    B_next = np.concatenate([part[0] for part in parts])
+    stats = pass_summary([part[2] for part in parts], irls=False)
+    # Y W per row in another order than the namespace's Y @ W: |ΔZ_i| <= γ_p (|Y| |W|)_i (as above)
+    n, p = Y.shape
+    gamma = p * U64 / (1 - p * U64)
+    score_bound = gamma * (np.abs(Y) @ np.abs(W))
+    assert np.all(np.abs(B_next - state.B_next) <= 2 * two_mu * score_bound + 2 * U64 * np.abs(state.B_next))
+    assert stats["wrong"] == state.wrong and stats["separated"] == state.separated
+    assert stats["fixed_point"] == state.fixed_point
+    np.testing.assert_allclose([stats["J"], stats["max_e"], stats["min_e"], stats["max_b"]],
+                               [state.J, state.max_e, state.min_e, state.max_b], rtol=1e-10)
+    r = state.B_next + offset if update == "margin" else np.abs(state.E)
+    # sums of n terms in another order: within γ_n Σ|Y_ij r_i| per column
+    bound = n * U64 / (1 - n * U64) * (np.abs(Y).T @ np.abs(r)) + 2 * two_mu * (np.abs(Y).T @ score_bound)
+    assert np.all(np.abs(stats["rhs"] - Y.T @ r) <= 2 * bound)

@@ -26,19 +26,28 @@ products (``Y W``, ``Yᵀ v``, Gram matrices, the W-step's solve); what is done 
 * :func:`hk_step` and :func:`hk_iterates` — the step and the iterates the Python driver
   (:func:`linsep.solvers.ho_kashyap.solver._iterate`) takes one at a time; a design that chains several
   iterates per round trip (dask) runs :func:`hk_step` itself, on its workers.
+* :data:`BLOCKWISE` — the same pass and step on row blocks held in memory (a dask worker's): the fused pass
+  of one block (:func:`block_pass`), the pass statistics from the blocks' parts (:func:`pass_summary`) and
+  up to ``steps`` iterates over every block in one call (:func:`block_chain`).  The dask design takes them
+  as handed down (``designs`` never import ``solvers``), so an iterate on a worker runs inside this module:
+  its only calls out are the W-step's solve (and, for IRLS or validation rows, the design's second pass and
+  counts).
 """
 
 from __future__ import annotations
 
 from functools import cached_property
+from numbers import Real
+from types import SimpleNamespace
 
 import numpy as np
 
 from linsep._core.certificates import nonseparability_certificate
 from linsep._core.irls import irls_weights
-from linsep._core.linalg import IterativeLeastSquares
+from linsep._core.linalg import GramOnly, IterativeLeastSquares, least_squares_solver
 
-__all__ = ["NamespacePass", "hk_iterates", "hk_pass", "hk_step", "next_margin"]
+__all__ = ["BLOCKWISE", "NamespacePass", "block_chain", "block_pass", "hk_iterates", "hk_pass", "hk_step",
+           "next_margin", "pass_summary"]
 
 
 def next_margin(B, E, two_mu, xp=np):
@@ -147,7 +156,7 @@ def hk_pass(design, W, B, D, *, offset, two_mu, tol, update, irls, validation=No
     """The pass of ``(W_k, B_k, D_k)`` on ``design``: its fused pass (``fused_margin_pass``, dask), else :class:`NamespacePass`."""
     fused = getattr(design, "fused_margin_pass", None)
     if fused is not None:
-        return fused(W, B, D, rule=next_margin, offset=offset, two_mu=two_mu, tol=tol, update=update, irls=irls,
+        return fused(W, B, D, blockwise=BLOCKWISE, offset=offset, two_mu=two_mu, tol=tol, update=update, irls=irls,
                      validation=validation)
     return NamespacePass(design, W, B, D, offset=offset, two_mu=two_mu, tol=tol, validation=validation,
                          fitted=fitted)
@@ -181,13 +190,13 @@ def hk_iterates(design, state, W, B, D, factor, *, update, learning_rate, irls_f
     Each is :func:`hk_step` with the pass :func:`hk_pass` (``pass_options``).  The driver takes them one at a
     time and stops when a rule ends the fit; at most ``limit`` are taken (``None``: no bound).  A design whose
     round trips cost more than a pass (dask) may compute several per round trip
-    (``design.chained_iterates``, running :func:`hk_step` where the data live): the iterates are the same, bit
+    (``design.chained_iterates``, running :func:`block_chain` where the data live): the iterates are the same, bit
     for bit, and an error raised by a step the driver does not reach does not surface.
     """
     options = dict(update=update, learning_rate=learning_rate, irls_floor=irls_floor, irls=pass_options["irls"])
     chained = getattr(design, "chained_iterates", None)
     if chained is not None:
-        iterates = chained(hk_step, state, W, D, factor, dict(pass_options, rule=next_margin, **options), limit)
+        iterates = chained(BLOCKWISE, state, W, D, factor, dict(pass_options, **options), limit)
         if iterates is not None:
             return iterates
     if getattr(design, "fused_margin_pass", None) is None:  # the namespace pass, called directly
@@ -206,3 +215,149 @@ def _stepped(state, W, D, factor, next_pass, options):
     while True:
         W, B, D, factor, state = hk_step(state, W, D, factor, next_pass=next_pass, **options)
         yield W, B, D, factor, state
+
+
+# --- Row blocks held in memory (a dask worker's) ------------------------------------------------------------
+
+def block_pass(runs, y, B, D, W, *, offset, two_mu, tol, update, irls):
+    """One Ho–Kashyap pass over a block of rows: (:math:`B_{k+1}`, :math:`E_k` or ``None``, its statistics).
+
+    ``runs``: ``(slice of the block's rows, the matching rows of X)`` for each run of rows of ``Y_b =
+    diag(y)[X_b, 1]`` (``Y_b`` never formed); ``y``: the block's signs (times a scaled design's row weights);
+    ``B``: the block's :math:`B_k` (a number: the starting margin, made here); ``D``: its ``D_k`` or ``None``.
+    NumPy products, ``Y_b W`` and ``Y_bᵀ r`` for each run while it is in cache (``X_b`` read once), the margin
+    update :func:`next_margin`: the numbers of :class:`NamespacePass` to rounding.  The statistics are the
+    block's share of :func:`pass_summary`'s, with ``g``, its share of ``Yᵀ r`` (not for IRLS, whose
+    right-hand side comes with ``D_{k+1}`` in the second pass).
+    """
+    n = y.shape[0]
+    if isinstance(B, Real):  # the starting margin, made where the block lives
+        B = np.full(n, float(B))
+    E, B_next = np.empty(n), np.empty(n)
+    g = np.zeros(W.shape[0])
+    wrong = 0
+    for part, X_run in runs:  # each run's vectors stay in cache: a few operations each, in place
+        z = X_run @ W[:-1]
+        z += W[-1]
+        z *= y[part]
+        wrong += int(np.count_nonzero(z <= 0))
+        e = np.subtract(z, B[part], out=z)
+        if offset:
+            e -= offset
+        b_next = next_margin(B[part], e, two_mu)
+        # the signed share y_i r_i of the next right-hand side
+        r = (b_next + offset if offset else b_next.copy()) if update == "margin" else np.abs(e)
+        r *= y[part]
+        g[:-1] += X_run.T @ r
+        g[-1] += r.sum()
+        E[part], B_next[part] = e, b_next
+    emax, emin = float(E.max(initial=-np.inf)), float(E.min(initial=np.inf))
+    eabs_max = max(emax, -emin, 0.0)
+    bscale = max(float(B.max(initial=0.0)), -float(B.min(initial=0.0)))
+    # fixed point: |E_i| <= tol (B_i + offset) for every i; impossible when max |E| exceeds tol max(B + offset)
+    fixed_point = eabs_max <= tol * (bscale + offset)
+    if fixed_point:
+        target = B + offset
+        fixed_point = bool(np.all((target > 0) & (np.abs(E) <= tol * target)))
+    finite = n == 0 or bool(np.isfinite(emax) and np.isfinite(emin))  # NaN and ±inf reach the extremes
+    stats = {"J": float(E @ E) if D is None else float(E @ (D * E)), "wrong": wrong, "separated": wrong == 0 and finite,
+             "emax": emax, "bscale": bscale, "fixed_point": fixed_point, "emin": emin, "eabs_max": eabs_max,
+             "finite": finite}
+    if not irls:
+        stats["g"] = g
+    return B_next, (E if irls else None), stats
+
+
+def pass_summary(parts, irls):
+    """The pass statistics from the blocks' :func:`block_pass` statistics (in block order), as :class:`NamespacePass`
+    names them, and ``rhs``: the summed right-hand side (``None`` for IRLS)."""
+    return {
+        "J": float(np.sum([p["J"] for p in parts])),
+        "wrong": int(np.sum([p["wrong"] for p in parts])),
+        "separated": all([p["separated"] for p in parts]),
+        "max_e": max([p["emax"] for p in parts]),
+        "min_e": min([p["emin"] for p in parts]),
+        "max_b": max([p["bscale"] for p in parts]),
+        "fixed_point": all([p["fixed_point"] for p in parts]),
+        "eabs_max": max([p["eabs_max"] for p in parts]),
+        "rhs": None if irls else np.sum([p["g"] for p in parts], axis=0),
+    }
+
+
+def block_chain(blocks, B_next, E, D, W, rhs, eabs_max, factor, *, steps, shape, pass_options, step_options,
+                reweigh=None, count=None):
+    """Up to ``steps`` iterates of :func:`hk_step` over row blocks held in memory, in one call (a dask task).
+
+    Starts from a pass state given by its per-block :math:`B_{k+1}` (``B_next``), :math:`E_k` (IRLS) and
+    :math:`D_k`, the weights ``W_k``, the summed right-hand side ``rhs`` (not IRLS), ``max|E_k|`` and the
+    factor.  ``blocks``: per block ``(runs, y)`` of :func:`block_pass`; ``pass_options``: its keywords
+    (``offset``, ``two_mu``, ``tol``, ``update``, ``irls``); ``step_options``: :func:`hk_step`'s.  The
+    design's own work, where a step needs it: ``reweigh(E, B_next, irls_floor, eabs_max)``, the IRLS second
+    pass (per block ``(D_{k+1}, {"gram", "g"})``), and ``count(W)``, the validation rows' errors (``None``:
+    none).  The sums are those of one round trip per pass (block order), so the iterates are the same.
+
+    Returns ``{"iterates": [...], "error": exception or None, "B": [...], "D": [...], "E": [...],
+    "B_next": [...]}``: per iterate its ``W``, factor (IRLS) and statistics, and its pass's per-block ``B``,
+    ``D`` (IRLS) and ``E`` (IRLS); ``B_next`` of the last.  A step that raises ends the chain (the driver
+    re-raises the error only if it gets that far).
+    """
+    rows = _BlockRows(blocks, shape, pass_options, reweigh, count)
+    state = _BlocksPass(rows, B_next, E, rhs, eabs_max, None)
+    out = {"iterates": [], "error": None, "B": [], "D": [], "E": [], "B_next": None}
+    irls = pass_options["irls"]
+    for _ in range(steps):
+        try:
+            W, B, D, factor, state = hk_step(state, W, D, factor, next_pass=rows.next_pass, **step_options)
+        except Exception as exc:  # noqa: BLE001 - handed to the driver, raised where a serial run raises
+            out["error"] = exc
+            break
+        out["iterates"].append({"W": W, "factor": factor if irls else None, "stats": state.stats})
+        out["B"].append(B)
+        out["D"].append(D)
+        out["E"].append(state.E)
+    out["B_next"] = state.B_next
+    return out
+
+
+class _BlockRows:
+    """The blocks of a :func:`block_chain` and what a pass over them needs (the same every iterate)."""
+
+    def __init__(self, blocks, shape, pass_options, reweigh, count):
+        self.blocks, self.shape, self.options, self.reweigh, self.count = blocks, shape, pass_options, reweigh, count
+
+    def next_pass(self, W, B, D, fitted=None):
+        """The pass of ``(W, B, D)`` over every block (``fitted``: unused, a direct factor's)."""
+        o = self.options
+        parts = [block_pass(runs, y, b, d, W, **o) for (runs, y), b, d in zip(self.blocks, B, D)]
+        stats = pass_summary([p[2] for p in parts], o["irls"])
+        if self.count is not None:
+            stats["val_errors"] = self.count(W)
+        return _BlocksPass(self, [p[0] for p in parts], [p[1] for p in parts], stats["rhs"], stats["eabs_max"],
+                           stats)
+
+
+class _BlocksPass:
+    """A pass over a chain's blocks, as :func:`hk_step` reads one: ``B_next``, ``E``, the W-step's right-hand
+    side and the IRLS second pass."""
+
+    def __init__(self, rows, B_next, E, rhs, eabs_max, stats):
+        self.rows, self.B_next, self.E, self.rhs, self.eabs_max, self.stats = rows, B_next, E, rhs, eabs_max, stats
+
+    def reweighted(self, factor, irls_floor):
+        """``D_k`` per block, ``Yᵀ D_k r`` and the factor of ``YᵀD_kY + CĨ`` (floor from the global ``max|E_k|``)."""
+        second = self.rows.reweigh(self.E, self.B_next, irls_floor, self.eabs_max)
+        self.rhs = np.sum([s[1]["g"] for s in second], axis=0)
+        factor = least_squares_solver(GramOnly(self.rows.shape), None, factor.ridge,
+                                      gram=np.sum([s[1]["gram"] for s in second], axis=0))
+        return factor, [s[0] for s in second]
+
+    def solve_margin(self, factor):
+        return factor.solve_normal(self.rhs)
+
+    def solve_increment(self, factor):
+        return factor.solve_normal(self.rhs)
+
+
+BLOCKWISE = SimpleNamespace(block_pass=block_pass, summary=pass_summary, chain=block_chain)
+"""The step's work on row blocks held in memory, handed to a design that runs it where its blocks live (dask):
+:func:`block_pass`, :func:`pass_summary`, :func:`block_chain`."""
