@@ -48,11 +48,13 @@ import argparse
 import os
 import signal
 import time
+import warnings
 
 os.environ.setdefault("SCIPY_ARRAY_API", "1")
 
 import numpy as np
 import sklearn
+from sklearn.exceptions import ConvergenceWarning
 
 from linsep import make_classifier
 
@@ -553,6 +555,8 @@ def main():
           f"threads: {', '.join(threads)}; cores {os.cpu_count()}; load average {os.getloadavg()}")
     print(f"{HEADER[0]:<10} {HEADER[1]:<22} {HEADER[2]:<16} {HEADER[3]:<8} {HEADER[4]}", flush=True)
     rng = np.random.default_rng(0)
+    # the fixed-iteration rows (tol=0, max_iter) stop at max_iter on purpose: their warnings would bury the rows
+    warnings.filterwarnings("ignore", category=ConvergenceWarning)
     BUDGET = Budget(args.budget_seconds)
     sections = [lambda: agreement(libs, n_agree, min(d, 20), n_small_kernel, rng),
                 lambda: weighted(libs, n_agree, min(d, 20), rng), lambda: traced(libs, n_agree, min(d, 20), rng),
