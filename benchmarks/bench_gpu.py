@@ -5,6 +5,8 @@ Run on a machine with a CUDA GPU, PyTorch and/or CuPy (``pip install 'linsep[arr
     python benchmarks/bench_gpu.py --budget-seconds 300  # torch CUDA and CuPy, N = 10⁷, d = 100, float32
     python benchmarks/bench_gpu.py --device cpu --small  # the smoke run: torch CPU (if installed) and
                                                          # array-api-strict, small sizes, well under a minute
+    python benchmarks/bench_gpu.py --device stand-in --small  # the same on tests/device_arrays.py's stand-in
+                                                              # for a CUDA tensor (no implicit host copy)
 
 On the lent H200 of this workplace, ``bash benchmarks/gpu_run.sh`` runs it (after
 ``benchmarks/gpu_prepare.sh`` here; docs/user_guide/performance.md, "Running the GPU benchmark").
@@ -182,6 +184,14 @@ def libraries(device):
                              pool.total_bytes, cupy_reset)
         except ImportError:
             pass
+    elif device == "stand-in":  # tests/device_arrays.py: no __array_namespace__, no implicit copy to NumPy
+        import sys
+
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "tests"))
+        import device_arrays
+
+        device_arrays.register()
+        found["stand-in"] = (device_arrays.asarray, device_arrays.to_numpy, lambda: None, lambda: None, lambda: None)
     else:
         try:
             import array_api_strict as strict
@@ -371,15 +381,15 @@ def hand_written_loop(xp, X, s, iterations, C, sync):
     """MHKS's iteration written out on the device (the ``iteration`` rows' yardstick); returns seconds."""
     sync()
     start = time.perf_counter()
-    d = X.shape[1]
+    d, where = X.shape[1], X.device  # creation functions default to the CPU (torch): every array on X's device
     column = xp.sum(X, axis=0)
-    G = xp.zeros((d + 1, d + 1), dtype=xp.float64)
+    G = xp.zeros((d + 1, d + 1), dtype=xp.float64, device=where)
     G[:d, :d] = xp.astype(X.T @ X, xp.float64)
     G[:d, d], G[d, :d], G[d, d] = xp.astype(column, xp.float64), xp.astype(column, xp.float64), X.shape[0]
-    penalty = xp.eye(d + 1, dtype=xp.float64) * C
+    penalty = xp.eye(d + 1, dtype=xp.float64, device=where) * C
     penalty[d, d] = 0.0
     M = xp.linalg.inv(G + penalty)
-    B = xp.ones(X.shape[0], dtype=X.dtype)
+    B = xp.ones(X.shape[0], dtype=X.dtype, device=where)
 
     def w_step(B):
         t = s * (B + 1.0)
@@ -529,7 +539,9 @@ def table():
 def main():
     global BUDGET
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    parser.add_argument("--device", choices=("cuda", "cpu", "stand-in"), default="cuda",
+                        help="cpu: torch CPU (if installed) and array-api-strict; stand-in: tests/device_arrays.py's "
+                             "GPU-array stand-in (a smoke run of the paths a CUDA tensor takes)")
     parser.add_argument("--small", action="store_true", help="a smoke run: small sizes")
     parser.add_argument("--n", type=lambda s: int(float(s)), default=None, help="N of the iteration rows")
     parser.add_argument("--d", type=int, default=None)
