@@ -235,6 +235,15 @@ def verdict(fitted, predicted, reference, X, Xd, to_host, dtype, extra=""):
             f"{same}, on X's device: {where}{extra}")
 
 
+def case(section, name, dtype, classes, n, d, rng):
+    """A case's row label and its ``(X, y)``, or ``None`` (and a ``skipped: budget`` row) once the budget is spent."""
+    label = f"{name}{'' if classes == 2 else f' K={classes}'}"
+    if BUDGET.spent():
+        row(section, label, "all", dtype, "skipped: budget")
+        return label, None
+    return label, problem(n, d, dtype, rng, classes)
+
+
 def agreement(libs, n, d, n_kernel, rng):
     """The ``agree`` rows."""
     cases = [(name, {"random_state": 0} if name.startswith("hkes") else {}, "float64", 2)
@@ -243,11 +252,11 @@ def agreement(libs, n, d, n_kernel, rng):
               ("mhks", {"max_iter": 20, "tol": 0.0, "stopping": "paper"}, "float32", 2),
               ("kernel_hk", {}, "float64", 2), ("kernel_hk", {}, "float64", 3)]
     for name, params, dtype, classes in cases:
-        label = f"{name}{'' if classes == 2 else f' K={classes}'}"
-        if BUDGET.spent():
-            row("agree", label, "all", dtype, "skipped: budget")
+        kernel = name == "kernel_hk"
+        label, data = case("agree", name, dtype, classes, n_kernel if kernel else n, 10 if kernel else d, rng)
+        if data is None:
             continue
-        X, y = problem(n_kernel if name == "kernel_hk" else n, 10 if name == "kernel_hk" else d, dtype, rng, classes)
+        X, y = data
         reference = make_classifier(name, **params).fit(X, y)
         for library, (to_device, to_host, _, _, _) in libs.items():
             def measure():
@@ -288,11 +297,10 @@ def weights_for(n, kind, rng):
 def weighted(libs, n, d, rng):
     """The ``weighted`` rows: a device ``sample_weight`` (and ``class_weight``) against the NumPy weighted fit."""
     for name, params, dtype, classes, kind in WEIGHTED:
-        label = f"{name}{'' if classes == 2 else f' K={classes}'}"
-        if BUDGET.spent():
-            row("weighted", label, "all", dtype, "skipped: budget")
+        label, data = case("weighted", name, dtype, classes, n, d, rng)
+        if data is None:
             continue
-        X, y = problem(n, d, dtype, rng, classes)
+        X, y = data
         s = weights_for(n, kind, rng)
         reference = make_classifier(name, **params).fit(X, y, sample_weight=s)
         for library, (to_device, to_host, sync, _, _) in libs.items():
@@ -330,11 +338,10 @@ def trace_error(fitted, reference):
 def traced(libs, n, d, rng):
     """The ``traced`` rows: ``record_history`` on the device against the NumPy trace."""
     for name, params, dtype, classes, with_weights in TRACED:
-        label = f"{name}{'' if classes == 2 else f' K={classes}'}"
-        if BUDGET.spent():
-            row("traced", label, "all", dtype, "skipped: budget")
+        label, data = case("traced", name, dtype, classes, n, d, rng)
+        if data is None:
             continue
-        X, y = problem(n, d, dtype, rng, classes)
+        X, y = data
         s = weights_for(n, "sample_weight", rng) if with_weights else None
         reference = make_classifier(name, **params).fit(X, y, sample_weight=s)
         for library, (to_device, to_host, sync, _, _) in libs.items():
