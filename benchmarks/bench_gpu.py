@@ -69,7 +69,8 @@ OTHER_METHODS = ("hkes_cv", "perceptron", "lms", "kozinec", "sk", "kernel_lsvm",
 
 TOLERANCE = {"float64": 1e-8, "float32": 1e-4}
 """Relative ``coef_`` error allowed against the NumPy fit: float64 runs the same iteration in another order of
-sums (κ·eps ≈ 1e-14 on these well-conditioned problems); float32 rounds the products (at a fixed iteration count)."""
+sums (κ·eps ≈ 1e-14 on these well-conditioned problems); float32 rounds the products (at a fixed iteration
+count)."""
 
 MAX_OVER_LOOP = 1.5
 """Issue 41: linsep's device iteration costs at most this many times the hand-written loop's."""
