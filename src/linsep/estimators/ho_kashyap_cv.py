@@ -381,6 +381,7 @@ class _CrossValidatedStopping:
         # early_exit's running best per fold: each run's curve is scanned once, when its wave ends (the rule
         # of early_exit_reference over all earlier runs, without re-reading them wave after wave)
         best = [np.inf] * n_folds
+        best_of_C = {}  # the least mean validation error of each value of C run (_search_end), computed once
         n_val = [_validation_size(fit, f) for f in range(n_folds)] if self.early_exit is not None else None
         run_fold, report, close = self._progress(fit, grid, len(grid) * n_folds)
         try:
@@ -415,7 +416,7 @@ class _CrossValidatedStopping:
                     if self.early_exit is not None:
                         best[f] = min(best[f], run_best_error(run))
                 if done_waves < len(waves):
-                    fit.search_stopped = self._search_end(fit, grid, runs, waves[:done_waves])
+                    fit.search_stopped = self._search_end(fit, grid, runs, waves[:done_waves], best_of_C)
                     if fit.search_stopped is not None:
                         if self.verbose:
                             print(f"[{type(self).__name__}] problem {fit.progress_problem}: "
@@ -425,21 +426,28 @@ class _CrossValidatedStopping:
             close()
         return runs
 
-    def _search_end(self, fit, grid, runs, waves_done):
+    def _search_end(self, fit, grid, runs, waves_done, best_of_C):
         """``None``, or why the waves after ``waves_done`` need not run (:func:`flat_search_end`); ``fit.fold_grams``.
 
         Only with ``early_exit`` (the waves, largest penalty first) and the squared loss (the bound is on the
         fixed Gram matrices of the folds, which IRLS reweights); the kernel twin has no such matrices.
+        ``best_of_C``: the least mean validation error of each value of ``C`` already read (filled here), so
+        that each run's curve is read once, not once per wave.
         """
         if fit.fold_grams is None or self.loss != "squared" or len(waves_done) < 2:
             return None
+        n_train = min(len(train) for train, _ in fit.folds)
+        if n_train < SEARCH_END_ROWS_PER_COLUMN * fit.fold_grams[0].shape[0]:
+            return None  # first, at no cost: it rules out most searches, which then stay linear in the grid
         tried = [c for wave in waves_done for c in wave]
         n_val = sum(_validation_size(fit, f) for f in range(len(fit.folds)))
-        best_errors = [mean_validation_curve([r.history["validation_error"] for r in runs[c]])[1].min()
-                       for c in tried]
-        n_train = min(len(train) for train, _ in fit.folds)
+        for c in tried:
+            if c not in best_of_C:
+                best_of_C[c] = mean_validation_curve([r.history["validation_error"] for r in runs[c]])[1].min()
+        best_errors = [best_of_C[c] for c in tried]
+        run = set(tried)
         return flat_search_end([grid[c] for c in tried], best_errors, n_val, fit.fold_grams, n_train,
-                               [grid[c] for c in range(len(grid)) if c not in tried])
+                               [grid[c] for c in range(len(grid)) if c not in run])
 
     def _lockstep_group(self, fit):
         """How many runs of a wave go side by side (:class:`HoKashyapClassifierCV`, :meth:`_lockstep`); 0: each alone."""

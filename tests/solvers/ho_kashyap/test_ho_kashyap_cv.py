@@ -12,8 +12,8 @@ from sklearn.model_selection import KFold
 from linsep import (HoKashyapClassifier, HoKashyapClassifierCV, KernelHoKashyapClassifier, KernelHoKashyapClassifierCV,
                     make_classifier)
 from linsep._core.signed_design import sign_normalized
-from linsep.estimators.ho_kashyap_cv import (default_C_grid, early_exit_reference, penalty_order, run_best_error,
-                                             stratified_folds)
+from linsep.estimators.ho_kashyap_cv import (default_C_grid, early_exit_reference, mean_validation_curve,
+                                             penalty_order, run_best_error, stratified_folds)
 from problems import calls_of, traced_peak
 
 # the references stopped at k̂ report their spent budget; that is the point of them
@@ -389,7 +389,7 @@ def test_early_exit_references_are_the_rule_over_every_earlier_run_kept_as_a_run
     kw = dict(Cs=12, n_iter_no_change=3, random_state=0)
     cut = _RecordedReferences(early_exit=0.0, **kw)
     cut.recorded_ = []
-    with calls_of(run_best_error) as (scans,):
+    with calls_of(run_best_error, mean_validation_curve) as (scans, curves):
         cut.fit(X, y)
     full = HoKashyapClassifierCV(early_exit=None, **kw).fit(X, y)
     assert (cut.cv_results_["fold_n_iter"] != full.cv_results_["fold_n_iter"]).sum() > 10
@@ -404,6 +404,9 @@ def test_early_exit_references_are_the_rule_over_every_earlier_run_kept_as_a_run
     assert [C for C, f, _, _ in cut.recorded_[::5]] == [default_C_grid(12)[c] for c in penalty_order(default_C_grid(12))]
     # incremental: each run's curve is scanned once, not once per later wave (quadratic in the number of C)
     assert len(scans) == len(cut.recorded_) == 12 * 5
+    # and the search's end is not weighed here (150 rows: far from N >> d): the mean curves are read once per C,
+    # for the choice, not once per wave
+    assert len(curves) == 12
 
 
 @pytest.mark.numerics
@@ -635,7 +638,9 @@ def test_search_ends_where_the_grid_is_flat_and_the_rest_is_a_weak_penalty(capsy
     # about 4 000: after C = 1000 and 100 (shares 0.25, 0.025) the search goes on, after C = 10 (0.0025) the
     # three values run agree within one standard error and the four smaller ones are not run
     X, y = _flat_law(6000)
-    clf = HoKashyapClassifierCV(Cs=7, random_state=0, verbose=2).fit(X, y)
+    with calls_of(mean_validation_curve) as (curves,):
+        clf = HoKashyapClassifierCV(Cs=7, random_state=0, verbose=2).fit(X, y)
+    assert len(curves) == 2 * 3  # each value of C run: its mean curve read once by the search's end, once for the choice
     out = capsys.readouterr().out
     stopped = clf.search_stopped_
     assert stopped["after_C"] == 10.0 and stopped["not_run"] == [None, 0.01, 0.1, 1.0]
