@@ -187,6 +187,20 @@ def namespace_kernel_matrix(A, B, xp, *, kernel="rbf", gamma=None, degree=3, coe
     -------
     array of shape (n, m)
         The kernel values, of ``xp`` on ``A``'s device.
+
+    See Also
+    --------
+    kernel_matrix : The same kernels on NumPy and sparse input (scikit-learn's pairwise kernels).
+    namespace_kernel_diagonal : Its diagonal for ``B = A``, without the ``n × n`` product.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from linsep.kernels import namespace_kernel_matrix
+    >>> namespace_kernel_matrix(np.array([[0.0, 0.0], [1.0, 1.0]]), np.array([[1.0, 1.0]]), np,
+    ...                         kernel="rbf", gamma=0.5)
+    array([[0.36787944],
+           [1.        ]])
     """
     if kernel not in NAMESPACE_KERNELS:
         raise ValueError(f"kernel must be one of {NAMESPACE_KERNELS} for array-API input, got {kernel!r}")
@@ -205,6 +219,33 @@ def namespace_kernel_diagonal(A, xp, *, kernel="rbf", gamma=None, degree=3, coef
     From the rows' squared norms, with no ``n × n`` product: the RBF distance
     ``‖a‖² + ‖a‖² − 2‖a‖²`` is exactly zero, so its diagonal is exactly one,
     as scikit-learn's is for a matrix of ``A`` with itself.
+
+    Parameters
+    ----------
+    A : array of shape (n, d)
+        The rows (an array of ``xp``).
+    xp : namespace
+        The array-API namespace of ``A``.
+    kernel : {"linear", "poly", "rbf", "sigmoid"}
+        The kernel, with SVC's names.
+    gamma, degree, coef0
+        As in :func:`kernel_matrix` (``gamma`` numeric: :func:`resolve_gamma`).
+
+    Returns
+    -------
+    array of shape (n,)
+        ``k(A_i, A_i)``, of ``xp`` on ``A``'s device.
+
+    See Also
+    --------
+    namespace_kernel_matrix : The whole kernel matrix.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from linsep.kernels import namespace_kernel_diagonal
+    >>> namespace_kernel_diagonal(np.array([[1.0, 2.0], [0.0, 3.0]]), np, kernel="poly", gamma=1.0, degree=2)
+    array([25., 81.])
     """
     if kernel not in NAMESPACE_KERNELS:
         raise ValueError(f"kernel must be one of {NAMESPACE_KERNELS} for array-API input, got {kernel!r}")
