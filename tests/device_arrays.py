@@ -244,6 +244,30 @@ def register():
     sys.modules["jax"], sys.modules["jax.numpy"] = jax, jnp
 
 
+def conversions(kind):
+    """``(to_device, host)`` for the arrays of ``kind`` in a child script of :func:`run_checks`.
+
+    ``"stand-in"``: this module's arrays (registered first, :func:`register`); ``"strict-cpu"`` /
+    ``"strict-device1"``: array-api-strict on its CPU device or on ``device1``.  ``to_device(values)`` makes
+    an array of the kind from NumPy values, keeping their dtype; ``host(array)`` brings one back explicitly
+    (DLPack: none of these arrays converts implicitly, but the CPU one).
+    """
+    if kind == "stand-in":
+        register()
+        to_device = asarray
+    else:
+        where = _strict.Device("CPU_DEVICE" if kind == "strict-cpu" else "device1")
+
+        def to_device(values):
+            values = np.asarray(values)
+            return _strict.asarray(values, dtype=getattr(_strict, str(values.dtype)), device=where)
+
+    def host(array):
+        return np.from_dlpack(array, device="cpu")
+
+    return to_device, host
+
+
 def run_checks(script, kind, timeout=300):
     """Run ``script`` in a fresh interpreter for arrays of ``kind``; return the JSON of its last line of output.
 

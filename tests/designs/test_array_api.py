@@ -26,19 +26,9 @@ ARRAYS = ("strict-cpu", "strict-device1", "stand-in")
 
 CHECKS = r"""
 import json, os, sys, numpy as np, sklearn
+import device_arrays
 kind = os.environ["LINSEP_TEST_ARRAYS"]
-if kind == "stand-in":
-    import device_arrays
-    device_arrays.register()
-    to_device, module = device_arrays.asarray, "device_arrays"
-else:
-    import array_api_strict as strict
-    where = strict.Device("CPU_DEVICE" if kind == "strict-cpu" else "device1")
-    def to_device(values):
-        values = np.asarray(values)
-        return strict.asarray(values, dtype=getattr(strict, str(values.dtype)), device=where)
-    module = "array_api_strict"
-host = lambda a: np.from_dlpack(a, device="cpu")  # explicit: no array here converts implicitly but the CPU one
+to_device, host = device_arrays.conversions(kind)
 from linsep import check_separability, make_classifier
 rng = np.random.default_rng(0)
 X = rng.normal(size=(120, 3))

@@ -18,18 +18,9 @@ if tuple(int(part) for part in scipy.__version__.split(".")[:2]) < (1, 14):
 
 CHECKS = r"""
 import json, os, warnings, numpy as np, sklearn
+import device_arrays
 kind = os.environ["LINSEP_TEST_ARRAYS"]
-if kind == "stand-in":
-    import device_arrays
-    device_arrays.register()
-    to_device = device_arrays.asarray
-else:
-    import array_api_strict as strict
-    where = strict.Device("device1")
-    def to_device(values):
-        values = np.asarray(values)
-        return strict.asarray(values, dtype=getattr(strict, str(values.dtype)), device=where)
-host = lambda a: np.from_dlpack(a, device="cpu")
+to_device, host = device_arrays.conversions(kind)
 from linsep import KernelHoKashyapClassifier, make_classifier
 from linsep.kernels import kernel_matrix
 rng = np.random.default_rng(0)

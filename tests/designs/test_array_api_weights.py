@@ -29,18 +29,9 @@ ARRAYS = ("strict-device1", "stand-in")
 
 CHECKS = r"""
 import json, os, warnings, numpy as np, sklearn
+import device_arrays
 kind = os.environ["LINSEP_TEST_ARRAYS"]
-if kind == "stand-in":
-    import device_arrays
-    device_arrays.register()
-    to_device = device_arrays.asarray
-else:
-    import array_api_strict as strict
-    where = strict.Device("device1")
-    def to_device(values):
-        values = np.asarray(values)
-        return strict.asarray(values, dtype=getattr(strict, str(values.dtype)), device=where)
-host = lambda a: np.from_dlpack(a, device="cpu")
+to_device, host = device_arrays.conversions(kind)
 from linsep import make_classifier
 rng = np.random.default_rng(0)
 X = rng.normal(size=(120, 3))
