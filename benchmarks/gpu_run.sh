@@ -42,5 +42,7 @@ except ImportError:
 PY
     # the budget stops the rows; timeout is the backstop should one hang (the table is lost then, not the log)
     timeout -k 10 $((${BUDGET%.*} + 45)) "$PYTHON" benchmarks/bench_gpu.py --budget-seconds "$BUDGET" "$@"
-    echo "bench_gpu.py exit status $?"
+    status=$?
+    echo "bench_gpu.py exit status $status"
+    exit "$status"
 } 2>&1 | tee "$LOG"

@@ -252,8 +252,8 @@ def namespace_kernel_diagonal(A, xp, *, kernel="rbf", gamma=None, degree=3, coef
     squared = xp.sum(A * A, axis=1)
     if kernel == "linear":
         return squared
-    if kernel == "rbf":
-        return xp.exp(-gamma * xp.clip(-2.0 * squared + squared + squared, min=0.0))
+    if kernel == "rbf":  # exp(−γ·0) for finite rows; a non-finite row gives NaN, as the whole matrix would
+        return xp.where(xp.isfinite(squared), xp.ones_like(squared), xp.full_like(squared, float("nan")))
     return _from_inner(squared, kernel, gamma, degree, coef0, xp)
 
 

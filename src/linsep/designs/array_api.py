@@ -23,9 +23,9 @@ the scale, ``X`` is not copied), as :mod:`linsep.designs.weights` describes.
 IRLS (absolute errors) solves each reweighted system on the device
 (``xp.linalg.solve``; a rank-deficient one without a penalty from its
 eigenvectors).  ``X`` keeps its type (float32 stays float32, with no float64
-copy); the Cholesky factor of float32 data is float32 where the system is
-well conditioned (:data:`FLOAT32_FACTOR_MAX_CONDITION`), else float64; the
-weights are float64 (``p`` numbers).  Used with
+copy); the ``p × p`` Gram matrix, its factor and the weights are float64
+(``p²`` and ``p`` numbers: a float32 factor saves nothing that matters and
+no cheap test bounds its error).  Used with
 ``sklearn.set_config(array_api_dispatch=True)``
 (:mod:`linsep.designs.array_api_fit`).
 """
@@ -41,7 +41,7 @@ from linsep._core.trace import TraceRecorder, make_recorder
 from linsep.designs.base import Design
 from linsep.designs.weights import WeightedValidation, validation_weight_factor
 
-__all__ = ["FLOAT32_FACTOR_MAX_CONDITION", "GRAM_ROW_BLOCKS", "ArrayAPIDesign", "DeviceFactor", "DeviceLSVMFactor",
+__all__ = ["GRAM_ROW_BLOCKS", "ArrayAPIDesign", "DeviceFactor", "DeviceLSVMFactor",
            "DeviceLeastSquares", "DeviceTraceRecorder", "DeviceWeightedValidation", "host_copy", "read_scalars",
            "to_host", "triangular_solver"]
 
@@ -322,7 +322,7 @@ class DeviceLeastSquares:
         self.design, self.ridge = design, float(ridge)
         xp = design.xp
         if factor is None and system is None:
-            factor = DeviceFactor.least_squares(xp, gram, self.ridge, design.shape[0], design.X.dtype)
+            factor = DeviceFactor.least_squares(xp, gram, self.ridge, design.shape[0])
         self._factor, self._system = factor, system  # system: one reweighted matrix solved as it is
         # a reweighted system reports the factorisation of the system it reweights, as on the host
         self.method = factor.method if method is None else method
@@ -343,7 +343,7 @@ class DeviceLeastSquares:
             return DeviceLeastSquares(design, None, self.ridge, system=gram + penalty, method=self.method)
         # rank-deficient without a penalty (D > 0 keeps Y's rank): the minimum-norm solve from its eigenvectors
         return DeviceLeastSquares(design, None, self.ridge, factor=DeviceFactor.least_squares(
-            xp, gram, 0.0, design.shape[0], design.X.dtype, singular=True))
+            xp, gram, 0.0, design.shape[0], singular=True))
 
 
 class DeviceLSVMFactor:
@@ -370,7 +370,7 @@ class DeviceLSVMFactor:
         xp = self.xp
         p = design.shape[1]
         matrix = design.gram() + xp.eye(p, dtype=xp.float64, device=self.device) / self.C
-        self._factor = DeviceFactor.positive_definite(xp, matrix, 1.0 / self.C, design.X.dtype)
+        self._factor = DeviceFactor.positive_definite(xp, matrix, 1.0 / self.C)
         self.method = self._factor.method
         self.stats = {"factorization": self.method}
 
@@ -396,12 +396,10 @@ class DeviceFactor:
     factor, the scaling and the solves are on the device; building it reads
     one vector of numbers (the pivots' range, whether the factor is finite).
 
-    The factor's type (:attr:`dtype`): float32 for float32 data when the
-    Cholesky pivots bound the scaled system's condition number by
-    :data:`FLOAT32_FACTOR_MAX_CONDITION` (the solve's relative error, about
-    ``κ · 6e-8``, is then below ``1e-4``, the accuracy a float32 fit is held
-    to), else float64.  A solve takes and returns float64 vectors (the
-    solver's weights, ``p`` numbers).
+    The factor is float64 whatever the data's type (``p²`` numbers; the
+    pivots' range only estimates the condition number from below, so it
+    cannot vouch for a float32 factor's accuracy).  A solve takes and returns
+    float64 vectors (the solver's weights, ``p`` numbers).
     """
 
     def __init__(self, xp, method, *, lower=None, evecs=None, inverse_evals=None, scale=None):
@@ -412,7 +410,7 @@ class DeviceFactor:
         self.dtype = (lower if lower is not None else evecs).dtype
 
     @classmethod
-    def least_squares(cls, xp, gram, ridge, n_samples, data_dtype, *, singular=False):
+    def least_squares(cls, xp, gram, ridge, n_samples, *, singular=False):
         """The W-step's factor of ``gram + CĨ`` (the bias unpenalised), as the host's ``LeastSquaresFactor``.
 
         Cholesky of the column-scaled system where its pivots pass
@@ -447,7 +445,7 @@ class DeviceFactor:
                     "the least-squares system overflowed (non-finite YᵀDY): the data or the weights are too "
                     "extreme for this solver (for IRLS, raise irls_floor)")
             if lower is not None and values[1] and values[2] > PIVOT_TOL * values[3]:
-                return cls._cholesky(xp, lower, scale, (values[3] / values[2]) ** 2, data_dtype)
+                return cls(xp, "cholesky", lower=lower, scale=scale)
             if ridge > 0:
                 return cls._spectral(xp, system, scale, cut=p * eps)
         # the minimum-norm solution of Y itself: the eigenvectors of the unscaled gram (a column scaling would
@@ -455,7 +453,7 @@ class DeviceFactor:
         return cls._spectral(xp, gram, None, cut=max(n_samples, p) * eps)
 
     @classmethod
-    def positive_definite(cls, xp, matrix, floor, data_dtype):
+    def positive_definite(cls, xp, matrix, floor):
         """The factor of ``matrix``, positive definite in exact arithmetic with spectrum ``≥ floor``.
 
         Cholesky, or (where rounding defeats it) the eigenvectors with the
@@ -465,20 +463,11 @@ class DeviceFactor:
         lower = _cholesky(xp, matrix)
         if lower is not None:
             pivots = xp.abs(xp.linalg.diagonal(lower))
-            finite, smallest, largest = read_scalars(xp, [xp.all(xp.isfinite(lower)), xp.min(pivots),
-                                                          xp.max(pivots)])
+            finite, smallest = read_scalars(xp, [xp.all(xp.isfinite(lower)), xp.min(pivots)])
             if finite and smallest > 0:
-                return cls._cholesky(xp, lower, None, (largest / smallest) ** 2, data_dtype)
+                return cls(xp, "cholesky", lower=lower)
         evals, evecs = xp.linalg.eigh(matrix)
         return cls(xp, "eigh", evecs=evecs, inverse_evals=1.0 / xp.clip(evals, min=floor))
-
-    @classmethod
-    def _cholesky(cls, xp, lower, scale, condition, data_dtype):
-        # κ(S A S) ≥ (max pivot / min pivot)²: an estimate from below, within a factor of about p of κ
-        if data_dtype == xp.float32 and condition <= FLOAT32_FACTOR_MAX_CONDITION:
-            lower = xp.astype(lower, xp.float32)
-            scale = None if scale is None else xp.astype(scale, xp.float32)
-        return cls(xp, "cholesky", lower=lower, scale=scale)
 
     @classmethod
     def _spectral(cls, xp, system, scale, cut):
@@ -505,13 +494,6 @@ class DeviceFactor:
         return xp.astype(h[:, 0] if vector else h, xp.float64, copy=False)
 
 
-FLOAT32_FACTOR_MAX_CONDITION = 2.0 ** 10
-"""Largest estimated condition number of a system whose Cholesky factor, for float32 data, stays float32.
-
-A solve with a float32 factor has a relative error of about ``κ · 6e-8``:
-below ``2¹⁰`` that is at most ``6e-5``, under the ``1e-4`` that a float32
-fit is held to (its products are float32 anyway); a worse conditioned
-system keeps its factor in float64 (``p × p`` numbers, never ``X``)."""
 
 
 def triangular_solver(xp):

@@ -186,7 +186,7 @@ def gram_range_floor(gram, n_rows):
     return float(kept.min()) if kept.size else np.inf
 
 
-def flat_search_end(tried, best_errors, n_val, fold_grams, n_train, remaining):
+def flat_search_end(tried, best_errors, n_val, fold_grams, n_train, remaining, floors=None):
     """Whether a search over ``C`` (largest penalty first) may end before ``remaining``: ``None`` or why, a dict.
 
     It ends when all three hold:
@@ -220,6 +220,9 @@ def flat_search_end(tried, best_errors, n_val, fold_grams, n_train, remaining):
         The smallest fold's training rows.
     remaining : list of (float or None)
         The values not yet run.
+    floors : list of float, optional
+        Each fold's :math:`\lambda^+_f` (:func:`gram_range_floor` of ``fold_grams``), where the caller keeps
+        them across waves; computed here if not given.
 
     Returns
     -------
@@ -237,11 +240,13 @@ def flat_search_end(tried, best_errors, n_val, fold_grams, n_train, remaining):
     if last is None or any(c is None or c < last for c in tried[:-1]) or any(
             c is not None and c > last for c in remaining):
         return None  # not the waves' order: the bound speaks of values below the last one run
-    share = max(last / gram_range_floor(gram, n_train) for gram in fold_grams)
-    if not share <= SEARCH_END_PENALTY_SHARE:
-        return None
-    spread, standard_error, flat = flat_grid(best_errors, n_val)
+    spread, standard_error, flat = flat_grid(best_errors, n_val)  # first: no eigenvalues where the values differ
     if not flat:
+        return None
+    if floors is None:
+        floors = [gram_range_floor(gram, n_train) for gram in fold_grams]
+    share = max(last / floor for floor in floors)
+    if not share <= SEARCH_END_PENALTY_SHARE:
         return None
     reason = (f"search ended after C={last:g}: the best validation errors of the {len(tried)} values of C run lie "
               f"within {spread:.2g} of each other, at most one standard error ({standard_error:.2g} on {n_val:g} "
@@ -381,7 +386,8 @@ class _CrossValidatedStopping:
         # early_exit's running best per fold: each run's curve is scanned once, when its wave ends (the rule
         # of early_exit_reference over all earlier runs, without re-reading them wave after wave)
         best = [np.inf] * n_folds
-        best_of_C = {}  # the least mean validation error of each value of C run (_search_end), computed once
+        # what _search_end reads once per fit: each value's least mean validation error, the folds' λ⁺
+        search_memo = {"best": {}, "floors": None}
         n_val = [_validation_size(fit, f) for f in range(n_folds)] if self.early_exit is not None else None
         run_fold, report, close = self._progress(fit, grid, len(grid) * n_folds)
         try:
@@ -416,7 +422,7 @@ class _CrossValidatedStopping:
                     if self.early_exit is not None:
                         best[f] = min(best[f], run_best_error(run))
                 if done_waves < len(waves):
-                    fit.search_stopped = self._search_end(fit, grid, runs, waves[:done_waves], best_of_C)
+                    fit.search_stopped = self._search_end(fit, grid, runs, waves[:done_waves], search_memo)
                     if fit.search_stopped is not None:
                         if self.verbose:
                             print(f"[{type(self).__name__}] problem {fit.progress_problem}: "
@@ -426,13 +432,13 @@ class _CrossValidatedStopping:
             close()
         return runs
 
-    def _search_end(self, fit, grid, runs, waves_done, best_of_C):
+    def _search_end(self, fit, grid, runs, waves_done, memo):
         """``None``, or why the waves after ``waves_done`` need not run (:func:`flat_search_end`); ``fit.fold_grams``.
 
         Only with ``early_exit`` (the waves, largest penalty first) and the squared loss (the bound is on the
         fixed Gram matrices of the folds, which IRLS reweights); the kernel twin has no such matrices.
-        ``best_of_C``: the least mean validation error of each value of ``C`` already read (filled here), so
-        that each run's curve is read once, not once per wave.
+        ``memo``: what is read once per fit, not once per wave (filled here): ``"best"``, the least mean
+        validation error of each value of ``C`` run; ``"floors"``, each fold's :func:`gram_range_floor`.
         """
         if fit.fold_grams is None or self.loss != "squared" or len(waves_done) < 2:
             return None
@@ -441,13 +447,15 @@ class _CrossValidatedStopping:
             return None  # first, at no cost: it rules out most searches, which then stay linear in the grid
         tried = [c for wave in waves_done for c in wave]
         n_val = sum(_validation_size(fit, f) for f in range(len(fit.folds)))
+        best = memo["best"]
         for c in tried:
-            if c not in best_of_C:
-                best_of_C[c] = mean_validation_curve([r.history["validation_error"] for r in runs[c]])[1].min()
-        best_errors = [best_of_C[c] for c in tried]
+            if c not in best:
+                best[c] = mean_validation_curve([r.history["validation_error"] for r in runs[c]])[1].min()
+        if memo["floors"] is None:
+            memo["floors"] = [gram_range_floor(gram, n_train) for gram in fit.fold_grams]
         run = set(tried)
-        return flat_search_end([grid[c] for c in tried], best_errors, n_val, fit.fold_grams, n_train,
-                               [grid[c] for c in range(len(grid)) if c not in run])
+        return flat_search_end([grid[c] for c in tried], [best[c] for c in tried], n_val, fit.fold_grams, n_train,
+                               [grid[c] for c in range(len(grid)) if c not in run], floors=memo["floors"])
 
     def _lockstep_group(self, fit):
         """How many runs of a wave go side by side (:class:`HoKashyapClassifierCV`, :meth:`_lockstep`); 0: each alone."""

@@ -12,8 +12,8 @@ from sklearn.model_selection import KFold
 from linsep import (HoKashyapClassifier, HoKashyapClassifierCV, KernelHoKashyapClassifier, KernelHoKashyapClassifierCV,
                     make_classifier)
 from linsep._core.signed_design import sign_normalized
-from linsep.estimators.ho_kashyap_cv import (default_C_grid, early_exit_reference, mean_validation_curve,
-                                             penalty_order, run_best_error, stratified_folds)
+from linsep.estimators.ho_kashyap_cv import (default_C_grid, early_exit_reference, gram_range_floor,
+                                             mean_validation_curve, penalty_order, run_best_error, stratified_folds)
 from problems import calls_of, traced_peak
 
 # the references stopped at k̂ report their spent budget; that is the point of them
@@ -638,9 +638,10 @@ def test_search_ends_where_the_grid_is_flat_and_the_rest_is_a_weak_penalty(capsy
     # about 4 000: after C = 1000 and 100 (shares 0.25, 0.025) the search goes on, after C = 10 (0.0025) the
     # three values run agree within one standard error and the four smaller ones are not run
     X, y = _flat_law(6000)
-    with calls_of(mean_validation_curve) as (curves,):
+    with calls_of(mean_validation_curve, gram_range_floor) as (curves, floors):
         clf = HoKashyapClassifierCV(Cs=7, random_state=0, verbose=2).fit(X, y)
     assert len(curves) == 2 * 3  # each value of C run: its mean curve read once by the search's end, once for the choice
+    assert len(floors) == 5  # each fold's λ⁺ once per fit, not once per wave
     out = capsys.readouterr().out
     stopped = clf.search_stopped_
     assert stopped["after_C"] == 10.0 and stopped["not_run"] == [None, 0.01, 0.1, 1.0]
