@@ -10,8 +10,8 @@ second copy; :class:`DeviceGramColumns` computes the same numbers on the
 device without either copy of the whole of ``X``: the rows are taken a block
 at a time (:data:`COLUMN_ROW_BLOCKS` blocks where ``X`` is large), each block
 converted to float64 and centred, then multiplied.  A float32 ``X`` thus stays
-float32 — the device holds at most one float64 block (an eighth of ``X``'s
-bytes, a sixteenth for float64) beside it — and the columns are the float64
+float32 — the device holds at most one float64 block (a sixteenth of ``X``'s
+bytes), centred in place, beside it — and the columns are the float64
 ones of the NumPy fit (the products of float32 values are exact in float64),
 so that the solvers' touch test and rounding floors, which compare to float64
 rounding, mean what they mean in memory.  Float64 data without centring are
@@ -24,8 +24,9 @@ from __future__ import annotations
 __all__ = ["COLUMN_ROW_BLOCKS", "DeviceGramColumns"]
 
 COLUMN_ROW_BLOCKS = 16
-"""The blocks of rows a column is computed over where ``X`` holds more than :data:`ONE_BLOCK` numbers: the
-float64 (centred) copy of a block, never of ``X``, is what the device holds beside ``X``."""
+"""The blocks of rows a column is computed over where ``X`` holds more than :data:`ONE_BLOCK` numbers (twice as
+many for float32): the float64 (centred) copy of a block, at most a sixteenth of ``X``'s bytes, never of ``X``,
+is what the device holds beside ``X``."""
 
 ONE_BLOCK = 1 << 16
 """Up to this many entries of ``X`` (512 KiB in float64) the float64 (centred) copy is made whole, once per
@@ -53,7 +54,9 @@ class DeviceGramColumns:
         n, d = X.shape
         self.float64 = xp.float64
         self._plain = X.dtype == xp.float64 and not centred  # one product, no block
-        blocks = 1 if n * d <= ONE_BLOCK else min(n, COLUMN_ROW_BLOCKS)
+        # the float64 block at most 1/COLUMN_ROW_BLOCKS of X's bytes: twice as many blocks for float32
+        widening = max(1, 8 // _itemsize(xp, X.dtype))
+        blocks = 1 if n * d <= ONE_BLOCK else min(n, COLUMN_ROW_BLOCKS * widening)
         step = -(-n // blocks)
         self._bounds = [(start, min(n, start + step)) for start in range(0, n, step)]
         self.center = None
@@ -68,14 +71,16 @@ class DeviceGramColumns:
         """The float64 rows, a block at a time (centred by ``center`` when given)."""
         xp = self.xp
         for start, stop in self._bounds:
-            rows = xp.astype(self.X[start:stop, :], self.float64)  # a copy only where X is not float64
-            yield rows if center is None else rows - center
+            rows = xp.astype(self.X[start:stop, :], self.float64)  # a copy (astype copies by default)
+            if center is not None:
+                rows -= center  # in place: the copy is this block's own
+            yield rows
 
     def row(self, j):
         """The float64 (centred) row ``x_j - c``: ``d`` numbers on the device."""
         xp = self.xp
         row = xp.astype(self.X[j, :], self.float64)
-        return row if self.center is None else row - self.center
+        return row if self.center is None else row - self.center  # (the same rounding as the blocks' rows)
 
     def column(self, j):
         """``G[:, j]`` (N numbers, float64, on the device): one pass over ``X``."""
@@ -94,3 +99,8 @@ class DeviceGramColumns:
             part = block.T @ v[start:stop]
             total = part if total is None else total + part
         return total
+
+
+def _itemsize(xp, dtype):
+    """Bytes per entry of a real floating ``dtype`` of ``xp``."""
+    return xp.finfo(dtype).bits // 8

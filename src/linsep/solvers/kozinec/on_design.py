@@ -102,9 +102,11 @@ def _two_hull(columns, y, rule, shift, epsilon, tol, max_iter):
         norm = xp.sqrt(xp.clip(norm2, min=0.0))
         safe = xp.where(norm > 0.0, norm, xp.ones_like(norm))
         floor = gamma * (2.0 * scale + 0.5 * xp.abs(B - A)) / safe  # margin_floor, in the same order
-        m = xp.where(positive, f1 - f2 + (B - Cr), f2 - f1 + (A - Cr))
+        gap = f1 - f2
+        m = xp.where(positive, gap + (B - Cr), (A - Cr) - gap)  # (f2 - f1) + c, the compiled scan's numbers
+        del gap
         t_dev = xp.argmin(m)
-        values = read_scalars(xp, [t_dev, xp.min(m), xp.sum(xp.astype(m <= 0.5 * norm2 + floor * norm, xp.int64)),
+        values = read_scalars(xp, [t_dev, xp.min(m), xp.count_nonzero(m <= 0.5 * norm2 + floor * norm),
                                    A, B, Cr, scale, k, xp.take(y, xp.reshape(t_dev, (1,)))[0]])  # one copy
         t, m_t, count, A_h, B_h, Cr_h, scale_h, k_h, y_t = values
         t, count = int(t), int(count)
@@ -176,7 +178,7 @@ def _augmented(columns, y, rule, shift, epsilon, tol, max_iter):
     n_iter = 0
     for n_iter in range(max_iter + 1):
         k_dev = xp.argmin(p)
-        values = read_scalars(xp, [k_dev, xp.min(p), xp.sum(xp.astype(p <= gamma * scale, xp.int64)), norm2,
+        values = read_scalars(xp, [k_dev, xp.min(p), xp.count_nonzero(p <= gamma * scale), norm2,
                                    scale])  # the step's few scalars: one copy
         k, p_k, count, norm2_h, scale_h = values
         k = int(k)
