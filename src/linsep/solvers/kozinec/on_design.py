@@ -17,7 +17,8 @@ updated as 0-d arrays on the device, and :math:`O(N)` vector updates.
 **Each step reads a few scalars, in one copy**: the worst point's index, its
 score, the training-error count, :math:`A, B, C` (or
 :math:`\\lVert \\omega \\rVert^2`), the largest diagonal entry seen, the class
-of the worst point and the previous step's :math:`k` (eight or nine numbers);
+of the worst point and the previous step's :math:`k` (nine numbers; five for
+the augmented form);
 the stopping rules, the touch test and the pocket are then decided on the
 host in the NumPy solver's own float64 arithmetic, so the iterates, ``n_iter``
 and ``status`` are those of the NumPy fit (the products are summed in the
@@ -143,11 +144,11 @@ def _two_hull(columns, y, rule, shift, epsilon, tol, max_iter):
         if cls:
             A = (1 - k) ** 2 * A + 2 * k * (1 - k) * f1_t + k * k * k_tt
             Cr = (1 - k) * Cr + k * f2_t
-            f1 = _shifted((1.0 - k) * f1 + k * col, t, k * shift)
+            f1 = _shifted((1.0 - k) * f1 + k * col, t, k * shift if shift else 0.0)
         else:
             B = (1 - k) ** 2 * B + 2 * k * (1 - k) * f2_t + k * k * k_tt
             Cr = (1 - k) * Cr + k * f1_t
-            f2 = _shifted((1.0 - k) * f2 + k * col, t, k * shift)
+            f2 = _shifted((1.0 - k) * f2 + k * col, t, k * shift if shift else 0.0)
         pending = (t, cls)
     alpha = _alpha(xp, beta, positive, shrink, columns.device)
     certificate = alpha if status == NOT_SEPARABLE else None
