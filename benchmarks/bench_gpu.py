@@ -60,16 +60,17 @@ from sklearn.exceptions import ConvergenceWarning
 
 from linsep import make_classifier
 
-DEVICE_METHODS = ("hk", "modified_hk", "mhks", "mhka", "hkes", "hkesa", "mse", "lsvm", "batch_perceptron",
-                  "widrow_hoff", "kozinec", "sk", "kernel_hk")
-"""Methods with a fit on the device (``linsep.designs.array_api_fit``, ``linsep.designs.array_api_kernel``)."""
+DEVICE_METHODS = ("hk", "modified_hk", "mhks", "mhka", "hkes", "hkesa", "hkes_cv", "hkes_cv_c", "mse", "lsvm",
+                  "batch_perceptron", "widrow_hoff", "kozinec", "sk", "kernel_hk")
+"""Methods with a fit on the device (``linsep.designs.array_api_fit``, ``linsep.designs.array_api_kernel``,
+``linsep.designs.array_api_cv``: the cross-validated HKES, with its grid of ``C`` for ``hkes_cv_c``)."""
 
 AGREE_PARAMS = {"hkes": {"random_state": 0}, "hkesa": {"random_state": 0}, "kozinec": {"max_iter": 2000},
                 "sk": {"max_iter": 2000}}
 """Parameters of the ``agree`` rows: Kozinec's and SK's steps (one Gram column, one device sync each) are capped,
 so that the NumPy reference and the device fit of the noisy problem stay within the script's budget."""
 
-OTHER_METHODS = ("hkes_cv", "perceptron", "lms", "kernel_lsvm", "kernel_perceptron", "kernel_sk")
+OTHER_METHODS = ("kernel_hkes_cv", "perceptron", "lms", "kernel_lsvm", "kernel_perceptron", "kernel_sk")
 """The other dense methods of issue 41: each refuses device input in one line (or, should it fit, is timed)."""
 
 TOLERANCE = {"float64": 1e-8, "float32": 1e-4}
@@ -237,6 +238,11 @@ def verdict(fitted, predicted, reference, X, Xd, to_host, dtype, extra=""):
     where = {device_of(getattr(fitted, attr)), device_of(predicted)} == {device_of(Xd)}
     tol = TOLERANCE[dtype]
     good = error <= tol and same and where
+    if hasattr(reference, "cv_results_"):  # the cross-validated fits: the same search (C_, k̂), not only the model
+        searched = fitted.C_ == reference.C_ and bool(np.all(np.atleast_1d(fitted.best_iter_)
+                                                             == np.atleast_1d(reference.best_iter_)))
+        good = good and searched
+        extra = f", C_ = {reference.C_} and k̂ equal: {searched}{extra}"
     return (f"{'ok' if good else 'DIFFERS'}: {attr} rel. error {error:.1e} (<= {tol:g}), predictions equal: "
             f"{same}, on X's device: {where}{extra}")
 
