@@ -899,7 +899,7 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         on the host copy of the labels as in memory (:meth:`_folds_of_kept_rows`), each (C, fold) run on the
         fold's rows of ``X`` read in place, the folds' Gram matrices there (all rows' less the validation
         rows' where the folds partition the rows, :func:`_folds_partition`), the same waves, early exits and
-        early end of the search, the same :math:`\hat k` and ``C``, the refit on all rows.
+        early end of the search, the same :math:`\\hat k` and ``C``, the refit on all rows.
         """
         folds = data.cross_validation(self._folds_of_kept_rows, _folds_partition,
                                       powers=(0.5, 1) if self.loss == "absolute" else (0.5,))
