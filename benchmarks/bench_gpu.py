@@ -19,7 +19,8 @@ for the device fits.  It prints each row as it is measured and, at the end, one 
     for every method of issue 41 and each library: the fit of the device array against the NumPy fit
     of the same data (``coef_``, kernel HK's ``dual_coef_``, to 1e-8 relative in float64 and 1e-4 in
     float32 at a fixed iteration count; predictions equal; ``coef_`` and the predictions on X's
-    device), or the one-line refusal of a method without a device fit (:data:`OTHER_METHODS`);
+    device; the cross-validated fits also their ``C_`` and ``best_iter_``), or the one-line refusal of a
+    method without a device fit (:data:`OTHER_METHODS`);
 ``weighted`` / ``traced``
     weighted fits (a device ``sample_weight``, rows of weight 0, ``class_weight``) and traced fits
     (``record_history``: every entry of ``history_`` against the NumPy trace, relative to
@@ -258,11 +259,16 @@ def case(section, name, dtype, classes, n, d, rng):
 
 def agreement(libs, n, d, n_kernel, rng):
     """The ``agree`` rows."""
-    cases = [(name, AGREE_PARAMS.get(name, {}), "float64", 2) for name in DEVICE_METHODS if name != "kernel_hk"]
+    cross_validated = [name for name in DEVICE_METHODS if "_cv" in name]
+    cases = [(name, AGREE_PARAMS.get(name, {}), "float64", 2) for name in DEVICE_METHODS
+             if name != "kernel_hk" and name not in cross_validated]
     cases += [("mse", {}, "float64", 3), ("mhks", {}, "float64", 3),
               ("sk", {"C": 1.0, "max_iter": 2000}, "float64", 3), ("sk", {"max_iter": 500}, "float32", 2),
               ("mhks", {"max_iter": 20, "tol": 0.0, "stopping": "paper"}, "float32", 2),
               ("kernel_hk", {}, "float64", 2), ("kernel_hk", {}, "float64", 3)]
+    # last: the data of the cases above stay those their rows were first measured on (one seeded stream)
+    cases += [(name, {"random_state": 0}, "float64", 2) for name in cross_validated]
+    cases += [("hkes_cv_c", {"random_state": 0}, "float64", 3)]  # one C shared by the one-vs-rest problems
     for name, params, dtype, classes in cases:
         kernel = name == "kernel_hk"
         label, data = case("agree", name, dtype, classes, n_kernel if kernel else n, 10 if kernel else d, rng)
