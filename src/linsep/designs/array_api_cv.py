@@ -37,6 +37,11 @@ from linsep.designs.dask_fit import DesignProblem
 __all__ = ["DeviceFolds", "FoldDesign"]
 
 
+def _spread(xp, values, position, device):
+    """``values`` of some rows put among all rows by ``position`` (a row's place, or ``len(values)``: zero)."""
+    return xp.take(xp.concat([values, xp.zeros(1, dtype=values.dtype, device=device)]), position)
+
+
 class _SharedProduct:
     """:math:`X w + w_0` of all rows for the iterate last asked (by identity): a run's training and validation
     designs score the same iterate from one pass over ``X``."""
@@ -78,9 +83,7 @@ class FoldDesign(ArrayAPIDesign):
 
     def spread(self, values):
         """``values`` of the rows ``R`` as a vector of all rows of ``X``, zero off ``R`` (on the device)."""
-        xp = self.xp
-        padded = xp.concat([values, xp.zeros(1, dtype=values.dtype, device=self.device)])
-        return xp.take(padded, self.position)
+        return _spread(self.xp, values, self.position, self.device)
 
     def scores(self, W):
         return self.y * self.xp.take(self.product.of(self, W), self.index)
@@ -201,10 +204,7 @@ class DeviceFolds:
 
     def whole(self, f, values):
         """``values`` of fold ``f``'s training rows (a certificate) as a vector of every row kept, zero elsewhere."""
-        train = self.folds[f][0]
-        xp = self.xp
-        padded = xp.concat([values, xp.zeros(1, dtype=values.dtype, device=self.device)])
-        return xp.take(padded, self._position(train))
+        return _spread(self.xp, values, self._position(self.folds[f][0]), self.device)
 
     def range_floors(self, n_rows):
         """Each fold's :math:`\\lambda^+` (``gram_range_floor`` of ``HoKashyapClassifierCV``), on the device.
