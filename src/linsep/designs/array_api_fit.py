@@ -198,6 +198,16 @@ class ArrayAPIFit:
         return [DesignProblem(design=design, checked=design, validation=val)
                 for design, val in zip(designs, validation)]
 
+    def cross_validation(self, draw, partitions, powers=(0.5,)):
+        """The folds of a cross-validated fit on the device: :class:`~linsep.designs.array_api_cv.DeviceFolds`.
+
+        ``draw(X, labels, kept)`` draws the folds on the host labels as the NumPy fit does; ``partitions(folds,
+        n)`` says whether they partition the rows; ``powers`` as in :meth:`problems`.
+        """
+        from linsep.designs.array_api_cv import DeviceFolds
+
+        return DeviceFolds(self, draw, partitions, powers)
+
     def _class_rows(self, labels):
         """The weight ``class_weight`` gives each of ``labels`` (on the device; the table of the training labels)."""
         xp = self.xp

@@ -57,8 +57,9 @@ def backend_of(X, y=None):
 
 ARRAY_API_ESTIMATORS = ("HoKashyapClassifier", "MSEClassifier", "LagrangianSVMClassifier",
                         "BatchPerceptronClassifier", "WidrowHoffClassifier", "KernelHoKashyapClassifier",
-                        "KozinecClassifier", "SchlesingerKozinecClassifier")
-"""The estimators that fit array-API input where it lives (:mod:`linsep.designs.array_api_fit`)."""
+                        "KozinecClassifier", "SchlesingerKozinecClassifier", "HoKashyapClassifierCV")
+"""The estimators that fit array-API input where it lives (:mod:`linsep.designs.array_api_fit`;
+``HoKashyapClassifierCV`` through :mod:`linsep.designs.array_api_cv`)."""
 
 
 def refuse_array_api(X, y, owner, alternative=None):
