@@ -29,7 +29,7 @@ import json, os, sys, numpy as np, sklearn
 import device_arrays
 kind = os.environ["LINSEP_TEST_ARRAYS"]
 to_device, host = device_arrays.conversions(kind)
-from linsep import check_separability, make_classifier
+from linsep import make_classifier
 rng = np.random.default_rng(0)
 X = rng.normal(size=(120, 3))
 y = (X[:, 0] + 0.5 * rng.normal(size=120) > 0).astype(np.int64)
@@ -142,7 +142,6 @@ refused = [one_line(make, lambda est: est.fit(Xd, yd)) for make in (
 no_device_fit = {name: one_line(lambda name=name: make_classifier(name), lambda est: est.fit(Xd, yd))
                  for name in ("perceptron", "lms", "kozinec", "sk",
                               "kernel_lsvm", "kernel_perceptron", "hkes_cv")}
-no_device_fit["check_separability"] = one_line(lambda: None, lambda _: check_separability(Xd, yd))
 no_device_fit["partial_fit"] = one_line(lambda: make_classifier("perceptron"),
                                         lambda est: est.partial_fit(Xd, yd, classes=np.array([0, 1])))
 for name in ("lms", "kernel_perceptron"):  # every partial_fit (the streaming estimators)
@@ -255,9 +254,7 @@ def test_estimators_without_a_device_fit_refuse_in_one_line_naming_the_alternati
     # Kozinec's first separating hyperplane and SK's maximal margin: their device counterparts (no name before)
     assert "; BatchPerceptronClassifier fits them on the device" in outcome["no_device_fit"]["kozinec"][1]
     assert "; LagrangianSVMClassifier fits them on the device" in outcome["no_device_fit"]["sk"][1]
-    # check_separability's verdict: plain HK's, on the device
-    assert "; HoKashyapClassifier (whose status_ is a checked verdict) fits them on the device" in \
-        outcome["no_device_fit"]["check_separability"][1]
+    # check_separability decides on the device now (tests/designs/test_array_api_separability.py)
 
 
 def test_the_iteration_stays_on_the_device(outcome):
