@@ -196,6 +196,7 @@ class DeviceKernelMap:
         R = xp.tril(xp.take(L, self._pivot_index, axis=0))
         self._T = triangular_solver(xp)(R.T, V, False)  # R⁻ᵀ V
         self._shift = mean @ V
+        self._host_map = None  # (T, Vᵀm) on the host, copied for a trace's dual coefficients (traced_dual)
         position = np.full(n, -1, dtype=np.int64)
         position[pivots] = np.arange(pivots.size)
         self._is_pivot = xp.asarray(position >= 0, device=device)
@@ -205,14 +206,16 @@ class DeviceKernelMap:
         """``(dual_coef, intercept)`` on the host of a trace's rows ``weights`` (NumPy, ``n × (rank + 1)``).
 
         The trace is on the host already (its one copy); ``T`` and ``Vᵀm``
-        (``|P| × rank`` and ``rank`` numbers) are copied once and each row is
+        (``|P| × rank`` and ``rank`` numbers) are copied once per map and each row is
         mapped there as :meth:`dual_coef` maps the returned weights: ``a``
         zero off the pivots.
         """
         xp = self.xp
-        flat = to_host(xp.concat([xp.reshape(self._T, (-1,)), self._shift]), xp)
-        T = flat[:self._T.shape[0] * self._T.shape[1]].reshape(tuple(self._T.shape))
-        shift = flat[T.size:]
+        if self._host_map is None:  # one copy, shared by the one-vs-rest problems' traces
+            flat = to_host(xp.concat([xp.reshape(self._T, (-1,)), self._shift]), xp)
+            size = self._T.shape[0] * self._T.shape[1]
+            self._host_map = (flat[:size].reshape(tuple(self._T.shape)), flat[size:])
+        T, shift = self._host_map
         weights = np.asarray(weights, dtype=np.float64).reshape(-1, self.rank + 1)
         dual = np.zeros((weights.shape[0], self.residual.shape[0]))
         dual[:, self.pivots] = weights[:, :-1] @ T.T
