@@ -304,11 +304,11 @@ class ArrayAPIKernelFit:
         from linsep.designs.dask_fit import DesignProblem
 
         xp, device, X = self.xp, self.device, self.X_fit
-        if kernel == "precomputed" and X.shape[0] != X.shape[1]:
-            raise ValueError(f"kernel='precomputed' needs a square Gram matrix, got shape {tuple(X.shape)}")
-        if kernel == "precomputed" and self._data._kept is not None:
+        if kernel == "precomputed" and self._data._kept is not None:  # the Gram matrix would lose rows, not columns
             raise ValueError("kernel='precomputed' takes no zero sample weights: remove those rows and "
                              "columns of the Gram matrix (and the columns of X_val)")
+        if kernel == "precomputed" and X.shape[0] != X.shape[1]:
+            raise ValueError(f"kernel='precomputed' needs a square Gram matrix, got shape {tuple(X.shape)}")
         self.kernel = DeviceKernel(xp, kernel, **params)
         self.kernel_map = kernel_map = DeviceKernelMap(xp, device, self.kernel.training_columns(X),
                                                        self.kernel.diagonal(X), tol=map_tol)
