@@ -34,6 +34,14 @@ representable magnitude are first rescaled by powers of two
 verdict nor the certificates).  When no candidate passes its check, the
 answer is ``undecided`` (``separable is None``, no certificate): never an
 unchecked proof.
+
+Array-API input (PyTorch, CuPy, ... with ``sklearn.set_config(array_api_dispatch=True)``)
+is decided where it lives (``linsep.designs.array_api_separability``):
+Ho–Kashyap on the row-normalised design and the check of its hyperplane run
+on the device; only when they do not settle the verdict (a candidate proof,
+or the budget spent) are ``X`` and the labels copied to the host, once per
+call, for the proof's exact check or the linear programs.  The result is the
+same, and its arrays are NumPy (:class:`SeparabilityResult`).
 """
 
 from __future__ import annotations
@@ -89,6 +97,10 @@ class NonSeparabilityProof:
 @dataclass(frozen=True)
 class SeparabilityResult:
     """Verdict of :func:`check_separability`.
+
+    Its arrays (``classes``, the hyperplane's ``coef``, a proof's ``u``) are
+    NumPy arrays on the host, for array-API input too: ``coef`` has ``d``
+    numbers, and ``u`` was checked on the host's copy of ``X``.
 
     Attributes
     ----------
@@ -242,9 +254,15 @@ def check_separability(X, y, *, max_iter=1000, pairwise=False):
 
     Parameters
     ----------
-    X : array-like or sparse matrix of shape (N, d)
+    X : array-like, sparse matrix or array-API array of shape (N, d)
+        An array of another array-API namespace (a CUDA tensor, a CuPy
+        array; scikit-learn's ``array_api_dispatch`` on) is decided on its
+        device: Ho–Kashyap and the hyperplane's check run there, and ``X`` is
+        copied to the host (once) only to check a proof or to run the linear
+        programs (module docstring); its columns must not need rescaling.
     y : array-like of shape (N,)
-        At least two distinct labels.
+        At least two distinct labels (with array-API ``X``: numbers, on its
+        device or NumPy).
     max_iter : int, default=1000
         Ho–Kashyap budget per problem before the exact linear program decides.
     pairwise : bool, default=False
