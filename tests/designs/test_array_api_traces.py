@@ -32,9 +32,6 @@ X_val = rng.normal(size=(40, 3))
 ring_val = (X_val[:, 0] ** 2 + X_val[:, 1] > 0.5).astype(np.int64)
 kernel = KernelHoKashyapClassifier
 
-def listed(history):
-    return history if isinstance(history, list) else [history]
-
 # (name, make, X, y, fit keywords, whether traced)
 traced = [("mse", lambda r: make_classifier("mse", record_history=r), X, y, {}),
           ("mse machine", lambda r: make_classifier("mse", record_history=r), X, y3, {}),
@@ -62,21 +59,9 @@ for name, make, data, labels, extra in traced:
             fitted = make(record).fit(Xd, yd, **extra_d)
             copies[record] = dict(device_arrays.COUNTS)
         sklearn.set_config(array_api_dispatch=False)
-        worst, same_keys = 0.0, True
-        for h, r in zip(listed(fitted.history_), listed(ref.history_)):
-            same_keys &= set(h) == set(r)
-            for key in r:
-                a, b = np.asarray(h[key], dtype=float), np.asarray(r[key], dtype=float)
-                if a.shape != b.shape:
-                    raise AssertionError(f"{key}: {a.shape} vs {b.shape}")
-                if a.size:
-                    gap = np.abs(a - b) / np.maximum(1.0, np.abs(b))
-                    worst = max(worst, float(np.max(np.where(np.isnan(a) & np.isnan(b), 0.0, gap))))
-        traces.append(dict(name=name, dtype=str(data.dtype), worst=worst, same_keys=same_keys,
-                           problems=len(listed(ref.history_)), classes=int(np.unique(labels).size),
-                           host_numpy=all(isinstance(v, np.ndarray) for h in listed(fitted.history_)
-                                          for v in h.values()),
-                           untraced=copies[False], traced=copies[True]))
+        traces.append(dict(name=name, dtype=str(data.dtype), classes=int(np.unique(labels).size),
+                           **device_arrays.trace_difference(fitted, ref), untraced=copies[False],
+                           traced=copies[True]))
     except Exception as error:
         sklearn.set_config(array_api_dispatch=False)
         traces.append(dict(name=name, error=f"{type(error).__name__}: {error}"))

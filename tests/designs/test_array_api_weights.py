@@ -130,19 +130,8 @@ for (name, params, data, labels, w), ref in zip(traced, trace_refs):
                 warnings.simplefilter("ignore")
                 fitted = make_classifier(name, **dict(params, record_history=record)).fit(Xd, yd, sample_weight=wd)
             copies[bool(record)] = dict(device_arrays.COUNTS) if kind == "stand-in" else {}
-        worst, same_keys = 0.0, True
-        for h, r in zip(listed(fitted.history_), listed(ref.history_)):
-            same_keys &= set(h) == set(r)
-            for key in r:
-                a, b = np.asarray(h[key], dtype=float), np.asarray(r[key], dtype=float)
-                if a.shape != b.shape:
-                    raise AssertionError(f"{key}: {a.shape} vs {b.shape}")
-                if a.size:
-                    worst = max(worst, float(np.max(np.abs(a - b) / np.maximum(1.0, np.abs(b)))))
-        traces.append(dict(name=name, worst=worst, same_keys=same_keys, problems=len(listed(ref.history_)),
-                           host_numpy=all(isinstance(v, np.ndarray) for h in listed(fitted.history_)
-                                          for v in h.values()),
-                           untraced=copies[False], traced=copies[True]))
+        traces.append(dict(name=name, **device_arrays.trace_difference(fitted, ref), untraced=copies[False],
+                           traced=copies[True]))
     except Exception as error:
         traces.append(dict(name=name, error=f"{type(error).__name__}: {error}"))
 
