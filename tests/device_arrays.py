@@ -33,13 +33,19 @@ unless given ``device=`` (as PyTorch does).
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 import types
 
 import array_api_strict as _strict
 import numpy as np
 
-__all__ = ["COUNTS", "DEVICE", "DeviceArray", "asarray", "register", "run_checks", "to_numpy", "trace_difference", "xp"]
+__all__ = ["COUNTS", "DEVICE", "DeviceArray", "NAMESPACE_OF", "TORCH", "asarray", "register", "run_checks", "to_numpy", "trace_difference", "xp"]
+
+TORCH = ("torch",) if importlib.util.find_spec("torch") is not None else ()
+"""``("torch",)`` where PyTorch is importable, else ``()``: the array kinds of the array-API tests end with it, so
+that a machine with PyTorch (a CPU build runs here; CI has none: its wheel brings gigabytes of CUDA libraries)
+also fits real ``torch.Tensor`` s, which array-api-compat wraps as it wraps a CUDA tensor."""
 
 DEVICE = _strict.Device("device1")
 """The device the stand-in's data live on (array-api-strict's non-CPU device)."""
@@ -248,13 +254,19 @@ def conversions(kind):
     """``(to_device, host)`` for the arrays of ``kind`` in a child script of :func:`run_checks`.
 
     ``"stand-in"``: this module's arrays (registered first, :func:`register`); ``"strict-cpu"`` /
-    ``"strict-device1"``: array-api-strict on its CPU device or on ``device1``.  ``to_device(values)`` makes
+    ``"strict-device1"``: array-api-strict on its CPU device or on ``device1``; ``"torch"``: PyTorch tensors on
+    the CPU (:data:`TORCH`).  ``to_device(values)`` makes
     an array of the kind from NumPy values, keeping their dtype; ``host(array)`` brings one back explicitly
     (DLPack: none of these arrays converts implicitly, but the CPU one).
     """
     if kind == "stand-in":
         register()
         to_device = asarray
+    elif kind == "torch":
+        import torch
+
+        def to_device(values):
+            return torch.from_numpy(np.array(values))  # a copy: the tensor owns its memory, as a device one would
     else:
         where = _strict.Device("CPU_DEVICE" if kind == "strict-cpu" else "device1")
 
@@ -291,12 +303,18 @@ def trace_difference(fitted, reference):
                 host_numpy=all(isinstance(v, np.ndarray) for h in listed(fitted.history_) for v in h.values()))
 
 
+NAMESPACE_OF = {"stand-in": "device_arrays", "strict-cpu": "array_api_strict", "strict-device1": "array_api_strict",
+                "torch": "torch"}
+"""The module of the namespace that scikit-learn resolves for each kind of arrays (array-api-compat's wrapper of
+PyTorch reports ``torch``); :func:`run_checks` adds it to its outcome as ``"namespace"``."""
+
+
 def run_checks(script, kind, timeout=300):
     """Run ``script`` in a fresh interpreter for arrays of ``kind``; return the JSON of its last line of output.
 
     A fresh interpreter because scikit-learn's dispatch needs ``SCIPY_ARRAY_API=1`` before scipy is imported
     and :func:`register` changes ``sys.modules``; the script reads ``kind`` from ``LINSEP_TEST_ARRAYS`` and finds
-    this module on its path.  A failed run raises ``AssertionError`` with the end of its standard error;
+    this module on its path (a dict outcome gets the kind's ``"namespace"``).  A failed run raises ``AssertionError`` with the end of its standard error;
     ``timeout``: its seconds at most.
     """
     import json
@@ -310,4 +328,7 @@ def run_checks(script, kind, timeout=300):
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=timeout,
                          check=False)
     assert run.returncode == 0, run.stderr[-3000:]
-    return json.loads(run.stdout.strip().splitlines()[-1])
+    outcome = json.loads(run.stdout.strip().splitlines()[-1])
+    if isinstance(outcome, dict):
+        outcome["namespace"] = NAMESPACE_OF[kind]
+    return outcome

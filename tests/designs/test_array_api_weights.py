@@ -22,10 +22,11 @@ import pytest
 import scipy
 
 pytest.importorskip("array_api_strict")
+from device_arrays import TORCH  # noqa: E402  (a helper at the top of tests/)
 if tuple(int(part) for part in scipy.__version__.split(".")[:2]) < (1, 14):
     pytest.skip("scikit-learn's array-API dispatch needs SciPy >= 1.14", allow_module_level=True)
 
-ARRAYS = ("strict-device1", "stand-in")
+ARRAYS = ("strict-device1", "stand-in", *TORCH)
 
 CHECKS = r"""
 import json, os, warnings, numpy as np, sklearn
