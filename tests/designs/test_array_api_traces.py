@@ -11,8 +11,11 @@ import pytest
 import scipy
 
 pytest.importorskip("array_api_strict")
+from device_arrays import TORCH  # noqa: E402  (a helper at the top of tests/)
 if tuple(int(part) for part in scipy.__version__.split(".")[:2]) < (1, 14):
     pytest.skip("scikit-learn's array-API dispatch needs SciPy >= 1.14", allow_module_level=True)
+
+ARRAYS = ("strict-device1", "stand-in", *TORCH)  # PyTorch CPU tensors too, where torch is importable
 
 CHECKS = r"""
 import json, os, warnings, numpy as np, sklearn
@@ -100,7 +103,7 @@ print(json.dumps({"traces": traces, "fits": fits}))
 """
 
 
-@pytest.fixture(scope="module", params=("strict-device1", "stand-in"))
+@pytest.fixture(scope="module", params=ARRAYS)
 def outcome(request):
     from device_arrays import run_checks  # a helper at the top of tests/
 
