@@ -27,7 +27,7 @@ for the device fits.  It prints each row as it is measured and, at the end, one 
     ``max(1, |value|)``) with the same tolerances;
 ``separable``
     ``check_separability`` of device arrays (separable, not separable, three classes with ``pairwise``)
-    against its NumPy verdict: the same verdicts and methods, margins to 1e-8;
+    against its NumPy verdict: the same verdicts (the methods counted), margins to 1e-8;
 ``iteration``
     at N × d (default 10⁷ × 100, float32) a fixed number of MHKS iterations (``tol=0``: no stopping
     rule fires), the milliseconds per iteration of linsep's device fit, of a hand-written device
@@ -386,8 +386,8 @@ def separability(libs, n, d, rng):
 
     Two classes split by a hyperplane with a gap (Ho–Kashyap's hyperplane, checked on the device: no row
     copied to the host) and the noisy problem of ``agree`` (not separable: ``X`` copied to the host once for
-    the certificate's exact check), and three classes with ``pairwise``: the same verdicts, methods and
-    margins (1e-8 relative in float64).
+    the certificate's exact check), and three classes with ``pairwise``: the same verdicts, and the same
+    margins (1e-8 relative in float64) where both reached them by the same method.
     """
     from linsep import check_separability
 
@@ -411,13 +411,16 @@ def separability(libs, n, d, rng):
                 sync()
                 took = time.perf_counter() - start
                 pairs = list(zip(_verdicts(got), _verdicts(reference)))
-                same = all((a.status, a.method) == (b.status, b.method) for a, b in pairs)
+                same = all(a.status == b.status for a, b in pairs)
+                # Ho–Kashyap's tol=0 stops where J stops changing to the bit (the order of the sums decides), so
+                # one run may leave a verdict to the linear programs; margins are compared where both used HK
+                methods = sum(a.method == b.method for a, b in pairs)
                 margins = [abs(a.certificate.margin - b.certificate.margin) / b.certificate.margin
-                           for a, b in pairs if a.separable and b.separable]
+                           for a, b in pairs if a.separable and b.separable and a.method == b.method]
                 worst = max(margins, default=0.0)
                 good = same and worst <= TOLERANCE["float64"]
-                return (f"{'ok' if good else 'DIFFERS'}: {reference.status}, same verdicts and methods: {same}, "
-                        f"margin rel. error {worst:.1e}; {took:.2f} s")
+                return (f"{'ok' if good else 'DIFFERS'}: {reference.status}, same verdicts: {same}, same methods "
+                        f"{methods}/{len(pairs)}, margin rel. error {worst:.1e}; {took:.2f} s")
 
             guarded("separable", label, library, "float64", measure)
 

