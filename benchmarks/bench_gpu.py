@@ -22,9 +22,13 @@ for the device fits.  It prints each row as it is measured and, at the end, one 
     device; the cross-validated fits also their ``C_`` and ``best_iter_``), or the one-line refusal of a
     method without a device fit (:data:`OTHER_METHODS`);
 ``weighted`` / ``traced``
-    weighted fits (a device ``sample_weight``, rows of weight 0, ``class_weight``) and traced fits
-    (``record_history``: every entry of ``history_`` against the NumPy trace, relative to
+    weighted fits (a device ``sample_weight``, rows of weight 0, ``class_weight``; kernel HK's too) and
+    traced fits (``record_history`` of the HK family, MSE and its linear machine, the LSVM, batch
+    Widrow–Hoff and kernel HK: every entry of ``history_`` against the NumPy trace, relative to
     ``max(1, |value|)``) with the same tolerances;
+``separable``
+    ``check_separability`` of device arrays (separable, not separable, three classes with ``pairwise``)
+    against its NumPy verdict: the same verdicts (the methods counted), margins to 1e-8;
 ``iteration``
     at N × d (default 10⁷ × 100, float32) a fixed number of MHKS iterations (``tol=0``: no stopping
     rule fires), the milliseconds per iteration of linsep's device fit, of a hand-written device
@@ -92,13 +96,19 @@ WEIGHTED = [("mhks", {}, "float64", 2, "sample_weight"), ("hk", {}, "float64", 2
             ("lsvm", {"class_weight": {0: 2.0, 1: 0.5}}, "float64", 2, "sample_weight"),
             ("mse", {"class_weight": "balanced"}, "float64", 3, "sample_weight"),
             ("hkes", {"random_state": 0}, "float64", 2, "zero rows"),
-            ("mhks", {"max_iter": 20, "tol": 0.0, "stopping": "paper"}, "float32", 2, "sample_weight")]
+            ("mhks", {"max_iter": 20, "tol": 0.0, "stopping": "paper"}, "float32", 2, "sample_weight"),
+            ("kernel_hk", {"class_weight": "balanced"}, "float64", 2, "sample_weight"),
+            ("kernel_hk", {"loss": "absolute"}, "float64", 3, "zero rows")]
 """The ``weighted`` rows: (method, parameters, dtype, classes, weights: uniform on [0.2, 3], or with rows of 0)."""
 
 TRACED = [("mhks", {"record_history": True}, "float64", 2, False), ("hk", {"record_history": True}, "float64", 2, True),
           ("hkes", {"record_history": True, "random_state": 0}, "float64", 2, False),
           ("widrow_hoff", {"record_history": 2, "max_iter": 40}, "float64", 3, True),
-          ("mhks", {"record_history": True, "max_iter": 20, "tol": 0.0, "stopping": "paper"}, "float32", 2, False)]
+          ("mhks", {"record_history": True, "max_iter": 20, "tol": 0.0, "stopping": "paper"}, "float32", 2, False),
+          ("mse", {"record_history": True}, "float64", 2, False), ("mse", {"record_history": True}, "float64", 3, True),
+          ("lsvm", {"record_history": 2, "max_iter": 60}, "float64", 3, True),
+          ("kernel_hk", {"record_history": True}, "float64", 2, False),
+          ("kernel_hk", {"record_history": 3, "loss": "absolute"}, "float64", 3, True)]
 """The ``traced`` rows: (method, parameters, dtype, classes, weighted?)."""
 
 ROWS = []
@@ -312,14 +322,18 @@ def weights_for(n, kind, rng):
     return s
 
 
-def weighted(libs, n, d, rng):
-    """The ``weighted`` rows: a device ``sample_weight`` (and ``class_weight``) against the NumPy weighted fit."""
+def weighted(libs, n, d, n_kernel, rng):
+    """The ``weighted`` rows: a device ``sample_weight`` (and ``class_weight``) against the NumPy weighted fit.
+
+    Kernel HK's rows at ``n_kernel`` samples of 10 features, as in ``agree``.
+    """
     for name, params, dtype, classes, kind in WEIGHTED:
-        label, data = case("weighted", name, dtype, classes, n, d, rng)
+        kernel = name == "kernel_hk"
+        label, data = case("weighted", name, dtype, classes, n_kernel if kernel else n, 10 if kernel else d, rng)
         if data is None:
             continue
         X, y = data
-        s = weights_for(n, kind, rng)
+        s = weights_for(X.shape[0], kind, rng)
         reference = make_classifier(name, **params).fit(X, y, sample_weight=s)
         for library, (to_device, to_host, sync, _, _) in libs.items():
             def measure():
@@ -353,14 +367,15 @@ def trace_error(fitted, reference):
     return worst, same_keys, on_host
 
 
-def traced(libs, n, d, rng):
-    """The ``traced`` rows: ``record_history`` on the device against the NumPy trace."""
+def traced(libs, n, d, n_kernel, rng):
+    """The ``traced`` rows: ``record_history`` on the device against the NumPy trace (kernel HK at ``n_kernel``)."""
     for name, params, dtype, classes, with_weights in TRACED:
-        label, data = case("traced", name, dtype, classes, n, d, rng)
+        kernel = name == "kernel_hk"
+        label, data = case("traced", name, dtype, classes, n_kernel if kernel else n, 10 if kernel else d, rng)
         if data is None:
             continue
         X, y = data
-        s = weights_for(n, "sample_weight", rng) if with_weights else None
+        s = weights_for(X.shape[0], "sample_weight", rng) if with_weights else None
         reference = make_classifier(name, **params).fit(X, y, sample_weight=s)
         for library, (to_device, to_host, sync, _, _) in libs.items():
             def measure():
@@ -376,6 +391,54 @@ def traced(libs, n, d, rng):
                         f"fit {fit}")
 
             guarded("traced", label, library, dtype, measure)
+
+
+def separability(libs, n, d, rng):
+    """The ``separable`` rows: ``check_separability`` of device arrays against its NumPy verdict.
+
+    Two classes split by a hyperplane with a gap (Ho–Kashyap's hyperplane, checked on the device: no row
+    copied to the host) and the noisy problem of ``agree`` (not separable: ``X`` copied to the host once for
+    the certificate's exact check), and three classes with ``pairwise``: the same verdicts, and the same
+    margins (1e-8 relative in float64) where both reached them by the same method.
+    """
+    from linsep import check_separability
+
+    X, y = problem(n, d, "float64", rng)
+    gap = np.abs(X[:, 0]) > 0.2
+    separable = (X[gap], (X[gap, 0] > 0).astype(np.int64), {})
+    X3, y3 = problem(n, d, "float64", rng, classes=3)
+    for label, (data, labels, options) in {"separable": separable, "not separable": (X, y, {}),
+                                           "K=3 pairwise": (X3, y3, {"pairwise": True})}.items():
+        if BUDGET.spent():
+            row("separable", label, "all", "float64", "skipped: budget")
+            continue
+        reference = check_separability(data, labels, **options)
+        for library, (to_device, _, sync, _, _) in libs.items():
+            def measure():
+                Xd, yd = to_device(data), to_device(labels)
+                sync()
+                start = time.perf_counter()
+                with sklearn.config_context(array_api_dispatch=True):
+                    got = check_separability(Xd, yd, **options)
+                sync()
+                took = time.perf_counter() - start
+                pairs = list(zip(_verdicts(got), _verdicts(reference)))
+                same = all(a.status == b.status for a, b in pairs)
+                # Ho–Kashyap's tol=0 stops where J stops changing to the bit (the order of the sums decides), so
+                # one run may leave a verdict to the linear programs; margins are compared where both used HK
+                methods = sum(a.method == b.method for a, b in pairs)
+                margins = [abs(a.certificate.margin - b.certificate.margin) / b.certificate.margin
+                           for a, b in pairs if a.separable and b.separable and a.method == b.method]
+                worst = max(margins, default=0.0)
+                good = same and worst <= TOLERANCE["float64"]
+                return (f"{'ok' if good else 'DIFFERS'}: {reference.status}, same verdicts: {same}, same methods "
+                        f"{methods}/{len(pairs)}, margin rel. error {worst:.1e}; {took:.2f} s")
+
+            guarded("separable", label, library, "float64", measure)
+
+
+def _verdicts(result):
+    return [result] if hasattr(result, "certificate") else [verdict for _, verdict in result.verdicts()]
 
 
 def timed(fit, sync, repeat):
@@ -609,7 +672,9 @@ def main():
     warnings.filterwarnings("ignore", category=ConvergenceWarning)
     BUDGET = Budget(args.budget_seconds)
     sections = [lambda: agreement(libs, n_agree, min(d, 20), n_small_kernel, rng),
-                lambda: weighted(libs, n_agree, min(d, 20), rng), lambda: traced(libs, n_agree, min(d, 20), rng),
+                lambda: weighted(libs, n_agree, min(d, 20), n_small_kernel, rng),
+                lambda: traced(libs, n_agree, min(d, 20), n_small_kernel, rng),
+                lambda: separability(libs, n_small_kernel, min(d, 20), rng),
                 lambda: iteration_cost(libs, n, d, iterations, rng), lambda: kernel_rows(libs, n_kernel, rng)]
     for section in sections:
         try:

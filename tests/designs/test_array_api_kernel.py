@@ -100,9 +100,8 @@ def one_line(run):
     return None
 refused = {
     "callable": one_line(lambda: KernelHoKashyapClassifier(kernel=lambda a, b: a @ b.T).fit(Xd, yd)),
-    "sample_weight": one_line(lambda: KernelHoKashyapClassifier().fit(Xd, yd, sample_weight=np.ones(150))),
-    "class_weight": one_line(lambda: KernelHoKashyapClassifier(class_weight="balanced").fit(Xd, yd)),
-    "record_history": one_line(lambda: KernelHoKashyapClassifier(record_history=True).fit(Xd, yd)),
+    "zero_weight_gram": one_line(lambda: KernelHoKashyapClassifier(kernel="precomputed").fit(
+        to_device(gram), yd, sample_weight=np.r_[0.0, np.ones(149)])),
     "kernel_perceptron": one_line(lambda: make_classifier("kernel_perceptron").fit(Xd, yd)),
     "kernel_sk": one_line(lambda: make_classifier("kernel_sk").fit(Xd, yd)),
     "kernel_perceptron.partial_fit": one_line(
@@ -173,9 +172,9 @@ def test_what_the_device_fit_cannot_honour_is_refused_in_one_line(outcome):
         assert "\n" not in refusal[1], (name, refusal)
     assert "callable kernel is not available for array-API input" in refused["callable"][1]
     assert "kernel='precomputed'" in refused["callable"][1]
-    assert "sample_weight or class_weight with array-API arrays" in refused["sample_weight"][1]
-    assert "sample_weight or class_weight with array-API arrays" in refused["class_weight"][1]
-    assert "record_history=True is not available for array-API input" in refused["record_history"][1]
+    # weights and traces are taken on the device (test_array_api_traces.py); a precomputed Gram matrix takes no
+    # zero weight, as in memory
+    assert "kernel='precomputed' takes no zero sample weights" in refused["zero_weight_gram"][1]
     assert "fit it on these" in refused["fitted_on_numpy"][1]
 
 

@@ -1018,10 +1018,13 @@ class BaseKernelSeparator(BaseSeparator):
             raise ValueError("give both X_val and y_val, or neither")
         if X_val is not None and not getattr(self, "early_stopping", False):
             raise ValueError("X_val / y_val are only used with early_stopping=True")
-        refuse_weights(self, sample_weight, ArrayAPIKernelFit.weights_where)
+        if not ArrayAPIKernelFit.takes_weights:
+            refuse_weights(self, sample_weight, ArrayAPIKernelFit.weights_where)
         self._refuse_on_backend(ArrayAPIKernelFit.where)
-        refuse_unsupported(self.get_params(), {"record_history": False}, ArrayAPIKernelFit.traces_where)
-        data = ArrayAPIKernelFit(X, y, name)
+        if not (ArrayAPIKernelFit.takes_traces and self._device_traces):
+            refuse_unsupported(self.get_params(), {"record_history": False}, ArrayAPIKernelFit.traces_where)
+        data = ArrayAPIKernelFit(X, y, name, sample_weight=sample_weight,
+                                 class_weight=getattr(self, "class_weight", None))
         classes = check_class_labels(data.classes)
         check_two_classes(classes, name)
         self.n_features_in_ = data.n_features
