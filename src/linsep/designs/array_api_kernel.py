@@ -124,7 +124,7 @@ def device_pivoted_cholesky(xp, device, columns, diagonal, *, tol=0.0, block_siz
         if not copied[-1]:
             raise ValueError(_NOT_FINITE)
         block = np.array(copied[:-1].reshape(candidates.size, candidates.size))  # factored in place
-        chosen, R = greedy_block_cholesky(block, bound)
+        chosen, R = greedy_block_cholesky(block, bound, residual[candidates])
         if not chosen:
             residual[candidates] = np.maximum(block.diagonal(), 0.0)
             continue
