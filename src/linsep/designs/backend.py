@@ -56,7 +56,8 @@ def backend_of(X, y=None):
 
 
 ARRAY_API_ESTIMATORS = ("HoKashyapClassifier", "MSEClassifier", "LagrangianSVMClassifier",
-                        "BatchPerceptronClassifier", "WidrowHoffClassifier", "KernelHoKashyapClassifier")
+                        "BatchPerceptronClassifier", "WidrowHoffClassifier", "KernelHoKashyapClassifier",
+                        "KernelLagrangianSVMClassifier")
 """The estimators that fit array-API input where it lives (:mod:`linsep.designs.array_api_fit`)."""
 
 

@@ -962,6 +962,11 @@ class BaseKernelSeparator(BaseSeparator):
         tags.input_tags.pairwise = self.kernel == "precomputed"
         return tags
 
+    _device_solves_dual = False
+    """Whether this family's device fit (array-API input) solves the dual on the kernel matrix or its low-rank
+    factor (the kernel LSVM: :class:`linsep.designs.array_api_kernel_lsvm.ArrayAPIKernelLSVMFit`, weights taken)
+    instead of running on the empirical kernel map (kernel HK: :class:`linsep.designs.array_api_kernel.ArrayAPIKernelFit`)."""
+
     def _kernel_params(self):
         return {"gamma": self._gamma, "degree": self.degree, "coef0": self.coef0}
 
@@ -1011,17 +1016,26 @@ class BaseKernelSeparator(BaseSeparator):
         namespace (``dual_coef_``, ``intercept_``, ``support_``, ``classes_``)
         → the family's outputs; ``separable`` is checked on held-out rows.
         """
-        from linsep.designs.array_api_kernel import ArrayAPIKernelFit
+        if self._device_solves_dual:  # the kernel LSVM: K (or its low-rank factor) and the iteration on the device
+            from linsep.designs.array_api_kernel_lsvm import ArrayAPIKernelLSVMFit as ArrayAPIKernelFit
+        else:
+            from linsep.designs.array_api_kernel import ArrayAPIKernelFit
 
         name = type(self).__name__
         if (X_val is None) != (y_val is None):
             raise ValueError("give both X_val and y_val, or neither")
         if X_val is not None and not getattr(self, "early_stopping", False):
             raise ValueError("X_val / y_val are only used with early_stopping=True")
-        refuse_weights(self, sample_weight, ArrayAPIKernelFit.weights_where)
+        takes_weights = getattr(ArrayAPIKernelFit, "takes_weights", False)
+        if not takes_weights:
+            refuse_weights(self, sample_weight, ArrayAPIKernelFit.weights_where)
         self._refuse_on_backend(ArrayAPIKernelFit.where)
+        if callable(self.kernel):
+            raise ValueError(f"a callable kernel is not available for {ArrayAPIKernelFit.where} (it is NumPy code); "
+                             "use a named kernel, or kernel='precomputed' with the Gram matrix on the device")
         refuse_unsupported(self.get_params(), {"record_history": False}, ArrayAPIKernelFit.traces_where)
-        data = ArrayAPIKernelFit(X, y, name)
+        data = ArrayAPIKernelFit(X, y, name, sample_weight=sample_weight, class_weight=getattr(
+            self, "class_weight", None)).for_kernel(self.kernel) if takes_weights else ArrayAPIKernelFit(X, y, name)
         classes = check_class_labels(data.classes)
         check_two_classes(classes, name)
         self.n_features_in_ = data.n_features
@@ -1035,11 +1049,14 @@ class BaseKernelSeparator(BaseSeparator):
         results, problems = self._solve_on_designs(data, FitContext(), X_val=X_val, y_val=y_val)
         self._unpack_common(results)
         self.dual_coef_, self.intercept_ = data.kernel_model(results, name)
-        self._store_outputs(results, FitContext(state=(data.kernel_map, None)))
-        self.support_ = data.device_indices(self.support_)
+        if self._device_solves_dual:
+            self._store_outputs(results, FitContext(stack=data.stack))
+        else:
+            self._store_outputs(results, FitContext(state=(data.kernel_map, None)))
+            self.support_ = data.device_indices(self.support_)
         self.classes_ = data.fitted_classes()
-        separated = data.held_out_separated(self.dual_coef_, self.intercept_, self.support_, self.classes_,
-                                            self.X_fit_)
+        separated = None if self._device_solves_dual else data.held_out_separated(
+            self.dual_coef_, self.intercept_, self.support_, self.classes_, self.X_fit_)
         if separated is not None:  # the verdict describes every row passed to fit, the held-out ones included
             self.status_ = demote_unseparated(self.status_, lambda k: separated[k])
         return self

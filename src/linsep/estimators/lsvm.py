@@ -236,6 +236,8 @@ class KernelLagrangianSVMClassifier(BaseKernelSeparator):
     """
 
     _parameter_constraints = {**KERNEL_CONSTRAINTS, **_COMMON_CONSTRAINTS, "class_weight": CLASS_WEIGHT_CONSTRAINT}
+    _backends = (DEVICE,)  # K (or its low-rank factor) and the iteration on the input's device (row blocks: refused)
+    _device_solves_dual = True
 
     def __init__(self, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0, C=1.0, mu=None, tol=1e-6,
                  max_iter=10_000, record_history=False, class_weight=None, pos_label=None):
@@ -293,8 +295,19 @@ class KernelLagrangianSVMClassifier(BaseKernelSeparator):
         self : object
             The fitted estimator; ``status_`` says how each problem ended.
         """
+        elsewhere = self._fit_on_backend(X, y, sample_weight=sample_weight)
+        if elsewhere is not None:
+            return elsewhere
         X, y = self._validate_fit(X, y)
         return self._fit_kernel_weighted(X, y, sample_weight)
+
+    def _solve_on_designs(self, data, fit, **ignored):
+        # the paths of _prepare_fit, chosen by the same rules where the data live (many samples: the iteration
+        # on K there, which reaches the active sets' fixed point)
+        path = (getattr(self, "_solver_plan", None) or {}).get("path")  # private: a path forced by tests
+        return data.solve(self.kernel, self._kernel_params(), C=self.C, mu=self.mu, tol=self.tol,
+                          max_iter=self.max_iter, path=path, active_set_min_samples=ACTIVE_SET_MIN_SAMPLES,
+                          probe_samples=PROBE_SAMPLES), None
 
     def _low_rank_on_a_subsample(self, X):
         """Whether :math:`K` of ``PROBE_SAMPLES`` rows drawn from ``X`` has a factor of at most half as many columns.
