@@ -142,7 +142,7 @@ refused = [one_line(make, lambda est: est.fit(Xd, yd)) for make in (
     lambda: make_classifier("lsvm", record_history=True), lambda: make_classifier("mse", record_history=True))]
 no_device_fit = {name: one_line(lambda name=name: make_classifier(name), lambda est: est.fit(Xd, yd))
                  for name in ("perceptron", "lms", "kozinec", "sk",
-                              "kernel_lsvm", "kernel_perceptron", "hkes_cv")}
+                              "kernel_perceptron", "hkes_cv")}
 no_device_fit["check_separability"] = one_line(lambda: None, lambda _: check_separability(Xd, yd))
 no_device_fit["partial_fit"] = one_line(lambda: make_classifier("perceptron"),
                                         lambda est: est.partial_fit(Xd, yd, classes=np.array([0, 1])))
@@ -246,7 +246,7 @@ def test_estimators_without_a_device_fit_refuse_in_one_line_naming_the_alternati
         kind, message = refusal
         assert kind == "TypeError" and "does not fit array-API arrays where they live" in message, (name, message)
         assert ("HoKashyapClassifier, MSEClassifier, LagrangianSVMClassifier, BatchPerceptronClassifier, "
-                "WidrowHoffClassifier, KernelHoKashyapClassifier do" in message), message
+                "WidrowHoffClassifier, KernelHoKashyapClassifier, KernelLagrangianSVMClassifier do" in message), message
         assert "to fit them on the host" in message
         assert "\n" not in message
     # the sequential rules name their batch form, which fits on the device
