@@ -51,15 +51,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from dataclasses import dataclass, replace
+
 from linsep._core.linalg import too_wide_for_direct
 from linsep._core.plan import dtype_plan
-from linsep._core.result import SolveResult
 from linsep.designs.array_api import ArrayAPIDesign, DeviceFactor, DeviceLSVMFactor, read_scalars
 from linsep.designs.array_api_kernel import ArrayAPIKernelFit, DeviceKernel, _signs, device_pivoted_cholesky
-from linsep.kernels import _RankLimitReached, is_positive_semidefinite
-from linsep.solvers.lsvm.solver import _check_params, _iterate, lagrangian_svm
+from linsep.kernels import is_positive_semidefinite
 
-__all__ = ["ArrayAPIKernelLSVMFit", "device_low_rank_factor"]
+__all__ = ["ArrayAPIKernelLSVMFit", "DeviceKernelLSVMFactor", "DeviceKernelProblem", "device_low_rank_factor"]
+
+
+class _RankLimitReached(Exception):
+    """More kernel columns asked for than a low-rank factor is worth."""
 
 
 def device_low_rank_factor(xp, device, kernel, X, *, max_rank_fraction=0.25, block_size=64):
@@ -158,23 +162,25 @@ class ArrayAPIKernelLSVMFit(ArrayAPIKernelFit):
     def stack(self, arrays, axis=0):
         return self.xp.stack(arrays, axis=axis)
 
-    def solve(self, kernel, params, *, C, mu, tol, max_iter, path=None, active_set_min_samples, probe_samples):
-        """One :class:`~linsep._core.result.SolveResult` per ``±1`` problem, as ``KernelLagrangianSVMClassifier`` solves it.
+    def kernel_problems(self, kernel, params, *, C, path=None, active_set_min_samples, probe_samples):
+        """The ``±1`` problems of the kernel LSVM on the device, one at a time (:class:`DeviceKernelProblem`).
 
-        ``weights`` the signed dual coefficients :math:`y \\circ \\alpha` (on
-        the device, float64), ``intercept`` :math:`\\sum_i y_i \\alpha_i`,
-        ``extra["alpha"]`` :math:`\\alpha` (in ``X``'s type) and
-        ``extra["plan"]["path"]`` the path that ran (``"low_rank"`` or
-        ``"gram"``).  ``path`` forces one (``"low_rank"``, ``"active_set"``:
-        the iteration on :math:`Q` here, ``"gram"``), as the estimator's
-        private ``_solver_plan`` does; ``None``: the NumPy fit's choice.
+        The NumPy fit's path, chosen by its rules (module docstring): the
+        low-rank factor ``F`` of ``K`` (a design over ``F`` and one
+        :class:`~linsep.designs.array_api.DeviceLSVMFactor` of ``S`` shared by
+        every problem: ``linsep.solvers.lsvm.lagrangian_svm`` solves them), else
+        ``K`` on the device and, per problem, :class:`DeviceKernelLSVMFactor` of
+        its ``Q`` (``linsep.solvers.lsvm.kernel_lagrangian_svm`` solves it; made
+        when the problem is reached, so one ``N × N`` factor is held at a time).
+        ``path`` forces one (``"low_rank"``; ``"active_set"``: the iteration on
+        ``Q`` here; anything else: ``Q``), as the estimator's private
+        ``_solver_plan`` does; ``None``: the NumPy fit's choice.
         """
         xp, device, X = self.xp, self.device, self.X_fit
         n = X.shape[0]
         if kernel == "precomputed" and X.shape[0] != X.shape[1]:
             raise ValueError(f"kernel='precomputed' needs a square Gram matrix, got shape {tuple(X.shape)}")
         self.kernel = device_kernel = DeviceKernel(xp, kernel, **params)
-        C, mu = _check_params(C, mu, tol, max_iter)
         weights = self.row_weights
         root = None if weights is None else xp.sqrt(weights)
         signs = [_signs(xp, self.labels == positive.item()) for positive in self._data.positives]
@@ -183,12 +189,17 @@ class ArrayAPIKernelLSVMFit(ArrayAPIKernelFit):
         if path in (None, "low_rank") and kernel != "precomputed" and (not many or self._probe(probe_samples)):
             F = device_low_rank_factor(xp, device, device_kernel, X)
         if F is not None:
-            results = self._low_rank(F, signs, root, C, mu, tol, max_iter)
-        else:
-            K = X if kernel == "precomputed" else device_kernel(X, X)
-            results = [self._iterated(K, y, root, C, mu, tol, max_iter) for y in signs]
-        intercepts = read_scalars(xp, [result.intercept for result in results])  # one copy for every problem
-        return [_with(result, intercept) for result, intercept in zip(results, intercepts)]
+            factor = None
+            for y in signs:
+                design = ArrayAPIDesign(F, y, xp, device)
+                solved = design if root is None else design.scaled(root)  # the rows √s_i h_i, linear term √s
+                if factor is None:  # S = I/C + [F, 1]ᵀ diag(s) [F, 1] ignores the labels: shared
+                    factor = DeviceLSVMFactor(solved, C, linear_term=root)
+                yield DeviceKernelProblem(labels=y, factor=factor, design=solved, rank=F.shape[1])
+            return
+        K = X if kernel == "precomputed" else device_kernel(X, X)
+        for y in signs:
+            yield DeviceKernelProblem(labels=y, factor=DeviceKernelLSVMFactor(xp, K, y, C, root))
 
     def _probe(self, probe_samples):
         """The NumPy fit's probe: whether ``K`` of the same ``probe_samples`` rows has a factor of half as many columns."""
@@ -197,54 +208,75 @@ class ArrayAPIKernelLSVMFit(ArrayAPIKernelFit):
         sample = xp.take(X, xp.asarray(np.sort(rows), device=self.device), axis=0)
         return device_low_rank_factor(xp, self.device, self.kernel, sample, max_rank_fraction=0.5) is not None
 
-    def _low_rank(self, F, signs, root, C, mu, tol, max_iter):
-        """The linear LSVM on the rows of ``F`` (one factor of ``S`` for every problem), as the NumPy fit's."""
-        xp, device = self.xp, self.device
-        factor = None
-        results = []
-        for y in signs:
-            design = ArrayAPIDesign(F, y, xp, device)
-            solved = design if root is None else design.scaled(root)  # the rows √s_i h_i, linear term √s
-            if factor is None:  # S = I/C + [F, 1]ᵀ diag(s) [F, 1] ignores the labels: shared
-                factor = DeviceLSVMFactor(solved, C, linear_term=root)
-            result = lagrangian_svm(solved, None, C=C, mu=mu, tol=tol, max_iter=max_iter, factor=factor)
-            alpha = result.extra["alpha"]  # α = √s β (weighted), on the device
-            signed = y * alpha  # f(x) = Σ y_i α_i (k(x_i, x) + 1), as kernel_lagrangian_svm
-            results.append(SolveResult(weights=signed, n_iter=result.n_iter, status=result.status,
-                                       intercept=xp.sum(signed), extra=self._extra(alpha, factor.method, "low_rank",
-                                                                                   F.shape[1])))
-        return results
+    def dual(self, result, problem):
+        """``result`` of a problem's solver with the signed dual coefficients ``y ∘ α`` (device, float64) as ``weights``.
 
-    def _iterated(self, K, y, root, C, mu, tol, max_iter):
-        """:func:`linsep.solvers.lsvm.kernel_lagrangian_svm` on the device: ``Q`` factored once, iteration (22)."""
-        xp, device = self.xp, self.device
-        scaled = y if root is None else y * root  # the dual in β = α/√s on the rows √s_i y_i, linear term √s
-        Q = (xp.astype(K, xp.float64) + 1.0) * scaled[:, None] * scaled[None, :]
-        Q = Q + xp.eye(Q.shape[0], dtype=xp.float64, device=device) / C
-        factor = DeviceFactor.positive_definite(xp, Q, 1.0 / C)
-        del Q  # the factor holds what the iteration needs
-        step = _DeviceKernelStep(xp, factor, C, mu, scaled, root)
-        n_iter, status, _ = _iterate(step, tol, max_iter, False)
-        alpha = step.alpha
-        signed = scaled * alpha  # y_i β_i √s_i = y_i α_i
-        if root is not None:
-            alpha = alpha * root
-        return SolveResult(weights=signed, n_iter=n_iter, status=status, intercept=xp.sum(signed),
-                           extra=self._extra(alpha, factor.method, "gram"))
-
-    def _extra(self, alpha, method, path, rank=None):
+        ``intercept`` is :math:`\\sum_i y_i \\alpha_i` on the device (read
+        for every problem at once by :meth:`with_intercepts`),
+        ``extra["alpha"]`` :math:`\\alpha` in ``X``'s type and
+        ``extra["plan"]["path"]`` the path that ran (``"low_rank"`` or ``"gram"``).
+        """
         xp = self.xp
-        extra = {"alpha": xp.astype(alpha, self.X.dtype), "factorization": method,
-                 "plan": dtype_plan(np.dtype(np.float64), path=path)}
-        if rank is not None:
-            extra["rank"] = int(rank)
-        return extra
+        if problem.design is not None:  # the linear LSVM on F: W is F's; α = √s β (weighted), on the device
+            alpha = result.extra["alpha"]
+            signed = problem.labels * alpha  # f(x) = Σ y_i α_i (k(x_i, x) + 1), as kernel_lagrangian_svm
+            extra = {**result.extra, "rank": problem.rank}
+            path = "low_rank"
+        else:
+            signed, alpha, extra, path = result.weights, result.extra["alpha"], dict(result.extra), "gram"
+        extra.update(alpha=xp.astype(alpha, self.X.dtype), plan=dtype_plan(np.dtype(np.float64), path=path))
+        return replace(result, weights=signed, intercept=xp.sum(signed), extra=extra)
+
+    def with_intercepts(self, results):
+        """``results`` with their intercepts on the host: one copy for every problem."""
+        intercepts = read_scalars(self.xp, [result.intercept for result in results])
+        return [replace(result, intercept=float(value)) for result, value in zip(results, intercepts)]
 
 
-def _with(result, intercept):
-    from dataclasses import replace
+@dataclass
+class DeviceKernelProblem:
+    """One ``±1`` problem of the kernel LSVM on the device.
 
-    return replace(result, intercept=float(intercept))
+    ``labels`` (``±1``, float64, on the device); the low-rank path: ``design``
+    (the rows of ``F``, scaled by ``√s`` when weighted) and ``factor`` (of
+    ``S``, shared), ``rank`` ``F``'s columns; the ``N × N`` path: ``design``
+    ``None`` and ``factor`` a :class:`DeviceKernelLSVMFactor`.
+    """
+
+    labels: object
+    factor: object
+    design: object = None
+    rank: int | None = None
+
+
+class DeviceKernelLSVMFactor:
+    """``Q = I/C + (ỹ ỹᵀ) ∘ (K + 11ᵀ)`` factored on the device, for ``linsep.solvers.lsvm.kernel_lagrangian_svm``.
+
+    ``ỹ = √s ∘ y`` (``s`` the row weights, ``linear_term`` ``√s``; ``None``:
+    ``ỹ = y``, linear term ``1``), as the NumPy solver's weighted dual in
+    ``β = α/√s``.  ``Q`` is formed in float64 from ``K`` (``X``'s type) and
+    factored once (:meth:`~linsep.designs.array_api.DeviceFactor.positive_definite`:
+    Cholesky, or the eigenvectors with the spectrum floored at ``1/C``, as
+    ``PositiveDefiniteFactor`` on the host; two numbers read); ``Q`` itself is
+    not kept.  :meth:`stepper` runs update (22) on the device, :meth:`dual`
+    maps its ``β`` back to ``(y ∘ α, α)``.
+    """
+
+    def __init__(self, xp, K, y, C, linear_term=None):
+        self.xp, self.C, self._c = xp, float(C), linear_term
+        self._y = y if linear_term is None else y * linear_term
+        Q = (xp.astype(K, xp.float64) + 1.0) * self._y[:, None] * self._y[None, :]
+        Q = Q + xp.eye(Q.shape[0], dtype=xp.float64, device=y.device) / self.C
+        self._factor = DeviceFactor.positive_definite(xp, Q, 1.0 / self.C)
+        self.method = self._factor.method
+
+    def stepper(self, mu):
+        """Update (22) started at ``α_0 = Q⁻¹c`` (Mangasarian's start), on the device."""
+        return _DeviceKernelStep(self.xp, self._factor, self.C, mu, self._y, self._c)
+
+    def dual(self, beta):
+        """``(ỹ ∘ β, √s ∘ β)`` = ``(y ∘ α, α)``."""
+        return self._y * beta, beta if self._c is None else beta * self._c
 
 
 class _DeviceKernelStep:

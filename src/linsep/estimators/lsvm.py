@@ -305,9 +305,17 @@ class KernelLagrangianSVMClassifier(BaseKernelSeparator):
         # the paths of _prepare_fit, chosen by the same rules where the data live (many samples: the iteration
         # on K there, which reaches the active sets' fixed point)
         path = (getattr(self, "_solver_plan", None) or {}).get("path")  # private: a path forced by tests
-        return data.solve(self.kernel, self._kernel_params(), C=self.C, mu=self.mu, tol=self.tol,
-                          max_iter=self.max_iter, path=path, active_set_min_samples=ACTIVE_SET_MIN_SAMPLES,
-                          probe_samples=PROBE_SAMPLES), None
+        results = []
+        for problem in data.kernel_problems(self.kernel, self._kernel_params(), C=self.C, path=path,
+                                            active_set_min_samples=ACTIVE_SET_MIN_SAMPLES, probe_samples=PROBE_SAMPLES):
+            if problem.design is not None:  # K = F Fᵀ: the linear LSVM on the rows of F
+                result = lagrangian_svm(problem.design, None, C=self.C, mu=self.mu, tol=self.tol,
+                                        max_iter=self.max_iter, factor=problem.factor)
+            else:
+                result = kernel_lagrangian_svm(None, None, C=self.C, mu=self.mu, tol=self.tol, max_iter=self.max_iter,
+                                               factor=problem.factor)
+            results.append(data.dual(result, problem))
+        return data.with_intercepts(results), None
 
     def _low_rank_on_a_subsample(self, X):
         """Whether :math:`K` of ``PROBE_SAMPLES`` rows drawn from ``X`` has a factor of at most half as many columns.
