@@ -51,15 +51,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from linsep._core.linalg import too_wide_for_direct
 from linsep._core.plan import dtype_plan
-from linsep.designs.array_api import ArrayAPIDesign, DeviceFactor, DeviceLSVMFactor, read_scalars
+from linsep._core.result import CONVERGED, MAX_ITER, SolveResult
+from linsep.designs.array_api import (ArrayAPIDesign, DeviceFactor, DeviceLSVMFactor, _cholesky, read_scalars,
+                                      triangular_solver)
 from linsep.designs.array_api_kernel import ArrayAPIKernelFit, DeviceKernel, _signs, device_pivoted_cholesky
 from linsep.kernels import is_positive_semidefinite
 
-__all__ = ["ArrayAPIKernelLSVMFit", "DeviceKernelLSVMFactor", "DeviceKernelProblem", "device_low_rank_factor"]
+__all__ = ["ArrayAPIKernelLSVMFit", "DeviceKernelLSVMFactor", "DeviceKernelProblem", "device_active_set",
+           "device_low_rank_factor"]
 
 
 class _RankLimitReached(Exception):
@@ -195,11 +198,32 @@ class ArrayAPIKernelLSVMFit(ArrayAPIKernelFit):
                 solved = design if root is None else design.scaled(root)  # the rows √s_i h_i, linear term √s
                 if factor is None:  # S = I/C + [F, 1]ᵀ diag(s) [F, 1] ignores the labels: shared
                     factor = DeviceLSVMFactor(solved, C, linear_term=root)
-                yield DeviceKernelProblem(labels=y, factor=factor, design=solved, rank=F.shape[1])
+                yield DeviceKernelProblem(xp, y, factor=factor, design=solved, rank=F.shape[1])
             return
-        K = X if kernel == "precomputed" else device_kernel(X, X)
+        # the active sets of the NumPy fit (many samples, unweighted: they solve the unweighted dual only)
+        active_set = root is None and (path == "active_set" or many)
+        whole = []  # K, computed once when a problem first needs it (the active sets read kernel columns only)
+
+        def gram():
+            if not whole:
+                whole.append(X if kernel == "precomputed" else device_kernel(X, X))
+            return whole[0]
+
         for y in signs:
-            yield DeviceKernelProblem(labels=y, factor=DeviceKernelLSVMFactor(xp, K, y, C, root))
+            yield DeviceKernelProblem(xp, y, make_factor=lambda y=y: DeviceKernelLSVMFactor(xp, gram(), y, C, root),
+                                      columns=self._columns(gram, whole) if active_set else None)
+
+    def _columns(self, gram, whole):
+        """``columns(rows, cols)`` → ``K[rows][:, cols]`` on the device (``rows`` ``None``: every row), from ``X``."""
+        xp, X, kernel = self.xp, self.X_fit, self.kernel
+
+        def columns(rows, cols):
+            if whole or kernel.kernel == "precomputed":
+                K = xp.take(gram(), cols, axis=1)
+                return K if rows is None else xp.take(K, rows, axis=0)
+            return kernel(X if rows is None else xp.take(X, rows, axis=0), xp.take(X, cols, axis=0))
+
+        return columns
 
     def _probe(self, probe_samples):
         """The NumPy fit's probe: whether ``K`` of the same ``probe_samples`` rows has a factor of half as many columns."""
@@ -223,7 +247,8 @@ class ArrayAPIKernelLSVMFit(ArrayAPIKernelFit):
             extra = {**result.extra, "rank": problem.rank}
             path = "low_rank"
         else:
-            signed, alpha, extra, path = result.weights, result.extra["alpha"], dict(result.extra), "gram"
+            signed, alpha, extra = result.weights, result.extra["alpha"], dict(result.extra)
+            path = "active_set" if "active" in extra else "gram"
         extra.update(alpha=xp.astype(alpha, self.X.dtype), plan=dtype_plan(np.dtype(np.float64), path=path))
         return replace(result, weights=signed, intercept=xp.sum(signed), extra=extra)
 
@@ -233,20 +258,34 @@ class ArrayAPIKernelLSVMFit(ArrayAPIKernelFit):
         return [replace(result, intercept=float(value)) for result, value in zip(results, intercepts)]
 
 
-@dataclass
 class DeviceKernelProblem:
     """One ``±1`` problem of the kernel LSVM on the device.
 
     ``labels`` (``±1``, float64, on the device); the low-rank path: ``design``
     (the rows of ``F``, scaled by ``√s`` when weighted) and ``factor`` (of
     ``S``, shared), ``rank`` ``F``'s columns; the ``N × N`` path: ``design``
-    ``None`` and ``factor`` a :class:`DeviceKernelLSVMFactor`.
+    ``None`` and :attr:`factor` a :class:`DeviceKernelLSVMFactor`, made by
+    ``make_factor`` when first asked for (the active sets may not need it);
+    with ``columns`` (many samples: ``columns(rows, cols)`` gives
+    ``K[rows][:, cols]``) :meth:`active_set` tries the active sets first.
     """
 
-    labels: object
-    factor: object
-    design: object = None
-    rank: int | None = None
+    def __init__(self, xp, labels, *, factor=None, design=None, rank=None, make_factor=None, columns=None):
+        self.xp, self.labels, self.design, self.rank, self.columns = xp, labels, design, rank, columns
+        self._factor, self._make_factor = factor, make_factor
+
+    @property
+    def factor(self):
+        if self._factor is None:
+            self._factor = self._make_factor()
+        return self._factor
+
+    def active_set(self, *, C, max_rounds, max_active, subsample, random_state, atol):
+        """:func:`device_active_set` on this problem, or ``None`` where its path has none (no ``columns``)."""
+        if self.columns is None:
+            return None
+        return device_active_set(self.xp, self.columns, self.labels, C=C, max_rounds=max_rounds,
+                                 max_active=max_active, subsample=subsample, random_state=random_state, atol=atol)
 
 
 class DeviceKernelLSVMFactor:
@@ -312,3 +351,116 @@ class _DeviceKernelStep:
         self.alpha, self.q_alpha = new, r
         step_sq, alpha_sq, weight_step_sq, weight_sq, self.objective = values
         return step_sq, alpha_sq, max(weight_step_sq, 0.0), max(weight_sq, 0.0), self.objective
+
+
+def device_active_set(xp, columns, y, *, C, max_rounds, max_active, subsample, random_state, atol):
+    """``linsep.solvers.lsvm.active_set_kernel_lagrangian_svm`` on the device: the same sets, the same rounds.
+
+    The primal–dual active-set method from kernel columns (``columns(rows,
+    cols)`` → ``K[rows][:, cols]`` on the device, ``rows`` ``None`` for every
+    row), with the NumPy solver's choices made on the device: the starting
+    subsample (every sample of the smaller class up to half of it, the rest
+    drawn with ``random_state``: ``rng.choice`` of an index array draws
+    positions that depend on its size only, so the draws are made on the host
+    from the class counts and sent as masks over the classes' ranks), the
+    active set as a boolean mask, ``Q_AA`` and its Cholesky factor (float64),
+    the most violated constraints by a stable sort.  Per round a few numbers
+    are read (the active set's size, whether ``α_A`` is finite and its
+    smallest entry, the count of violated constraints, whether the set
+    changed); nothing ``N``-sized leaves the device.
+
+    Returns a :class:`~linsep._core.result.SolveResult` as the NumPy solver's
+    (``weights`` ``y ∘ α`` and ``extra["alpha"]`` on the device,
+    ``extra["active"]`` ``|A|``), ``intercept`` ``None`` (read by the caller).
+    """
+    n = y.shape[0]
+    device = y.device
+    rng = np.random.default_rng(random_state)
+    rounds = 0
+    if n > subsample:  # a small problem first, for a starting set close to the answer
+        (positives,) = read_scalars(xp, [xp.sum(xp.astype(y > 0, xp.int64))])
+        smaller = 1.0 if positives <= n / 2 else -1.0
+        minority = y == smaller
+        n_minority = int(positives) if smaller > 0 else n - int(positives)
+        kept = n_minority if n_minority <= subsample // 2 else subsample // 2
+        chosen = np.ones(n_minority, dtype=bool)
+        if n_minority > subsample // 2:
+            chosen[:] = False
+            chosen[rng.choice(n_minority, subsample // 2, replace=False)] = True
+        picked = np.zeros(n - n_minority, dtype=bool)
+        picked[rng.choice(n - n_minority, subsample - kept, replace=False)] = True
+        in_rows = _members(xp, minority, chosen, device) | _members(xp, ~minority, picked, device)
+        rows = xp.nonzero(in_rows)[0]  # sorted, as the NumPy solver's np.sort
+        y_rows = xp.take(y, rows)
+        alpha, _, rounds, done = _device_rounds(
+            xp, lambda idx: columns(rows, xp.take(rows, idx)), y_rows, C,
+            xp.ones(rows.shape[0], dtype=xp.bool, device=device), max_rounds, max_active, atol)
+        if not done:
+            return _device_result(xp, xp.zeros(n, dtype=xp.float64, device=device), y, rounds, False, 0)
+        free = xp.nonzero(alpha > 0)[0]
+        signed = xp.take(y_rows, free) * xp.take(alpha, free)
+        margins = y * (xp.astype(columns(None, xp.take(rows, free)), xp.float64) @ signed + xp.sum(signed))
+        position = xp.clip(xp.cumulative_sum(xp.astype(in_rows, xp.int64)) - 1, min=0)  # a row's place in rows
+        start = (margins < 1.0) | (in_rows & xp.take(alpha > 0, position))
+    else:
+        start = xp.ones(n, dtype=xp.bool, device=device)
+    alpha, active, more, done = _device_rounds(xp, lambda idx: columns(None, idx), y, C, start,
+                                               max_rounds - rounds, max_active, atol)
+    (n_active,) = read_scalars(xp, [xp.sum(xp.astype(active, xp.int64))])
+    return _device_result(xp, alpha, y, rounds + more, done, int(n_active))
+
+
+def _members(xp, mask, chosen, device):
+    """The rows of ``mask`` whose rank among its rows is marked in ``chosen`` (a host mask over those ranks)."""
+    rank = xp.clip(xp.cumulative_sum(xp.astype(mask, xp.int64)) - 1, min=0)
+    return mask & xp.take(xp.asarray(chosen, device=device), rank)
+
+
+def _device_rounds(xp, columns, y, C, active, max_rounds, max_active, atol):
+    """``_active_set_rounds`` on the device: ``(α, A, rounds, conditions met)``."""
+    n = y.shape[0]
+    device = y.device
+    triangular = triangular_solver(xp)
+    zeros = xp.zeros(n, dtype=xp.float64, device=device)
+    alpha = zeros
+    for rounds in range(1, max_rounds + 1):
+        idx = xp.nonzero(active)[0]
+        size = int(idx.shape[0])
+        if size == 0 or size > max_active:
+            return alpha, active, rounds - 1, False
+        K_A = xp.astype(columns(idx), xp.float64)
+        y_A = xp.take(y, idx)
+        Q_AA = (xp.take(K_A, idx, axis=0) + 1.0) * y_A[:, None] * y_A[None, :]
+        lower = _cholesky(xp, Q_AA + xp.eye(size, dtype=xp.float64, device=device) / C)
+        if lower is None:
+            return alpha, active, rounds, False
+        ones = xp.ones((size, 1), dtype=xp.float64, device=device)
+        alpha_A = triangular(lower.T, triangular(lower, ones, True), False)[:, 0]
+        signed = y_A * alpha_A
+        gradient = y * (K_A @ signed + xp.sum(signed)) - 1.0  # Qα − 1 outside A (α_I = 0)
+        inactive = ~active
+        violated = inactive & (gradient < -atol)
+        finite, smallest, count = read_scalars(xp, [xp.all(xp.isfinite(alpha_A)), xp.min(alpha_A),
+                                                    xp.sum(xp.astype(violated, xp.int64))])
+        if not finite:  # (CuPy's Cholesky gives NaN where it fails)
+            return alpha, active, rounds, False
+        position = xp.clip(xp.cumulative_sum(xp.astype(active, xp.int64)) - 1, min=0)  # a row's place in A
+        alpha = xp.where(active, xp.take(alpha_A, position), zeros)
+        if smallest > 0 and count == 0:
+            return alpha, active, rounds, True
+        limit = max(size, 256)
+        if count > limit:
+            # the most violated only, ties in row order: the NumPy solver's stable sort of gradient[violated]
+            order = xp.argsort(xp.where(violated, gradient, xp.full_like(gradient, np.inf)), stable=True)
+            violated = violated & (xp.argsort(order, stable=True) < limit)
+        following = (active & (alpha > 0)) | violated
+        (changed,) = read_scalars(xp, [xp.any(following != active)])
+        if not changed:  # no progress without the conditions: give up
+            return alpha, active, rounds, False
+        active = following
+    return alpha, active, max_rounds, False
+
+
+def _device_result(xp, alpha, y, n_iter, done, n_active):
+    return SolveResult(weights=y * alpha, n_iter=int(n_iter), status=CONVERGED if done else MAX_ITER, intercept=None,
+                       extra={"alpha": alpha, "active": n_active})
