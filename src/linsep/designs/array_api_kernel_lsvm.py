@@ -7,8 +7,8 @@ paths where the data live (PyTorch on any device, CuPy, array-api-strict):
 * **low rank** (:math:`K = F F^t` to rounding with few columns): the
   factor :math:`F` by :func:`~linsep.designs.array_api_kernel.device_pivoted_cholesky`
   (the pivots chosen on the host by the NumPy fit's code, only the pivot
-  columns of :math:`K` computed, on the device, in float64 as the NumPy fit computes them), then the linear LSVM on the
-  rows of :math:`F` (:class:`~linsep.designs.array_api.DeviceLSVMFactor`:
+  columns of :math:`K` computed, on the device, in float64 as the NumPy fit
+  computes them), then the linear LSVM on the rows of :math:`F` (:class:`~linsep.designs.array_api.DeviceLSVMFactor`:
   the :math:`(r+1) \\times (r+1)` factor and the iteration on the device), as
   the NumPy fit does with ``linsep.kernels.low_rank_gram_factor``; the same
   rule (at most ``N/4`` columns) and, from ``ACTIVE_SET_MIN_SAMPLES``
@@ -23,13 +23,16 @@ paths where the data live (PyTorch on any device, CuPy, array-api-strict):
   are float64 on the device, and each update (22) is two triangular solves
   there (:class:`_DeviceKernelStep`, ``_KernelStep``'s update);
 * **many samples** (from ``ACTIVE_SET_MIN_SAMPLES``, no small factor of
-  :math:`K`): the NumPy fit finds the fixed point by active sets from kernel
-  columns (``linsep.solvers.lsvm.active_set_kernel_lagrangian_svm``), whose
-  membership decisions are made row by row on the host; the device runs the
-  iteration on :math:`Q` instead, which converges to the same fixed point
-  (the dual (19, 21) has one solution), to the accuracy its stopping rule
-  ``tol`` gives.  ``mu``, ``tol`` and ``n_iter_`` then mean what they mean
-  for the iteration.
+  :math:`K`, unweighted): the NumPy fit's active sets from kernel columns
+  (``linsep.solvers.lsvm.active_set_kernel_lagrangian_svm``), the same sets
+  round by round (:func:`device_active_set`), and where they fail the
+  iteration on :math:`Q`, as in memory.
+
+The solvers run the iterations (``linsep.solvers.lsvm.lagrangian_svm`` on the
+design over :math:`F`, ``linsep.solvers.lsvm.kernel_lagrangian_svm`` with the
+device factor of :math:`Q`); this module builds the problems, the factors
+and the update steps on the device, and maps the solutions back to dual
+coefficients.
 
 What crosses to the host, each an explicit copy
 (:func:`~linsep.designs.array_api.host_copy`): the classes (once); with
@@ -38,7 +41,8 @@ per block of pivot candidates of the low-rank factor, what
 :mod:`linsep.designs.array_api_kernel` lists; two numbers per factorisation
 (whether the factor is finite, its smallest pivot); per iteration the five
 numbers of the stopping rule (one copy: the steps of :math:`\\alpha` and
-:math:`W` and their sizes, the dual objective); at the end, for the
+:math:`W` and their sizes, the dual objective); per active-set round two
+copies of a few numbers; at the end, for the
 low-rank path, each problem's ``r + 1`` weights, and the intercepts
 :math:`\\sum_i y_i \\alpha_i` (one copy for every problem).  The ``N × N``
 kernel matrix, :math:`Q`, its factor and :math:`\\alpha` never leave the device;
@@ -49,9 +53,9 @@ iteration are float64, as in the NumPy fit).
 
 from __future__ import annotations
 
-import numpy as np
-
 from dataclasses import replace
+
+import numpy as np
 
 from linsep._core.linalg import too_wide_for_direct
 from linsep._core.plan import dtype_plan
@@ -128,8 +132,9 @@ class ArrayAPIKernelLSVMFit(ArrayAPIKernelFit):
     weights (``sample_weight`` times ``class_weight``'s) are a device vector
     (:meth:`linsep.designs.array_api_fit.ArrayAPIFit.weighted_rows`: rows of
     weight 0 leave the fit, refused for ``kernel="precomputed"`` as in
-    memory); :meth:`solve` runs the kernel LSVM's path (module docstring) for
-    every one-vs-rest problem.
+    memory); :meth:`kernel_problems` builds each one-vs-rest problem on the
+    kernel LSVM's path (module docstring), :meth:`dual` and
+    :meth:`with_intercepts` map the solvers' results to the model.
     """
 
     takes_weights = True
@@ -142,7 +147,6 @@ class ArrayAPIKernelLSVMFit(ArrayAPIKernelFit):
         self.X_val = self.labels_val = None
         self.held_out = False
         self.kernel = self.kernel_map = None
-        self._sample_weight_given = sample_weight is not None or class_weight is not None
 
     def split(self, **ignored):
         """The fitted rows (``X_fit_``, the model's own copy): those of positive weight (no held-out split)."""
@@ -174,9 +178,11 @@ class ArrayAPIKernelLSVMFit(ArrayAPIKernelFit):
         every problem: ``linsep.solvers.lsvm.lagrangian_svm`` solves them), else
         ``K`` on the device and, per problem, :class:`DeviceKernelLSVMFactor` of
         its ``Q`` (``linsep.solvers.lsvm.kernel_lagrangian_svm`` solves it; made
-        when the problem is reached, so one ``N × N`` factor is held at a time).
-        ``path`` forces one (``"low_rank"``; ``"active_set"``: the iteration on
-        ``Q`` here; anything else: ``Q``), as the estimator's private
+        when first needed, so one ``N × N`` factor is held at a time); many
+        samples (unweighted): the active sets first
+        (:meth:`DeviceKernelProblem.active_set`, kernel columns on demand, ``K``
+        whole only if they fail).  ``path`` forces one (``"low_rank"``,
+        ``"active_set"``; anything else: ``Q``), as the estimator's private
         ``_solver_plan`` does; ``None``: the NumPy fit's choice.
         """
         xp, device, X = self.xp, self.device, self.X_fit
