@@ -19,11 +19,16 @@ for the device fits.  It prints each row as it is measured and, at the end, one 
     for every method of issue 41 and each library: the fit of the device array against the NumPy fit
     of the same data (``coef_``, the kernel methods' ``dual_coef_``, to 1e-8 relative in float64 and 1e-4 in
     float32 at a fixed iteration count; predictions equal; ``coef_`` and the predictions on X's
-    device), or the one-line refusal of a method without a device fit (:data:`OTHER_METHODS`);
+    device; the cross-validated fits also their ``C_`` and ``best_iter_``), or the one-line refusal of a
+    method without a device fit (:data:`OTHER_METHODS`);
 ``weighted`` / ``traced``
-    weighted fits (a device ``sample_weight``, rows of weight 0, ``class_weight``) and traced fits
-    (``record_history``: every entry of ``history_`` against the NumPy trace, relative to
+    weighted fits (a device ``sample_weight``, rows of weight 0, ``class_weight``; kernel HK's too) and
+    traced fits (``record_history`` of the HK family, MSE and its linear machine, the LSVM, batch
+    Widrow–Hoff and kernel HK: every entry of ``history_`` against the NumPy trace, relative to
     ``max(1, |value|)``) with the same tolerances;
+``separable``
+    ``check_separability`` of device arrays (separable, not separable, three classes with ``pairwise``)
+    against its NumPy verdict: the same verdicts (the methods counted), margins to 1e-8;
 ``iteration``
     at N × d (default 10⁷ × 100, float32) a fixed number of MHKS iterations (``tol=0``: no stopping
     rule fires), the milliseconds per iteration of linsep's device fit, of a hand-written device
@@ -60,17 +65,23 @@ from sklearn.exceptions import ConvergenceWarning
 
 from linsep import make_classifier
 
-DEVICE_METHODS = ("hk", "modified_hk", "mhks", "mhka", "hkes", "hkesa", "mse", "lsvm", "batch_perceptron",
-                  "widrow_hoff", "kernel_hk", "kernel_lsvm")
+DEVICE_METHODS = ("hk", "modified_hk", "mhks", "mhka", "hkes", "hkesa", "hkes_cv", "hkes_cv_c", "mse", "lsvm",
+                  "batch_perceptron", "widrow_hoff", "kozinec", "sk", "kernel_hk", "kernel_lsvm")
 """Methods with a fit on the device (``linsep.designs.array_api_fit``, ``linsep.designs.array_api_kernel``,
+``linsep.designs.array_api_cv``: the cross-validated HKES, with its grid of ``C`` for ``hkes_cv_c``;
 ``linsep.designs.array_api_kernel_lsvm``)."""
+
+AGREE_PARAMS = {"hkes": {"random_state": 0}, "hkesa": {"random_state": 0}, "kozinec": {"max_iter": 2000},
+                "sk": {"max_iter": 2000}}
+"""Parameters of the ``agree`` rows: Kozinec's and SK's steps (one Gram column, one device sync each) are capped,
+so that the NumPy reference and the device fit of the noisy problem stay within the script's budget."""
 
 KERNEL_METHODS = ("kernel_hk", "kernel_lsvm")
 """The kernel methods of :data:`DEVICE_METHODS`: their ``agree`` rows fit ``n_kernel`` samples in 10 dimensions
 (the kernel LSVM: ``Q``'s ``N × N`` factor below 2 000 samples, the active sets from there, ``K``'s low-rank factor
 for the polynomial kernel of degree 2 (rank 66) at ``N = 5 000``, each as the NumPy fit takes it)."""
 
-OTHER_METHODS = ("hkes_cv", "perceptron", "lms", "kozinec", "sk", "kernel_perceptron", "kernel_sk")
+OTHER_METHODS = ("kernel_hkes_cv", "perceptron", "lms", "kernel_perceptron", "kernel_sk")
 """The other dense methods of issue 41: each refuses device input in one line (or, should it fit, is timed)."""
 
 TOLERANCE = {"float64": 1e-8, "float32": 1e-4}
@@ -91,13 +102,19 @@ WEIGHTED = [("mhks", {}, "float64", 2, "sample_weight"), ("hk", {}, "float64", 2
             ("lsvm", {"class_weight": {0: 2.0, 1: 0.5}}, "float64", 2, "sample_weight"),
             ("mse", {"class_weight": "balanced"}, "float64", 3, "sample_weight"),
             ("hkes", {"random_state": 0}, "float64", 2, "zero rows"),
-            ("mhks", {"max_iter": 20, "tol": 0.0, "stopping": "paper"}, "float32", 2, "sample_weight")]
+            ("mhks", {"max_iter": 20, "tol": 0.0, "stopping": "paper"}, "float32", 2, "sample_weight"),
+            ("kernel_hk", {"class_weight": "balanced"}, "float64", 2, "sample_weight"),
+            ("kernel_hk", {"loss": "absolute"}, "float64", 3, "zero rows")]
 """The ``weighted`` rows: (method, parameters, dtype, classes, weights: uniform on [0.2, 3], or with rows of 0)."""
 
 TRACED = [("mhks", {"record_history": True}, "float64", 2, False), ("hk", {"record_history": True}, "float64", 2, True),
           ("hkes", {"record_history": True, "random_state": 0}, "float64", 2, False),
           ("widrow_hoff", {"record_history": 2, "max_iter": 40}, "float64", 3, True),
-          ("mhks", {"record_history": True, "max_iter": 20, "tol": 0.0, "stopping": "paper"}, "float32", 2, False)]
+          ("mhks", {"record_history": True, "max_iter": 20, "tol": 0.0, "stopping": "paper"}, "float32", 2, False),
+          ("mse", {"record_history": True}, "float64", 2, False), ("mse", {"record_history": True}, "float64", 3, True),
+          ("lsvm", {"record_history": 2, "max_iter": 60}, "float64", 3, True),
+          ("kernel_hk", {"record_history": True}, "float64", 2, False),
+          ("kernel_hk", {"record_history": 3, "loss": "absolute"}, "float64", 3, True)]
 """The ``traced`` rows: (method, parameters, dtype, classes, weighted?)."""
 
 ROWS = []
@@ -238,6 +255,11 @@ def verdict(fitted, predicted, reference, X, Xd, to_host, dtype, extra=""):
     where = {device_of(getattr(fitted, attr)), device_of(predicted)} == {device_of(Xd)}
     tol = TOLERANCE[dtype]
     good = error <= tol and same and where
+    if hasattr(reference, "cv_results_"):  # the cross-validated fits: the same search (C_, k̂), not only the model
+        searched = fitted.C_ == reference.C_ and bool(np.all(np.atleast_1d(fitted.best_iter_)
+                                                             == np.atleast_1d(reference.best_iter_)))
+        good = good and searched
+        extra = f", C_ = {reference.C_} and k̂ equal: {searched}{extra}"
     return (f"{'ok' if good else 'DIFFERS'}: {attr} rel. error {error:.1e} (<= {tol:g}), predictions equal: "
             f"{same}, on X's device: {where}{extra}")
 
@@ -253,12 +275,17 @@ def case(section, name, dtype, classes, n, d, rng):
 
 def agreement(libs, n, d, n_kernel, rng):
     """The ``agree`` rows."""
-    cases = [(name, {"random_state": 0} if name.startswith("hkes") else {}, "float64", 2)
-             for name in DEVICE_METHODS if name not in KERNEL_METHODS]
+    cross_validated = [name for name in DEVICE_METHODS if "_cv" in name]
+    cases = [(name, AGREE_PARAMS.get(name, {}), "float64", 2) for name in DEVICE_METHODS
+             if name not in KERNEL_METHODS and name not in cross_validated]
     cases += [("mse", {}, "float64", 3), ("mhks", {}, "float64", 3),
+              ("sk", {"C": 1.0, "max_iter": 2000}, "float64", 3), ("sk", {"max_iter": 500}, "float32", 2),
               ("mhks", {"max_iter": 20, "tol": 0.0, "stopping": "paper"}, "float32", 2),
-              ("kernel_hk", {}, "float64", 2), ("kernel_hk", {}, "float64", 3),
-              ("kernel_lsvm", {}, "float64", 2), ("kernel_lsvm", {}, "float64", 3),
+              ("kernel_hk", {}, "float64", 2), ("kernel_hk", {}, "float64", 3)]
+    # last: the data of the cases above stay those their rows were first measured on (one seeded stream)
+    cases += [(name, {"random_state": 0}, "float64", 2) for name in cross_validated]
+    cases += [("hkes_cv_c", {"random_state": 0}, "float64", 3)]  # one C shared by the one-vs-rest problems
+    cases += [("kernel_lsvm", {}, "float64", 2), ("kernel_lsvm", {}, "float64", 3),
               ("kernel_lsvm", {"kernel": "poly", "degree": 2}, "float64", 2),  # K's low-rank factor (rank 66)
               ("kernel_lsvm", {}, "float32", 2)]
     for name, params, dtype, classes in cases:
@@ -305,14 +332,18 @@ def weights_for(n, kind, rng):
     return s
 
 
-def weighted(libs, n, d, rng):
-    """The ``weighted`` rows: a device ``sample_weight`` (and ``class_weight``) against the NumPy weighted fit."""
+def weighted(libs, n, d, n_kernel, rng):
+    """The ``weighted`` rows: a device ``sample_weight`` (and ``class_weight``) against the NumPy weighted fit.
+
+    Kernel HK's rows at ``n_kernel`` samples of 10 features, as in ``agree``.
+    """
     for name, params, dtype, classes, kind in WEIGHTED:
-        label, data = case("weighted", name, dtype, classes, n, d, rng)
+        kernel = name == "kernel_hk"
+        label, data = case("weighted", name, dtype, classes, n_kernel if kernel else n, 10 if kernel else d, rng)
         if data is None:
             continue
         X, y = data
-        s = weights_for(n, kind, rng)
+        s = weights_for(X.shape[0], kind, rng)
         reference = make_classifier(name, **params).fit(X, y, sample_weight=s)
         for library, (to_device, to_host, sync, _, _) in libs.items():
             def measure():
@@ -346,14 +377,15 @@ def trace_error(fitted, reference):
     return worst, same_keys, on_host
 
 
-def traced(libs, n, d, rng):
-    """The ``traced`` rows: ``record_history`` on the device against the NumPy trace."""
+def traced(libs, n, d, n_kernel, rng):
+    """The ``traced`` rows: ``record_history`` on the device against the NumPy trace (kernel HK at ``n_kernel``)."""
     for name, params, dtype, classes, with_weights in TRACED:
-        label, data = case("traced", name, dtype, classes, n, d, rng)
+        kernel = name == "kernel_hk"
+        label, data = case("traced", name, dtype, classes, n_kernel if kernel else n, 10 if kernel else d, rng)
         if data is None:
             continue
         X, y = data
-        s = weights_for(n, "sample_weight", rng) if with_weights else None
+        s = weights_for(X.shape[0], "sample_weight", rng) if with_weights else None
         reference = make_classifier(name, **params).fit(X, y, sample_weight=s)
         for library, (to_device, to_host, sync, _, _) in libs.items():
             def measure():
@@ -369,6 +401,54 @@ def traced(libs, n, d, rng):
                         f"fit {fit}")
 
             guarded("traced", label, library, dtype, measure)
+
+
+def separability(libs, n, d, rng):
+    """The ``separable`` rows: ``check_separability`` of device arrays against its NumPy verdict.
+
+    Two classes split by a hyperplane with a gap (Ho–Kashyap's hyperplane, checked on the device: no row
+    copied to the host) and the noisy problem of ``agree`` (not separable: ``X`` copied to the host once for
+    the certificate's exact check), and three classes with ``pairwise``: the same verdicts, and the same
+    margins (1e-8 relative in float64) where both reached them by the same method.
+    """
+    from linsep import check_separability
+
+    X, y = problem(n, d, "float64", rng)
+    gap = np.abs(X[:, 0]) > 0.2
+    separable = (X[gap], (X[gap, 0] > 0).astype(np.int64), {})
+    X3, y3 = problem(n, d, "float64", rng, classes=3)
+    for label, (data, labels, options) in {"separable": separable, "not separable": (X, y, {}),
+                                           "K=3 pairwise": (X3, y3, {"pairwise": True})}.items():
+        if BUDGET.spent():
+            row("separable", label, "all", "float64", "skipped: budget")
+            continue
+        reference = check_separability(data, labels, **options)
+        for library, (to_device, _, sync, _, _) in libs.items():
+            def measure():
+                Xd, yd = to_device(data), to_device(labels)
+                sync()
+                start = time.perf_counter()
+                with sklearn.config_context(array_api_dispatch=True):
+                    got = check_separability(Xd, yd, **options)
+                sync()
+                took = time.perf_counter() - start
+                pairs = list(zip(_verdicts(got), _verdicts(reference)))
+                same = all(a.status == b.status for a, b in pairs)
+                # Ho–Kashyap's tol=0 stops where J stops changing to the bit (the order of the sums decides), so
+                # one run may leave a verdict to the linear programs; margins are compared where both used HK
+                methods = sum(a.method == b.method for a, b in pairs)
+                margins = [abs(a.certificate.margin - b.certificate.margin) / b.certificate.margin
+                           for a, b in pairs if a.separable and b.separable and a.method == b.method]
+                worst = max(margins, default=0.0)
+                good = same and worst <= TOLERANCE["float64"]
+                return (f"{'ok' if good else 'DIFFERS'}: {reference.status}, same verdicts: {same}, same methods "
+                        f"{methods}/{len(pairs)}, margin rel. error {worst:.1e}; {took:.2f} s")
+
+            guarded("separable", label, library, "float64", measure)
+
+
+def _verdicts(result):
+    return [result] if hasattr(result, "certificate") else [verdict for _, verdict in result.verdicts()]
 
 
 def timed(fit, sync, repeat):
@@ -602,7 +682,9 @@ def main():
     warnings.filterwarnings("ignore", category=ConvergenceWarning)
     BUDGET = Budget(args.budget_seconds)
     sections = [lambda: agreement(libs, n_agree, min(d, 20), n_small_kernel, rng),
-                lambda: weighted(libs, n_agree, min(d, 20), rng), lambda: traced(libs, n_agree, min(d, 20), rng),
+                lambda: weighted(libs, n_agree, min(d, 20), n_small_kernel, rng),
+                lambda: traced(libs, n_agree, min(d, 20), n_small_kernel, rng),
+                lambda: separability(libs, n_small_kernel, min(d, 20), rng),
                 lambda: iteration_cost(libs, n, d, iterations, rng), lambda: kernel_rows(libs, n_kernel, rng)]
     for section in sections:
         try:

@@ -40,7 +40,7 @@ import types
 import array_api_strict as _strict
 import numpy as np
 
-__all__ = ["COUNTS", "DEVICE", "DeviceArray", "NAMESPACE_OF", "TORCH", "asarray", "register", "run_checks", "to_numpy", "xp"]
+__all__ = ["COUNTS", "DEVICE", "DeviceArray", "NAMESPACE_OF", "TORCH", "asarray", "register", "run_checks", "to_numpy", "trace_difference", "xp"]
 
 TORCH = ("torch",) if importlib.util.find_spec("torch") is not None else ()
 """``("torch",)`` where PyTorch is importable, else ``()``: the array kinds of the array-API tests end with it, so
@@ -278,6 +278,29 @@ def conversions(kind):
         return np.from_dlpack(array, device="cpu")
 
     return to_device, host
+
+
+def trace_difference(fitted, reference):
+    """``dict(worst, same_keys, problems, host_numpy)``: a device fit's ``history_`` against the NumPy fit's.
+
+    ``worst``: the largest entry gap relative to ``max(1, |value|)`` over every key and problem (two NaNs agree:
+    the first row of a step trace); a key of another shape raises ``AssertionError``.
+    """
+    def listed(history):
+        return history if isinstance(history, list) else [history]
+
+    worst, same_keys = 0.0, True
+    for h, r in zip(listed(fitted.history_), listed(reference.history_)):
+        same_keys &= set(h) == set(r)
+        for key in r:
+            a, b = np.asarray(h[key], dtype=float), np.asarray(r[key], dtype=float)
+            if a.shape != b.shape:
+                raise AssertionError(f"{key}: {a.shape} vs {b.shape}")
+            if a.size:
+                gap = np.abs(a - b) / np.maximum(1.0, np.abs(b))
+                worst = max(worst, float(np.max(np.where(np.isnan(a) & np.isnan(b), 0.0, gap))))
+    return dict(worst=worst, same_keys=bool(same_keys), problems=len(listed(reference.history_)),
+                host_numpy=all(isinstance(v, np.ndarray) for h in listed(fitted.history_) for v in h.values()))
 
 
 NAMESPACE_OF = {"stand-in": "device_arrays", "strict-cpu": "array_api_strict", "strict-device1": "array_api_strict",

@@ -34,6 +34,14 @@ representable magnitude are first rescaled by powers of two
 verdict nor the certificates).  When no candidate passes its check, the
 answer is ``undecided`` (``separable is None``, no certificate): never an
 unchecked proof.
+
+Array-API input (PyTorch, CuPy, ... with ``sklearn.set_config(array_api_dispatch=True)``)
+is decided where it lives (``linsep.designs.array_api_separability``):
+Ho–Kashyap on the row-normalised design and the check of its hyperplane run
+on the device; only when they do not settle the verdict (a candidate proof,
+or the budget spent) are ``X`` and the labels copied to the host, once per
+call, for the proof's exact check or the linear programs.  The result is the
+same, and its arrays are NumPy (:class:`SeparabilityResult`).
 """
 
 from __future__ import annotations
@@ -46,7 +54,7 @@ from scipy.optimize import linprog
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_X_y
 
-from linsep.designs.backend import refuse_array_api
+from linsep.designs.array_api_separability import separability_where_data_live
 from linsep._core.certificates import (
     CERTIFICATE_RTOL,
     decision_scores,
@@ -89,6 +97,10 @@ class NonSeparabilityProof:
 @dataclass(frozen=True)
 class SeparabilityResult:
     """Verdict of :func:`check_separability`.
+
+    Its arrays (``classes``, the hyperplane's ``coef``, a proof's ``u``) are
+    NumPy arrays on the host, for array-API input too: ``coef`` has ``d``
+    numbers, and ``u`` was checked on the host's copy of ``X``.
 
     Attributes
     ----------
@@ -242,9 +254,15 @@ def check_separability(X, y, *, max_iter=1000, pairwise=False):
 
     Parameters
     ----------
-    X : array-like or sparse matrix of shape (N, d)
+    X : array-like, sparse matrix or array-API array of shape (N, d)
+        An array of another array-API namespace (a CUDA tensor, a CuPy
+        array; scikit-learn's ``array_api_dispatch`` on) is decided on its
+        device: Ho–Kashyap and the hyperplane's check run there, and ``X`` is
+        copied to the host (once) only to check a proof or to run the linear
+        programs (module docstring); its columns must not need rescaling.
     y : array-like of shape (N,)
-        At least two distinct labels.
+        At least two distinct labels (with array-API ``X``: numbers, on its
+        device or NumPy).
     max_iter : int, default=1000
         Ho–Kashyap budget per problem before the exact linear program decides.
     pairwise : bool, default=False
@@ -276,8 +294,11 @@ def check_separability(X, y, *, max_iter=1000, pairwise=False):
     >>> {label: verdict.status for label, verdict in three.one_vs_rest.items()}
     {0: 'separable', 1: 'separable', 2: 'separable'}
     """
-    # its linear programs run on the host: no silent copy; plain HK's status_ is a checked verdict on the device
-    refuse_array_api(X, y, "check_separability", "HoKashyapClassifier (whose status_ is a checked verdict)")
+    # array-API X (PyTorch, CuPy, ...): Ho–Kashyap and the hyperplane's check on its device; the rows go to
+    # the host once, explicitly, only where a proof must be checked or the linear programs decide
+    device = separability_where_data_live(X, y)
+    if device is not None:
+        return _check_on_device(device, max_iter, pairwise)
     X, y = check_X_y(X, y, accept_sparse=("csr", "csc"), dtype=np.float64)
     check_classification_targets(y)
     classes = np.unique(y)
@@ -370,22 +391,65 @@ def _check_two_classes(X, signs, classes, max_iter, plan):
 
     ``plan``: the ``ho_kashyap`` and ``linprog`` functions to decide with (:func:`check_separability`).
     """
-    shifts = column_shifts(X)
-    Xs = X if shifts is None else scale_columns(X, shifts)  # exact; same verdict and certificates
-    Y = sign_normalized(Xs, signs)
-    Yn, norms = _row_normalized(Y)
-
+    shifts, Xs, Yn, norms = _normalized(X, signs)
     hk = plan["ho_kashyap"](Yn, b0=1.0, max_iter=max_iter, tol=0.0, stop_at_separation=True)
     if hk.status == SEPARABLE:
         plane = _hyperplane(X, signs, shifts, hk.weights)
         if plane is not None:
             return SeparabilityResult(True, plane, "ho_kashyap", classes, hk.n_iter)
-    if hk.certificate is not None:
+    return _decided_after_ho_kashyap(X, Xs, signs, shifts, Yn, norms, classes, hk.certificate, hk.n_iter, plan)
+
+
+def _normalized(X, signs):
+    """``(shifts, Xs, Yn, norms)``: the columns' power-of-two shifts, the rescaled ``X``, the row-normalised ``Y``."""
+    shifts = column_shifts(X)
+    Xs = X if shifts is None else scale_columns(X, shifts)  # exact; same verdict and certificates
+    Yn, norms = _row_normalized(sign_normalized(Xs, signs))
+    return shifts, Xs, Yn, norms
+
+
+def _decided_after_ho_kashyap(X, Xs, signs, shifts, Yn, norms, classes, candidate, n_iter, plan):
+    """The verdict once Ho–Kashyap found no checked hyperplane: its candidate proof, else the linear programs."""
+    if candidate is not None:
         # u for the row-normalised rows is a valid u for Y after rescaling by 1/‖Y_i‖.
-        proof = _small_proof(Xs, signs, Yn, norms, hk.certificate, plan["linprog"])
+        proof = _small_proof(Xs, signs, Yn, norms, candidate, plan["linprog"])
         if proof is not None:
-            return SeparabilityResult(False, proof, "ho_kashyap", classes, hk.n_iter)
-    return _decide_by_linear_programming(X, Xs, signs, shifts, Yn, norms, classes, hk.n_iter, plan["linprog"])
+            return SeparabilityResult(False, proof, "ho_kashyap", classes, n_iter)
+    return _decide_by_linear_programming(X, Xs, signs, shifts, Yn, norms, classes, n_iter, plan["linprog"])
+
+
+def _check_on_device(device, max_iter, pairwise):
+    """:func:`check_separability` of array-API data (``device``: :mod:`linsep.designs.array_api_separability`)."""
+    classes = device.classes
+    if len(classes) < 2:
+        raise ValueError(f"check_separability decides between two classes; got {len(classes)}")
+    plan = {"ho_kashyap": ho_kashyap, "linprog": linprog, **(forced("separability") or {})}
+    if len(classes) == 2:
+        return _check_device_problem(device.one_vs_rest(classes[1]), classes, max_iter, plan)
+    one_vs_rest = {_plain(label): _check_device_problem(device.one_vs_rest(label),
+                                                        np.array(["rest", label], dtype=object), max_iter, plan)
+                   for label in classes}
+    pairs = None
+    if pairwise:
+        pairs = {(_plain(negative), _plain(positive)): _check_device_problem(
+            device.pair(negative, positive), np.array([negative, positive]), max_iter, plan)
+            for i, negative in enumerate(classes) for positive in classes[i + 1:]}
+    return MulticlassSeparabilityResult(classes, one_vs_rest, pairs)
+
+
+def _check_device_problem(problem, classes, max_iter, plan):
+    """One problem's verdict: HK and the hyperplane's check on the device, the rest on the host's copy of the rows."""
+    hk = problem.solve(plan["ho_kashyap"], max_iter)
+    if hk.status == SEPARABLE:
+        plane = problem.hyperplane(hk.weights)
+        if plane is not None:
+            coef, intercept, margin = plane
+            return SeparabilityResult(True, SeparatingHyperplane(coef, intercept, margin), "ho_kashyap", classes,
+                                      hk.n_iter)
+    X, signs, candidate, rows = problem.host_problem(hk.certificate)  # the explicit copy, on this verdict only
+    shifts, Xs, Yn, norms = _normalized(X, signs)
+    verdict = _decided_after_ho_kashyap(X, Xs, signs, shifts, Yn, norms, classes, candidate, hk.n_iter, plan)
+    return verdict if rows is None else _on_all_rows(verdict, rows, problem.data.n_samples)
 
 
 def _gordan_vertex(Yn, linprog):

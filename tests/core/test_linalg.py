@@ -439,6 +439,32 @@ def test_pivoted_cholesky_bound_and_nystrom_identity(tol):
         assert len(P) < 60  # truncated
 
 
+@pytest.mark.parametrize("tol", [0.0, 0.3])
+def test_pivots_follow_the_tracked_residual_not_the_last_bits_of_recomputed_columns(tol):
+    """An RBF kernel's residuals all tie at one at the start: the columns' rounding must not break the tie.
+
+    Columns computed by other arithmetic (a device, another BLAS) differ in their last bits, the entries
+    ``k(x_i, x_i)`` included; here every such entry is one unit in the last place below one except for
+    sample 140's (a candidate of the first block, not its first).  Choosing by the recomputed diagonal
+    took it first, and a different pivot set after it (the device kernel map fitted another model than
+    the NumPy fit, issue 41); from the tracked residual (exactly one) the first candidate is taken, as
+    with exact columns.
+    """
+    from linsep._core.linalg import pivoted_cholesky
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(150, 3))
+    K = kernel_matrix(X, X, kernel="rbf", gamma=0.5)
+    assert np.all(K.diagonal() == 1.0)
+    rounded = K.copy()
+    rounded[np.diag_indices_from(rounded)] = np.nextafter(1.0, 0.0)
+    rounded[140, 140] = 1.0
+    exact = pivoted_cholesky(lambda idx: K[:, idx], K.diagonal(), tol=tol, block_size=16)
+    perturbed = pivoted_cholesky(lambda idx: rounded[:, idx], K.diagonal(), tol=tol, block_size=16)
+    np.testing.assert_array_equal(perturbed[1], exact[1])  # the same pivots in the same order
+    np.testing.assert_allclose(perturbed[0], exact[0], atol=1e-12)  # F: rounding apart (entries <= 1)
+
+
 def test_singular_eigh_gives_the_minimum_norm_solution_from_the_gram_matrix_alone():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(200, 4))

@@ -30,7 +30,7 @@ import json, os, sys, numpy as np, sklearn
 import device_arrays
 kind = os.environ["LINSEP_TEST_ARRAYS"]
 to_device, host = device_arrays.conversions(kind)
-from linsep import check_separability, make_classifier
+from linsep import make_classifier
 rng = np.random.default_rng(0)
 X = rng.normal(size=(120, 3))
 y = (X[:, 0] + 0.5 * rng.normal(size=120) > 0).astype(np.int64)
@@ -139,11 +139,9 @@ def one_line(make, fit):
         return [type(error).__name__, str(error)]
     return None
 refused = [one_line(make, lambda est: est.fit(Xd, yd)) for make in (
-    lambda: make_classifier("lsvm", record_history=True), lambda: make_classifier("mse", record_history=True))]
+    lambda: make_classifier("perceptron", record_history=True), lambda: make_classifier("lms", record_history=True))]
 no_device_fit = {name: one_line(lambda name=name: make_classifier(name), lambda est: est.fit(Xd, yd))
-                 for name in ("perceptron", "lms", "kozinec", "sk",
-                              "kernel_perceptron", "hkes_cv")}
-no_device_fit["check_separability"] = one_line(lambda: None, lambda _: check_separability(Xd, yd))
+                 for name in ("perceptron", "lms", "kernel_perceptron", "kernel_hkes_cv")}
 no_device_fit["partial_fit"] = one_line(lambda: make_classifier("perceptron"),
                                         lambda est: est.partial_fit(Xd, yd, classes=np.array([0, 1])))
 for name in ("lms", "kernel_perceptron"):  # every partial_fit (the streaming estimators)
@@ -230,12 +228,12 @@ def test_hkes_takes_validation_rows_on_the_device(outcome):
 
 
 def test_what_array_api_input_cannot_honour_is_refused(outcome):
-    # the LSVM's and MSE's traces (MSE's was dropped silently before issue 41; HK's, the batch rules' traces and
-    # every weighted fit are taken on the device: test_array_api_weights.py)
+    # a traced sequential rule is refused as the rule is, in one line naming its batch form (every trace of a fit
+    # on the device is recorded there: test_array_api_weights.py, test_array_api_traces.py)
     for refusal in outcome["refused"]:
-        assert refusal is not None  # MSEClassifier(record_history=True) fitted without its trace before issue 41
+        assert refusal is not None
         kind, message = refusal
-        assert kind == "ValueError" and "is not available for array-API input; fit in memory" in message
+        assert kind == "TypeError" and "fits them on the device" in message
         assert "\n" not in message
 
 
@@ -246,7 +244,8 @@ def test_estimators_without_a_device_fit_refuse_in_one_line_naming_the_alternati
         kind, message = refusal
         assert kind == "TypeError" and "does not fit array-API arrays where they live" in message, (name, message)
         assert ("HoKashyapClassifier, MSEClassifier, LagrangianSVMClassifier, BatchPerceptronClassifier, "
-                "WidrowHoffClassifier, KernelHoKashyapClassifier, KernelLagrangianSVMClassifier do" in message), message
+                "WidrowHoffClassifier, KernelHoKashyapClassifier, KozinecClassifier, SchlesingerKozinecClassifier, "
+                "HoKashyapClassifierCV, KernelLagrangianSVMClassifier do" in message), message
         assert "to fit them on the host" in message
         assert "\n" not in message
     # the sequential rules name their batch form, which fits on the device
@@ -254,12 +253,10 @@ def test_estimators_without_a_device_fit_refuse_in_one_line_naming_the_alternati
     assert "; WidrowHoffClassifier fits them on the device" in outcome["no_device_fit"]["lms"][1]
     assert "; BatchPerceptronClassifier fits them on the device" in outcome["no_device_fit"]["partial_fit"][1]
     assert "; WidrowHoffClassifier fits them on the device" in outcome["no_device_fit"]["lms.partial_fit"][1]
-    # Kozinec's first separating hyperplane and SK's maximal margin: their device counterparts (no name before)
-    assert "; BatchPerceptronClassifier fits them on the device" in outcome["no_device_fit"]["kozinec"][1]
-    assert "; LagrangianSVMClassifier fits them on the device" in outcome["no_device_fit"]["sk"][1]
-    # check_separability's verdict: plain HK's, on the device
-    assert "; HoKashyapClassifier (whose status_ is a checked verdict) fits them on the device" in \
-        outcome["no_device_fit"]["check_separability"][1]
+    # (Kozinec and SK fit on the device since issue 41's step loop there: test_array_api_kozinec.py)
+    # the kernel CV estimator (HoKashyapClassifierCV fits on the device: test_array_api_cv.py): kernel HKES's
+    assert "; KernelHoKashyapClassifier fits them on the device" in outcome["no_device_fit"]["kernel_hkes_cv"][1]
+    # check_separability decides on the device now (tests/designs/test_array_api_separability.py)
 
 
 def test_the_iteration_stays_on_the_device(outcome):

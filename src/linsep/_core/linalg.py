@@ -782,7 +782,7 @@ def least_squares_solver(Y, sample_weight=None, ridge=0.0, gram=None, *, tol=CG_
                                  minimum_norm=minimum_norm)
 
 
-def greedy_block_cholesky(block, bound):
+def greedy_block_cholesky(block, bound, residual):
     """Greedy pivoted Cholesky of a small candidate block ``S[c, c]`` (right-looking, ``b × b``), in place.
 
     The inner step of :func:`pivoted_cholesky` (also of the device map,
@@ -792,7 +792,17 @@ def greedy_block_cholesky(block, bound):
     the local indices taken, in pivot order, and the lower triangular ``R``
     with ``R Rᵀ = S[Q, Q]`` (``None`` when none is taken); ``block`` is left
     holding the Schur complement, whose diagonal is the candidates' residual.
+
+    ``residual``: the candidates' residual diagonal ``d_c = A_cc − ‖F_c‖²`` as
+    the caller tracks it, written onto the block's diagonal first.  The block's
+    own diagonal is the same quantity recomputed from the columns, whose last
+    bits depend on the arithmetic that computed them (a kernel's ``‖a‖² + ‖b‖² −
+    2⟨a, b⟩``, summed in another order on a device or another BLAS): where the
+    residuals tie — an RBF kernel's are all exactly one at the start — those bits
+    would choose the first pivot, and every pivot after it.  From the tracked
+    residual the first candidate in order wins a tie, on every machine.
     """
+    block[np.diag_indices_from(block)] = residual
     chosen, factor_columns = [], []
     while True:
         d = block.diagonal().copy()
@@ -889,7 +899,7 @@ def pivoted_cholesky(columns, diagonal, *, tol=0.0, block_size=64):
         if r:
             S -= F[:, :r] @ F[candidates, :r].T
         block = S[candidates].copy()
-        chosen, R = greedy_block_cholesky(block, bound)
+        chosen, R = greedy_block_cholesky(block, bound, residual[candidates])
         if not chosen:
             residual[candidates] = np.maximum(block.diagonal(), 0.0)
             continue

@@ -548,7 +548,8 @@ class _DeviceLSVMStep(LinearStepping):
     """The LSVM update (22) on the device (:func:`linsep._core.lsvm_update.dual_update`'s steps in the namespace).
 
     ``α``, ``r`` and ``W`` stay on the device; each step reads its five
-    numbers for the stopping rule in one copy; :meth:`polish` brings the
+    numbers for the stopping rule in one copy, with the count of
+    ``H W_k <= 0`` (:attr:`wrong`: a trace's training errors); :meth:`polish` brings the
     returned weights to the host (``p`` numbers, once).
     """
 
@@ -563,12 +564,21 @@ class _DeviceLSVMStep(LinearStepping):
         self._next_rhs = design.rmatvec(self._r)  # Hᵗ1
         self.weights = factor.solve(self._next_rhs)
         self._next = None
-        self.objective = read_scalars(xp, [self._pass()[2]])[0]
+        statistics = self._pass()
+        self.objective, wrong = read_scalars(xp, [statistics[2], self._wrong])
+        self.wrong = int(wrong)
 
     def _pass(self):
-        """α_k, r_k and g_k from W_k (``self.weights``); the next solve; the statistics as 0-d arrays."""
+        """α_k, r_k and g_k from W_k (``self.weights``); the next solve; the statistics as 0-d arrays.
+
+        The count of ``H W_k <= 0`` (a trace's training errors, :attr:`wrong`)
+        comes from the scores the update computes anyway, read with the
+        statistics: a traced fit reads nothing more per iteration.
+        """
         xp, design = self.design.xp, self.design
-        alpha = self.C * (self._r - design.scores(self.weights))  # α_k = C (r_{k−1} − H W_k)
+        scores = design.scores(self.weights)
+        self._wrong = xp.sum(xp.astype(scores <= 0, xp.int64))
+        alpha = self.C * (self._r - scores)  # α_k = C (r_{k−1} − H W_k)
         step_sq = xp.sum(alpha * alpha) if self.alpha is None else xp.sum((alpha - self.alpha) ** 2)
         alpha_sq = xp.sum(alpha * alpha)
         objective = 0.5 * xp.sum(alpha * self._r) - xp.sum(alpha if self._c is None else alpha * self._c)
@@ -587,9 +597,9 @@ class _DeviceLSVMStep(LinearStepping):
         step_sq, alpha_sq, objective = self._pass()
         diff = self.weights - previous
         values = read_scalars(xp, [step_sq, alpha_sq, xp.sum(diff * diff), xp.sum(self.weights * self.weights),
-                                   objective])
-        self.objective = values[4]
-        return tuple(values)
+                                   objective, self._wrong])
+        self.objective, self.wrong = values[4], int(values[5])
+        return tuple(values[:5])
 
     def polish(self):
         """The returned weights on the host (an explicit copy of ``p`` numbers); weighted, ``α = √s β``."""

@@ -198,6 +198,16 @@ class ArrayAPIFit:
         return [DesignProblem(design=design, checked=design, validation=val)
                 for design, val in zip(designs, validation)]
 
+    def cross_validation(self, draw, partitions, powers=(0.5,)):
+        """The folds of a cross-validated fit on the device: :class:`~linsep.designs.array_api_cv.DeviceFolds`.
+
+        ``draw(X, labels, kept)`` draws the folds on the host labels as the NumPy fit does; ``partitions(folds,
+        n)`` says whether they partition the rows; ``powers`` as in :meth:`problems`.
+        """
+        from linsep.designs.array_api_cv import DeviceFolds
+
+        return DeviceFolds(self, draw, partitions, powers)
+
     def _class_rows(self, labels):
         """The weight ``class_weight`` gives each of ``labels`` (on the device; the table of the training labels)."""
         xp = self.xp
@@ -310,7 +320,7 @@ class ArrayAPIFit:
                 np.ndim(margin) == 0 else margin
         return problems
 
-    def linear_machine(self, C, margin):
+    def linear_machine(self, C, margin, traces=None):
         """MSE's linear machine (more than two classes) on the device: ``W = A⁺B`` with ``A = [X, 1]``.
 
         ``B`` holds ``b_i`` in the column of sample ``i``'s class (zeros
@@ -319,7 +329,14 @@ class ArrayAPIFit:
         :class:`~linsep.designs.array_api.DeviceLeastSquares`.  ``separable``
         holds when every sample's own discriminant is strictly the largest,
         for the stored (rounded) model too; one scalar crosses to the host for
-        it.
+        it.  ``traces`` (one :meth:`recorder` per class) record
+        :func:`~linsep.solvers.mse.mse_linear_machine`'s rows on the device:
+        class ``k``'s ``a_k``, ``B[:, k]`` and ``e_k = A a_k − B[:, k]`` (of
+        the weighted rows ``√s_i (x_i, 1)`` and targets ``√s_i b_i``, as in
+        memory), its criterion ``‖e_k‖²`` and the machine's training errors
+        (rows whose own discriminant is not strictly the largest), these
+        ``K + 1`` numbers read in one copy; each recorder brings its rows to
+        the host once.
         """
         weights = self.weighted_rows()  # weighted: the rows √s_i (x_i, 1) and targets √s_i b_i
         X, labels, classes, xp, where = self.X, self.labels, self.classes, self.xp, self.device
@@ -334,6 +351,7 @@ class ArrayAPIFit:
         target = B if weights is None else B * xp.astype(weights, X.dtype)[:, None]  # Aᵀ S B
         W = factor.solve_normal(xp.astype(xp.concat([X.T @ target, xp.sum(target, axis=0)[None, :]], axis=0),
                                           xp.float64))
+        history = None if traces is None else self._machine_traces(traces, W, B, members, weights)
         weights = to_host(W, xp)  # p × K numbers, once
         coef = xp.asarray(weights[:-1, :].T, dtype=X.dtype, device=where)
         intercept = xp.asarray(weights[-1, :], dtype=X.dtype, device=where)
@@ -342,8 +360,30 @@ class ArrayAPIFit:
         others = xp.max(xp.where(members, xp.full_like(scores, -xp.inf), scores), axis=1)
         separated = bool(xp.all(xp.isfinite(scores)) & xp.all(own - others > 0))
         return [SolveResult(weights=weights[:, k], n_iter=1, status=SEPARABLE if separated else CONVERGED,
-                            margin=B[:, k], extra={**factor.stats, "plan": dtype_plan(design.dtype)})
+                            margin=B[:, k], history=None if history is None else history[k],
+                            extra={**factor.stats, "plan": dtype_plan(design.dtype)})
                 for k in range(classes.size)]
+
+    def _machine_traces(self, traces, W, B, members, weights):
+        """The linear machine's trace per class (:meth:`linear_machine`), from ``W`` (``p × K``, float64) on the device."""
+        xp, X = self.xp, self.X
+        scores = X @ xp.astype(W[:-1, :], X.dtype) + xp.astype(W[-1, :], X.dtype)[None, :]  # A W, (N, K)
+        target = B
+        if weights is not None:  # the weighted rows √s_i (x_i, 1) and targets √s_i b_i
+            root = xp.astype(weights ** 0.5, X.dtype)[:, None]
+            scores, target = scores * root, B * root
+        errors = scores - target
+        own = xp.sum(xp.where(members, scores, xp.zeros_like(scores)), axis=1)
+        others = xp.max(xp.where(members, xp.full_like(scores, -xp.inf), scores), axis=1)
+        squares = xp.astype(errors, xp.float64) ** 2
+        values = read_scalars(xp, [xp.sum(squares[:, k]) for k in range(W.shape[1])]
+                              + [xp.sum(xp.astype(~(own - others > 0), xp.int64))])
+        history = []
+        for k, trace in enumerate(traces):
+            trace.record(1, final=True, weights=W[:, k], margin_vector=target[:, k], error_vector=errors[:, k])
+            history.append(trace.merge_into({"criterion": np.array([values[k]]),
+                                             "training_errors": np.array([int(values[-1])])}))
+        return history
 
     def checked(self, results, problems):
         """Proofs checked on the fitted rows (one explicit copy of them to the host, on that verdict only).

@@ -124,7 +124,7 @@ def device_pivoted_cholesky(xp, device, columns, diagonal, *, tol=0.0, block_siz
         if not copied[-1]:
             raise ValueError(_NOT_FINITE)
         block = np.array(copied[:-1].reshape(candidates.size, candidates.size))  # factored in place
-        chosen, R = greedy_block_cholesky(block, bound)
+        chosen, R = greedy_block_cholesky(block, bound, residual[candidates])
         if not chosen:
             residual[candidates] = np.maximum(block.diagonal(), 0.0)
             continue
@@ -196,10 +196,30 @@ class DeviceKernelMap:
         R = xp.tril(xp.take(L, self._pivot_index, axis=0))
         self._T = triangular_solver(xp)(R.T, V, False)  # R⁻ᵀ V
         self._shift = mean @ V
+        self._host_map = None  # (T, Vᵀm) on the host, copied for a trace's dual coefficients (traced_dual)
         position = np.full(n, -1, dtype=np.int64)
         position[pivots] = np.arange(pivots.size)
         self._is_pivot = xp.asarray(position >= 0, device=device)
         self._position = xp.asarray(np.maximum(position, 0), device=device)
+
+    def traced_dual(self, weights):
+        """``(dual_coef, intercept)`` on the host of a trace's rows ``weights`` (NumPy, ``n × (rank + 1)``).
+
+        The trace is on the host already (its one copy); ``T`` and ``Vᵀm``
+        (``|P| × rank`` and ``rank`` numbers) are copied once per map and each row is
+        mapped there as :meth:`dual_coef` maps the returned weights: ``a``
+        zero off the pivots.
+        """
+        xp = self.xp
+        if self._host_map is None:  # one copy, shared by the one-vs-rest problems' traces
+            flat = to_host(xp.concat([xp.reshape(self._T, (-1,)), self._shift]), xp)
+            size = self._T.shape[0] * self._T.shape[1]
+            self._host_map = (flat[:size].reshape(tuple(self._T.shape)), flat[size:])
+        T, shift = self._host_map
+        weights = np.asarray(weights, dtype=np.float64).reshape(-1, self.rank + 1)
+        dual = np.zeros((weights.shape[0], self.residual.shape[0]))
+        dual[:, self.pivots] = weights[:, :-1] @ T.T
+        return dual, weights[:, -1] - weights[:, :-1] @ shift
 
     def transform_rows(self, K_pivots):
         """``φ̃`` of new samples from their kernel values against the pivots, ``k(X_new, X_P)`` (M, r)."""
@@ -231,36 +251,62 @@ class ArrayAPIKernelFit:
 
     where = "array-API input"
     weights_where = "array-API arrays"
+    takes_weights = True  # sample_weight and class_weight as a device vector (ArrayAPIFit.weighted_rows)
     traces_where = "array-API input"
+    takes_traces = True  # record_history: the rows on the device (recorder), the dual coefficients made on the host
 
-    def __init__(self, X, y, owner):
+    def __init__(self, X, y, owner, *, sample_weight=None, class_weight=None):
         from linsep.designs.array_api_fit import ArrayAPIFit
 
-        self._data = data = ArrayAPIFit(X, y, owner)
+        self._data = data = ArrayAPIFit(X, y, owner, sample_weight=sample_weight, class_weight=class_weight)
         self.xp, self.device, self.classes, self.n_features = data.xp, data.device, data.classes, data.n_features
+        # the row weights s (sample_weight times class_weight's), checked as in memory; rows of weight 0 leave X
+        self.weights = data.weighted_rows()
         self.X, self.labels = data.X, data.labels
         self.X_val = self.labels_val = None
+        self.val_weights = None
         self.held_out = False
-        self.kernel = self.kernel_map = None
+        self.kernel = self.kernel_map = self._gram_of = None
+        self._class_weight = class_weight
+
+    def recorder(self, record_history):
+        """The trace recorder whose rows stay on the device (:meth:`ArrayAPIFit.recorder <linsep.designs.array_api_fit.ArrayAPIFit.recorder>`)."""
+        return self._data.recorder(record_history)
 
     def split(self, *, early_stopping, validation_fraction, random_state, X_val=None, y_val=None):
         """The fitted rows (``X_fit``, the model's own copy) and the validation rows, all on the device."""
         data, X, labels = self._data, self.X, self.labels
         if early_stopping and X_val is None:
+            # the split of the rows of positive weight (data.labels: those rows), as the NumPy fit draws it
             fitted, rows, _ = data._held_out_split(validation_fraction, random_state)
             self.X_val, self.labels_val, X, labels = X[rows], labels[rows], X[fitted], labels[fitted]
             self.held_out = True
+            if self.weights is not None:  # the held-out rows keep their weights
+                self.val_weights, self.weights = self.weights[rows], self.weights[fitted]
         elif X_val is not None:
             self.X_val, self.labels_val = data._validation_data(X_val, y_val)
+            if self.weights is not None and self._class_weight is not None:  # given rows: class_weight's weights
+                self.val_weights = data._class_rows(self.labels_val)
         self.X_fit = self.xp.asarray(X, copy=True) if X is self.X else X
         self.labels = labels
         return self.X_fit
 
-    def problems(self, kernel, params, map_tol):
-        """The map of the fitted rows (``kernel`` with its resolved ``params``) and one problem per ``±1`` column."""
+    def problems(self, kernel, params, map_tol, powers=(0.5,)):
+        """The map of the fitted rows (``kernel`` with its resolved ``params``) and one problem per ``±1`` column.
+
+        Weighted: each problem's design is that of the features' rows
+        ``√s_i y_i`` (``s^power`` for each of ``powers``: the solver's
+        ``scaled``), and its validation rows count weighted errors
+        (:class:`~linsep.designs.array_api.DeviceWeightedValidation`), as the
+        NumPy fit's ``weighted_ho_kashyap``.
+        """
+        from linsep.designs.array_api import DeviceWeightedValidation
         from linsep.designs.dask_fit import DesignProblem
 
         xp, device, X = self.xp, self.device, self.X_fit
+        if kernel == "precomputed" and self._data._kept is not None:  # the Gram matrix would lose rows, not columns
+            raise ValueError("kernel='precomputed' takes no zero sample weights: remove those rows and "
+                             "columns of the Gram matrix (and the columns of X_val)")
         if kernel == "precomputed" and X.shape[0] != X.shape[1]:
             raise ValueError(f"kernel='precomputed' needs a square Gram matrix, got shape {tuple(X.shape)}")
         self.kernel = DeviceKernel(xp, kernel, **params)
@@ -269,23 +315,37 @@ class ArrayAPIKernelFit:
         val_features = None if self.X_val is None else kernel_map.transform_rows(
             self.kernel.rows(self.X_val, X, kernel_map._pivot_index))
         problems = []
+        weights = self.weights
+        roots = None if weights is None else {power: weights ** power for power in powers}
         for positive in ([self.classes[1]] if self.classes.size == 2 else list(self.classes)):
             validation = None if self.X_val is None else ArrayAPIDesign(
                 val_features, _signs(xp, self.labels_val == positive.item()), xp, device)
+            if validation is not None and self.val_weights is not None:
+                validation = DeviceWeightedValidation(validation, self.val_weights)
             design = ArrayAPIDesign(kernel_map.features, _signs(xp, self.labels == positive.item()), xp, device)
-            problems.append(DesignProblem(design=design, checked=design, validation=validation))
+            if weights is None:
+                problems.append(DesignProblem(design=design, checked=design, validation=validation))
+                continue
+            problems.append(DesignProblem(design=design.scaled(roots[max(powers)]), checked=design,
+                                          validation=validation, weights=weights,
+                                          scaled=lambda power, design=design: design.scaled(roots[power])))
+        self._gram_of = problems[0].design if weights is not None else None
         return problems
 
     def gram(self):
-        """The map's ``diag(s, N)``, shared by the one-vs-rest problems."""
-        return self.kernel_map.gram
+        """The map's ``diag(s, N)``, shared by the one-vs-rest problems; weighted, that of the scaled features."""
+        return self.kernel_map.gram if self._gram_of is None else self._gram_of.gram()
 
     def dual(self, result):
         """``result`` of Ho–Kashyap on the map's features, with the dual coefficients (on the device) as ``weights``."""
         import dataclasses
 
         dual, intercept = self.kernel_map.dual_coef(np.asarray(result.weights, dtype=np.float64))
-        return dataclasses.replace(result, weights=dual, intercept=intercept,
+        history = result.history
+        if history is not None and "weights" in history:  # a trace: its weights as dual coefficients too, as in memory
+            history = dict(history)
+            history["dual_coef"], history["intercept"] = self.kernel_map.traced_dual(history.pop("weights"))
+        return dataclasses.replace(result, weights=dual, intercept=intercept, history=history,
                                    extra={**result.extra, "rank": self.kernel_map.rank})
 
     def kernel_model(self, results, owner):

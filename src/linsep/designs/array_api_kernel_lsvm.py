@@ -127,44 +127,19 @@ def device_low_rank_factor(xp, device, kernel, X, *, max_rank_fraction=0.25, blo
 class ArrayAPIKernelLSVMFit(ArrayAPIKernelFit):
     """The steps of the kernel LSVM's fit of array-API data on its device (``BaseKernelSeparator._fit_where_data_live``).
 
-    Validation, the classes and the model in ``X``'s namespace are
-    :class:`~linsep.designs.array_api_kernel.ArrayAPIKernelFit`'s; the row
-    weights (``sample_weight`` times ``class_weight``'s) are a device vector
-    (:meth:`linsep.designs.array_api_fit.ArrayAPIFit.weighted_rows`: rows of
-    weight 0 leave the fit, refused for ``kernel="precomputed"`` as in
-    memory); :meth:`kernel_problems` builds each one-vs-rest problem on the
+    Validation, the row weights (``sample_weight`` times ``class_weight``'s,
+    a device vector; rows of weight 0 leave the fit, refused for
+    ``kernel="precomputed"`` as in memory), the classes and the model in
+    ``X``'s namespace are
+    :class:`~linsep.designs.array_api_kernel.ArrayAPIKernelFit`'s; :meth:`kernel_problems` builds each one-vs-rest problem on the
     kernel LSVM's path (module docstring), :meth:`dual` and
     :meth:`with_intercepts` map the solvers' results to the model.
     """
 
-    takes_weights = True
-
-    def __init__(self, X, y, owner, *, sample_weight=None, class_weight=None):
-        from linsep.designs.array_api_fit import ArrayAPIFit
-
-        self._data = data = ArrayAPIFit(X, y, owner, sample_weight=sample_weight, class_weight=class_weight)
-        self.xp, self.device, self.classes, self.n_features = data.xp, data.device, data.classes, data.n_features
-        self.X_val = self.labels_val = None
-        self.held_out = False
-        self.kernel = self.kernel_map = None
-
     def split(self, **ignored):
         """The fitted rows (``X_fit_``, the model's own copy): those of positive weight (no held-out split)."""
-        data = self._data
-        self.row_weights = data.weighted_rows()  # None unweighted; rows of weight 0 leave X and the labels
-        if data._kept is not None and self._precomputed:
-            raise ValueError("kernel='precomputed' takes no zero sample weights: remove those rows and "
-                             "columns of the Gram matrix")
-        self.X, self.labels = data.X, data.labels
-        self.X_fit = self.xp.asarray(self.X, copy=True) if data._kept is None else self.X
+        self.X_fit = self.xp.asarray(self.X, copy=True) if self._data._kept is None else self.X
         return self.X_fit
-
-    _precomputed = False
-
-    def for_kernel(self, kernel):
-        """Declare the estimator's kernel before :meth:`split` (a precomputed Gram matrix keeps every row)."""
-        self._precomputed = kernel == "precomputed"
-        return self
 
     def stack(self, arrays, axis=0):
         return self.xp.stack(arrays, axis=axis)
@@ -187,10 +162,13 @@ class ArrayAPIKernelLSVMFit(ArrayAPIKernelFit):
         """
         xp, device, X = self.xp, self.device, self.X_fit
         n = X.shape[0]
+        if kernel == "precomputed" and self._data._kept is not None:  # the Gram matrix would lose rows, not columns
+            raise ValueError("kernel='precomputed' takes no zero sample weights: remove those rows and "
+                             "columns of the Gram matrix")
         if kernel == "precomputed" and X.shape[0] != X.shape[1]:
             raise ValueError(f"kernel='precomputed' needs a square Gram matrix, got shape {tuple(X.shape)}")
         self.kernel = device_kernel = DeviceKernel(xp, kernel, **params)
-        weights = self.row_weights
+        weights = self.weights
         root = None if weights is None else xp.sqrt(weights)
         signs = [_signs(xp, self.labels == positive.item()) for positive in self._data.positives]
         many = path is None and n >= active_set_min_samples

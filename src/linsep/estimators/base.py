@@ -1026,16 +1026,16 @@ class BaseKernelSeparator(BaseSeparator):
             raise ValueError("give both X_val and y_val, or neither")
         if X_val is not None and not getattr(self, "early_stopping", False):
             raise ValueError("X_val / y_val are only used with early_stopping=True")
-        takes_weights = getattr(ArrayAPIKernelFit, "takes_weights", False)
-        if not takes_weights:
+        if not ArrayAPIKernelFit.takes_weights:
             refuse_weights(self, sample_weight, ArrayAPIKernelFit.weights_where)
         self._refuse_on_backend(ArrayAPIKernelFit.where)
         if callable(self.kernel):
             raise ValueError(f"a callable kernel is not available for {ArrayAPIKernelFit.where} (it is NumPy code); "
                              "use a named kernel, or kernel='precomputed' with the Gram matrix on the device")
-        refuse_unsupported(self.get_params(), {"record_history": False}, ArrayAPIKernelFit.traces_where)
-        data = ArrayAPIKernelFit(X, y, name, sample_weight=sample_weight, class_weight=getattr(
-            self, "class_weight", None)).for_kernel(self.kernel) if takes_weights else ArrayAPIKernelFit(X, y, name)
+        if not (ArrayAPIKernelFit.takes_traces and self._device_traces):
+            refuse_unsupported(self.get_params(), {"record_history": False}, ArrayAPIKernelFit.traces_where)
+        data = ArrayAPIKernelFit(X, y, name, sample_weight=sample_weight,
+                                 class_weight=getattr(self, "class_weight", None))
         classes = check_class_labels(data.classes)
         check_two_classes(classes, name)
         self.n_features_in_ = data.n_features

@@ -57,14 +57,16 @@ from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import Interval
 
 from linsep.estimators.cv_folds import folds_without_zero_weight, stratified_folds
+from linsep.designs.backend import DEVICE
 from linsep.estimators.base import (FitContext, CLASS_WEIGHT_CONSTRAINT, KERNEL_CONSTRAINTS, POS_LABEL_CONSTRAINT,
                                    POS_LABEL_DOC, BaseKernelSeparator, BaseLinearSeparator, encode_pm1,
-                                   estimator_init, rows_with_weight)
+                                   estimator_init, refuse_unsupported, rows_with_weight)
+from linsep.estimators.ho_kashyap import HK_SUPPORTED
 from linsep.solvers.ho_kashyap.params import HK_CONSTRAINTS, HK_PARAMETERS, HKParams, hk_defaults
 from linsep._core.plan import READS_FLOAT32
 from linsep._core.signed_design import SignedDesign, sign_normalized, signed_scores
 from linsep.designs.weights import WeightedValidation, weighted_signed_design
-from linsep.solvers.ho_kashyap.weighted import weighted_ho_kashyap
+from linsep.solvers.ho_kashyap.weighted import scaled_ho_kashyap, weighted_ho_kashyap
 from linsep.solvers.ho_kashyap.params import DEFAULT_N_ITER_NO_CHANGE, PATIENCE_CONSTRAINTS
 from linsep._core.result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
 from linsep._core.trace import RECORD_HISTORY_CONSTRAINT, make_recorder
@@ -127,6 +129,8 @@ def early_exit_reference(runs, n_val, z):
 
 def _validation_size(fit, f):
     """``n_val`` of fold ``f`` for :func:`early_exit_reference`: its validation rows, or their weights' sum."""
+    if fit.fold_data is not None:  # the data live elsewhere: the sums were read there, once
+        return fit.fold_data.validation_sizes[f]
     validation = fit.folds[f][1]
     return len(validation) if fit.row_weight is None else float(np.sum(fit.row_weight[validation]))
 
@@ -277,6 +281,9 @@ class CVFitContext(FitContext):
         :math:`Y^t \\mathbf{1}` (:func:`view_images`).
     search_stopped
         Why the problem's search over ``C`` ended before the grid's end (:func:`flat_search_end`), or ``None``.
+    fold_data
+        Where the data live outside memory (a device): the folds' designs, Gram matrices and validation sizes
+        there (``fit_data.cross_validation``, :meth:`HoKashyapClassifierCV._solve_on_designs`); ``None`` in memory.
     """
 
     folds: list | None = None
@@ -295,6 +302,7 @@ class CVFitContext(FitContext):
     fold_of: np.ndarray | None = None
     search_stopped: dict | None = None
     fold_images: np.ndarray | None = None
+    fold_data: object = None
 
 
 class _CrossValidatedStopping:
@@ -326,6 +334,20 @@ class _CrossValidatedStopping:
                 if rows.ndim != 1 or rows.dtype.kind not in "iu" or rows.min() < 0 or rows.max() >= n_samples:
                     raise ValueError(f"cv folds must hold row indices in [0, {n_samples}), got {rows!r}")
         return folds
+
+    def _folds_of_kept_rows(self, X, y, kept):
+        """The folds over the rows of positive weight, drawn as :meth:`_weighted_folds` draws them.
+
+        ``y``: the labels of every row passed; ``kept``: a boolean flag per row (``None``: every row kept).  An
+        int ``cv`` draws its folds on the kept rows' labels; a splitter or index pairs on all rows, then the
+        folds lose the others (``linsep.estimators.cv_folds``).  Where the data live outside memory this is
+        the drawing, on the host copy of the labels (``X`` is read by a splitter only).
+        """
+        if kept is None:
+            return self._make_folds(X, y)
+        if self.cv is None or isinstance(self.cv, Integral):
+            return self._make_folds(None, y[kept])
+        return folds_without_zero_weight(self._make_folds(X, y), kept)
 
     def _weighted_folds(self, X, y, sample_weight):
         """:class:`CVFitContext` ``fit`` with ``folds`` and the row weights ``row_weight`` (``None`` unweighted); ``X, y``.
@@ -452,7 +474,8 @@ class _CrossValidatedStopping:
             if c not in best:
                 best[c] = mean_validation_curve([r.history["validation_error"] for r in runs[c]])[1].min()
         if memo["floors"] is None:
-            memo["floors"] = [gram_range_floor(gram, n_train) for gram in fit.fold_grams]
+            memo["floors"] = (fit.fold_data.range_floors(n_train) if fit.fold_data is not None else
+                              [gram_range_floor(gram, n_train) for gram in fit.fold_grams])
         run = set(tried)
         return flat_search_end([grid[c] for c in tried], [best[c] for c in tried], n_val, fit.fold_grams, n_train,
                                [grid[c] for c in range(len(grid)) if c not in run], floors=memo["floors"])
@@ -509,12 +532,16 @@ class _CrossValidatedStopping:
         if self.Cs is not None:
             # in the solver's sign, as the refit's (pos_label); the folds are drawn on the labels themselves
             targets = self._positive_sign() * encode_pm1(y, self.classes_)[0]
-            X_solve = self._solver_input(X, fit)
-            fit.surfaces = [self._surface(fit, X_solve, targets[:, c]) for c in range(targets.shape[1])]
-            fit.shared_C = self._choose_C(fit.surfaces)
-            if self.verbose and len(self._C_grid()) > 1:
-                self._report_flat_grid(fit)
+            self._search_grid(fit, self._solver_input(X, fit), [targets[:, c] for c in range(targets.shape[1])])
         return super()._fit_problems(X, y, fit, extra_targets=extra_targets, **fit_params)
+
+    def _search_grid(self, fit, X, problems):
+        """The surfaces of the grid of ``C`` of every problem (``problems``: what ``_run_fold`` takes as ``y``) and
+        the ``C`` they share (``fit.surfaces``, ``fit.shared_C``)."""
+        fit.surfaces = [self._surface(fit, X, y) for y in problems]
+        fit.shared_C = self._choose_C(fit.surfaces)
+        if self.verbose and len(self._C_grid()) > 1:
+            self._report_flat_grid(fit)
 
     def _surface(self, fit, X, y):
         """Per :math:`C` of one binary problem: the runs, the mean curves, :math:`\\hat k`, the mean error there; and
@@ -586,11 +613,14 @@ class _CrossValidatedStopping:
             # float32 data give a float32 model, as the Ho–Kashyap family's (the formed Y's runs are float64)
             weights = np.asarray(weights).astype(np.float32)
         if status == CONVERGED:
-            proofs = [(r, train) for r, (train, _) in zip(runs, fit.folds) if r.certificate is not None]
+            proofs = [(f, r) for f, r in enumerate(runs) if r.certificate is not None]
             if proofs:  # a subset that cannot be separated proves that the whole set cannot
-                run, train = proofs[0]
-                certificate = np.zeros(y.shape[0])
-                certificate[train] = run.certificate
+                f, run = proofs[0]
+                if fit.fold_data is not None:  # zero off the fold's rows, where the data live
+                    certificate = fit.fold_data.whole(f, run.certificate)
+                else:
+                    certificate = np.zeros(y.shape[0])
+                    certificate[fit.folds[f][0]] = run.certificate
                 status = NOT_SEPARABLE
             elif any(r.status == MAX_ITER for r in runs):
                 status = MAX_ITER
@@ -848,11 +878,45 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
             The fitted estimator: the refit on all of ``X`` stopped after :math:`\\hat k`
             iterates (or, with ``refit=False``, the average of the fold models).
         """
+        elsewhere = self._fit_on_backend(X, y, sample_weight=sample_weight)
+        if elsewhere is not None:  # the data's own device: the same search there (_solve_on_designs)
+            return elsewhere
         X, y = self._validate_fit(X, y)
         fit, X, y = self._weighted_folds(X, y, sample_weight)
         return self._fit_problems(X, y, fit)
 
+    _backends = (DEVICE,)  # the folds' runs and the refit on the input's device (row blocks: refused)
+    _device_traces = True  # the refit's trace recorded where the data live (fit_data.recorder)
+
+    def _refuse_on_backend(self, where):
+        # every HK parameter of the CV is honoured where the data live; one added later is refused until it is
+        refuse_unsupported(HKParams.from_estimator(self), HKParams.neutral(), where, HK_SUPPORTED | {"record_history"})
+
+    def _solve_on_designs(self, data, fit, **ignored):
+        """``(results, problems)``: the search and the refit of each problem where the data live (a device).
+
+        The steps of the in-memory fit on the fit data's designs (``data.cross_validation``): the folds drawn
+        on the host copy of the labels as in memory (:meth:`_folds_of_kept_rows`), each (C, fold) run on the
+        fold's rows of ``X`` read in place, the folds' Gram matrices there (all rows' less the validation
+        rows' where the folds partition the rows, :func:`_folds_partition`), the same waves, early exits and
+        early end of the search, the same :math:`\\hat k` and ``C``, the refit on all rows.
+        """
+        folds = data.cross_validation(self._folds_of_kept_rows, _folds_partition,
+                                      powers=(0.5, 1) if self.loss == "absolute" else (0.5,))
+        cv_fit = CVFitContext(folds=folds.folds, fold_data=folds, hk_options=self._hk_options())
+        if self.Cs is not None:
+            self._search_grid(cv_fit, None, folds.problems)
+        results = []
+        for column, problem in enumerate(folds.problems):
+            cv_fit.problem = column
+            results.append(self._solve_binary(None, problem, cv_fit))
+        return results, folds.problems
+
     def _prepare_problem(self, fit, X, y, fold_runs):
+        if fit.fold_data is not None:  # the folds' designs and Gram matrices where the data live
+            fit.views, fit.Y = False, None
+            fit.fold_grams, fit.full_gram = fit.fold_data.fold_grams, fit.fold_data.full_gram
+            return
         fit.X = X  # weighted runs scale the rows of X themselves (linsep.designs.weights)
         fit.views = self._fold_views(X, fit)
         if fit.views:
@@ -930,6 +994,16 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
             plan["singular"] = "eigh"  # a singular system without C: no dense copy of Y for its SVD
             if fit.fold_images is not None:
                 plan["first_image"] = fit.fold_images[f]  # no pass over X of the run's own for its W_1
+        if fit.fold_data is not None:  # ``y``: the problem's designs where the data live; the fold's rows in place
+            run = fit.fold_data.fold(f, y)
+            plan["validation_reference"] = reference
+            if run.weights is None:
+                return ho_kashyap(run.design, Y_val=run.validation, max_iter=self.max_iter, C=C, gram=gram,
+                                  n_iter_no_change=self.n_iter_no_change, validation_tol=self.validation_tol,
+                                  plan=plan, **fit.hk_options)
+            params = dict(fit.hk_options, max_iter=self.max_iter, C=C, n_iter_no_change=self.n_iter_no_change,
+                          validation_tol=self.validation_tol)
+            return scaled_ho_kashyap(run.scaled, run.weights, params, gram=gram, Y_val=run.validation, plan=plan)
         s = fit.row_weight
         if s is not None:
             params = dict(fit.hk_options, max_iter=self.max_iter, C=C, n_iter_no_change=self.n_iter_no_change,
@@ -947,6 +1021,13 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
                                      lockstep=None if lockstep is None else (lockstep, f)), **fit.hk_options)
 
     def _refit_run(self, fit, y, max_iter, C):
+        if fit.fold_data is not None:  # ``y``: the problem's designs on all rows, where the data live
+            trace = fit.fold_data.recorder(self.record_history)
+            if y.weights is None:
+                return ho_kashyap(y.design, max_iter=max_iter, C=C, record_history=bool(self.record_history),
+                                  gram=fit.full_gram, trace=trace, **fit.hk_options)
+            params = dict(fit.hk_options, max_iter=max_iter, C=C, record_history=bool(self.record_history))
+            return scaled_ho_kashyap(y.scaled, y.weights, params, gram=fit.full_gram, trace=trace)
         trace = make_recorder(self.record_history)
         if fit.row_weight is not None:
             params = dict(fit.hk_options, max_iter=max_iter, C=C, record_history=bool(self.record_history))
@@ -957,6 +1038,8 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
 
     def _average(self, fit, runs, y):
         weights = np.mean([np.asarray(r.weights, dtype=float) for r in runs], axis=0)
+        if fit.fold_data is not None:  # the separation checked where the rows live (the smallest score read)
+            return weights, None, bool(y.checked.count_nonpositive(weights)[1] > 0)
         scores = signed_scores(fit.X, y, weights) if fit.views else np.asarray(fit.Y @ weights)
         return weights, None, bool(scores.min() > 0)
 
@@ -1095,6 +1178,8 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
 
     _parameter_constraints = {**KERNEL_CONSTRAINTS, **HoKashyapClassifierCV._parameter_constraints,
                               "map_tol": [Interval(Real, 0, 1, closed="left")]}
+
+    _device_alternative = "KernelHoKashyapClassifier"  # kernel HKES (one held-out split) fits on the device
 
     __init__ = estimator_init({"kernel": "rbf", "gamma": "scale", "degree": 3, "coef0": 0.0, **_CV_PARAMETERS,
                                "map_tol": 0.3})

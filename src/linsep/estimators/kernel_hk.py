@@ -40,6 +40,7 @@ from linsep._core.trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from linsep.designs.weights import class_weights_of
 from linsep.solvers.ho_kashyap.kernel import EmpiricalKernelMap, kernel_ho_kashyap
 from linsep.solvers.ho_kashyap.solver import ho_kashyap
+from linsep.solvers.ho_kashyap.weighted import scaled_ho_kashyap
 
 
 _HK_NAMES = ("C", *(name for name in HK_PARAMETERS if name != "C"))
@@ -150,6 +151,7 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
     """
 
     _backends = (DEVICE,)  # the kernel map and the iteration on the input's device (row blocks: refused)
+    _device_traces = True
     _parameter_constraints = {
         **KERNEL_CONSTRAINTS,
         **{name: HK_CONSTRAINTS[name] for name in _HK_NAMES},
@@ -224,7 +226,8 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
         return self
 
     def _refuse_on_backend(self, where):
-        refuse_unsupported(HKParams.from_estimator(self), HKParams.neutral(), where, HK_SUPPORTED)
+        # record_history: refused or honoured by the fit flow (_fit_where_data_live, _device_traces)
+        refuse_unsupported(HKParams.from_estimator(self), HKParams.neutral(), where, HK_SUPPORTED | {"record_history"})
         if callable(self.kernel):
             raise ValueError(f"a callable kernel is not available for {where} (it is NumPy code); use a named "
                              "kernel, or kernel='precomputed' with the Gram matrix on the device")
@@ -232,11 +235,18 @@ class KernelHoKashyapClassifier(BaseKernelSeparator):
     def _solve_on_designs(self, data, fit, **ignored):
         # Ho–Kashyap on the features of the map built where the data live (one map, one Gram matrix diag(s, N)
         # for every one-vs-rest problem); the weights come back as dual coefficients
+        # Weighted: scaled_ho_kashyap on the features' rows s_i^power y_i (both powers for IRLS), their Gram matrix
+        # shared; record_history reaches here only where the fit data record traces (data.recorder)
         kwargs = HKParams.from_estimator(self).solver_kwargs()
-        problems = data.problems(self.kernel, self._kernel_params(), self.map_tol)
+        problems = data.problems(self.kernel, self._kernel_params(), self.map_tol,
+                                 powers=(0.5, 1) if self.loss == "absolute" else (0.5,))
         gram = data.gram()
-        return [data.dual(ho_kashyap(problem.design, **kwargs, Y_val=problem.validation, gram=gram))
-                for problem in problems], problems
+        traces = [data.recorder(self.record_history) if self.record_history else None for _ in problems]
+        return [data.dual(ho_kashyap(problem.design, **kwargs, Y_val=problem.validation, gram=gram, trace=trace)
+                          if problem.weights is None else
+                          scaled_ho_kashyap(problem.scaled, problem.weights, kwargs, Y_val=problem.validation,
+                                            gram=gram, trace=trace))
+                for problem, trace in zip(problems, traces)], problems
 
     def _check_held_out_separation(self, X_val, y_val):
         """Demote ``separable`` where a held-out row is not strictly on its side (the solver saw only the others)."""

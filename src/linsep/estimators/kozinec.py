@@ -24,15 +24,13 @@ touching hull behind :math:`10^7` times that threshold and stall the gap test; a
 column computed in float64 from float32 rows would convert all of ``X`` at
 every step.  The two-hull formulation centres ``X`` (a copy) in any case.
 
-Data on a GPU are refused in one line that names the estimator that does the
-same work on the device (``KozinecClassifier``: the batch perceptron,
-which also stops at the first separating hyperplane;
-``SchlesingerKozinecClassifier``: the linear LSVM, a maximal-margin SVM with
-squared slacks).  Each update's work is vectorisable (the worst point by its
-score, one Gram column), but a device fit would have to repeat the compiled
-two-hull loop (its working sets and pair updates) step by step to return the
-NumPy fit's model, and read its stopping test without one device sync per
-update; it does not exist yet.
+Data on a GPU (a CUDA tensor, a CuPy array) are fitted where they live, both
+formulations, by the steps of the NumPy fit
+(``linsep.solvers.kozinec.on_design.schlesinger_kozinec_on_designs``): the
+Gram columns in float64 a block of rows at a time, so that a float32 ``X`` is
+never copied whole, and a few scalars read per step; ``coef_`` is then of
+``X``'s type (float32 stays float32) and on its device.  ``record_history``
+is refused for such data.
 """
 
 from __future__ import annotations
@@ -43,10 +41,12 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from linsep.designs.backend import DEVICE
 from linsep.estimators.base import (KERNEL_CONSTRAINTS, POS_LABEL_CONSTRAINT, POS_LABEL_DOC, BaseKernelSeparator,
                                    BaseLinearSeparator)
 from linsep._core.trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from linsep.kernels import KernelColumnCache
+from linsep.solvers.kozinec.on_design import schlesinger_kozinec_on_designs
 from linsep.solvers.kozinec.solver import FORMULATIONS, kernel_schlesinger_kozinec, schlesinger_kozinec
 
 
@@ -87,6 +87,7 @@ def refuse_sample_weight(estimator, unsupported):
 
 class _LinearKozinecBase(BaseLinearSeparator):
     _rule = "sk"
+    _backends = (DEVICE,)  # on the device, the NumPy fit's steps (row blocks: refused); no trace there
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, **unsupported):
@@ -109,8 +110,18 @@ class _LinearKozinecBase(BaseLinearSeparator):
             The fitted estimator; ``status_`` says how each problem ended.
         """
         refuse_sample_weight(self, unsupported)
+        elsewhere = self._fit_on_backend(X, y)
+        if elsewhere is not None:
+            return elsewhere
         X, y = self._validate_fit(X, y)
         return self._fit_problems(X, y)
+
+    def _solve_on_designs(self, data, fit, **ignored):
+        problems = data.problems()
+        return schlesinger_kozinec_on_designs(
+            [problem.design for problem in problems], formulation=self.formulation, rule=self._rule,
+            C=getattr(self, "C", None), epsilon=getattr(self, "epsilon", None), tol=getattr(self, "tol", 0.0),
+            max_iter=self.max_iter), problems
 
     def _solve_binary(self, X, y, fit):
         return schlesinger_kozinec(
@@ -201,7 +212,6 @@ class KozinecClassifier(_LinearKozinecBase):
     """
 
     _rule = "kozinec"
-    _device_alternative = "BatchPerceptronClassifier"  # also the first separating hyperplane, fitted on the device
     _parameter_constraints = {
         "formulation": [StrOptions(set(FORMULATIONS))],
         "max_iter": [Interval(Integral, 0, None, closed="left")],
@@ -255,7 +265,6 @@ class SchlesingerKozinecClassifier(_LinearKozinecBase):
     """
 
     _rule = "sk"
-    _device_alternative = "LagrangianSVMClassifier"  # a maximal-margin SVM (squared slacks), fitted on the device
     _parameter_constraints = {
         "tol": [Interval(Real, 0, 1, closed="left")],
         "epsilon": [None, Interval(Real, 0, None, closed="left")],

@@ -123,6 +123,7 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
 
     _parameter_constraints = {**_COMMON_CONSTRAINTS, "class_weight": CLASS_WEIGHT_CONSTRAINT}
     _backends = (ROW_BLOCKS, DEVICE)
+    _device_traces = True
     _dtypes = READS_FLOAT32  # float32 X read as float32 by the compiled pass; sums, S and α in float64
 
     def __init__(self, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, record_history=False, class_weight=None,
@@ -179,8 +180,11 @@ class LagrangianSVMClassifier(BaseLinearSeparator):
         # weighted (penalty C s_i): the dual in β_i = α_i / √s_i on the rows √s_i h_i; one factor for every problem
         problems = data.problems()
         factor = data.lsvm_factor(self.C, LSVM_CG_FORCING)
+        # record_history reaches here only where the fit data record traces (data.recorder): their rows stay there
         return [lagrangian_svm(problem.design, None, C=self.C, mu=self.mu, tol=self.tol, max_iter=self.max_iter,
-                               factor=factor) for problem in problems], problems
+                               factor=factor, record_history=bool(self.record_history),
+                               trace=data.recorder(self.record_history) if self.record_history else None)
+                for problem in problems], problems
 
     def _store_outputs(self, results, fit):
         _store_alpha(self, results, fit)

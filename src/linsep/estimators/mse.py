@@ -155,6 +155,7 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
                               "class_weight": CLASS_WEIGHT_CONSTRAINT,
                               "pos_label": POS_LABEL_CONSTRAINT}
     _backends = (ROW_BLOCKS, DEVICE)
+    _device_traces = True
     _rescale_exponent = None  # one factorisation, no iterations to precondition; C is in the data's units
 
     def __init__(self, *, C=0.0, record_history=False, class_weight=None, pos_label=None):
@@ -247,12 +248,17 @@ class MSEClassifier(_MarginFitMixin, BaseLinearSeparator):
         return "MSEClassifier"
 
     def _solve_on_designs(self, data, fit, margin=None, **ignored):
-        # Two classes: Y⁺b (weighted: on the rows √s_i y_i and targets √s_i b_i); more: the linear machine
+        # Two classes: Y⁺b (weighted: on the rows √s_i y_i and targets √s_i b_i); more: the linear machine.
+        # record_history reaches here only where the fit data record traces (data.recorder): their rows stay there
         if data.classes.size > 2:
-            return data.linear_machine(self.C, margin), None
+            if not self.record_history:
+                return data.linear_machine(self.C, margin), None
+            traces = [data.recorder(self.record_history) for _ in data.classes]
+            return data.linear_machine(self.C, margin, traces=traces), None
         problems = data.mse_problems(margin)
-        return [_with_margin(mse(problem.design, problem.target, C=self.C), problem.margin)
-                for problem in problems], problems
+        return [_with_margin(mse(problem.design, problem.target, C=self.C,
+                                 trace=data.recorder(self.record_history) if self.record_history else None),
+                             problem.margin) for problem in problems], problems
 
 
 class WidrowHoffClassifier(_MarginFitMixin, BaseLinearSeparator):

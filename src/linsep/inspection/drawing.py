@@ -18,7 +18,7 @@ def _pyplot():
 
 NO_TRACE_ADVICE = "fit it with record_history=True (or record_history=n for every n-th iteration)"
 """What to do about a fitted estimator without ``history_``: every in-memory fit with ``record_history``
-truthy keeps one (one dict per problem); dask and array-API input refuse ``record_history``."""
+truthy keeps one (one dict per problem), and so does every fit of array-API input; dask input refuses ``record_history``."""
 
 
 def problem_history(estimator, history, index, parameter):

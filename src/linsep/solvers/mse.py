@@ -125,16 +125,34 @@ def mse(Y, margin=None, *, C=0.0, trace=None):
     b = design.constant_vector(1.0) if margin is None else design.vector(margin)
     factor = design.least_squares_solver(C)
     a = design.solve_target(factor, b, 0.0)
-    _, smallest, _ = design.count_nonpositive(a)
-    history = None
-    if trace is not None:
-        scores = np.asarray(design @ a)
-        trace.record(1, final=True, weights=a, margin_vector=b, error_vector=scores - b)
-        history = trace.merge_into({"criterion": np.array([float((scores - b) @ (scores - b))]),
-                                    "training_errors": np.array([signed_errors(getattr(design, "Y", Y), a, scores)])})
+    wrong, smallest, _ = design.count_nonpositive(a)
+    history = None if trace is None else _traced(design, Y, a, b, wrong, trace)
     return SolveResult(weights=design.host_weights(a, design.dtype), n_iter=1,
                        status=SEPARABLE if smallest > 0 else _solved(factor), margin=design.host(b),
                        history=history, extra={**factor.stats, "plan": dtype_plan(design.dtype)})
+
+
+def _traced(design, Y, a, b, wrong, trace):
+    """MSE's trace: its one row ``a``, ``b``, ``e = Y a − b``, with the criterion ``‖e‖²`` and the training errors.
+
+    In memory the errors are counted within the rounding bound of
+    :func:`~linsep._core.certificates.signed_errors`; a design whose vectors
+    live on a device (no ``Y`` in memory, a namespace ``xp``: array-API
+    input) keeps the row there (the recorder brings it to the host), counts
+    ``y_i f(x_i) <= 0`` (``wrong``, the count the verdict read) and reads
+    ``‖e‖²`` (float64) as one number.
+    """
+    if getattr(design, "Y", None) is None and hasattr(design, "xp"):
+        xp = design.xp
+        e = design.scores(a) - b
+        trace.record(1, final=True, weights=a, margin_vector=b, error_vector=e)
+        e = xp.astype(e, xp.float64)
+        (criterion,) = design.read_scalars([xp.sum(e * e)])
+        return trace.merge_into({"criterion": np.array([criterion]), "training_errors": np.array([int(wrong)])})
+    scores = np.asarray(design @ a)
+    trace.record(1, final=True, weights=a, margin_vector=b, error_vector=scores - b)
+    return trace.merge_into({"criterion": np.array([float((scores - b) @ (scores - b))]),
+                             "training_errors": np.array([signed_errors(getattr(design, "Y", Y), a, scores)])})
 
 
 def mse_linear_machine(A, labels, margin=None, *, C=0.0, traces=None):

@@ -521,6 +521,9 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
     # y None: a design that carries its labels (and its own pass)
     step = factor.stepper(X, mu) if y is None else factor.stepper(y, mu, threads)
     def count_errors():
+        if y is None:  # a design (a device's): the count of y_i f(x_i) <= 0 its step read, or the design's own
+            wrong = getattr(step, "wrong", None)
+            return int(X.count_nonpositive(step.weights)[0]) if wrong is None else wrong
         return sample_errors(X, y, step.weights)
 
     with serial_blas_for(factor):  # the whole iteration, when the sparse products run on threads
