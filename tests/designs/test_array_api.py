@@ -260,20 +260,21 @@ def test_estimators_without_a_device_fit_refuse_in_one_line_naming_the_alternati
 
 
 def test_the_iteration_stays_on_the_device(outcome):
-    # the stand-in counts its host copies and scalar reads: per iteration one copy of the pass's statistics
-    # (and, with a penalty, the scalar ‖w‖² of the criterion); no N-sized vector, no p × p matrix.  Before
-    # issue 41 every iteration copied Yᵀu (p numbers) and read eight scalars.
+    # the stand-in counts its host copies and scalar reads: per iteration one copy of the pass's statistics,
+    # the penalised criterion's ‖w‖² among them (it was a scalar read of its own each iteration of a fit with
+    # C, until the review of 2026-11-29); no N-sized vector, no p × p matrix.  Before issue 41 every iteration
+    # copied Yᵀu (p numbers) and read eight scalars.
     if not outcome["traffic"]:
         pytest.skip("host traffic is counted on the stand-in only")
     for name, counts in outcome["traffic"].items():
         assert "error" not in counts, (name, counts)
         # the p × p Gram matrix and its factor stay on the device (before, the Gram matrix came to the host for
         # its factorisation, and its inverse went back): the largest copy is the statistics' vector (at most
-        # seven numbers), the weights (p numbers) or the columns' largest and smallest values (2d numbers)
-        largest = 8 * max(counts["p"], 7, 2 * (counts["p"] - 1))
+        # eight numbers), the weights (p numbers) or the columns' largest and smallest values (2d numbers)
+        largest = 8 * max(counts["p"], 8, 2 * (counts["p"] - 1))
         assert counts["largest_copy"] <= largest < counts["p"] ** 2 * 8, (name, counts)
         assert counts["host_copies"] <= counts["n_iter"] + 8, (name, counts)
-        assert counts["scalars"] <= counts["n_iter"] + 4, (name, counts)
+        assert counts["scalars"] <= 4, (name, counts)  # a few per fit, none per iteration
 
 
 def test_a_fit_holds_at_most_half_of_x_beside_it(outcome):

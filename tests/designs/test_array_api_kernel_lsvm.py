@@ -107,12 +107,7 @@ for (params, data, labels, sample_weight, path, expected), ref, numpy_path in zi
                      weighted=sample_weight is not None, ref_n_iter=np.atleast_1d(ref.n_iter_).tolist(),
                      **attempt(run)))
 Xd, yd = to_device(X), to_device(y)
-def one_line(run):
-    try:
-        run()
-    except Exception as error:
-        return [type(error).__name__, str(error)]
-    return None
+one_line = device_arrays.one_line
 refused = {
     "record_history": one_line(lambda: KernelLagrangianSVMClassifier(record_history=True).fit(Xd, yd)),
     "callable": one_line(lambda: KernelLagrangianSVMClassifier(kernel=lambda a, b: a @ b.T).fit(Xd, yd)),

@@ -220,8 +220,8 @@ def _sum_parts(parts, name):
 class _PassState:
     """What a dask Ho–Kashyap pass state offers the driver, whatever computed it (:class:`_DaskPass`, ``_Chain``).
 
-    Subclasses set the statistics (``linsep.solvers.ho_kashyap.step.pass_summary``'s
-    names, ``val_errors``), ``B``, ``D``, ``W``, ``B_next`` and ``_E`` (group vectors) and ``_rhs``.
+    Subclasses set ``W`` and then the statistics (``linsep.solvers.ho_kashyap.step.pass_summary``'s
+    names, ``val_errors``, ``weight_norm_sq``), ``B``, ``D``, ``B_next`` and ``_E`` (group vectors) and ``_rhs``.
     """
 
     E = None  # never brought to the client
@@ -229,6 +229,7 @@ class _PassState:
     def _set_statistics(self, stats):
         for name in ("J", "wrong", "separated", "max_e", "min_e", "max_b", "fixed_point", "eabs_max"):
             setattr(self, name, stats[name])
+        self.weight_norm_sq = float(self.W[:-1] @ self.W[:-1])  # ‖w_k‖², the regularised criterion's (W: client)
         self._rhs = stats["rhs"]
         self.val_errors = stats.get("val_errors")
 

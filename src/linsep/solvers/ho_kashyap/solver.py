@@ -673,11 +673,11 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
     two_mu = 2.0 * learning_rate
     pass_options = dict(offset=offset, two_mu=two_mu, tol=tol, update=update, irls=absolute, validation=Y_val)
 
-    def criterion(state, W):
-        return state.J + ridge * float(W[:-1] @ W[:-1]) if regularized else state.J
+    def criterion(state):  # a device pass reads ‖w‖² with its other statistics (no sync of its own)
+        return state.J + ridge * state.weight_norm_sq if regularized else state.J
 
     state = hk_pass(design, W, B, D, **pass_options)
-    J = criterion(state, W)
+    J = criterion(state)
     early_stopping = Y_val is not None
     history = {"criterion": [J]}
     best_W, best_iter = None, 0
@@ -735,7 +735,7 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
                 # YᵀD E = 0 holds only to the solve's tolerance: re-solve tightly, then check u = −D E.
                 W = design.solve_target(factor, B, offset, tol=CG_PROOF_RTOL)
                 state = hk_pass(design, W, B, D, **pass_options)
-                J = criterion(state, W)
+                J = criterion(state)
                 steps = None  # the next iterates start from this re-solved one
             if rules.proof_test(state.max_e, state.min_e, state.max_b, PROOF_RTOL):
                 certificate = state.certificate()
@@ -761,7 +761,7 @@ def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, st
         W_prev = W
         W, B, D, factor, state = next(steps)
         iterative = isinstance(factor, IterativeLeastSquares)  # a reweighted system may need CG
-        J_prev, J = J, criterion(state, W)
+        J_prev, J = J, criterion(state)
         k += 1
         _check_finite(J, k, factor)
         if iterative and factor.forcing > 0 and J > J_prev * (1.0 + _INEXACT_RISE_RTOL):

@@ -70,6 +70,7 @@ class NamespacePass:
     Attributes: ``J = E_kᵀ D_k E_k`` (no penalty), ``wrong`` (count of ``Y W_k <= 0``), ``separated``
     (all ``Y W_k > 0``), ``max_e``, ``min_e`` (of ``E_k``), ``max_b`` (``max |B_k|``), ``fixed_point``
     (``|E_k| <= tol (B_k + offset)`` componentwise), ``val_errors`` (the validation count, or ``None``),
+    ``weight_norm_sq`` (:math:`\lVert w_k \rVert^2`, on a device read with the others),
     ``E`` and ``B_next`` (:func:`next_margin`).  ``fitted``: ``Y W_k`` where the W-step's solver kept it
     (:meth:`linsep._core.linalg.IterativeLeastSquares.fitted_values`), sparing the product.
     """
@@ -83,10 +84,13 @@ class NamespacePass:
             self.J, self.wrong = float(self._statistic("J")), int(self._statistic("wrong"))
         else:  # a device: the other statistics come to the host with these, in one copy (one sync)
             names = ("J", "wrong", "min_z", "max_e", "min_e", "max_b", "fixed_point")
-            values = dict(zip(names, design.read_scalars([self._statistic(name) for name in names])))
+            values = design.read_scalars([self._statistic(name) for name in names] + [W[:-1] @ W[:-1]])
+            values, weight_norm_sq = dict(zip(names, values)), values[-1]
             self.J, self.wrong = values["J"], int(values["wrong"])
             self.__dict__.update(separated=values["min_z"] > 0, max_e=values["max_e"], min_e=values["min_e"],
-                                 max_b=values["max_b"], fixed_point=bool(values["fixed_point"]))
+                                 max_b=values["max_b"], fixed_point=bool(values["fixed_point"]),
+                                 weight_norm_sq=weight_norm_sq)
+        self._W = W
         self.val_errors = None if validation is None else validation.count_nonpositive(W)[0]
         self._step_weights = D  # the D of the next W-step: D_k, or D_{k+1} once reweighted
 
@@ -105,6 +109,11 @@ class NamespacePass:
         # gives Y W = B + E > 0 already
         target = B + self.offset
         return xp.all((target > 0) & (xp.abs(E) <= self.tol * target))
+
+    @cached_property
+    def weight_norm_sq(self):
+        """:math:`\lVert w_k \rVert^2` (the bias left out), the penalty's factor in the regularised criterion."""
+        return float(self._W[:-1] @ self._W[:-1])
 
     @cached_property
     def separated(self):
