@@ -372,7 +372,8 @@ class KernelSchlesingerKozinecClassifier(BaseKernelSeparator):
     [0, 0, 1, 1]
     """
 
-    _device_alternative = "KernelHoKashyapClassifier"  # SK's per-point updates are sequential; kernel HK fits on the device
+    # SK's per-point updates are sequential; the kernel LSVM, a maximal-margin machine, fits on the device
+    _device_alternative = "KernelLagrangianSVMClassifier"
     _parameter_constraints = {
         **KERNEL_CONSTRAINTS,
         "C": [None, Interval(Real, 0, None, closed="neither")],
