@@ -49,6 +49,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from numbers import Integral, Real
+import dataclasses
 import time
 
 import numpy as np
@@ -1179,7 +1180,8 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
     _parameter_constraints = {**KERNEL_CONSTRAINTS, **HoKashyapClassifierCV._parameter_constraints,
                               "map_tol": [Interval(Real, 0, 1, closed="left")]}
 
-    _device_alternative = "KernelHoKashyapClassifier"  # kernel HKES (one held-out split) fits on the device
+    _backends = (DEVICE,)  # the folds' maps, their runs and the refit on the input's device (row blocks: refused)
+    _device_traces = True  # the refit's trace recorded where the data live
 
     __init__ = estimator_init({"kernel": "rbf", "gamma": "scale", "degree": 3, "coef0": 0.0, **_CV_PARAMETERS,
                                "map_tol": 0.3})
@@ -1210,9 +1212,37 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
             The fitted estimator: the refit in the kernel map of all of ``X``,
             stopped after :math:`\\hat k` iterates.
         """
+        elsewhere = self._fit_on_backend(X, y, sample_weight=sample_weight)
+        if elsewhere is not None:  # the data's own device: the same folds, maps and search there (_solve_on_designs)
+            return elsewhere
         X, y = self._validate_fit(X, y)
         fit, X, y = self._weighted_folds(X, y, sample_weight)
         return self._fit_kernel(X, y, fit)
+
+    def _refuse_on_backend(self, where):
+        refuse_unsupported(HKParams.from_estimator(self), HKParams.neutral(), where, HK_SUPPORTED | {"record_history"})
+        if callable(self.kernel):
+            raise ValueError(f"a callable kernel is not available for {where} (it is NumPy code); use a named "
+                             "kernel, or kernel='precomputed' with the Gram matrix on the device")
+
+    def _solve_on_designs(self, data, fit, **ignored):
+        """``(results, problems)``: the search and the refit of each problem where the data live (a device).
+
+        The steps of the in-memory fit on the fit data's folds (``data.cross_validation``): the folds drawn on
+        the host copy of the labels as in memory (:meth:`_folds_of_kept_rows`), the map of each fold's block
+        ``K[train, train]`` and its validation rows' features built there, each (C, fold) run on them, the same
+        waves and early exits, the same :math:`\\hat k` and ``C``, the refit on the map of all rows.
+        """
+        folds = data.cross_validation(self._folds_of_kept_rows, self.kernel, self._kernel_params(), self.map_tol,
+                                      powers=(0.5, 1) if self.loss == "absolute" else (0.5,), refit=self.refit)
+        cv_fit = CVFitContext(folds=folds.folds, fold_data=folds, hk_options=self._hk_options())
+        if self.Cs is not None:
+            self._search_grid(cv_fit, None, folds.problems)
+        results = []
+        for column, problem in enumerate(folds.problems):
+            cv_fit.problem = column
+            results.append(self._solve_binary(None, problem, cv_fit))
+        return results, folds.problems
 
     def _drop_rows(self, X, y, weights, kept):
         return self._rows_with_weight(X, y, weights)  # refuses a precomputed Gram matrix
@@ -1225,6 +1255,14 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
         return K, fold_maps, EmpiricalKernelMap(K, tol=self.map_tol) if self.refit else None
 
     def _run_fold(self, fit, f, y, C, reference=np.inf):
+        if fit.fold_data is not None:  # ``y``: the problem where the data live; the fold map's features there
+            run, gram = fit.fold_data.fold(f, y)
+            params = dict(fit.hk_options, max_iter=self.max_iter, C=C, n_iter_no_change=self.n_iter_no_change,
+                          validation_tol=self.validation_tol)
+            plan = {"validation_reference": reference}
+            if run.weights is None:
+                return ho_kashyap(run.design, Y_val=run.validation, gram=gram, plan=plan, **params)
+            return scaled_ho_kashyap(run.scaled, run.weights, params, gram=gram, Y_val=run.validation, plan=plan)
         _, fold_maps, _ = fit.state
         kernel_map, K_val = fold_maps[f]
         train, validation = fit.folds[f]
@@ -1236,11 +1274,21 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
                                  **fit.hk_options)
 
     def _refit_run(self, fit, y, max_iter, C):
+        if fit.fold_data is not None:  # ``y.refit``: the problem on the map of all rows, where the data live
+            data, problem = fit.fold_data, y.refit
+            params = dict(fit.hk_options, max_iter=max_iter, C=C, record_history=bool(self.record_history))
+            trace = data.recorder(self.record_history)
+            if problem.weights is None:
+                return data.refit_dual(ho_kashyap(problem.design, gram=data.refit_gram(), trace=trace, **params))
+            return data.refit_dual(scaled_ho_kashyap(problem.scaled, problem.weights, params,
+                                                     gram=data.refit_gram(), trace=trace))
         return kernel_ho_kashyap(None, y, kernel_map=fit.state[2], max_iter=max_iter, C=C,
                                  sample_weight=fit.row_weight, record_history=bool(self.record_history),
                                  trace=make_recorder(self.record_history), **fit.hk_options)
 
     def _average(self, fit, runs, y):
+        if fit.fold_data is not None:  # the fold models' dual coefficients averaged where the data live
+            return fit.fold_data.average(runs, y)
         K = fit.state[0]
         dual = np.zeros(y.shape[0])
         for run, (train, _) in zip(runs, fit.folds):
@@ -1248,6 +1296,25 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
         dual /= len(runs)
         intercept = float(np.mean([run.intercept for run in runs]))
         return dual, intercept, bool(np.min(y * (K @ dual + intercept)) > 0)
+
+    def _solve_binary(self, X, y, fit):
+        result = super()._solve_binary(X, y, fit)
+        return dataclasses.replace(result, extra={**result.extra, "support": self._support(fit)})
+
+    def _support(self, fit):
+        """The rows whose dual coefficients may be nonzero (sorted): the refit map's pivots, or with ``refit=False``
+        the union of the folds' pivots (each fold model is zero off its own)."""
+        if fit.fold_data is not None:
+            return fit.fold_data.support(self.refit)
+        _, fold_maps, full_map = fit.state
+        if self.refit:
+            return np.sort(full_map.pivots)
+        return np.unique(np.concatenate([train[kernel_map.pivots]
+                                         for (kernel_map, _), (train, _) in zip(fold_maps, fit.folds)]))
+
+    def _store_outputs(self, results, fit):
+        super()._store_outputs(results, fit)
+        self.support_ = results[0].extra["support"]  # the maps are shared by the one-vs-rest problems
 
 
 if HoKashyapClassifierCV.__doc__ is not None:  # no docstring under python -OO
