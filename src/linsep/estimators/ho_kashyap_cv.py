@@ -1128,7 +1128,9 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
     mean curve (a shorter run extended with its last value), and the refit is
     kernel HK on the map of all of :math:`K` for :math:`\\hat k` iterates.  Cost: the
     Gram matrix and ``cv + 1`` kernel maps (one per fold block and one of
-    :math:`K`), shared by the one-vs-rest problems.
+    :math:`K`), shared by the one-vs-rest problems.  Data on a GPU (PyTorch, CuPy) are fitted on their device
+    with the same folds, maps and runs, the maps built from the kernel columns they need, without the Gram
+    matrix.
 
     Parameters
     ----------
@@ -1163,6 +1165,9 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
     best_iter_, cv_curve_, cv_curves_, C_, cv_results_, search_stopped_
         As in :class:`HoKashyapClassifierCV` (``search_stopped_`` is always ``None``: the search's early end
         needs the folds' Gram matrices in the input space).
+    support_ : ndarray of int
+        The training samples whose dual coefficients may be nonzero (sorted): the pivots of the refit's map,
+        or with ``refit=False`` the union of the folds' pivots (in the rows of ``X_fit_``).
 
     See Also
     --------
