@@ -336,10 +336,14 @@ class ArrayAPIKernelFit:
 
     def cross_validation(self, draw, kernel, params, map_tol, powers=(0.5,), refit=True):
         """The folds of a cross-validated kernel fit and their maps on the device
-        (:class:`~linsep.designs.array_api_kernel_cv.DeviceKernelFolds`; the arguments are its own)."""
+        (:class:`~linsep.designs.array_api_kernel_cv.DeviceKernelFolds`): ``kernel`` with its resolved
+        ``params``, each fold's map truncated at ``map_tol``; ``draw``, ``powers``, ``refit`` as there."""
         from linsep.designs.array_api_kernel_cv import DeviceKernelFolds
 
-        return DeviceKernelFolds(self, draw, kernel, params, map_tol, powers, refit)
+        xp, device = self.xp, self.device
+        return DeviceKernelFolds(self, draw, DeviceKernel(xp, kernel, **params),
+                                 lambda columns, diagonal: DeviceKernelMap(xp, device, columns, diagonal, tol=map_tol),
+                                 map_tol, powers, refit)
 
     def gram(self):
         """The map's ``diag(s, N)``, shared by the one-vs-rest problems; weighted, that of the scaled features."""

@@ -30,7 +30,6 @@ import numpy as np
 
 from linsep.designs.array_api import (ArrayAPIDesign, DeviceTraceRecorder, DeviceWeightedValidation, host_copy,
                                       read_scalars)
-from linsep.designs.array_api_kernel import DeviceKernel, DeviceKernelMap, _signs
 from linsep.designs.dask_fit import DesignProblem
 
 __all__ = ["DeviceKernelFolds", "KernelProblem"]
@@ -62,8 +61,14 @@ class DeviceKernelFolds:
         ``draw(X, labels, kept)``: the folds ``[(train, validation), …]`` (host row indices of the rows kept)
         from ``X`` as passed, the host labels of every row passed and the host flags of the rows of positive
         weight (``None``: all) — the estimator's drawing, as in memory.
-    kernel, params, map_tol
-        The kernel, its resolved parameters and the maps' truncation.
+    kernel : DeviceKernel
+        The fitted kernel (:class:`~linsep.designs.array_api_kernel.DeviceKernel`).
+    make_map : callable
+        ``make_map(columns, diagonal)``: the :class:`~linsep.designs.array_api_kernel.DeviceKernelMap` of the
+        block whose columns ``columns(idx)`` returns and whose diagonal is ``diagonal`` (the fit's ``map_tol``).
+    map_tol : float
+        The maps' truncation (the refit's map, :meth:`ArrayAPIKernelFit.problems
+        <linsep.designs.array_api_kernel.ArrayAPIKernelFit.problems>`).
     powers : tuple of float
         The powers of the weights whose scaled rows the runs read (``(0.5,)``; ``(0.5, 1)`` for IRLS).
     refit : bool
@@ -84,26 +89,27 @@ class DeviceKernelFolds:
 
     fold_grams = full_gram = None
 
-    def __init__(self, data, draw, kernel, params, map_tol, powers=(0.5,), refit=True):
+    def __init__(self, data, draw, kernel, make_map, map_tol, powers=(0.5,), refit=True):
         xp, device = data.xp, data.device
         X_passed, labels_passed, kept = data.passed
         labels = host_copy(labels_passed, xp)  # the one copy of the labels: the folds are drawn on the host
         kept = None if kept is None else host_copy(kept, xp).astype(bool)
-        if kernel == "precomputed" and kept is not None:  # the Gram matrix would lose rows, not columns
+        if kernel.kernel == "precomputed" and kept is not None:  # the Gram matrix would lose rows, not columns
             raise ValueError("kernel='precomputed' takes no zero sample weights: remove those rows and "
                              "columns of the Gram matrix")
-        if kernel == "precomputed" and data.X_fit.shape[0] != data.X_fit.shape[1]:
+        if kernel.kernel == "precomputed" and data.X_fit.shape[0] != data.X_fit.shape[1]:
             raise ValueError(f"kernel='precomputed' needs a square Gram matrix, got shape {tuple(data.X_fit.shape)}")
         self.folds = draw(X_passed, labels, kept)
         self.xp, self.device, self.X, self.weights, self.powers = xp, device, data.X_fit, data.weights, tuple(powers)
-        self.kernel = DeviceKernel(xp, kernel, **params)
-        self._maps = [self._fold_map(train, validation, map_tol) for train, validation in self.folds]
+        self.kernel, self._make_map = kernel, make_map
+        self._maps = [self._fold_map(train, validation) for train, validation in self.folds]
         if refit:
             self.problems = [KernelProblem(problem.checked.y, problem)
-                             for problem in data.problems(kernel, params, map_tol, powers=self.powers)]
+                             for problem in data.problems(kernel.kernel, kernel.params, map_tol, powers=self.powers)]
             self._data = data
         else:
-            self.problems = [KernelProblem(_signs(xp, data.labels == positive.item()))
+            # ±1 (float64) per problem, as the refit's designs hold them
+            self.problems = [KernelProblem(2.0 * xp.astype(data.labels == positive.item(), xp.float64) - 1.0)
                              for positive in ([data.classes[1]] if data.classes.size == 2 else list(data.classes))]
             self._data = None
         self._grams = [None] * len(self.folds)  # weighted: each fold's Gram matrix of its scaled features
@@ -116,7 +122,7 @@ class DeviceKernelFolds:
     def _upload(self, rows):
         return self.xp.asarray(np.asarray(rows, dtype=np.int64), device=self.device)
 
-    def _fold_map(self, train, validation, map_tol):
+    def _fold_map(self, train, validation):
         """``(map, validation features, train rows, validation rows)`` of one fold (the NumPy fit's
         ``EmpiricalKernelMap(K[train, train])`` and ``transform(K[validation, train])``)."""
         xp, X, kernel = self.xp, self.X, self.kernel
@@ -124,13 +130,12 @@ class DeviceKernelFolds:
         if kernel.kernel == "precomputed":  # K[train, train] read a block of columns at a time, never copied whole
             columns = lambda idx: xp.take(xp.take(X, xp.take(train_rows, idx), axis=1), train_rows, axis=0)  # noqa: E731
             diagonal = xp.take(kernel.diagonal(X), train_rows)
-            kernel_map = DeviceKernelMap(xp, self.device, columns, diagonal, tol=map_tol)
+            kernel_map = self._make_map(columns, diagonal)
             pivots = xp.take(train_rows, kernel_map._pivot_index)
             K_val = xp.take(xp.take(X, validation_rows, axis=0), pivots, axis=1)
         else:
             X_train = xp.take(X, train_rows, axis=0)
-            kernel_map = DeviceKernelMap(xp, self.device, kernel.training_columns(X_train),
-                                         kernel.diagonal(X_train), tol=map_tol)
+            kernel_map = self._make_map(kernel.training_columns(X_train), kernel.diagonal(X_train))
             K_val = kernel.rows(xp.take(X, validation_rows, axis=0), X_train, kernel_map._pivot_index)
         return kernel_map, kernel_map.transform_rows(K_val), train_rows, validation_rows
 
