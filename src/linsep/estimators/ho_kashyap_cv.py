@@ -63,6 +63,7 @@ from linsep.estimators.base import (FitContext, CLASS_WEIGHT_CONSTRAINT, KERNEL_
                                    POS_LABEL_DOC, BaseKernelSeparator, BaseLinearSeparator, encode_pm1,
                                    estimator_init, refuse_unsupported, rows_with_weight)
 from linsep.estimators.ho_kashyap import HK_SUPPORTED
+from linsep.estimators.kernel_hk import KernelHoKashyapClassifier
 from linsep.solvers.ho_kashyap.params import HK_CONSTRAINTS, HK_PARAMETERS, HKParams, hk_defaults
 from linsep._core.plan import READS_FLOAT32
 from linsep._core.signed_design import SignedDesign, sign_normalized, signed_scores
@@ -480,6 +481,18 @@ class _CrossValidatedStopping:
         run = set(tried)
         return flat_search_end([grid[c] for c in tried], [best[c] for c in tried], n_val, fit.fold_grams, n_train,
                                [grid[c] for c in range(len(grid)) if c not in run], floors=memo["floors"])
+
+    def _search_on_folds(self, folds):
+        """``(results, problems)`` of a fit where the data live: the search and the refit of each of
+        ``folds.problems`` on the fit data's folds (``folds``: ``fit.fold_data``), as :meth:`_fit_problems` in memory."""
+        cv_fit = CVFitContext(folds=folds.folds, fold_data=folds, hk_options=self._hk_options())
+        if self.Cs is not None:
+            self._search_grid(cv_fit, None, folds.problems)
+        results = []
+        for column, problem in enumerate(folds.problems):
+            cv_fit.problem = column
+            results.append(self._solve_binary(None, problem, cv_fit))
+        return results, folds.problems
 
     def _lockstep_group(self, fit):
         """How many runs of a wave go side by side (:class:`HoKashyapClassifierCV`, :meth:`_lockstep`); 0: each alone."""
@@ -904,14 +917,7 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         """
         folds = data.cross_validation(self._folds_of_kept_rows, _folds_partition,
                                       powers=(0.5, 1) if self.loss == "absolute" else (0.5,))
-        cv_fit = CVFitContext(folds=folds.folds, fold_data=folds, hk_options=self._hk_options())
-        if self.Cs is not None:
-            self._search_grid(cv_fit, None, folds.problems)
-        results = []
-        for column, problem in enumerate(folds.problems):
-            cv_fit.problem = column
-            results.append(self._solve_binary(None, problem, cv_fit))
-        return results, folds.problems
+        return self._search_on_folds(folds)
 
     def _prepare_problem(self, fit, X, y, fold_runs):
         if fit.fold_data is not None:  # the folds' designs and Gram matrices where the data live
@@ -1224,11 +1230,8 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
         fit, X, y = self._weighted_folds(X, y, sample_weight)
         return self._fit_kernel(X, y, fit)
 
-    def _refuse_on_backend(self, where):
-        refuse_unsupported(HKParams.from_estimator(self), HKParams.neutral(), where, HK_SUPPORTED | {"record_history"})
-        if callable(self.kernel):
-            raise ValueError(f"a callable kernel is not available for {where} (it is NumPy code); use a named "
-                             "kernel, or kernel='precomputed' with the Gram matrix on the device")
+    # kernel HK's refusals: an HK parameter not honoured where the data live, a callable kernel (NumPy code)
+    _refuse_on_backend = KernelHoKashyapClassifier._refuse_on_backend
 
     def _solve_on_designs(self, data, fit, **ignored):
         """``(results, problems)``: the search and the refit of each problem where the data live (a device).
@@ -1240,14 +1243,7 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
         """
         folds = data.cross_validation(self._folds_of_kept_rows, self.kernel, self._kernel_params(), self.map_tol,
                                       powers=(0.5, 1) if self.loss == "absolute" else (0.5,), refit=self.refit)
-        cv_fit = CVFitContext(folds=folds.folds, fold_data=folds, hk_options=self._hk_options())
-        if self.Cs is not None:
-            self._search_grid(cv_fit, None, folds.problems)
-        results = []
-        for column, problem in enumerate(folds.problems):
-            cv_fit.problem = column
-            results.append(self._solve_binary(None, problem, cv_fit))
-        return results, folds.problems
+        return self._search_on_folds(folds)
 
     def _drop_rows(self, X, y, weights, kept):
         return self._rows_with_weight(X, y, weights)  # refuses a precomputed Gram matrix
