@@ -40,7 +40,8 @@ import types
 import array_api_strict as _strict
 import numpy as np
 
-__all__ = ["COUNTS", "DEVICE", "DeviceArray", "NAMESPACE_OF", "TORCH", "asarray", "register", "run_checks", "to_numpy", "trace_difference", "xp"]
+__all__ = ["COUNTS", "DEVICE", "DeviceArray", "NAMESPACE_OF", "TORCH", "asarray", "one_line", "register", "run_checks",
+           "to_numpy", "trace_difference", "xp"]
 
 TORCH = ("torch",) if importlib.util.find_spec("torch") is not None else ()
 """``("torch",)`` where PyTorch is importable, else ``()``: the array kinds of the array-API tests end with it, so
@@ -301,6 +302,15 @@ def trace_difference(fitted, reference):
                 worst = max(worst, float(np.max(np.where(np.isnan(a) & np.isnan(b), 0.0, gap))))
     return dict(worst=worst, same_keys=bool(same_keys), problems=len(listed(reference.history_)),
                 host_numpy=all(isinstance(v, np.ndarray) for h in listed(fitted.history_) for v in h.values()))
+
+
+def one_line(run):
+    """``None`` when ``run()`` returns, else ``[type name, message]`` of what it raised (a refusal, to check it)."""
+    try:
+        run()
+    except Exception as error:
+        return [type(error).__name__, str(error)]
+    return None
 
 
 NAMESPACE_OF = {"stand-in": "device_arrays", "strict-cpu": "array_api_strict", "strict-device1": "array_api_strict",

@@ -123,12 +123,7 @@ for (params, data, labels, w), ref in zip(cases, reference):
         fit = {"error": f"{type(error).__name__}: {error}"}
     fits.append(dict(params=repr(params), dtype=str(data.dtype), **fit))
 
-def one_line(fit):
-    try:
-        fit()
-    except Exception as error:
-        return [type(error).__name__, str(error)]
-    return None
+one_line = device_arrays.one_line
 Xd, yd = to_device(X), to_device(y)
 refused = {
     "pos_label": one_line(lambda: HoKashyapClassifierCV(pos_label=0).fit(Xd, yd)),

@@ -98,12 +98,7 @@ def given():
     return compared(model, given_reference, X, y)
 given_validation = attempt(given)
 Xd, yd = to_device(X), to_device(y)
-def one_line(run):
-    try:
-        run()
-    except Exception as error:
-        return [type(error).__name__, str(error)]
-    return None
+one_line = device_arrays.one_line
 refused = {
     "callable": one_line(lambda: KernelHoKashyapClassifier(kernel=lambda a, b: a @ b.T).fit(Xd, yd)),
     "zero_weight_gram": one_line(lambda: KernelHoKashyapClassifier(kernel="precomputed").fit(

@@ -88,12 +88,7 @@ for (name, params, data, labels), ref in zip(cases, reference):
     except Exception as error:
         fits.append(dict(name=name, params=str(params), error=f"{type(error).__name__}: {error}"))
 
-def one_line(fit):
-    try:
-        fit()
-    except Exception as error:
-        return [type(error).__name__, str(error)]
-    return None
+one_line = device_arrays.one_line
 Xd, yd = to_device(X), to_device(y)
 refused = {"kozinec traces": one_line(lambda: make_classifier("kozinec", record_history=True).fit(Xd, yd)),
            "sk traces": one_line(lambda: make_classifier("sk", record_history=True).fit(Xd, yd)),

@@ -70,12 +70,7 @@ def spy(Y, **kwargs):
 with forced_plan(separability={"ho_kashyap": spy}):
     check_separability(to_device(X), to_device(y))
 
-def one_line(run):
-    try:
-        run()
-    except Exception as error:
-        return [type(error).__name__, str(error)]
-    return None
+one_line = device_arrays.one_line
 wide = X.copy(); wide[:, 1] *= 2.0 ** 60
 refused = {"labels_only": one_line(lambda: check_separability(X, to_device(y))),
            "range": one_line(lambda: check_separability(to_device(wide), to_device(y))),

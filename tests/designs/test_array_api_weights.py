@@ -136,12 +136,7 @@ for (name, params, data, labels, w), ref in zip(traced, trace_refs):
     except Exception as error:
         traces.append(dict(name=name, error=f"{type(error).__name__}: {error}"))
 
-def one_line(fit):
-    try:
-        fit()
-    except Exception as error:
-        return [type(error).__name__, str(error)]
-    return None
+one_line = device_arrays.one_line
 Xd, yd = to_device(X), to_device(y)
 refused = {
     "perceptron margin": one_line(lambda: make_classifier("batch_perceptron", margin=0.5).fit(

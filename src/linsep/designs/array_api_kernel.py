@@ -410,7 +410,8 @@ def kernel_scores(estimator, X):
     """``decision_function`` of a kernel model fitted on the device, for ``X`` of its namespace and device.
 
     ``K(X, X_P) a_P + b`` over the support ``P`` (the only nonzero dual
-    coefficients); nothing is read on the host.
+    coefficients; every training sample for a model without ``support_``,
+    the kernel LSVM's); nothing is read on the host.
     """
     from sklearn.utils._array_api import get_namespace
 
@@ -423,8 +424,13 @@ def kernel_scores(estimator, X):
     if X.ndim != 2 or X.shape[1] != width:
         raise ValueError(f"X has shape {tuple(X.shape)}; {type(estimator).__name__} expects {width} columns")
     X = xp.astype(X, estimator.X_fit_.dtype)
-    K = DeviceKernel(xp, estimator.kernel, **estimator._kernel_params()).rows(X, estimator.X_fit_, estimator.support_)
-    scores = K @ xp.take(fitted, estimator.support_, axis=1).T + estimator.intercept_
+    kernel = DeviceKernel(xp, estimator.kernel, **estimator._kernel_params())
+    support = getattr(estimator, "support_", None)  # None: every training sample (the kernel LSVM's dual)
+    if support is None:
+        K = X if estimator.kernel == "precomputed" else kernel(X, estimator.X_fit_)
+    else:
+        K, fitted = kernel.rows(X, estimator.X_fit_, support), xp.take(fitted, support, axis=1)
+    scores = K @ fitted.T + estimator.intercept_
     return scores[:, 0] if scores.shape[1] == 1 else scores
 
 

@@ -962,6 +962,11 @@ class BaseKernelSeparator(BaseSeparator):
         tags.input_tags.pairwise = self.kernel == "precomputed"
         return tags
 
+    _device_solves_dual = False
+    """Whether this family's device fit (array-API input) solves the dual on the kernel matrix or its low-rank
+    factor (the kernel LSVM: :class:`linsep.designs.array_api_kernel_lsvm.ArrayAPIKernelLSVMFit`, weights taken)
+    instead of running on the empirical kernel map (kernel HK: :class:`linsep.designs.array_api_kernel.ArrayAPIKernelFit`)."""
+
     def _kernel_params(self):
         return {"gamma": self._gamma, "degree": self.degree, "coef0": self.coef0}
 
@@ -1011,7 +1016,10 @@ class BaseKernelSeparator(BaseSeparator):
         namespace (``dual_coef_``, ``intercept_``, ``support_``, ``classes_``)
         → the family's outputs; ``separable`` is checked on held-out rows.
         """
-        from linsep.designs.array_api_kernel import ArrayAPIKernelFit
+        if self._device_solves_dual:  # the kernel LSVM: K (or its low-rank factor) and the iteration on the device
+            from linsep.designs.array_api_kernel_lsvm import ArrayAPIKernelLSVMFit as ArrayAPIKernelFit
+        else:
+            from linsep.designs.array_api_kernel import ArrayAPIKernelFit
 
         name = type(self).__name__
         if (X_val is None) != (y_val is None):
@@ -1021,6 +1029,9 @@ class BaseKernelSeparator(BaseSeparator):
         if not ArrayAPIKernelFit.takes_weights:
             refuse_weights(self, sample_weight, ArrayAPIKernelFit.weights_where)
         self._refuse_on_backend(ArrayAPIKernelFit.where)
+        if callable(self.kernel):
+            raise ValueError(f"a callable kernel is not available for {ArrayAPIKernelFit.where} (it is NumPy code); "
+                             "use a named kernel, or kernel='precomputed' with the Gram matrix on the device")
         if not (ArrayAPIKernelFit.takes_traces and self._device_traces):
             refuse_unsupported(self.get_params(), {"record_history": False}, ArrayAPIKernelFit.traces_where)
         data = ArrayAPIKernelFit(X, y, name, sample_weight=sample_weight,
@@ -1038,11 +1049,14 @@ class BaseKernelSeparator(BaseSeparator):
         results, problems = self._solve_on_designs(data, FitContext(), X_val=X_val, y_val=y_val)
         self._unpack_common(results)
         self.dual_coef_, self.intercept_ = data.kernel_model(results, name)
-        self._store_outputs(results, FitContext(state=(data.kernel_map, None)))
-        self.support_ = data.device_indices(self.support_)
+        if self._device_solves_dual:
+            self._store_outputs(results, FitContext(stack=data.stack))
+        else:
+            self._store_outputs(results, FitContext(state=(data.kernel_map, None)))
+            self.support_ = data.device_indices(self.support_)
         self.classes_ = data.fitted_classes()
-        separated = data.held_out_separated(self.dual_coef_, self.intercept_, self.support_, self.classes_,
-                                            self.X_fit_)
+        separated = None if self._device_solves_dual else data.held_out_separated(
+            self.dual_coef_, self.intercept_, self.support_, self.classes_, self.X_fit_)
         if separated is not None:  # the verdict describes every row passed to fit, the held-out ones included
             self.status_ = demote_unseparated(self.status_, lambda k: separated[k])
         return self

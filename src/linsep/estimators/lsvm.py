@@ -31,7 +31,8 @@ from linsep._core.plan import READS_FLOAT32
 from linsep._core.result import CONVERGED
 from linsep._core.trace import RECORD_HISTORY_CONSTRAINT, make_recorder
 from linsep.kernels import low_rank_gram_factor
-from linsep.solvers.lsvm.active_set import active_set_kernel_lagrangian_svm
+from linsep.solvers.lsvm.active_set import (ACTIVE_SET_KKT_ATOL, ACTIVE_SET_MAX_ACTIVE, ACTIVE_SET_SUBSAMPLE,
+                                            active_set_kernel_lagrangian_svm)
 from linsep.solvers.lsvm.solver import LSVM_CG_FORCING, LSVMFactor, kernel_lagrangian_svm, lagrangian_svm
 
 ACTIVE_SET_MIN_SAMPLES = 2000
@@ -240,6 +241,8 @@ class KernelLagrangianSVMClassifier(BaseKernelSeparator):
     """
 
     _parameter_constraints = {**KERNEL_CONSTRAINTS, **_COMMON_CONSTRAINTS, "class_weight": CLASS_WEIGHT_CONSTRAINT}
+    _backends = (DEVICE,)  # K (or its low-rank factor) and the iteration on the input's device (row blocks: refused)
+    _device_solves_dual = True
 
     def __init__(self, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0, C=1.0, mu=None, tol=1e-6,
                  max_iter=10_000, record_history=False, class_weight=None, pos_label=None):
@@ -297,8 +300,29 @@ class KernelLagrangianSVMClassifier(BaseKernelSeparator):
         self : object
             The fitted estimator; ``status_`` says how each problem ended.
         """
+        elsewhere = self._fit_on_backend(X, y, sample_weight=sample_weight)
+        if elsewhere is not None:
+            return elsewhere
         X, y = self._validate_fit(X, y)
         return self._fit_kernel_weighted(X, y, sample_weight)
+
+    def _solve_on_designs(self, data, fit, **ignored):
+        # the paths of _prepare_fit and _solve_binary, chosen by the same rules where the data live
+        path = (getattr(self, "_solver_plan", None) or {}).get("path")  # private: a path forced by tests
+        results = []
+        for problem in data.kernel_problems(self.kernel, self._kernel_params(), C=self.C, path=path,
+                                            active_set_min_samples=ACTIVE_SET_MIN_SAMPLES, probe_samples=PROBE_SAMPLES):
+            if problem.design is not None:  # K = F Fᵀ: the linear LSVM on the rows of F
+                result = lagrangian_svm(problem.design, None, C=self.C, mu=self.mu, tol=self.tol,
+                                        max_iter=self.max_iter, factor=problem.factor)
+            else:  # many samples: the active sets first, as _solve_binary; the iteration on K if they fail
+                result = problem.active_set(C=self.C, max_rounds=min(50, self.max_iter), max_active=ACTIVE_SET_MAX_ACTIVE,
+                                            subsample=ACTIVE_SET_SUBSAMPLE, random_state=0, atol=ACTIVE_SET_KKT_ATOL)
+                if result is None or result.status != CONVERGED:
+                    result = kernel_lagrangian_svm(None, None, C=self.C, mu=self.mu, tol=self.tol,
+                                                   max_iter=self.max_iter, factor=problem.factor)
+            results.append(data.dual(result, problem))
+        return data.with_intercepts(results), None
 
     def _low_rank_on_a_subsample(self, X):
         """Whether :math:`K` of ``PROBE_SAMPLES`` rows drawn from ``X`` has a factor of at most half as many columns.

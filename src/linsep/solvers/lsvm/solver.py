@@ -543,7 +543,7 @@ def lagrangian_svm(X, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, factor=No
 
 
 def kernel_lagrangian_svm(K, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, record_history=False,
-                          trace=None, sample_weight=None):
+                          trace=None, sample_weight=None, factor=None):
     """Kernel LSVM: iteration (22) with :math:`Q = I/C + (y y^t) \\circ (K + \\mathbf{1}\\mathbf{1}^t)` factored once.
 
     Parameters
@@ -562,6 +562,14 @@ def kernel_lagrangian_svm(K, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, re
         :func:`lagrangian_svm`
         (:math:`Q = I/C + (\\tilde y \\tilde y^t) \\circ (K + \\mathbf{1}\\mathbf{1}^t)`,
         :math:`\\tilde y = \\sqrt{s} \\, y`).
+    factor : factor of Q or None
+        :math:`Q` factored where the data live (``K`` and ``y`` then ``None``;
+        the labels and weights are the factor's): its ``stepper(mu)`` runs
+        update (22) there and reads the stopping rule's numbers, its
+        ``dual(α)`` gives :math:`(y \\circ \\alpha, \\alpha)`
+        (``linsep.designs.array_api_kernel_lsvm.DeviceKernelLSVMFactor``, the
+        array-API device's).  ``intercept`` is then left to the caller
+        (``None``: reading it is a copy from the device); no history nor trace.
 
     Returns
     -------
@@ -588,6 +596,14 @@ def kernel_lagrangian_svm(K, y, *, C=1.0, mu=None, tol=1e-6, max_iter=10_000, re
     ('converged', True)
     """
     C, mu = _check_params(C, mu, tol, max_iter)
+    if factor is not None:
+        if factor.C != C:
+            raise ValueError("factor was built for another C")
+        step = factor.stepper(mu)
+        n_iter, status, _ = _iterate(step, tol, max_iter, False)
+        signed, alpha = factor.dual(step.alpha)
+        return SolveResult(weights=signed, n_iter=n_iter, status=status, intercept=None,
+                           extra={"alpha": alpha, "factorization": factor.method})
     y = np.asarray(y, dtype=float)
     labels = y
     if sample_weight is not None:  # the dual in β = α/√s on the rows √s_i y_i, linear term √s (as lagrangian_svm)
