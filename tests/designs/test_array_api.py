@@ -141,7 +141,7 @@ def one_line(make, fit):
 refused = [one_line(make, lambda est: est.fit(Xd, yd)) for make in (
     lambda: make_classifier("perceptron", record_history=True), lambda: make_classifier("lms", record_history=True))]
 no_device_fit = {name: one_line(lambda name=name: make_classifier(name), lambda est: est.fit(Xd, yd))
-                 for name in ("perceptron", "lms", "kernel_perceptron", "kernel_hkes_cv")}
+                 for name in ("perceptron", "lms", "kernel_perceptron")}
 no_device_fit["partial_fit"] = one_line(lambda: make_classifier("perceptron"),
                                         lambda est: est.partial_fit(Xd, yd, classes=np.array([0, 1])))
 for name in ("lms", "kernel_perceptron"):  # every partial_fit (the streaming estimators)
@@ -245,7 +245,7 @@ def test_estimators_without_a_device_fit_refuse_in_one_line_naming_the_alternati
         assert kind == "TypeError" and "does not fit array-API arrays where they live" in message, (name, message)
         assert ("HoKashyapClassifier, MSEClassifier, LagrangianSVMClassifier, BatchPerceptronClassifier, "
                 "WidrowHoffClassifier, KernelHoKashyapClassifier, KozinecClassifier, SchlesingerKozinecClassifier, "
-                "HoKashyapClassifierCV, KernelLagrangianSVMClassifier do" in message), message
+                "HoKashyapClassifierCV, KernelLagrangianSVMClassifier, KernelHoKashyapClassifierCV do" in message), message
         assert "to fit them on the host" in message
         assert "\n" not in message
     # the sequential rules name their batch form, which fits on the device
@@ -254,8 +254,8 @@ def test_estimators_without_a_device_fit_refuse_in_one_line_naming_the_alternati
     assert "; BatchPerceptronClassifier fits them on the device" in outcome["no_device_fit"]["partial_fit"][1]
     assert "; WidrowHoffClassifier fits them on the device" in outcome["no_device_fit"]["lms.partial_fit"][1]
     # (Kozinec and SK fit on the device since issue 41's step loop there: test_array_api_kozinec.py)
-    # the kernel CV estimator (HoKashyapClassifierCV fits on the device: test_array_api_cv.py): kernel HKES's
-    assert "; KernelHoKashyapClassifier fits them on the device" in outcome["no_device_fit"]["kernel_hkes_cv"][1]
+    # (HoKashyapClassifierCV and KernelHoKashyapClassifierCV fit on the device: test_array_api_cv.py,
+    # test_array_api_kernel_cv.py)
     # check_separability decides on the device now (tests/designs/test_array_api_separability.py)
 
 

@@ -30,7 +30,7 @@ from sklearn.model_selection import KFold, ShuffleSplit
 import device_arrays
 kind = os.environ["LINSEP_TEST_ARRAYS"]
 to_device, host = device_arrays.conversions(kind)
-from linsep import HoKashyapClassifierCV, KernelHoKashyapClassifierCV
+from linsep import HoKashyapClassifierCV
 rng = np.random.default_rng(0)
 X = rng.normal(size=(150, 3))
 y = (X[:, 0] + 0.5 * rng.normal(size=150) > 0).astype(np.int64)
@@ -127,7 +127,6 @@ one_line = device_arrays.one_line
 Xd, yd = to_device(X), to_device(y)
 refused = {
     "pos_label": one_line(lambda: HoKashyapClassifierCV(pos_label=0).fit(Xd, yd)),
-    "kernel": one_line(lambda: KernelHoKashyapClassifierCV().fit(Xd, yd)),
     "shape": one_line(lambda: HoKashyapClassifierCV().fit(Xd, yd, sample_weight=to_device(s[:50]))),
 }
 
@@ -216,9 +215,7 @@ def test_what_the_device_cv_fit_cannot_honour_is_refused(outcome):
     refused = outcome["refused"]
     kind, message = refused["pos_label"]
     assert kind == "ValueError" and "pos_label=0 is not available for array_api input" in message, message
-    kind, message = refused["kernel"]  # the kernel twin has no device fit: one line naming kernel HKES's
-    assert kind == "TypeError" and "KernelHoKashyapClassifierCV does not fit array-API arrays" in message
-    assert "; KernelHoKashyapClassifier fits them on the device" in message
+    # (the kernel twin fits on the device too: test_array_api_kernel_cv.py)
     kind, message = refused["shape"]
     assert kind == "ValueError" and "sample_weight" in message
     assert all("\n" not in refusal[1] for refusal in refused.values())

@@ -260,8 +260,10 @@ class ArrayAPIKernelFit:
 
         self._data = data = ArrayAPIFit(X, y, owner, sample_weight=sample_weight, class_weight=class_weight)
         self.xp, self.device, self.classes, self.n_features = data.xp, data.device, data.classes, data.n_features
+        X_passed, labels_passed = data.X, data.labels  # before rows of weight 0 leave: a CV draws its folds on them
         # the row weights s (sample_weight times class_weight's), checked as in memory; rows of weight 0 leave X
         self.weights = data.weighted_rows()
+        self.passed = (X_passed, labels_passed, data._kept)
         self.X, self.labels = data.X, data.labels
         self.X_val = self.labels_val = None
         self.val_weights = None
@@ -331,6 +333,17 @@ class ArrayAPIKernelFit:
                                           scaled=lambda power, design=design: design.scaled(roots[power])))
         self._gram_of = problems[0].design if weights is not None else None
         return problems
+
+    def cross_validation(self, draw, kernel, params, map_tol, powers=(0.5,), refit=True):
+        """The folds of a cross-validated kernel fit and their maps on the device
+        (:class:`~linsep.designs.array_api_kernel_cv.DeviceKernelFolds`): ``kernel`` with its resolved
+        ``params``, each fold's map truncated at ``map_tol``; ``draw``, ``powers``, ``refit`` as there."""
+        from linsep.designs.array_api_kernel_cv import DeviceKernelFolds
+
+        xp, device = self.xp, self.device
+        return DeviceKernelFolds(self, draw, DeviceKernel(xp, kernel, **params),
+                                 lambda columns, diagonal: DeviceKernelMap(xp, device, columns, diagonal, tol=map_tol),
+                                 map_tol, powers, refit)
 
     def gram(self):
         """The map's ``diag(s, N)``, shared by the one-vs-rest problems; weighted, that of the scaled features."""

@@ -58,10 +58,11 @@ def backend_of(X, y=None):
 ARRAY_API_ESTIMATORS = ("HoKashyapClassifier", "MSEClassifier", "LagrangianSVMClassifier",
                         "BatchPerceptronClassifier", "WidrowHoffClassifier", "KernelHoKashyapClassifier",
                         "KozinecClassifier", "SchlesingerKozinecClassifier", "HoKashyapClassifierCV",
-                        "KernelLagrangianSVMClassifier")
+                        "KernelLagrangianSVMClassifier", "KernelHoKashyapClassifierCV")
 """The estimators that fit array-API input where it lives (:mod:`linsep.designs.array_api_fit`;
 ``HoKashyapClassifierCV`` through :mod:`linsep.designs.array_api_cv`, ``KernelLagrangianSVMClassifier`` through
-:mod:`linsep.designs.array_api_kernel_lsvm`)."""
+:mod:`linsep.designs.array_api_kernel_lsvm`, ``KernelHoKashyapClassifierCV`` through
+:mod:`linsep.designs.array_api_kernel_cv`)."""
 
 
 def refuse_array_api(X, y, owner, alternative=None):

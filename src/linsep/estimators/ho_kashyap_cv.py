@@ -49,6 +49,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from numbers import Integral, Real
+import dataclasses
 import time
 
 import numpy as np
@@ -62,6 +63,7 @@ from linsep.estimators.base import (FitContext, CLASS_WEIGHT_CONSTRAINT, KERNEL_
                                    POS_LABEL_DOC, BaseKernelSeparator, BaseLinearSeparator, encode_pm1,
                                    estimator_init, refuse_unsupported, rows_with_weight)
 from linsep.estimators.ho_kashyap import HK_SUPPORTED
+from linsep.estimators.kernel_hk import KernelHoKashyapClassifier
 from linsep.solvers.ho_kashyap.params import HK_CONSTRAINTS, HK_PARAMETERS, HKParams, hk_defaults
 from linsep._core.plan import READS_FLOAT32
 from linsep._core.signed_design import SignedDesign, sign_normalized, signed_scores
@@ -479,6 +481,18 @@ class _CrossValidatedStopping:
         run = set(tried)
         return flat_search_end([grid[c] for c in tried], [best[c] for c in tried], n_val, fit.fold_grams, n_train,
                                [grid[c] for c in range(len(grid)) if c not in run], floors=memo["floors"])
+
+    def _search_on_folds(self, folds):
+        """``(results, problems)`` of a fit where the data live: the search and the refit of each of
+        ``folds.problems`` on the fit data's folds (``folds``: ``fit.fold_data``), as :meth:`_fit_problems` in memory."""
+        cv_fit = CVFitContext(folds=folds.folds, fold_data=folds, hk_options=self._hk_options())
+        if self.Cs is not None:
+            self._search_grid(cv_fit, None, folds.problems)
+        results = []
+        for column, problem in enumerate(folds.problems):
+            cv_fit.problem = column
+            results.append(self._solve_binary(None, problem, cv_fit))
+        return results, folds.problems
 
     def _lockstep_group(self, fit):
         """How many runs of a wave go side by side (:class:`HoKashyapClassifierCV`, :meth:`_lockstep`); 0: each alone."""
@@ -903,14 +917,7 @@ class HoKashyapClassifierCV(_CrossValidatedStopping, BaseLinearSeparator):
         """
         folds = data.cross_validation(self._folds_of_kept_rows, _folds_partition,
                                       powers=(0.5, 1) if self.loss == "absolute" else (0.5,))
-        cv_fit = CVFitContext(folds=folds.folds, fold_data=folds, hk_options=self._hk_options())
-        if self.Cs is not None:
-            self._search_grid(cv_fit, None, folds.problems)
-        results = []
-        for column, problem in enumerate(folds.problems):
-            cv_fit.problem = column
-            results.append(self._solve_binary(None, problem, cv_fit))
-        return results, folds.problems
+        return self._search_on_folds(folds)
 
     def _prepare_problem(self, fit, X, y, fold_runs):
         if fit.fold_data is not None:  # the folds' designs and Gram matrices where the data live
@@ -1127,7 +1134,9 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
     mean curve (a shorter run extended with its last value), and the refit is
     kernel HK on the map of all of :math:`K` for :math:`\\hat k` iterates.  Cost: the
     Gram matrix and ``cv + 1`` kernel maps (one per fold block and one of
-    :math:`K`), shared by the one-vs-rest problems.
+    :math:`K`), shared by the one-vs-rest problems.  Data on a GPU (PyTorch, CuPy) are fitted on their device
+    with the same folds, maps and runs, the maps built from the kernel columns they need, without the Gram
+    matrix.
 
     Parameters
     ----------
@@ -1162,6 +1171,9 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
     best_iter_, cv_curve_, cv_curves_, C_, cv_results_, search_stopped_
         As in :class:`HoKashyapClassifierCV` (``search_stopped_`` is always ``None``: the search's early end
         needs the folds' Gram matrices in the input space).
+    support_ : ndarray of int
+        The training samples whose dual coefficients may be nonzero (sorted): the pivots of the refit's map,
+        or with ``refit=False`` the union of the folds' pivots (in the rows of ``X_fit_``).
 
     See Also
     --------
@@ -1179,7 +1191,8 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
     _parameter_constraints = {**KERNEL_CONSTRAINTS, **HoKashyapClassifierCV._parameter_constraints,
                               "map_tol": [Interval(Real, 0, 1, closed="left")]}
 
-    _device_alternative = "KernelHoKashyapClassifier"  # kernel HKES (one held-out split) fits on the device
+    _backends = (DEVICE,)  # the folds' maps, their runs and the refit on the input's device (row blocks: refused)
+    _device_traces = True  # the refit's trace recorded where the data live
 
     __init__ = estimator_init({"kernel": "rbf", "gamma": "scale", "degree": 3, "coef0": 0.0, **_CV_PARAMETERS,
                                "map_tol": 0.3})
@@ -1210,9 +1223,27 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
             The fitted estimator: the refit in the kernel map of all of ``X``,
             stopped after :math:`\\hat k` iterates.
         """
+        elsewhere = self._fit_on_backend(X, y, sample_weight=sample_weight)
+        if elsewhere is not None:  # the data's own device: the same folds, maps and search there (_solve_on_designs)
+            return elsewhere
         X, y = self._validate_fit(X, y)
         fit, X, y = self._weighted_folds(X, y, sample_weight)
         return self._fit_kernel(X, y, fit)
+
+    # kernel HK's refusals: an HK parameter not honoured where the data live, a callable kernel (NumPy code)
+    _refuse_on_backend = KernelHoKashyapClassifier._refuse_on_backend
+
+    def _solve_on_designs(self, data, fit, **ignored):
+        """``(results, problems)``: the search and the refit of each problem where the data live (a device).
+
+        The steps of the in-memory fit on the fit data's folds (``data.cross_validation``): the folds drawn on
+        the host copy of the labels as in memory (:meth:`_folds_of_kept_rows`), the map of each fold's block
+        ``K[train, train]`` and its validation rows' features built there, each (C, fold) run on them, the same
+        waves and early exits, the same :math:`\\hat k` and ``C``, the refit on the map of all rows.
+        """
+        folds = data.cross_validation(self._folds_of_kept_rows, self.kernel, self._kernel_params(), self.map_tol,
+                                      powers=(0.5, 1) if self.loss == "absolute" else (0.5,), refit=self.refit)
+        return self._search_on_folds(folds)
 
     def _drop_rows(self, X, y, weights, kept):
         return self._rows_with_weight(X, y, weights)  # refuses a precomputed Gram matrix
@@ -1225,6 +1256,14 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
         return K, fold_maps, EmpiricalKernelMap(K, tol=self.map_tol) if self.refit else None
 
     def _run_fold(self, fit, f, y, C, reference=np.inf):
+        if fit.fold_data is not None:  # ``y``: the problem where the data live; the fold map's features there
+            run, gram = fit.fold_data.fold(f, y)
+            params = dict(fit.hk_options, max_iter=self.max_iter, C=C, n_iter_no_change=self.n_iter_no_change,
+                          validation_tol=self.validation_tol)
+            plan = {"validation_reference": reference}
+            if run.weights is None:
+                return ho_kashyap(run.design, Y_val=run.validation, gram=gram, plan=plan, **params)
+            return scaled_ho_kashyap(run.scaled, run.weights, params, gram=gram, Y_val=run.validation, plan=plan)
         _, fold_maps, _ = fit.state
         kernel_map, K_val = fold_maps[f]
         train, validation = fit.folds[f]
@@ -1236,11 +1275,21 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
                                  **fit.hk_options)
 
     def _refit_run(self, fit, y, max_iter, C):
+        if fit.fold_data is not None:  # ``y.refit``: the problem on the map of all rows, where the data live
+            data, problem = fit.fold_data, y.refit
+            params = dict(fit.hk_options, max_iter=max_iter, C=C, record_history=bool(self.record_history))
+            trace = data.recorder(self.record_history)
+            if problem.weights is None:
+                return data.refit_dual(ho_kashyap(problem.design, gram=data.refit_gram(), trace=trace, **params))
+            return data.refit_dual(scaled_ho_kashyap(problem.scaled, problem.weights, params,
+                                                     gram=data.refit_gram(), trace=trace))
         return kernel_ho_kashyap(None, y, kernel_map=fit.state[2], max_iter=max_iter, C=C,
                                  sample_weight=fit.row_weight, record_history=bool(self.record_history),
                                  trace=make_recorder(self.record_history), **fit.hk_options)
 
     def _average(self, fit, runs, y):
+        if fit.fold_data is not None:  # the fold models' dual coefficients averaged where the data live
+            return fit.fold_data.average(runs, y)
         K = fit.state[0]
         dual = np.zeros(y.shape[0])
         for run, (train, _) in zip(runs, fit.folds):
@@ -1248,6 +1297,25 @@ class KernelHoKashyapClassifierCV(_CrossValidatedStopping, BaseKernelSeparator):
         dual /= len(runs)
         intercept = float(np.mean([run.intercept for run in runs]))
         return dual, intercept, bool(np.min(y * (K @ dual + intercept)) > 0)
+
+    def _solve_binary(self, X, y, fit):
+        result = super()._solve_binary(X, y, fit)
+        return dataclasses.replace(result, extra={**result.extra, "support": self._support(fit)})
+
+    def _support(self, fit):
+        """The rows whose dual coefficients may be nonzero (sorted): the refit map's pivots, or with ``refit=False``
+        the union of the folds' pivots (each fold model is zero off its own)."""
+        if fit.fold_data is not None:
+            return fit.fold_data.support(self.refit)
+        _, fold_maps, full_map = fit.state
+        if self.refit:
+            return np.sort(full_map.pivots)
+        return np.unique(np.concatenate([train[kernel_map.pivots]
+                                         for (kernel_map, _), (train, _) in zip(fold_maps, fit.folds)]))
+
+    def _store_outputs(self, results, fit):
+        super()._store_outputs(results, fit)
+        self.support_ = results[0].extra["support"]  # the maps are shared by the one-vs-rest problems
 
 
 if HoKashyapClassifierCV.__doc__ is not None:  # no docstring under python -OO

@@ -281,10 +281,17 @@ def test_kernel_variant_matches_kernel_hkes_folds_and_kernel_hk_refit():
     np.testing.assert_allclose(clf.dual_coef_, ref.dual_coef_, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(clf.intercept_, ref.intercept_, rtol=1e-10, atol=1e-12)
     assert clf.n_iter_ == ref.n_iter_
+    np.testing.assert_array_equal(clf.support_, ref.support_)  # the refit map's pivots
     # without refit: the average of the fold models' decision functions
     avg = KernelHoKashyapClassifierCV(random_state=0, refit=False, **params).fit(X, y)
     scores = np.mean([m.decision_function(X) for m in models], axis=0)
     np.testing.assert_allclose(avg.decision_function(X), scores, rtol=1e-9, atol=1e-10)
+    # its support: the union of the fold models' pivots, the only rows with nonzero dual coefficients
+    np.testing.assert_array_equal(avg.support_, np.unique(np.concatenate([tr[m.support_]
+                                                                          for m, (tr, _) in zip(models, folds)])))
+    off = np.setdiff1d(np.arange(len(y)), avg.support_)
+    assert off.size and np.all(avg.dual_coef_[:, off] == 0.0) and np.all(clf.dual_coef_[:, np.setdiff1d(
+        np.arange(len(y)), clf.support_)] == 0.0)
 
 
 def test_kernel_variant_precomputed_equals_rbf():
