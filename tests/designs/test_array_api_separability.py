@@ -131,13 +131,14 @@ def test_the_rows_cross_to_the_host_only_on_a_verdict_hk_leaves_to_the_host(outc
         pytest.skip("host traffic is counted on the stand-in only")
     for name in ("separable", "separable32"):  # HK's plane checked on the device: no N-sized copy at all
         counts = traffic[name]
-        assert counts["largest_copy"] <= 8 * 7, (name, counts)  # the pass's statistics, the weights, the check
+        # the pass's eight statistics (‖w‖² among them), the weights, the check's numbers
+        assert counts["largest_copy"] <= 8 * 8, (name, counts)
         assert counts["scalars"] == 0, (name, counts)
     for name in ("noisy", "xor", "three", "three32"):
         counts = traffic[name]
         # X once per call in its own type (float64 on the host; every later problem reuses it), never more
         assert counts["largest_copy"] == counts["rows_bytes"], (name, counts)
-        assert counts["host_bytes"] < 2 * counts["rows_bytes"] + 8 * 80 * 12 + 8 * 7 * counts["host_copies"], \
+        assert counts["host_bytes"] < 2 * counts["rows_bytes"] + 8 * 80 * 12 + 8 * 8 * counts["host_copies"], \
             (name, counts)
 
 
