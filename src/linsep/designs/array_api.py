@@ -466,6 +466,7 @@ class DeviceFactor:
             finite, smallest = read_scalars(xp, [xp.all(xp.isfinite(lower)), xp.min(pivots)])
             if finite and smallest > 0:
                 return cls(xp, "cholesky", lower=lower)
+        lower = None  # a failed factor is not held while eigh works (both are N × N for the kernel LSVM)
         evals, evecs = xp.linalg.eigh(matrix)
         return cls(xp, "eigh", evecs=evecs, inverse_evals=1.0 / xp.clip(evals, min=floor))
 

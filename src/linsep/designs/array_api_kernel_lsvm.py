@@ -288,9 +288,17 @@ class DeviceKernelLSVMFactor:
     def __init__(self, xp, K, y, C, linear_term=None):
         self.xp, self.C, self._c = xp, float(C), linear_term
         self._y = y if linear_term is None else y * linear_term
-        Q = (xp.astype(K, xp.float64) + 1.0) * self._y[:, None] * self._y[None, :]
-        Q = Q + xp.eye(Q.shape[0], dtype=xp.float64, device=y.device) / self.C
+        # Q built in place in its own float64 array: beside K, one N × N temporary at a time (the identity)
+        Q = xp.astype(K, xp.float64, copy=True)
+        Q += 1.0
+        Q *= self._y[:, None]
+        Q *= self._y[None, :]
+        identity = xp.eye(Q.shape[0], dtype=xp.float64, device=y.device)
+        identity *= 1.0 / self.C
+        Q += identity
+        del identity
         self._factor = DeviceFactor.positive_definite(xp, Q, 1.0 / self.C)
+        del Q  # the factor holds what the iteration needs
         self.method = self._factor.method
 
     def stepper(self, mu):
