@@ -432,9 +432,10 @@ def _device_rounds(xp, columns, y, C, active, max_rounds, max_active, atol):
         gradient = y * (K_A @ signed + xp.sum(signed)) - 1.0  # Qα − 1 outside A (α_I = 0)
         inactive = ~active
         violated = inactive & (gradient < -atol)
-        finite, smallest, count = read_scalars(xp, [xp.all(xp.isfinite(alpha_A)), xp.min(alpha_A),
-                                                    xp.sum(xp.astype(violated, xp.int64))])
-        if not finite:  # (CuPy's Cholesky gives NaN where it fails)
+        finite, pivot, smallest, count = read_scalars(xp, [
+            xp.all(xp.isfinite(alpha_A)), xp.min(xp.abs(xp.linalg.diagonal(lower))), xp.min(alpha_A),
+            xp.sum(xp.astype(violated, xp.int64))])
+        if not (finite and pivot > 0):  # CuPy's Cholesky does not raise where it fails: NaN or a zero pivot
             return alpha, active, rounds, False
         position = xp.clip(xp.cumulative_sum(xp.astype(active, xp.int64)) - 1, min=0)  # a row's place in A
         alpha = xp.where(active, xp.take(alpha_A, position), zeros)
