@@ -227,7 +227,7 @@ def flat_search_end(tried, best_errors, n_val, fold_grams, n_train, remaining, f
     remaining : list of (float or None)
         The values not yet run.
     floors : list of float, optional
-        Each fold's :math:`\lambda^+_f` (:func:`gram_range_floor` of ``fold_grams``), where the caller keeps
+        Each fold's :math:`\\lambda^+_f` (:func:`gram_range_floor` of ``fold_grams``), where the caller keeps
         them across waves; computed here if not given.
 
     Returns

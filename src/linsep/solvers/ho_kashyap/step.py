@@ -65,12 +65,13 @@ class NamespacePass:
 
     ``design`` offers ``xp`` (its namespace), ``scores(W)`` (``Y W``), ``read_scalars`` (0-d arrays as host
     numbers, in one copy where that costs a device sync), ``reweighted_factor(factor, D)`` and
-    ``solve_weighted(factor, r, D)`` (:math:`(Y^t D Y + C \tilde I)^{-1} Y^t D r`).
+    ``solve_weighted(factor, r, D)`` (:math:`(Y^t D Y + C \\tilde I)^{-1} Y^t D r`).
 
     Attributes: ``J = E_kᵀ D_k E_k`` (no penalty), ``wrong`` (count of ``Y W_k <= 0``), ``separated``
     (all ``Y W_k > 0``), ``max_e``, ``min_e`` (of ``E_k``), ``max_b`` (``max |B_k|``), ``fixed_point``
     (``|E_k| <= tol (B_k + offset)`` componentwise), ``val_errors`` (the validation count, or ``None``),
-    ``weight_norm_sq`` (:math:`\lVert w_k \rVert^2`, on a device read with the others),
+    ``weight_norm_sq`` (:math:`\\lVert w_k \\rVert^2`, the bias left out: the penalised criterion's; on a
+    device read with the others),
     ``E`` and ``B_next`` (:func:`next_margin`).  ``fitted``: ``Y W_k`` where the W-step's solver kept it
     (:meth:`linsep._core.linalg.IterativeLeastSquares.fitted_values`), sparing the product.
     """
@@ -82,6 +83,7 @@ class NamespacePass:
         self.E = Z - B if offset == 0.0 else Z - offset - B
         if xp is np:  # on the host each statistic the rules do not read every pass is computed when asked for
             self.J, self.wrong = float(self._statistic("J")), int(self._statistic("wrong"))
+            self.weight_norm_sq = float(W[:-1] @ W[:-1])  # p numbers: as cheap as asking for it
         else:  # a device: the other statistics come to the host with these, in one copy (one sync)
             names = ("J", "wrong", "min_z", "max_e", "min_e", "max_b", "fixed_point")
             values = design.read_scalars([self._statistic(name) for name in names] + [W[:-1] @ W[:-1]])
@@ -90,7 +92,6 @@ class NamespacePass:
             self.__dict__.update(separated=values["min_z"] > 0, max_e=values["max_e"], min_e=values["min_e"],
                                  max_b=values["max_b"], fixed_point=bool(values["fixed_point"]),
                                  weight_norm_sq=weight_norm_sq)
-        self._W = W
         self.val_errors = None if validation is None else validation.count_nonpositive(W)[0]
         self._step_weights = D  # the D of the next W-step: D_k, or D_{k+1} once reweighted
 
@@ -109,11 +110,6 @@ class NamespacePass:
         # gives Y W = B + E > 0 already
         target = B + self.offset
         return xp.all((target > 0) & (xp.abs(E) <= self.tol * target))
-
-    @cached_property
-    def weight_norm_sq(self):
-        """:math:`\lVert w_k \rVert^2` (the bias left out), the penalty's factor in the regularised criterion."""
-        return float(self._W[:-1] @ self._W[:-1])
 
     @cached_property
     def separated(self):
