@@ -190,3 +190,21 @@ def test_namespace_kernels_equal_the_pairwise_kernels(kernel, params):
         assert np.all(host(diagonal) == 1.0)
     with pytest.raises(ValueError, match="for array-API input"):
         namespace_kernel_matrix(Ad, Bd, strict, kernel="precomputed")
+
+
+def test_kernel_values_do_not_depend_on_an_ambient_joblib_context():
+    """Inside ``parallel_backend("threading", n_jobs=4)`` (a threaded grid search) the matrix is computed as outside.
+
+    scikit-learn's ``pairwise_kernels`` takes the context's ``n_jobs`` unless told otherwise: it then splits
+    the columns across threads, rounds the products differently and loses the exact zero of a row's
+    distance to itself, so an RBF diagonal came out ``1 - 2⁻⁵²`` here and ``1`` there, and the kernel maps'
+    pivots (chosen from the tracked diagonal) with it.
+    """
+    from joblib import parallel_backend
+
+    X = np.random.default_rng(0).normal(size=(300, 4)) * 3.0
+    outside = kernel_matrix(X, X, kernel="rbf", gamma=0.5)
+    with parallel_backend("threading", n_jobs=4):
+        inside = kernel_matrix(X, X, kernel="rbf", gamma=0.5)
+    np.testing.assert_array_equal(inside, outside)
+    assert np.all(np.diagonal(inside) == 1.0)

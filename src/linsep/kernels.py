@@ -151,7 +151,10 @@ def kernel_matrix(A, B, *, kernel="rbf", gamma=None, degree=3, coef0=0.0):
     A, B = summed_duplicates(A), summed_duplicates(B)
     if callable(kernel):
         return require_kernel_block(kernel(A, B), (A.shape[0], B.shape[0]), kernel)
-    K = pairwise_kernels(A, B, metric=kernel, **kernel_params(kernel, gamma, degree, coef0))
+    # n_jobs=1: inside a joblib context (a threaded GridSearchCV) scikit-learn would otherwise split the matrix
+    # into column chunks across threads, whose products round differently and whose own-row distances are no
+    # longer exactly zero; the kernel values must not depend on where the fit runs
+    K = pairwise_kernels(A, B, metric=kernel, n_jobs=1, **kernel_params(kernel, gamma, degree, coef0))
     return require_kernel_block(K, (A.shape[0], B.shape[0]), kernel)
 
 
