@@ -17,6 +17,8 @@ $(BIN)/python:
 # it ends by naming the tables and figures it wrote under results/quick.
 # `linsep warm-up --bench` first compiles the loops the benchmark runs, once,
 # in one process (numba keeps them on disk): the workers then only load them.
+# JOBS: the benchmark's worker processes, and the processes of the warm-ups of
+# `make test` and `make test-minimum`.
 JOBS ?= 2
 demo: venv
 	$(BIN)/python -m pip install --quiet -e ".[bench]"
@@ -27,11 +29,12 @@ demo: venv
 # One BLAS thread per worker: NumPy and SciPy each load their own OpenBLAS, and
 # two workers with two pools of threads each on two cores spend their time
 # waiting for each other (a 4 s test took 126 s that way).
-# `linsep warm-up` compiles every loop once, in one process, before the two
-# workers start (they would otherwise compile the same loops at once).
+# `linsep warm-up` compiles every loop once, before the two workers start (they
+# would otherwise compile the same loops at once); numba compiles on one core,
+# so the warm-up shares the loops among $(JOBS) processes (half the time on two cores).
 test: venv
 	$(BIN)/python -m pip install --quiet -e ".[test]"
-	$(BIN)/linsep warm-up
+	$(BIN)/linsep warm-up --jobs $(JOBS)
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 -q
 
 # The test suite on the oldest versions pyproject.toml declares (ci/constraints-minimum.txt pins each
@@ -50,7 +53,7 @@ $(BIN_MIN)/python:
 
 test-minimum: $(BIN_MIN)/python
 	$(BIN_MIN)/python -m pip install --quiet -c ci/constraints-minimum.txt -e ".[test]"
-	$(BIN_MIN)/linsep warm-up
+	$(BIN_MIN)/linsep warm-up --jobs $(JOBS)
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN_MIN)/python -m pytest -n 2 -q $(TEST_MINIMUM_ARGS)
 
 # Documentation site (Sphinx + numpydoc + sphinx-gallery) into docs/_build/html, offline.

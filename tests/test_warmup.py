@@ -27,15 +27,17 @@ print(json.dumps({"hits": sum(sum(s.cache_hits.values()) for s in stats),
 
 def test_bench_warm_up_leaves_nothing_to_compile(tmp_path):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
-    done = subprocess.run([sys.executable, "-m", "linsep", "warm-up", "--bench", "--no-progress"], env=env,
-                          check=True, capture_output=True, text=True)
+    # two processes side by side, writing into the one empty cache (`make test` warms up so)
+    done = subprocess.run([sys.executable, "-m", "linsep", "warm-up", "--bench", "--jobs", "2", "--no-progress"],
+                          env=env, check=True, capture_output=True, text=True)
     assert "compiled code ready" in done.stdout and str(tmp_path) in done.stdout
     out = subprocess.run([sys.executable, "-c", _FIT_AFTER_WARM_UP], env=env, check=True, capture_output=True,
                          text=True)
     counts = json.loads(out.stdout.splitlines()[-1])
     assert counts == {"hits": 3, "misses": 0}  # HK, MHKA (IRLS) and the LSVM pass loaded from the disk cache
     assert "linsep: compiling" not in out.stderr
-    # --clean: linsep's entries deleted first (the way out of a cache gone bad), then compiled anew
+    # --clean: linsep's entries deleted first (the way out of a cache gone bad), then compiled anew, in this one
+    # process (the default)
     again = subprocess.run([sys.executable, "-m", "linsep", "warm-up", "--bench", "--clean", "--no-progress"],
                            env=env, check=True, capture_output=True, text=True)
     removed = int(again.stdout.split("removed ")[1].split()[0])
@@ -58,3 +60,19 @@ def test_warm_up_covers_every_layout_and_type():
     assert len(warm_up_steps("bench")) == 3 and SCOPES == ("all", "bench")
     with pytest.raises(ValueError, match="scope"):
         warm_up_steps("some")
+
+
+@pytest.mark.parametrize("jobs", [0, -1, 1.5, True, "2"])
+def test_warm_up_refuses_a_number_of_jobs_that_is_not_a_positive_integer(jobs):
+    from linsep.warmup import warm_up
+
+    with pytest.raises(ValueError, match="jobs must be a positive integer"):
+        warm_up(progress=False, jobs=jobs)
+
+
+def test_the_command_line_refuses_zero_jobs_before_any_work(capsys):
+    from linsep.cli import main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(["warm-up", "--jobs", "0"])
+    assert stopped.value.code == 2 and "--jobs: expected a positive integer, got '0'" in capsys.readouterr().err

@@ -400,6 +400,17 @@ def _cmd_playground(args):
     return run_from_arguments(args)
 
 
+def _positive_int(text):
+    """An option's value as an int of at least one (argparse reports anything else as a usage error)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
 def _cmd_warm_up(args):
     import numba
 
@@ -410,7 +421,8 @@ def _cmd_warm_up(args):
     if args.clean:
         removed = clear_cache()
         print(f"linsep warm-up: removed {len(removed)} files of linsep's compiled code (numba's disk cache: {cache})")
-    seconds = warm_up("bench" if args.bench else "all", progress=not args.no_progress, parallel=args.threads)
+    seconds = warm_up("bench" if args.bench else "all", progress=not args.no_progress, parallel=args.threads,
+                      jobs=args.jobs)
     print(f"linsep warm-up: compiled code ready in {seconds:.1f} s (numba's disk cache: {cache})")
     return 0
 
@@ -561,6 +573,8 @@ def build_parser():
                       help="also compile the passes split over threads (default: when numba has more than one)")
     warm.add_argument("--bench", action="store_true",
                       help="only what `linsep bench` runs (dense float64 data, one thread per worker)")
+    warm.add_argument("--jobs", type=_positive_int, default=1, metavar="N",
+                      help="compile in N processes side by side (numba compiles on one core each; default 1)")
     warm.add_argument("--no-progress", action="store_true", help="no progress bar")
     warm.add_argument("--clean", action="store_true",
                       help="first delete linsep's compiled code from numba's disk cache, then compile it anew")

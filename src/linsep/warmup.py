@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 import time
 import warnings
+from numbers import Integral
 
 import numba
 import numpy as np
@@ -141,11 +142,16 @@ def warm_up_steps(scope="all", *, parallel=None):
     return steps
 
 
-def warm_up(scope="all", *, progress=True, parallel=None):
+def warm_up(scope="all", *, progress=True, parallel=None, jobs=1):
     """Compile linsep's loops for every kind of data ahead of time (numba keeps them on disk).
 
     Later processes on this machine load them instead of compiling at their
-    first fit.  Runs the fits of :func:`warm_up_steps` one after the other.
+    first fit.  Runs the fits of :func:`warm_up_steps` one after the other, or
+    shared among ``jobs`` processes: numba compiles each loop on one core, so on
+    a machine with idle cores the whole warm-up takes about ``1 / jobs`` of the
+    time.  The processes write their entries into the one disk cache side by
+    side (linsep's cache index takes concurrent writers,
+    :mod:`linsep._core.numba_cache`).
 
     Parameters
     ----------
@@ -155,6 +161,9 @@ def warm_up(scope="all", *, progress=True, parallel=None):
         Show a progress bar (tqdm where installed, else one line per step) on stderr.
     parallel : bool or None, default=None
         See :func:`warm_up_steps`.
+    jobs : int, default=1
+        Processes that run the fits (each takes the next fit as it finishes
+        one).  ``1``: all of them in this process.
 
     Returns
     -------
@@ -170,6 +179,10 @@ def warm_up(scope="all", *, progress=True, parallel=None):
     >>> from linsep.warmup import warm_up
     >>> seconds = warm_up(progress=False)  # doctest: +SKIP
     """
+    if isinstance(jobs, bool) or not isinstance(jobs, Integral) or jobs < 1:
+        raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
+    if parallel is None:  # decided here, once: every process compiles the same list
+        parallel = numba.get_num_threads() > 1
     steps = warm_up_steps(scope, parallel=parallel)
     start = time.perf_counter()
     bar = None
@@ -180,15 +193,57 @@ def warm_up(scope="all", *, progress=True, parallel=None):
             tqdm = None
         if tqdm is not None:
             bar = tqdm(total=len(steps), desc="linsep warm-up", unit="fit", file=sys.stderr)
-    with notices_paused():
-        for index, (description, run) in enumerate(steps, 1):
-            if bar is not None:
-                bar.set_postfix_str(description)
-            elif progress:
-                print(f"linsep warm-up {index}/{len(steps)}: {description}", file=sys.stderr, flush=True)
-            run()
-            if bar is not None:
-                bar.update()
+
+    def report(index, description, done):
+        if bar is not None:
+            bar.set_postfix_str(description)
+            bar.update(done)
+        elif progress and not done:
+            print(f"linsep warm-up {index}/{len(steps)}: {description}", file=sys.stderr, flush=True)
+
+    if jobs == 1:
+        with notices_paused():
+            for index, (description, run) in enumerate(steps, 1):
+                report(index, description, 0)
+                run()
+                report(index, description, 1)
+    else:
+        _run_in_processes(steps, scope, parallel, jobs, report)
     if bar is not None:
         bar.close()
     return time.perf_counter() - start
+
+
+def _run_in_processes(steps, scope, parallel, jobs, report):
+    """Run the fits of ``steps`` in ``jobs`` fresh processes, each taking the next fit as it finishes one.
+
+    Fresh (spawned) processes, not forked ones: a fork would copy this process's numba threads and locks.  Each
+    builds the same list of fits (:func:`warm_up_steps` draws its data from a fixed seed) and runs the ones it is
+    handed by index.
+    """
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=min(jobs, len(steps)), mp_context=context,
+                             initializer=_start_worker, initargs=(scope, parallel)) as pool:
+        pending = {pool.submit(_run_step, index): index for index in range(len(steps))}
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                index = pending.pop(future)
+                future.result()  # a failed fit fails the warm-up, as it does in one process
+                report(index + 1, steps[index][0], 1)
+
+
+_worker_steps = None  # in a warm-up worker process: the fits of warm_up_steps, built once
+
+
+def _start_worker(scope, parallel):
+    global _worker_steps
+    _worker_steps = warm_up_steps(scope, parallel=parallel)
+
+
+def _run_step(index):
+    with notices_paused():
+        _worker_steps[index][1]()
