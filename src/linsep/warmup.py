@@ -150,8 +150,7 @@ def warm_up(scope="all", *, progress=True, parallel=None, jobs=1):
     shared among ``jobs`` processes: numba compiles each loop on one core, so on
     a machine with idle cores the whole warm-up takes about ``1 / jobs`` of the
     time.  The processes write their entries into the one disk cache side by
-    side (linsep's cache index takes concurrent writers,
-    :mod:`linsep._core.numba_cache`).
+    side (linsep's cache index takes concurrent writers: ``linsep._core.numba_cache``).
 
     Parameters
     ----------
