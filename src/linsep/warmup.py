@@ -216,23 +216,30 @@ def warm_up(scope="all", *, progress=True, parallel=None, jobs=1):
 def _run_in_processes(steps, scope, parallel, jobs, report):
     """Run the fits of ``steps`` in ``jobs`` fresh processes, each taking the next fit as it finishes one.
 
-    Fresh (spawned) processes, not forked ones: a fork would copy this process's numba threads and locks.  Each
-    builds the same list of fits (:func:`warm_up_steps` draws its data from a fixed seed) and runs the ones it is
-    handed by index.
+    Fresh processes, not forks of this one (which would copy its numba threads and locks): joblib's loky
+    executor (scikit-learn's own dependency), which unlike ``multiprocessing``'s "spawn" runs from any caller,
+    a script without a ``__main__`` guard, standard input or a notebook.  Each process builds the same list of
+    fits (:func:`warm_up_steps` draws its data from a fixed seed) and runs the ones it is handed by index.
     """
-    import multiprocessing
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures import FIRST_COMPLETED, wait
 
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(jobs, len(steps)), mp_context=context,
-                             initializer=_start_worker, initargs=(scope, parallel)) as pool:
+    from joblib.externals.loky import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=min(jobs, len(steps)), initializer=_start_worker,
+                             initargs=(scope, parallel)) as pool:
         pending = {pool.submit(_run_step, index): index for index in range(len(steps))}
-        while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                index = pending.pop(future)
-                future.result()  # a failed fit fails the warm-up, as it does in one process
-                report(index + 1, steps[index][0], 1)
+        try:
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    index = pending.pop(future)
+                    future.result()  # a failed fit fails the warm-up, as it does in one process
+                    report(index + 1, steps[index][0], 0)  # the fits are named as they finish
+                    report(index + 1, steps[index][0], 1)
+        except BaseException:  # a failure or Ctrl-C: the fits not started are not started
+            for future in pending:
+                future.cancel()
+            raise
 
 
 _worker_steps = None  # in a warm-up worker process: the fits of warm_up_steps, built once
