@@ -40,8 +40,8 @@ import types
 import array_api_strict as _strict
 import numpy as np
 
-__all__ = ["COUNTS", "DEVICE", "DeviceArray", "NAMESPACE_OF", "TORCH", "asarray", "one_line", "register", "run_checks",
-           "to_numpy", "trace_difference", "xp"]
+__all__ = ["COUNTS", "DEVICE", "DeviceArray", "NAMESPACE_OF", "TORCH", "asarray", "extra_memory", "one_line", "register",
+           "run_checks", "to_numpy", "trace_difference", "xp"]
 
 TORCH = ("torch",) if importlib.util.find_spec("torch") is not None else ()
 """``("torch",)`` where PyTorch is importable, else ``()``: the array kinds of the array-API tests end with it, so
@@ -311,6 +311,37 @@ def one_line(run):
     except Exception as error:
         return [type(error).__name__, str(error)]
     return None
+
+
+def extra_memory(fits, to_device, rng, *, dtypes=("float64", "float32")):
+    """What each fit allocates beside ``X``, as a multiple of ``X.nbytes`` (NumPy's allocations traced).
+
+    ``X`` is 20 000 × 64 (an N-vector is 1/64 of float64 ``X``: a copy of ``X`` stands out against the pass's
+    O(N) vectors), labels from its first column and noise, both drawn from ``rng`` and put on the device with
+    ``to_device``.  ``fits``: ``(label, fit)`` pairs, ``fit(X, y)`` fitting an estimator on device arrays.  Each
+    fit runs first on 500 rows (its imports and first calls, not traced), then on all of them under
+    ``problems.traced_peak``.  Returns ``{"<label> <dtype>": peak / X.nbytes}``, or ``{"error": "<type>: <message>"}``
+    if a fit raised (the script's other checks still report).
+    """
+    import warnings
+
+    from problems import traced_peak  # a helper at the top of tests/
+
+    try:
+        big = rng.normal(size=(20_000, 64))
+        labels = (big[:, 0] + rng.normal(size=20_000) > 0).astype(np.int64)
+        out = {}
+        for dtype in dtypes:
+            data = big.astype(dtype)
+            Xb, yb = to_device(data), to_device(labels)
+            for label, fit in fits:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    fit(Xb[:500, :], yb[:500])
+                    out[f"{label} {dtype}"] = traced_peak(lambda: fit(Xb, yb)) / data.nbytes
+        return out
+    except Exception as error:
+        return {"error": f"{type(error).__name__}: {error}"}
 
 
 NAMESPACE_OF = {"stand-in": "device_arrays", "strict-cpu": "array_api_strict", "strict-device1": "array_api_strict",

@@ -147,28 +147,11 @@ no_device_fit["partial_fit"] = one_line(lambda: make_classifier("perceptron"),
 for name in ("lms", "kernel_perceptron"):  # every partial_fit (the streaming estimators)
     no_device_fit[f"{name}.partial_fit"] = one_line(
         lambda name=name: make_classifier(name), lambda est: est.partial_fit(Xd, yd, classes=np.array([0, 1])))
-def memory():
-    # what a fit allocates beyond X (NumPy's allocations, which hold every array here, traced): X wide (d = 64)
-    # against the O(N) vectors of the pass (about a dozen N-vectors, 0.2 X here)
-    from problems import traced_peak
-    big = rng.normal(size=(20_000, 64))
-    big_labels = (big[:, 0] + rng.normal(size=20_000) > 0).astype(np.int64)
-    out = {}
-    for dtype in ("float64", "float32"):
-        data = big.astype(dtype)
-        Xb, yb = to_device(data), to_device(big_labels)
-        for name in ("mhks", "mhka", "hk", "lsvm", "mse", "widrow_hoff", "batch_perceptron"):
-            params = {} if name == "mse" else {"max_iter": 3}
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                make_classifier(name, **params).fit(Xb[:500, :], yb[:500])  # imports and first calls: not traced
-                peak = traced_peak(lambda: make_classifier(name, **params).fit(Xb, yb))
-            out[f"{name} {dtype}"] = peak / data.nbytes
-    return out
-try:
-    extra_memory = memory()
-except Exception as error:
-    extra_memory = {"error": f"{type(error).__name__}: {error}"}
+# what a fit allocates beside X: X wide (d = 64) against the O(N) vectors of the pass (about a dozen N-vectors,
+# 0.2 X here)
+extra_memory = device_arrays.extra_memory(
+    [(name, lambda X, y, name=name: make_classifier(name, **({} if name == "mse" else {"max_iter": 3})).fit(X, y))
+     for name in ("mhks", "mhka", "hk", "lsvm", "mse", "widrow_hoff", "batch_perceptron")], to_device, rng)
 traffic = {}
 if kind == "stand-in":  # what crosses to the host during a fit (device_arrays.COUNTS)
     for name, data, labels in (("mhks", X, y), ("mhka", X, y), ("hk", wide, separable), ("lsvm", X, y),

@@ -130,25 +130,9 @@ refused = {
     "shape": one_line(lambda: HoKashyapClassifierCV().fit(Xd, yd, sample_weight=to_device(s[:50]))),
 }
 
-def memory():
-    # what a CV fit allocates beyond X (NumPy's allocations, which hold every array here, traced)
-    from problems import traced_peak
-    big = rng.normal(size=(20_000, 64))
-    big_labels = (big[:, 0] + rng.normal(size=20_000) > 0).astype(np.int64)
-    out = {}
-    for dtype in ("float64", "float32"):
-        data = big.astype(dtype)
-        Xb, yb = to_device(data), to_device(big_labels)
-        params = {"Cs": 2, "max_iter": 3, "random_state": 0}
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            HoKashyapClassifierCV(**params).fit(Xb[:500, :], yb[:500])  # imports and first calls: not traced
-            out[dtype] = traced_peak(lambda: HoKashyapClassifierCV(**params).fit(Xb, yb)) / data.nbytes
-    return out
-try:
-    extra_memory = memory()
-except Exception as error:
-    extra_memory = {"error": f"{type(error).__name__}: {error}"}
+# what a CV fit allocates beside X
+extra_memory = device_arrays.extra_memory(
+    [("hkes_cv", lambda X, y: HoKashyapClassifierCV(Cs=2, max_iter=3, random_state=0).fit(X, y))], to_device, rng)
 print(json.dumps({"fits": fits, "refused": refused, "memory": extra_memory}))
 """
 

@@ -94,27 +94,11 @@ refused = {"kozinec traces": one_line(lambda: make_classifier("kozinec", record_
            "sk traces": one_line(lambda: make_classifier("sk", record_history=True).fit(Xd, yd)),
            "pos_label": one_line(lambda: make_classifier("sk", pos_label=0).fit(Xd, yd))}
 
-def memory():
-    # what a fit allocates beyond X (NumPy's allocations, which hold every array here, traced): the float64
-    # (centred) rows of one block of COLUMN_ROW_BLOCKS and the O(N) vectors of the step
-    from problems import traced_peak
-    big = rng.normal(size=(20_000, 64))
-    big_labels = (big[:, 0] + rng.normal(size=20_000) > 0).astype(np.int64)
-    out = {}
-    for dtype in ("float64", "float32"):
-        data = big.astype(dtype)
-        Xb, yb = to_device(data), to_device(big_labels)
-        for name, params in (("sk", {}), ("sk", augmented)):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                make_classifier(name, max_iter=3, **params).fit(Xb[:500, :], yb[:500])
-                peak = traced_peak(lambda: make_classifier(name, max_iter=3, **params).fit(Xb, yb))
-            out[f"{name} {params} {dtype}"] = peak / data.nbytes
-    return out
-try:
-    extra_memory = memory()
-except Exception as error:
-    extra_memory = {"error": f"{type(error).__name__}: {error}"}
+# what a fit allocates beside X: the float64 (centred) rows of one block of COLUMN_ROW_BLOCKS and the O(N)
+# vectors of the step
+extra_memory = device_arrays.extra_memory(
+    [(f"sk {params}", lambda X, y, params=params: make_classifier("sk", max_iter=3, **params).fit(X, y))
+     for params in ({}, augmented)], to_device, rng)
 print(json.dumps({"fits": fits, "refused": refused, "memory": extra_memory}))
 """
 

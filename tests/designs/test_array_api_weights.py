@@ -147,26 +147,13 @@ refused = {
     "one class": one_line(lambda: make_classifier("mse", class_weight={0: 0.0, 1: 1.0}).fit(Xd, yd)),
 }
 
-def memory():
-    # what a weighted fit allocates beyond X (NumPy's allocations, which hold every array here, traced)
-    from problems import traced_peak
-    big = rng.normal(size=(20_000, 64))
-    big_labels = (big[:, 0] + rng.normal(size=20_000) > 0).astype(np.int64)
-    weights = to_device(rng.uniform(0.5, 2.0, size=20_000))
-    Xb, yb = to_device(big), to_device(big_labels)
-    out = {}
-    for name in ("mhks", "mhka", "lsvm", "mse", "widrow_hoff", "batch_perceptron"):
-        params = {} if name == "mse" else {"max_iter": 3}
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            make_classifier(name, **params).fit(Xb[:500, :], yb[:500], sample_weight=weights[:500])
-            peak = traced_peak(lambda: make_classifier(name, **params).fit(Xb, yb, sample_weight=weights))
-        out[name] = peak / big.nbytes
-    return out
-try:
-    extra_memory = memory()
-except Exception as error:
-    extra_memory = {"error": f"{type(error).__name__}: {error}"}
+# what a weighted fit allocates beside X (float64 X; the weights, an N-vector, on the device beside it)
+weights = to_device(rng.uniform(0.5, 2.0, size=20_000))
+extra_memory = device_arrays.extra_memory(
+    [(name, lambda X, y, name=name: make_classifier(name, **({} if name == "mse" else {"max_iter": 3})).fit(
+        X, y, sample_weight=weights[:X.shape[0]]))
+     for name in ("mhks", "mhka", "lsvm", "mse", "widrow_hoff", "batch_perceptron")], to_device, rng,
+    dtypes=("float64",))
 print(json.dumps({"fits": fits, "traces": traces, "refused": refused, "memory": extra_memory}))
 """
 
