@@ -13,11 +13,12 @@ calls of ``linsep._core.signed_design.SignedDesign.__init__`` during the fit (a 
 designs once, not once per iteration).
 
 The fit-flow redesign's targets (dense): at most 8 linsep modules and at most 6 estimator ⇄ base crossings; dask:
-no SignedDesign rebuilt per iteration and at most 200 crossings.  Measured (issue 42, 2026-11-29; 133 iterates):
-dask 2324 crossings and 9126 calls before the pass and chain moved into ``solvers/ho_kashyap/step.py``, 1024 and
-6500 after, 6 SignedDesigns built; dense 57, sparse 679.  What the dask fit still crosses is the driver's
-(``solver`` → ``rules`` → the chain's generator, 3 an iterate) and the W-step's solve on the worker
-(``step`` ⇄ ``_core.linalg``, 2 an iterate computed): see docs/performance_notes.md.
+no SignedDesign rebuilt per iteration and at most 200 crossings.  Measured (issue 42; 133 iterates): dask 2324
+crossings before the pass and chain moved into ``solvers/ho_kashyap/step.py``, 1024 after; 155 once no iterate
+crossed a module (the Python driver beside the rules it applies in ``rules.py``, the chain's iterates handed over
+as one list per round trip, the worker's W-step a LAPACK solve bound once per chain) and the dask design's
+groups and chains joined ``designs/dask.py``; 6 SignedDesigns built.  Dense 58 crossings in 18 modules, sparse
+676: see docs/performance_notes.md.
 """
 
 from __future__ import annotations

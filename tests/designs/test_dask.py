@@ -12,7 +12,7 @@ da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
 from linsep import HoKashyapClassifier, LagrangianSVMClassifier, MSEClassifier  # noqa: E402
-from linsep.designs import dask_data, dask_groups  # noqa: E402
+from linsep.designs import dask as dask_design, dask_data  # noqa: E402
 from linsep._core.certificates import FIT_PROOF_RTOL, is_proof  # noqa: E402
 from dask_problems import CHUNKS, RTOL, assert_same_fit, dask_pair, fit_both, pair_data  # noqa: E402
 
@@ -127,7 +127,7 @@ def test_one_pass_per_iteration_and_only_small_results(client, per_round_trip):
     # Per iteration at most one persist (the fused block pass) and one compute, whose results are p-sized.
     X, y = pair_data("noisy")
     Xd, yd = dask_pair(X, y)
-    with dask_groups.round_trips() as trips, warnings.catch_warnings():
+    with dask_design.round_trips() as trips, warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         clf = HoKashyapClassifier(C=1.0, max_iter=12).fit(Xd, yd)
     n_iter = clf.n_iter_
@@ -172,7 +172,7 @@ def test_wide_x_is_refused_before_any_pass_where_a_gram_matrix_is_needed(client)
     wide = da.zeros((6, 2000), chunks=(3, 2000))
     labels = np.array([0, 1] * 3)
     for make in (MSEClassifier, lambda: HoKashyapClassifier(loss="absolute")):
-        with dask_groups.round_trips() as trips, pytest.raises(
+        with dask_design.round_trips() as trips, pytest.raises(
                 ValueError, match="2000 features, too many for .* on the dask backend.*LagrangianSVMClassifier"):
             make().fit(wide, labels)
         assert trips.persists == trips.computes == 0
@@ -284,18 +284,19 @@ def _module_crossings(fit):
 
 
 @pytest.mark.parametrize("params", [dict(C=1.0), dict(update="weights")], ids=["mhks", "weights"])
-def test_hk_iterate_stays_in_the_step_module(params):
+def test_hk_iterates_cross_no_module(params):
     # A chained dask fit runs each iterate inside solvers/ho_kashyap/step.py (block_chain: the blocks' passes,
-    # the margin update, the sums): its only crossings are the W-step's solve (step -> _core.linalg -> step)
-    # and, on the client, the driver's (solver -> rules -> the chain's generator -> solver), 5 an iterate.  The
-    # old chain ping-ponged between designs/dask.py, dask_groups.py and step.py, ~17 an iterate.
+    # the margin update, the sums, the W-step's LAPACK solve bound once per chain), and the driver takes the
+    # chain's iterates from one list per round trip and applies the rules beside it (rules.iterate_in_python):
+    # no module crossing an iterate.  The longer fit's 40 more iterates cost one more round trip (5 crossings
+    # measured); the chain before crossed 5 times an iterate (driver 3, worker 2), the one before it ~17.
     X, y = pair_data("noisy")
     Xd, yd = dask_pair(X, y)
     few, short = _module_crossings(lambda: HoKashyapClassifier(max_iter=20, tol=1e-14, **params).fit(Xd, yd))
     many, long = _module_crossings(lambda: HoKashyapClassifier(max_iter=60, tol=1e-14, **params).fit(Xd, yd))
     iterates = long.n_iter_ - short.n_iter_
     assert iterates >= 30
-    assert many - few <= 6 * iterates, (many - few) / iterates
+    assert many - few <= 20, (many - few, iterates)
 
 
 def test_a_float32_block_keeps_no_float64_copy_for_the_fit():

@@ -14,9 +14,8 @@ da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
 from linsep import HoKashyapClassifier  # noqa: E402
-from linsep.designs import dask_groups as _dask_groups  # noqa: E402
 from linsep.designs import dask as backend  # noqa: E402
-from linsep.designs import dask_data, dask_groups  # noqa: E402
+from linsep.designs import dask_data  # noqa: E402
 from problems import local_dask_client  # noqa: E402
 
 from dask_problems import RTOL, assert_same_fit, dask_pair, fit_both, pair_data  # noqa: E402
@@ -33,7 +32,7 @@ def _chain_boundaries(limit=200):
     """The iterate counts ``n_iter_`` at which a chunk of chained iterates ends (chunks of 2, 4, 8, …)."""
     ends, k, steps = set(), 0, 2
     while k < limit:
-        k += min(steps, _dask_groups._CHAIN_MAX)
+        k += min(steps, backend._CHAIN_MAX)
         ends.add(k + 1)  # n_iter_ counts the first iterate W_0's pass too
         steps *= 2
     return ends
@@ -57,7 +56,7 @@ def test_chained_iterations_equal_in_memory(one_worker, params, kind):
     Xd, yd = dask_pair(X, y)
     assert len(dask_data.RowBlocks(Xd, yd).groups) == 1  # one worker: one group, chained iterations
     memory = HoKashyapClassifier(**params)
-    with dask_groups.round_trips() as trips, warnings.catch_warnings():
+    with backend.round_trips() as trips, warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         memory.fit(X, y)
         on_dask = HoKashyapClassifier(**params).fit(Xd, yd)
@@ -108,7 +107,7 @@ def test_hkes_three_classes_takes_few_round_trips(one_worker):
 
     X, y = make_blobs(90, centers=3, random_state=0)
     Xd, yd = da.from_array(X, chunks=(30, 2)), da.from_array(y, chunks=30)
-    with dask_groups.round_trips() as trips, warnings.catch_warnings():
+    with backend.round_trips() as trips, warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         clf = make_classifier("hkes", random_state=0).fit(Xd, yd)
     n_iter = int(np.sum(clf.n_iter_))
@@ -133,10 +132,10 @@ def test_iterations_per_round_trip_caps_the_chains(one_worker):
     X, y = pair_data("noisy")
     Xd, yd = dask_pair(X, y)
     design = backend.DaskDesign(dask_data.RowBlocks(Xd, yd), 1)
-    assert _dask_groups.chain_length(design) > 4
-    with dask.config.set({"linsep.iterations-per-round-trip": 4}), dask_groups.round_trips() as capped:
+    assert backend.chain_length(design) > 4
+    with dask.config.set({"linsep.iterations-per-round-trip": 4}), backend.round_trips() as capped:
         HoKashyapClassifier(C=1.0, max_iter=200).fit(Xd, yd)
-    with dask_groups.round_trips() as free:
+    with backend.round_trips() as free:
         fitted = HoKashyapClassifier(C=1.0, max_iter=200).fit(Xd, yd)
     assert int(fitted.n_iter_) > 40
     assert capped.computes > free.computes  # a cap of 4 iterates per round trip, below the size limit

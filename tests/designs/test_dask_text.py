@@ -19,7 +19,7 @@ pytest.importorskip("distributed")
 
 from linsep import HoKashyapClassifier, LagrangianSVMClassifier, MSEClassifier, make_classifier  # noqa: E402
 from linsep._core.linalg import solver_limits  # noqa: E402
-from linsep.designs import dask_groups  # noqa: E402
+from linsep.designs import dask as dask_design  # noqa: E402
 
 CHUNKS = (40, 23, 57)  # uneven row blocks, N = 120
 
@@ -85,7 +85,7 @@ def test_wide_blocks_are_solved_without_the_gram_matrix_and_match_the_in_memory_
     with solver_limits(direct_max_columns=20), warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         memory = make().fit(X, y)
-        with dask_groups.round_trips() as trips:
+        with dask_design.round_trips() as trips:
             on_dask = make().fit(_on_dask(X), y)
     assert trips.largest < p * p  # p-vectors and per-block scalars came back: never a (d+1)² matrix
     _assert_same_model(memory, on_dask, 1e-6)

@@ -85,6 +85,9 @@ class _FailsAt:
             raise np.linalg.LinAlgError(f"solve {self.n} fails")
         return self.factor.solve_normal(g)
 
+    def normal_solver(self):  # the solve a chain binds once (LeastSquaresFactor.normal_solver)
+        return self.solve_normal
+
 
 def test_chained_iterates_are_the_serial_ones_and_defer_errors():
     # One group (synchronous scheduler): DaskDesign.chained_iterates runs chunks of 2, 4, … iterates in one task.

@@ -30,6 +30,7 @@ the non-zeros of ``Y`` per solve).
 from __future__ import annotations
 
 import contextlib
+import functools
 import contextvars
 from dataclasses import dataclass, replace
 
@@ -308,6 +309,17 @@ class LeastSquaresFactor:
         weighted = rhs if self.sample_weight is None else (
             rhs * self.sample_weight if rhs.ndim == 1 else rhs * self.sample_weight[:, None])
         return self.solve_normal(np.asarray(self.Y.T @ weighted))
+
+    def normal_solver(self):
+        """:meth:`solve_normal` as a function of ``g`` alone, for a loop of many solves with this factor.
+
+        On the Cholesky path it is LAPACK's ``potrs`` with the factor bound (the call :meth:`solve_normal`
+        makes, so the same numbers): a dask worker's chain of iterates (``step.block_chain``) solves with it
+        without going through this class at every iterate.
+        """
+        if self.method == "cholesky":
+            return functools.partial(sla.cho_solve, (self._chol, True), check_finite=False)
+        return self.solve_normal
 
     def solve_normal(self, g):
         """Return ``(YᵀDY + CĨ)⁻¹ g`` on the Cholesky/eigh paths (``g`` in original coordinates)."""
@@ -613,6 +625,10 @@ class IterativeLeastSquares:
         if self.ridge > 0:
             out += self._penalty[:, None] * V
         return out
+
+    def normal_solver(self):
+        """:meth:`solve_normal` as a function of ``g`` alone (as :meth:`LeastSquaresFactor.normal_solver`)."""
+        return self.solve_normal
 
     def solve_normal(self, g, tol=None, x0=None):
         """Return the solution of ``(YᵀDY + CĨ) W = g``, warm-started from ``x0`` (default: the last solution).

@@ -7,21 +7,24 @@ follows (:func:`row_weights`, :func:`linsep.designs.weights.check_row_weights`);
 the stratified held-out rows of early stopping, drawn per block
 (:func:`held_out_split`); and one-value-per-row dask vectors restricted to a
 design's rows or expanded back to all rows of ``X`` (:func:`restrict`,
-:func:`expand`, :func:`margin_parts`).  Nothing here knows an estimator;
+:func:`expand`, :func:`margin_parts`); and a fitted model's blockwise scores and labels of new
+rows (:func:`linear_scores`, :func:`predicted_labels`).  Nothing here knows an estimator;
 dask itself is imported only when a dask collection arrives.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from linsep._core.plan import FLOAT64_ONLY, working_dtype
 from linsep.designs.backend import is_dask_collection
-from linsep.designs.dask_groups import _compute, _dask, _delayed, _persist, worker_groups
+from linsep.designs.dask import _compute, _dask, _delayed, _persist, worker_groups
 from linsep.designs.weights import check_class_weight, check_row_weights, class_weight_table, validated_sample_weight
 
 __all__ = ["BlockWeights", "RowBlocks", "class_labels", "class_weights_of_rows", "dask_array", "expand", "held_out_split",
-           "labels_like", "margin_parts", "positive_rows", "restrict", "row_blocks_of", "row_chunked", "row_weights"]
+           "labels_like", "linear_scores", "margin_parts", "positive_rows", "predicted_labels", "restrict", "row_blocks_of",
+           "row_chunked", "row_weights"]
 
 MAX_BLOCK_BYTES = 1 << 30
 """Largest row block (all columns, float64) that a column-chunked ``X`` is rechunked into."""
@@ -43,7 +46,7 @@ class RowBlocks:
         self.X_parts = X.to_delayed().ravel().tolist()
         self.label_parts = labels.to_delayed().ravel().tolist()
         self.sizes = [int(n) for n in X.chunks[0]]
-        self.groups = worker_groups(X, len(self.sizes))  # one task per group per pass (_dask_groups)
+        self.groups = worker_groups(X, len(self.sizes))  # one task per group per pass (designs.dask)
         self.n_features = int(X.shape[1])
         self.dtype = working_dtype(X)  # of the fitted weights, as in memory (float32 for float32 X)
 
@@ -298,3 +301,34 @@ def margin_parts(margin, blocks):
                          f"got shape {margin.shape}")
     (margin,) = _persist(margin.astype(np.float64).rechunk((tuple(blocks.sizes),)))
     return margin, margin.to_delayed().ravel().tolist()
+
+
+# --- Prediction ------------------------------------------------------------------------------------------------
+
+def _decision_block(X, coef, intercept):
+    X = sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+    return np.asarray(X @ coef.T) + intercept
+
+
+def linear_scores(X, coef, intercept, n_features, owner):
+    """Blockwise ``X coefᵀ + intercept`` (a dask array: (N,) for one row of ``coef``, (N, K) otherwise)."""
+    X = row_chunked(X)
+    if X.shape[1] != n_features:
+        raise ValueError(f"X has {X.shape[1]} features, but {owner} is expecting {n_features} features as input")
+    coef, intercept = np.asarray(coef, dtype=np.float64), np.asarray(intercept, dtype=np.float64)
+    scores = X.map_blocks(_decision_block, coef=coef, intercept=intercept, chunks=(X.chunks[0], (coef.shape[0],)),
+                          dtype=np.float64)
+    return scores[:, 0] if coef.shape[0] == 1 else scores
+
+
+def _labels_block(scores, classes):
+    if scores.ndim == 1:
+        return classes[(scores > 0).astype(int)]
+    return classes[np.argmax(scores, axis=1)]
+
+
+def predicted_labels(scores, classes):
+    """Blockwise labels of the scores of :func:`linsep.designs.dask.linear_scores` (a dask array)."""
+    if scores.ndim == 1:
+        return scores.map_blocks(_labels_block, classes=classes, dtype=classes.dtype)
+    return scores.map_blocks(_labels_block, classes=classes, drop_axis=1, dtype=classes.dtype)

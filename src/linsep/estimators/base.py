@@ -45,7 +45,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from linsep.designs.backend import backend_of, is_dask_collection, refuse_array_api
-from linsep.designs.dask import linear_scores, predicted_labels
+from linsep.designs.dask_data import linear_scores, predicted_labels
 from linsep._core.certificates import FIT_PROOF_RTOL, decision_scores, is_proof, separates, side_tolerance
 from linsep._core.signed_design import column_shifts, scale_columns, unscale_coef
 from linsep._core.plan import FLOAT64_ONLY, fit_plan, validation_dtypes

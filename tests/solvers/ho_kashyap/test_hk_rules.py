@@ -1,4 +1,4 @@
-"""The Ho–Kashyap rules written once for every driver (:mod:`linsep.solvers.ho_kashyap.rules`)."""
+"""The Ho–Kashyap rules written once for every driver, and the Python driver's own steps (:mod:`linsep.solvers.ho_kashyap.rules`)."""
 
 import warnings
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from linsep._core.certificates import nonseparability_certificate
-from linsep.solvers.ho_kashyap.rules import NO_PATIENCE, patience_spent, validation_improved
+from linsep.solvers.ho_kashyap.rules import NO_PATIENCE, patience_spent, polished, validation_improved
 
 
 def test_patience_rule():
@@ -60,3 +60,40 @@ def test_both_drivers_apply_the_patience_reference_alike(reference):
         np.testing.assert_array_equal(curve, free.history["validation_error"][:len(curve)])
     if reference == np.inf:
         np.testing.assert_array_equal(free.history["validation_error"], curve)
+
+
+class _RecordingFactor:
+    """A stand-in for an inexact W-step solver: records the right-hand sides of the full solves."""
+
+    tol, converged = 1e-10, True
+
+    def __init__(self):
+        self.solved = []
+
+    def solve(self, rhs, tol=None, x0=None):
+        self.solved.append(np.array(rhs))
+        return 2.0 * rhs
+
+
+@pytest.mark.parametrize("case", ["no early stopping", "best is last", "best is earlier", "separating"])
+def test_polish_re_solves_only_the_returned_weights(case):
+    # After inexact W-steps the returned weights are solved in full; with early stopping the last
+    # iterate is not returned unless it is the choice, and is not re-solved (a full CG solve each).
+    W, B, best_W, best_B = np.ones(3), np.arange(3.0), np.zeros(3), np.full(3, 5.0)
+    factor = _RecordingFactor()
+    early = case != "no early stopping"
+    from linsep.designs.memory import InMemoryDesign
+
+    design = InMemoryDesign(np.eye(3))  # its solve_target hands the margins to the factor's solve
+    out_W, out_best, exact = polished(design, factor, W, B, best_W if early else None, best_B if early else None,
+                                       case == "best is last", 0.0, keep_separating=case == "separating")
+    expected = {"no early stopping": [B], "best is last": [B], "best is earlier": [best_B], "separating": [best_B]}
+    assert [r.tolist() for r in factor.solved] == [r.tolist() for r in expected[case]]
+    assert exact
+    if case in ("best is earlier", "separating"):
+        assert out_W is W  # the last iterate kept as it is
+        np.testing.assert_array_equal(out_best, 2.0 * best_B)
+    else:
+        np.testing.assert_array_equal(out_W, 2.0 * B)
+        if early:
+            assert out_best is out_W

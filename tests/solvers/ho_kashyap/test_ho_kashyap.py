@@ -12,7 +12,7 @@ from problems import random_problem, traced_peak
 from linsep import HoKashyapClassifier, make_classifier
 from linsep._core.signed_design import SignedDesign, sign_normalized
 from linsep._core.result import SEPARABLE
-from linsep.solvers.ho_kashyap.solver import _polished, ho_kashyap
+from linsep.solvers.ho_kashyap.solver import ho_kashyap
 
 # The lecture's example: class 1 {(6,9),(5,7)}, class 2 {(5,9),(0,10)}.
 LECTURE_X = np.array([[6.0, 9.0], [5.0, 7.0], [5.0, 9.0], [0.0, 10.0]])
@@ -672,43 +672,6 @@ def test_the_plan_that_ran_is_recorded(hk_plan):
     assert plan["factorization"] == "cholesky" and plan["dtype"] == "float64" and plan["threads"] == 1
     assert result.n_iter == reference.n_iter
     np.testing.assert_allclose(result.weights, reference.weights, rtol=1e-8)
-
-
-class _RecordingFactor:
-    """A stand-in for an inexact W-step solver: records the right-hand sides of the full solves."""
-
-    tol, converged = 1e-10, True
-
-    def __init__(self):
-        self.solved = []
-
-    def solve(self, rhs, tol=None, x0=None):
-        self.solved.append(np.array(rhs))
-        return 2.0 * rhs
-
-
-@pytest.mark.parametrize("case", ["no early stopping", "best is last", "best is earlier", "separating"])
-def test_polish_re_solves_only_the_returned_weights(case):
-    # After inexact W-steps the returned weights are solved in full; with early stopping the last
-    # iterate is not returned unless it is the choice, and is not re-solved (a full CG solve each).
-    W, B, best_W, best_B = np.ones(3), np.arange(3.0), np.zeros(3), np.full(3, 5.0)
-    factor = _RecordingFactor()
-    early = case != "no early stopping"
-    from linsep.designs.memory import InMemoryDesign
-
-    design = InMemoryDesign(np.eye(3))  # its solve_target hands the margins to the factor's solve
-    out_W, out_best, exact = _polished(design, factor, W, B, best_W if early else None, best_B if early else None,
-                                       case == "best is last", 0.0, keep_separating=case == "separating")
-    expected = {"no early stopping": [B], "best is last": [B], "best is earlier": [best_B], "separating": [best_B]}
-    assert [r.tolist() for r in factor.solved] == [r.tolist() for r in expected[case]]
-    assert exact
-    if case in ("best is earlier", "separating"):
-        assert out_W is W  # the last iterate kept as it is
-        np.testing.assert_array_equal(out_best, 2.0 * best_B)
-    else:
-        np.testing.assert_array_equal(out_W, 2.0 * B)
-        if early:
-            assert out_best is out_W
 
 
 @pytest.mark.parametrize(("n", "d", "loss", "driver"), [

@@ -12,7 +12,7 @@ is an order of magnitude faster there (``benchmarks/bench_ho_kashyap.py``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -23,6 +23,7 @@ from linsep.solvers.ho_kashyap.rules import (
     HK_NOT_SEPARABLE,
     HK_SEPARABLE,
     PROOF_RTOL,
+    HKRun,
     is_nonseparability_proof,
     patience_code,
 )
@@ -34,32 +35,13 @@ from linsep._core.result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE
 from linsep._core.threads import PARALLEL_LOCK, pass_threads, row_chunks, serial_blas
 from linsep._core.compilation import prepare
 
-__all__ = ["SEGMENT_STEPS", "HKRun", "Lockstep", "LockstepTicket", "iterate_compiled", "segment_options"]
+__all__ = ["SEGMENT_STEPS", "Lockstep", "LockstepTicket", "iterate_compiled", "segment_options"]
 
 # Iterations per call of the compiled loop: its history buffers are allocated
 # per segment, so an unbounded max_iter never allocates an unbounded array.
 SEGMENT_STEPS = 4096
 
 _STATUS_OF_CODE = {HK_SEPARABLE: SEPARABLE, HK_NOT_SEPARABLE: NOT_SEPARABLE, HK_CONVERGED: CONVERGED}
-
-
-@dataclass
-class HKRun:
-    """Where an iteration loop ended: the final iterate and what was recorded on the way."""
-
-    W: np.ndarray
-    B: object
-    k: int
-    status: str
-    factor: object
-    certificate: object = None
-    history: dict = field(default_factory=dict)
-    best_W: np.ndarray | None = None
-    best_iter: int = 0
-    stats: object = None  # the last pass's statistics (Python driver)
-    best_B: object = None  # traced runs with early stopping: b(k̂) and e(k̂) of the returned iterate
-    best_E: object = None
-    fitted_errors: object = None  # traced runs with early stopping: the errors on the fitted rows alone
 
 
 def iterate_compiled(design, L, W, B, *, factor, absolute, irls_floor, learning_rate, max_iter, tol, relative,

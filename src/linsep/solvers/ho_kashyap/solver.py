@@ -110,38 +110,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from linsep.solvers.ho_kashyap.rules import (
-    HK_BUDGET_SPENT,
-    PROOF_RTOL,
-    STOPPING_RULES,
-    default_tol,
-    patience_code,
-)
-from linsep.solvers.ho_kashyap.rules import python as rules
-from linsep._core.linalg import CG_PROOF_RTOL, IterativeLeastSquares, iteration_forcing, least_squares_solver
-from linsep._core.result import CONVERGED, MAX_ITER, NOT_SEPARABLE, SEPARABLE, SolveResult
+from linsep.solvers.ho_kashyap.rules import STOPPING_RULES, check_finite, default_tol, iterate_in_python
+from linsep._core.linalg import IterativeLeastSquares, iteration_forcing, least_squares_solver
+from linsep._core.result import CONVERGED, MAX_ITER, SEPARABLE, SolveResult
 from linsep._core.signed_design import signed_design
 from linsep._core.threads import serial_blas_for
-from linsep.designs.memory import BY_COLUMNS_MAX_ENTRIES, as_design
-from linsep.designs.weights import WeightedValidation
-from linsep._core.certificates import signed_errors
-from linsep.solvers.ho_kashyap.segments import SEGMENT_STEPS, HKRun, iterate_compiled
+from linsep.designs.memory import as_design
+from linsep.solvers.ho_kashyap.segments import SEGMENT_STEPS, iterate_compiled
 from linsep.solvers.ho_kashyap.params import HKParams
-from linsep.solvers.ho_kashyap.plan import DRIVERS, HKPlan
-from linsep.solvers.ho_kashyap.step import hk_iterates, hk_pass
+from linsep.solvers.ho_kashyap.plan import HKPlan
 
 __all__ = ["ho_kashyap", "STOPPING_RULES"]
-
-# With an iterative W-step, E holds the solve's error too: a candidate proof is
-# looked at (the solve tightened, then checked) once max(E) <= this · max(B).
-_ITERATIVE_CANDIDATE_RTOL = 1e-6
-
-# Exact W-steps never raise Ho–Kashyap's criterion (J(k+1) <= J(k) for 0 < ρ < 1).  Inexact ones can: on
-# ill-conditioned Y (d + 1 above the fitted rows, nearly repeated rows) the error that a solve leaves in
-# E = Y W − B is fed back into B, and grew there by a factor of about 4 per iteration until it overflowed
-# (HKES's C = None fold of a 3 000-document text problem).  A rise of J by more than this fraction makes
-# every later solve of the run exact.
-_INEXACT_RISE_RTOL = 1e-3
 
 COMPILED_MIN_ENTRIES = 256
 """The smallest problem (entries of ``Y`` and ``Y_val`` together) that ``driver="auto"`` hands to the compiled segment.
@@ -407,7 +386,7 @@ def ho_kashyap(
     factor = design.least_squares_solver(ridge, gram=gram, minimum_norm=records_validation, **singular)
     if isinstance(factor, IterativeLeastSquares) and update == "margin" and loss == "squared":
         # W_k = (YᵀY + CĨ)⁻¹Yᵀ(B_k + offset) for a fixed system: inexact solves inside the iteration,
-        # the returned weights re-solved in full (_polished)
+        # the returned weights re-solved in full (rules.polished)
         factor.forcing = iteration_forcing(factor.Y, plan.cg_forcing)
         # Y W of each inexact W-step from CG's own products Y d: the pass after it makes no product of its own
         factor.track_fitted = factor.forcing > 0
@@ -454,7 +433,7 @@ def ho_kashyap(
                                              initial_weights=initial_weights)
         if run is None:  # not covered, or an IRLS system needed more than a Cholesky factor
             driver = "python" if driver is None else driver + ", then python"
-            run = _iterate(design, factor, W, B, update=update, absolute=absolute, regularized=C is not None,
+            run = iterate_in_python(design, factor, W, B, update=update, absolute=absolute, regularized=C is not None,
                            irls_floor=irls_floor, trace=trace, polish=plan.polish, **options)
         return _finish(design, run, options, update=update, initial_weights=initial_weights,
                        keep_history=record_history or trace is not None, trace=trace,
@@ -565,7 +544,7 @@ def _left_to_lockstep(lockstep, fold, design, factor, W, B, plan, options, *, ab
         return None
     matrix, spectral, driver = compiled
     return lockstep.add(fold, matrix, spectral, W, B, factor=factor, options=options,
-                        n_val=options["Y_val"].shape[0], check_finite=_check_finite,
+                        n_val=options["Y_val"].shape[0], check_finite=check_finite,
                         finish=lambda run: finish(run, driver, lockstep.threads))
 
 
@@ -581,7 +560,7 @@ def _compiled_run(design, factor, W, B, plan, options, *, absolute, update, irls
     Y_val = options["Y_val"]
     compiled = dict(options, segment_steps=SEGMENT_STEPS if plan.segment_steps is None else plan.segment_steps,
                     threads=plan.threads,
-                    pivot_tol=plan.pivot_tol, check_finite=_check_finite, irls_floor=irls_floor,
+                    pivot_tol=plan.pivot_tol, check_finite=check_finite, irls_floor=irls_floor,
                     segment=plan.segment, blas_limit=plan.blas_limit)
     direct = _compiled_factor(factor, plan, absolute=absolute)
     if direct is not None:
@@ -655,172 +634,3 @@ def _finish(design, run, options, *, update, initial_weights, keep_history, trac
         best_iter=run.best_iter + 1 if early_stopping else None,
         extra=extra,
     )
-
-
-def _iterate(design, factor, W, B, *, learning_rate, max_iter, tol, relative, stop_at_separation,
-             ridge, offset, can_prove, Y_val, update, absolute, regularized, irls_floor, n_iter_no_change=None,
-             validation_tol=0.0, validation_reference=np.inf, trace=None, polish=True):
-    """The Python driver: every variant, on any design (the reference for the compiled segment).
-
-    Each iteration is one pass over the design (:func:`linsep.solvers.ho_kashyap.step.hk_pass`),
-    the rules of ``linsep.solvers.ho_kashyap.rules``, and the W-step on the host; the step module hands out the
-    iterates (:func:`linsep.solvers.ho_kashyap.step.hk_iterates`), the driver applies the rules to each in turn.  With a ``trace`` it records
-    ``a(k), b(k), e(k)`` as row ``k + 1`` (the lecture's numbering).
-    """
-    D = None
-    iterative = isinstance(factor, IterativeLeastSquares)
-    inexact = iterative and factor.forcing > 0  # some iterates come from inexact solves: polish what is returned
-    two_mu = 2.0 * learning_rate
-    pass_options = dict(offset=offset, two_mu=two_mu, tol=tol, update=update, irls=absolute, validation=Y_val)
-
-    def criterion(state):  # a device pass reads ‖w‖² with its other statistics (no sync of its own)
-        return state.J + ridge * state.weight_norm_sq if regularized else state.J
-
-    state = hk_pass(design, W, B, D, **pass_options)
-    J = criterion(state)
-    early_stopping = Y_val is not None
-    history = {"criterion": [J]}
-    best_W, best_iter = None, 0
-    last_improvement = 0  # the last iterate that improved the validation error (patience)
-    patience = patience_code(n_iter_no_change)
-    # A traced run counts the errors on every row given to fit, the held-out ones too (unweighted), as the
-    # returned model's predictions are counted; the fitted rows' own counts are kept for the estimator.  On data
-    # in memory it counts them as the verdict does, y_i f(x_i) <= τ_i (signed_errors: one more product a
-    # pass, traced runs only; the pass's own count, of <= 0, is the untraced runs').
-    count_all = trace is not None and early_stopping
-    strict = trace is not None and hasattr(design, "Y")
-    held_out = Y_val.design if isinstance(Y_val, WeightedValidation) else Y_val
-    strict = strict and (held_out is None or hasattr(held_out, "Y"))
-
-    def count_errors(state, W):
-        """Append the iterate's training errors (and, counting all rows, those on the fitted rows alone)."""
-        fitted = signed_errors(design.Y, W) if strict else state.wrong
-        if not count_all:
-            history["training_errors"].append(fitted)
-            return
-        if strict:
-            held = signed_errors(held_out.Y, W)
-        else:
-            held = held_out.count_nonpositive(W)[0] if held_out is not Y_val else int(state.val_errors)
-        fitted_errors.append(fitted)
-        history["training_errors"].append(fitted + held)
-
-    history["training_errors"], fitted_errors = [], [] if count_all else None
-    count_errors(state, W)
-    if early_stopping:
-        n_val = Y_val.shape[0]
-        history["validation_error"] = [state.val_errors / n_val]
-        best_W = W
-    best_B = B
-    best_E = design.host(state.E) if count_all else None
-
-    certificate = None
-    steps = None  # the iterator over the next iterates (step.hk_iterates)
-    k = 0
-    J_prev = np.nan  # no change of J yet
-    W_prev = None  # no previous iterate yet (W may live on a device: no NumPy placeholder)
-    while True:
-        if trace is not None and trace.wants(k + 1):
-            trace.record(k + 1, weights=W, margin_vector=design.host(B), error_vector=design.host(state.E))
-        if stop_at_separation and state.separated:
-            status = SEPARABLE
-            break
-        # max E first: the full proof test runs only when E is (nearly) non-positive.  An iterative W-step's
-        # candidate costs a tight re-solve; none is looked at while Y W > 0 (no proof can exist then: Yᵀu = 0
-        # with u >= 0 gives (Y W)ᵀu = 0), as on wide data that early stopping keeps interpolated, where
-        # E ≈ 0 made every iteration a candidate and the re-solves took three quarters of HKES's CG work.
-        if (can_prove and state.max_e <= (_ITERATIVE_CANDIDATE_RTOL if iterative else PROOF_RTOL) * state.max_b
-                and not (iterative and state.separated)):
-            if iterative and update == "margin":
-                # YᵀD E = 0 holds only to the solve's tolerance: re-solve tightly, then check u = −D E.
-                W = design.solve_target(factor, B, offset, tol=CG_PROOF_RTOL)
-                state = hk_pass(design, W, B, D, **pass_options)
-                J = criterion(state)
-                steps = None  # the next iterates start from this re-solved one
-            if rules.proof_test(state.max_e, state.min_e, state.max_b, PROOF_RTOL):
-                certificate = state.certificate()
-                if iterative:
-                    certificate = design.checked_certificate(certificate)  # None: no proof passed, keep iterating
-                if certificate is not None:
-                    status = NOT_SEPARABLE
-                    break
-        separated = absolute and state.separated
-        still = separated and W_prev is not None and design.weights_stand_still(W, W_prev, tol,
-                                                                                 rules.weights_stand_still)
-        code = rules.stop_code(relative, absolute, state.fixed_point, separated, still, tol, J, J_prev)
-        if code != HK_BUDGET_SPENT or (early_stopping and rules.patience_spent(k, last_improvement, patience)):
-            status = CONVERGED
-            break
-        if k >= max_iter:
-            status = MAX_ITER
-            break
-
-        if steps is None:  # the design's iterates from here (dask computes several per round trip)
-            steps = hk_iterates(design, state, W, B, D, factor, update=update, learning_rate=learning_rate,
-                                       irls_floor=irls_floor, pass_options=pass_options, limit=max_iter - k)
-        W_prev = W
-        W, B, D, factor, state = next(steps)
-        iterative = isinstance(factor, IterativeLeastSquares)  # a reweighted system may need CG
-        J_prev, J = J, criterion(state)
-        k += 1
-        _check_finite(J, k, factor)
-        if iterative and factor.forcing > 0 and J > J_prev * (1.0 + _INEXACT_RISE_RTOL):
-            factor.forcing = 0.0  # the descent broke: the inexact solves' error grows (_INEXACT_RISE_RTOL)
-
-        history["criterion"].append(J)
-        count_errors(state, W)
-        if early_stopping:
-            error = state.val_errors / n_val
-            history["validation_error"].append(error)
-            if rules.validation_improved(error, history["validation_error"][best_iter], validation_reference,
-                                         validation_tol):
-                last_improvement = k
-            if error < history["validation_error"][best_iter]:
-                best_W, best_B, best_iter = W, B, k
-                if count_all:
-                    best_E = design.host(state.E)
-
-    if inexact and polish and status != NOT_SEPARABLE:
-        W, best_W, exact = _polished(design, factor, W, B, best_W, best_B if early_stopping else None,
-                                     best_iter == k, offset, keep_separating=status == SEPARABLE)
-        if not exact and status == CONVERGED:
-            status = MAX_ITER  # the returned weights are not the full solve that convergence stands for
-    if iterative and status == CONVERGED and not factor.converged:
-        status = MAX_ITER  # the last W-step did not reach its tolerance: no claim of convergence
-    if trace is not None:
-        trace.record(k + 1, final=True, weights=W, margin_vector=design.host(B), error_vector=design.host(state.E))
-    history = {name: np.asarray(values) for name, values in history.items()}
-    return HKRun(W=W, B=B, k=k, status=status, factor=factor, certificate=certificate,
-                 history=history, best_W=best_W, best_iter=best_iter, stats=state, best_B=best_B, best_E=best_E,
-                 fitted_errors=None if fitted_errors is None else np.asarray(fitted_errors))
-
-
-def _polished(design, factor, W, B, best_W, best_B, best_is_last, offset, *, keep_separating):
-    """``W`` (and the early-stopping choice ``best_W``) re-solved to the solver's ``tol`` after inexact solves.
-
-    The iterations solved ``W_k = (YᵀY + CĨ)⁻¹Yᵀ(B_k + offset)`` to the forcing target only
-    (``linsep._core.linalg.IterativeLeastSquares.forcing``); the returned weights are the full solves
-    for the same margins, warm-started from the iterates.  A separating ``W`` (``keep_separating``)
-    is the verdict's witness and is kept as it is.  With early stopping (``best_B`` given) only the
-    returned choice is re-solved: the last iterate ``W`` is kept as it is unless it is the choice (a full
-    solve costs hundreds of CG iterations on wide data).  Returns ``(W, best_W, exact)``, ``exact``
-    whether every solve of returned weights met the tolerance.
-    """
-    exact = True
-    if not keep_separating and (best_B is None or best_is_last):
-        W = design.solve_target(factor, B, offset, tol=factor.tol, x0=W)
-        exact = factor.converged
-    if best_B is not None:
-        if best_is_last:
-            best_W = W
-        else:
-            best_W = design.solve_target(factor, best_B, offset, tol=factor.tol, x0=best_W)
-            exact = factor.converged
-    return W, best_W, exact
-
-
-def _check_finite(J, k, factor):
-    if not np.isfinite(J):  # pragma: no cover - guarded by the factorisation's rank test
-        raise FloatingPointError(
-            f"Ho–Kashyap diverged at iteration {k} (least-squares factorisation: {factor.method}); "
-            "the data are too ill-conditioned for this solver")

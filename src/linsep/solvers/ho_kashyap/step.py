@@ -24,14 +24,14 @@ products (``Y W``, ``Yᵀ v``, Gram matrices, the W-step's solve); what is done 
 * :func:`hk_pass` — the pass of any design: :class:`NamespacePass`, or the design's own fused pass where one
   round trip per pass matters (dask: every block computes its share with :func:`next_margin` where it lives).
 * :func:`hk_step` and :func:`hk_iterates` — the step and the iterates the Python driver
-  (:func:`linsep.solvers.ho_kashyap.solver._iterate`) takes one at a time; a design that chains several
+  (:func:`linsep.solvers.ho_kashyap.rules.iterate_in_python`) takes one at a time; a design that chains several
   iterates per round trip (dask) runs :func:`hk_step` itself, on its workers.
 * :data:`BLOCKWISE` — the same pass and step on row blocks held in memory (a dask worker's): the fused pass
   of one block (:func:`block_pass`), the pass statistics from the blocks' parts (:func:`pass_summary`) and
   up to ``steps`` iterates over every block in one call (:func:`block_chain`).  The dask design takes them
   as handed down (``designs`` never import ``solvers``), so an iterate on a worker runs inside this module:
-  its only calls out are the W-step's solve (and, for IRLS or validation rows, the design's second pass and
-  counts).
+  its W-step's solve is LAPACK's, bound once per chain (:meth:`linsep._core.linalg.LeastSquaresFactor.normal_solver`),
+  and it calls out only for IRLS (the design's second pass, a new factor) or validation rows (their counts).
 """
 
 from __future__ import annotations
@@ -329,6 +329,14 @@ class _BlockRows:
 
     def __init__(self, blocks, shape, pass_options, reweigh, count):
         self.blocks, self.shape, self.options, self.reweigh, self.count = blocks, shape, pass_options, reweigh, count
+        self._factor = self._solve = None
+
+    def solve_normal(self, factor, rhs):
+        """``(YᵀDY + CĨ)⁻¹ rhs`` with the factor's solver, bound once per factor (every iterate of a chain shares
+        the factor, but IRLS: :meth:`linsep._core.linalg.LeastSquaresFactor.normal_solver`)."""
+        if factor is not self._factor:
+            self._factor, self._solve = factor, factor.normal_solver()
+        return self._solve(rhs)
 
     def next_pass(self, W, B, D, fitted=None):
         """The pass of ``(W, B, D)`` over every block (``fitted``: unused, a direct factor's)."""
@@ -357,10 +365,10 @@ class _BlocksPass:
         return factor, [s[0] for s in second]
 
     def solve_margin(self, factor):
-        return factor.solve_normal(self.rhs)
+        return self.rows.solve_normal(factor, self.rhs)
 
     def solve_increment(self, factor):
-        return factor.solve_normal(self.rhs)
+        return self.rows.solve_normal(factor, self.rhs)
 
 
 BLOCKWISE = SimpleNamespace(block_pass=block_pass, summary=pass_summary, chain=block_chain)
