@@ -507,10 +507,11 @@ def test_spectral_factor_applies_the_eigh_solve_as_one_factor(ridge):
 @pytest.mark.parametrize("ridge, rows", [(1.0, 40), (0.0, 40), (0.0, 3)], ids=["cholesky", "cholesky-no-ridge", "eigh"])
 def test_the_bound_normal_solver_is_solve_normal(ridge, rows):
     # A dask worker's chain solves every iterate with normal_solver(): on the Cholesky path LAPACK's potrs with the
-    # factor bound, the call solve_normal makes, so the same bits; elsewhere solve_normal itself.
+    # factor bound, the call solve_normal makes, so the same bits; elsewhere solve_normal itself (info 0).
     rng = np.random.default_rng(5)
     Y = np.hstack([rng.standard_normal((rows, 4)), np.ones((rows, 1))])
     factor = LeastSquaresFactor(Y, ridge=ridge, singular="eigh")
     g = rng.standard_normal(5)
     assert factor.method == ("eigh" if rows < 5 else "cholesky")
-    assert np.array_equal(factor.normal_solver()(g), factor.solve_normal(g))
+    solution, info = factor.normal_solver()(g)
+    assert info == 0 and np.array_equal(solution, factor.solve_normal(g))

@@ -85,8 +85,8 @@ class _FailsAt:
             raise np.linalg.LinAlgError(f"solve {self.n} fails")
         return self.factor.solve_normal(g)
 
-    def normal_solver(self):  # the solve a chain binds once (LeastSquaresFactor.normal_solver)
-        return self.solve_normal
+    def normal_solver(self):  # the solve a chain binds once (LeastSquaresFactor.normal_solver: g -> (z, info))
+        return lambda g: (self.solve_normal(g), 0)
 
 
 def test_chained_iterates_are_the_serial_ones_and_defer_errors():

@@ -336,7 +336,10 @@ class _BlockRows:
         the factor, but IRLS: :meth:`linsep._core.linalg.LeastSquaresFactor.normal_solver`)."""
         if factor is not self._factor:
             self._factor, self._solve = factor, factor.normal_solver()
-        return self._solve(rhs)
+        solution, info = self._solve(rhs)
+        if info != 0:  # pragma: no cover - LAPACK's potrs, only on invalid arguments
+            raise np.linalg.LinAlgError(f"potrs failed with info={info}")
+        return solution
 
     def next_pass(self, W, B, D, fitted=None):
         """The pass of ``(W, B, D)`` over every block (``fitted``: unused, a direct factor's)."""
