@@ -187,6 +187,8 @@ python = SimpleNamespace(proof_test=proof_test.py_func, stop_code=_stop_code,
 """The rules as plain Python functions (the same source), for the Python driver."""
 
 
+# --- The Python driver, and what both drivers return ------------------------------------------------------------
+
 @dataclass
 class HKRun:
     """Where an iteration loop ended: the final iterate and what was recorded on the way."""
@@ -219,8 +221,9 @@ _INEXACT_RISE_RTOL = 1e-3
 
 
 def iterate_in_python(design, factor, W, B, *, learning_rate, max_iter, tol, relative, stop_at_separation,
-             ridge, offset, can_prove, Y_val, update, absolute, regularized, irls_floor, n_iter_no_change=None,
-             validation_tol=0.0, validation_reference=np.inf, trace=None, polish=True):
+                      ridge, offset, can_prove, Y_val, update, absolute, regularized, irls_floor,
+                      n_iter_no_change=None, validation_tol=0.0, validation_reference=np.inf, trace=None,
+                      polish=True):
     """The Python driver: every variant, on any design (the reference for the compiled segment).
 
     Each iteration is one pass over the design (:func:`linsep.solvers.ho_kashyap.step.hk_pass`),
