@@ -943,9 +943,9 @@ def chain_task(chain, blocks, B_next, E, D, paths, W, rhs, eabs_max, factor, val
     runs of rows and signs, read once per task from their signed views (``blocks``, ``DaskDesign.signed_blocks``,
     made once per design); every iterate runs inside it.  The pass state it starts from: :math:`B_{k+1}`
     (``B_next``), :math:`E_k` (IRLS), :math:`D_k` (group items with their ``paths``), ``W_k``, the summed
-    right-hand side ``rhs`` (not IRLS), ``max|E_k|`` and the factor.  ``functions``: the design's
-    ``(IRLS pass, count)`` per-block functions, which the chain calls back for IRLS's second pass and the
-    validation rows (``validation``: ``(blocks, block_weights)`` of those rows, or ``None``).  ``options``:
+    right-hand side ``rhs`` (not IRLS), ``max|E_k|`` and the factor.  The chain calls back this design's
+    per-block functions for IRLS's second pass (``_irls_block``) and the validation rows' counts
+    (``_count_block``; ``validation``: ``(blocks, block_weights)`` of those rows, or ``None``).  ``options``:
     the pass's (``offset``, ``two_mu``, ``tol``, ``update``, ``irls``) and the step's (``learning_rate``,
     ``irls_floor``); ``block_weights``: per block, its weight keywords (``DaskDesign.block_weights``).
     Returns ``block_chain``'s result.
