@@ -29,13 +29,17 @@ demo: venv
 # One BLAS thread per worker: NumPy and SciPy each load their own OpenBLAS, and
 # two workers with two pools of threads each on two cores spend their time
 # waiting for each other (a 4 s test took 126 s that way).
+# Tests that force a two- or three-thread compiled pass (`plan={"threads": 2}`) run beside the other worker,
+# where OpenMP's default wait spins on a descheduled partner (8 such tests take 5 s alone; in a full run four
+# of them took 19–22 s each): the workers' OpenMP threads wait passively.  (A fit's own choice of threads
+# already keeps the pass on one thread on a loaded machine: docs/performance_notes.md.)
 # `linsep warm-up` compiles every loop once, before the two workers start (they
 # would otherwise compile the same loops at once); numba compiles on one core,
 # so the warm-up shares the loops among $(JOBS) processes (half the time on two cores).
 test: venv
 	$(BIN)/python -m pip install --quiet -e ".[test]"
 	$(BIN)/linsep warm-up --jobs $(JOBS)
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 -q
+	OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 -q
 
 # The test suite on the oldest versions pyproject.toml declares (ci/constraints-minimum.txt pins each
 # declared minimum) under the oldest declared Python, in its own environment (.venv-min), run as `make test`
@@ -54,7 +58,8 @@ $(BIN_MIN)/python:
 test-minimum: $(BIN_MIN)/python
 	$(BIN_MIN)/python -m pip install --quiet -c ci/constraints-minimum.txt -e ".[test]"
 	$(BIN_MIN)/linsep warm-up --jobs $(JOBS)
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN_MIN)/python -m pytest -n 2 -q $(TEST_MINIMUM_ARGS)
+	OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN_MIN)/python -m pytest -n 2 -q \
+	    $(TEST_MINIMUM_ARGS)
 
 # Documentation site (Sphinx + numpydoc + sphinx-gallery) into docs/_build/html, offline.
 # -W: any warning (a broken docstring, a dangling reference, a failed numpydoc
