@@ -631,13 +631,6 @@ class IterativeLeastSquares:
             out += self._penalty[:, None] * V
         return out
 
-    def normal_solver(self):
-        """:meth:`solve_normal` as a function ``g ↦ (z, 0)`` (as :meth:`LeastSquaresFactor.normal_solver`)."""
-        return self._solve_normal_with_info
-
-    def _solve_normal_with_info(self, g):
-        return self.solve_normal(g), 0
-
     def solve_normal(self, g, tol=None, x0=None):
         """Return the solution of ``(YᵀDY + CĨ) W = g``, warm-started from ``x0`` (default: the last solution).
 

@@ -328,7 +328,7 @@ def _labels_block(scores, classes):
 
 
 def predicted_labels(scores, classes):
-    """Blockwise labels of the scores of :func:`linsep.designs.dask.linear_scores` (a dask array)."""
+    """Blockwise labels of the scores of :func:`linear_scores` (a dask array)."""
     if scores.ndim == 1:
         return scores.map_blocks(_labels_block, classes=classes, dtype=classes.dtype)
     return scores.map_blocks(_labels_block, classes=classes, drop_axis=1, dtype=classes.dtype)
