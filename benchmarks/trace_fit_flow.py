@@ -88,14 +88,15 @@ def trace_fit(kind):
     signed_designs = calls_named.count(("linsep._core.signed_design", "SignedDesign.__init__"))
     return {"data": kind, "functions": len(functions), "modules": len(modules), "calls": len(calls),
             "crossings": crossings, "estimator_base": estimator_base, "signed_designs": signed_designs,
-            "by_module": modules}
+            "by_module": modules, "functions_by_module": functions}
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", choices=("dense", "sparse", "dask"), nargs="*",
                         default=["dense", "sparse", "dask"])
-    parser.add_argument("--modules", action="store_true", help="list the calls per module")
+    parser.add_argument("--modules", action="store_true",
+                        help="list the calls per module and the functions called there")
     args = parser.parse_args(argv)
     print(f"{'data':<7s} {'functions':>9s} {'modules':>7s} {'calls':>6s} {'crossings':>9s} "
           f"{'estimator⇄base':>14s} {'SignedDesign built':>18s}")
@@ -109,7 +110,10 @@ def main(argv=None):
               f"{row['crossings']:>9d} {row['estimator_base']:>14d} {row['signed_designs']:>18d}")
         if args.modules:
             for module, count in row["by_module"].most_common():
-                print(f"        {count:>6d}  {module}")
+                names = sorted(name for where, name in row["functions_by_module"] if where == module)
+                shown = ", ".join(name.replace(".<locals>", "") for name in names[:6])
+                more = f" (+{len(names) - 6} more)" if len(names) > 6 else ""
+                print(f"        {count:>6d}  {module}: {shown}{more}")
 
 
 if __name__ == "__main__":
