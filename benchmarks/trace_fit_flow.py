@@ -2,6 +2,7 @@
 
     python benchmarks/trace_fit_flow.py                 # dense, sparse CSR and dask (two blocks)
     python benchmarks/trace_fit_flow.py --data dense    # one of them
+    python benchmarks/trace_fit_flow.py --data dense --modules   # and what each module is visited for
 
 ``sys.setprofile`` records every Python call made inside ``HoKashyapClassifier(C=1.0).fit`` on a 200 × 5
 problem (dask: the synchronous scheduler, so that every task runs in the traced thread), after one warm fit
