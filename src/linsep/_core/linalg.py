@@ -30,8 +30,8 @@ the non-zeros of ``Y`` per solve).
 from __future__ import annotations
 
 import contextlib
-import functools
 import contextvars
+import functools
 from dataclasses import dataclass, replace
 
 import numpy as np
